@@ -1,0 +1,71 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "unleashed",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "unleashed", targets: ["unleashed"]),
+        .library(name: "UnleashedProtocol", targets: ["UnleashedProtocol"]),
+        .library(name: "UnleashedKit", targets: ["UnleashedKit"]),
+        .library(name: "UnleashedSimulator", targets: ["UnleashedSimulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        .target(name: "UnleashedProtocol", swiftSettings: strict),
+        .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
+        .target(
+            name: "UnleashedSimulator",
+            dependencies: ["UnleashedProtocol", "UnleashedKit"],
+            path: "Simulator/UnleashedSimulator",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "unleashed",
+            dependencies: [
+                "UnleashedKit",
+                "UnleashedSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "unleashed-bench",
+            dependencies: ["UnleashedProtocol"],
+            path: "Benchmarks/unleashed-bench",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UnleashedProtocolTests",
+            dependencies: [
+                "UnleashedProtocol",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UnleashedKitTests",
+            dependencies: ["UnleashedKit", "UnleashedSimulator"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UnleashedSimulatorTests",
+            dependencies: ["UnleashedSimulator", "UnleashedKit"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["unleashed"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
