@@ -122,9 +122,6 @@ public struct Message: Hashable, Sendable {
     }
 }
 
-extension JSONValue: ExpressibleByStringLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-}
 
 /// The value of the Info characteristic (PROTOCOL.md §1.1).
 public struct ModuleInfo: Hashable, Sendable {

@@ -1,0 +1,285 @@
+public import UnleashedProtocol
+
+/// Why a request to a module did not succeed.
+public enum SessionError: Error, Hashable, Sendable {
+    /// No response arrived in time; the request may or may not have run.
+    case timedOut(Opcode, after: Duration)
+    /// The module answered with a status other than `ok`.
+    case refused(Opcode, StatusCode, message: String?)
+    /// The module speaks no protocol version this client speaks.
+    case versionMismatch(module: ClosedRange<UInt8>, client: ClosedRange<UInt8>)
+    /// The link is down.
+    case disconnected(reason: String)
+    /// The request could not be encoded (a bug in the caller, caught before sending).
+    case invalidRequest(MessageEncodingError)
+    case transport(TransportError)
+}
+
+extension SessionError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .timedOut(let opcode, let after): "the module did not answer \(opcode) within \(after.shortDescription)"
+        case .refused(let opcode, let status, let message):
+            "the module refused \(opcode): \(status)" + (message.map { " (\($0))" } ?? "")
+        case .versionMismatch(let module, let client):
+            "the module speaks protocol versions \(module.lowerBound)-\(module.upperBound), this client \(client.lowerBound)-\(client.upperBound)"
+        case .disconnected(let reason): "the link to the module is down: \(reason)"
+        case .invalidRequest(let error): "invalid request: \(error)"
+        case .transport(let error): error.description
+        }
+    }
+}
+
+/// What a module told the client in its `hello` response.
+public struct ModuleIdentity: Hashable, Sendable {
+    public var protocolVersion: UInt8
+    public var firmwareVersion: String
+    public var capabilities: Capabilities
+    /// Nil when no camera is attached.
+    public var cameraModel: String?
+}
+
+/// Something a session reports besides responses.
+public enum SessionEvent: Sendable, Hashable {
+    /// An event from the module, repeated ones already dropped.
+    case module(EventCode, Fields)
+    /// Event sequence numbers skipped this many events: they were lost on the way.
+    case missedEvents(Int)
+    /// Packets that could not be turned into a message; the session carries on.
+    case protocolError(ReceiveError)
+    /// The link went down; the session is over.
+    case disconnected(reason: String)
+}
+
+/// One conversation with one module over one link: the `hello` handshake, requests matched to
+/// responses by id with a timeout, and the module's events.
+///
+/// The session owns the link's receiving side; everything else about the module (reconnecting,
+/// the camera's state) is built on top.
+public actor ModuleSession {
+    /// The protocol versions this client speaks.
+    public static let supportedVersions: ClosedRange<UInt8> = UnleashedV1.protocolVersion...UnleashedV1.protocolVersion
+
+    /// Events, protocol errors and the end of the link, in arrival order. One consumer.
+    public nonisolated let events: AsyncStream<SessionEvent>
+
+    private let transport: any Transport
+    private let dialect: any Dialect
+    private let clock: any Clock<Duration>
+    private let requestTimeout: Duration
+    private let eventSink: AsyncStream<SessionEvent>.Continuation
+    private var receiver: any PacketReceiver
+    private var pending: [UInt16: PendingRequest] = [:]
+    private var lastID: UInt16 = 0
+    private var lastEventSequence: UInt16?
+    private var closedReason: String?
+    private var readLoop: Task<Void, Never>?
+
+    /// Statistics for diagnostics: responses that matched no outstanding request.
+    public private(set) var strayResponses = 0
+
+    private enum PendingRequest {
+        case sending(timer: Task<Void, Never>)
+        case waiting(CheckedContinuation<Message, any Error>, timer: Task<Void, Never>)
+        case finished(Result<Message, SessionError>)
+    }
+
+    /// A session over `transport`. Call ``start(clientName:)`` before anything else.
+    public init(
+        transport: any Transport,
+        dialect: any Dialect = UnleashedV1(),
+        clock: any Clock<Duration> = ContinuousClock(),
+        requestTimeout: Duration = .seconds(3)
+    ) throws(SessionError) {
+        self.transport = transport
+        self.dialect = dialect
+        self.clock = clock
+        self.requestTimeout = requestTimeout
+        do {
+            receiver = try dialect.makeReceiver(mtu: transport.mtu)
+        } catch {
+            throw .invalidRequest(error)
+        }
+        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    /// Starts reading from the link and says `hello`.
+    public func start(clientName: String = "unleashed") async throws(SessionError) -> ModuleIdentity {
+        if readLoop == nil {
+            let packets = transport.events
+            readLoop = Task { [weak self] in
+                for await event in packets {
+                    guard let self else { return }
+                    await self.handle(event)
+                }
+                await self?.linkDown("the transport closed")
+            }
+        }
+        let versions = Self.supportedVersions
+        let response = try await exchange(.hello, Fields {
+            $0.minProtocolVersion = versions.lowerBound
+            $0.maxProtocolVersion = versions.upperBound
+            $0.clientName = String(clientName.utf8.prefix(32)) ?? "unleashed"
+        })
+        let fields = response.fields
+        guard case .response(_, let status) = response.kind, status == .ok else {
+            if let low = fields.minProtocolVersion, let high = fields.maxProtocolVersion {
+                throw .versionMismatch(module: low...high, client: versions)
+            }
+            throw Self.refusal(of: response)
+        }
+        return ModuleIdentity(
+            protocolVersion: fields.protocolVersion!, firmwareVersion: fields.firmwareVersion!,
+            capabilities: fields.capabilities!, cameraModel: fields.cameraModel)
+    }
+
+    /// Sends a request and waits for its `ok` response's fields.
+    ///
+    /// - Throws: ``SessionError/refused(_:_:message:)`` for any other status,
+    ///   ``SessionError/timedOut(_:after:)`` when no response came in time.
+    public func request(_ opcode: Opcode, _ fields: Fields = Fields(), timeout: Duration? = nil) async throws(SessionError) -> Fields {
+        let response = try await exchange(opcode, fields, timeout: timeout)
+        guard case .response(_, .ok) = response.kind else { throw Self.refusal(of: response) }
+        return response.fields
+    }
+
+    /// Takes the link down and fails every outstanding request.
+    public func close() async {
+        await transport.close()
+        linkDown("closed by the client")
+    }
+
+    // MARK: - Requests
+
+    private static func refusal(of response: Message) -> SessionError {
+        guard case .response(let opcode, let status) = response.kind else { return .disconnected(reason: "not a response") }
+        return .refused(opcode, status, message: response.fields.errorMessage)
+    }
+
+    /// Sends a request and waits for its response, whatever its status.
+    private func exchange(_ opcode: Opcode, _ fields: Fields, timeout: Duration? = nil) async throws(SessionError) -> Message {
+        if let closedReason { throw .disconnected(reason: closedReason) }
+        let id = nextID()
+        let packets: [[UInt8]]
+        do {
+            packets = try dialect.packets(for: Message(.request(opcode), id: id, fields: fields), mtu: transport.mtu)
+        } catch {
+            throw .invalidRequest(error)
+        }
+        let limit = timeout ?? requestTimeout
+        pending[id] = .sending(timer: startTimer(id: id, opcode: opcode, after: limit))
+        do {
+            try await transport.send(packets)
+        } catch {
+            finish(id, with: .failure(.transport(error)))
+        }
+        do {
+            return try await awaitResponse(id)
+        } catch let error as SessionError {
+            throw error
+        } catch {
+            throw .disconnected(reason: "cancelled")
+        }
+    }
+
+    private func nextID() -> UInt16 {
+        repeat {
+            lastID = lastID == Message.maximumID ? 1 : lastID + 1
+        } while pending[lastID] != nil
+        return lastID
+    }
+
+    private func startTimer(id: UInt16, opcode: Opcode, after limit: Duration) -> Task<Void, Never> {
+        let clock = clock
+        return Task { [weak self] in
+            do {
+                try await clock.sleep(for: limit)
+            } catch {
+                return
+            }
+            await self?.finish(id, with: .failure(.timedOut(opcode, after: limit)))
+        }
+    }
+
+    private func awaitResponse(_ id: UInt16) async throws -> Message {
+        switch pending[id] {
+        case .finished(let result)?:
+            pending[id] = nil
+            return try result.get()
+        case .sending(let timer)?:
+            return try await withCheckedThrowingContinuation { continuation in
+                pending[id] = .waiting(continuation, timer: timer)
+            }
+        case .waiting?, nil:
+            preconditionFailure("request \(id) awaited twice")
+        }
+    }
+
+    /// Settles request `id`, whichever of response, timeout or link loss comes first.
+    private func finish(_ id: UInt16, with result: Result<Message, SessionError>) {
+        switch pending[id] {
+        case .sending(let timer)?:
+            timer.cancel()
+            pending[id] = .finished(result)
+        case .waiting(let continuation, let timer)?:
+            timer.cancel()
+            pending[id] = nil
+            continuation.resume(with: result.mapError { $0 as any Error })
+        case .finished?, nil:
+            if case .success = result { strayResponses += 1 }
+        }
+    }
+
+    // MARK: - Receiving
+
+    private func handle(_ event: TransportEvent) {
+        switch event {
+        case .packet(let packet):
+            let received = receiver.receive(packet)
+            for error in received.errors { eventSink.yield(.protocolError(error)) }
+            if let message = received.message { dispatch(message) }
+        case .disconnected(let reason):
+            linkDown(reason)
+        }
+    }
+
+    private func dispatch(_ message: Message) {
+        switch message.kind {
+        case .response:
+            finish(message.id, with: .success(message))
+        case .event(let code):
+            if let last = lastEventSequence {
+                if message.id == last { return }
+                let gap = Int(message.id &- last &- 1)
+                if gap > 0 { eventSink.yield(.missedEvents(gap)) }
+            }
+            lastEventSequence = message.id
+            eventSink.yield(.module(code, message.fields))
+        case .request:
+            eventSink.yield(.protocolError(.decoding(.invalidValue(field: "kind", reason: "a module does not send requests"))))
+        }
+    }
+
+    private func linkDown(_ reason: String) {
+        guard closedReason == nil else { return }
+        closedReason = reason
+        for id in Array(pending.keys) { finish(id, with: .failure(.disconnected(reason: reason))) }
+        receiver.reset()
+        eventSink.yield(.disconnected(reason: reason))
+        eventSink.finish()
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, rounded down.
+    public var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// `250 ms`, `3 s`: for messages.
+    public var shortDescription: String {
+        let milliseconds = wholeMilliseconds
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
+    }
+}

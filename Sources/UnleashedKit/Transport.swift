@@ -1,0 +1,36 @@
+/// Something that happened on a link, in the order it happened.
+public enum TransportEvent: Sendable, Hashable {
+    /// A packet from the module (one notification on the Event characteristic).
+    case packet([UInt8])
+    /// The link went down; no more packets will arrive on this transport.
+    case disconnected(reason: String)
+}
+
+/// Why a packet could not be sent.
+public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    case notConnected
+    case packetTooLarge(size: Int, limit: Int)
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .notConnected: "the link to the module is down"
+        case .packetTooLarge(let size, let limit): "packet of \(size) bytes exceeds the link's limit of \(limit)"
+        case .failed(let reason): reason
+        }
+    }
+}
+
+/// A packet link to one module: BlueZ GATT on a real system, an in-memory link in demo mode and
+/// tests. Packets are opaque here; the ``Dialect`` gives them meaning.
+public protocol Transport: Sendable {
+    /// The link's ATT MTU; packets are at most `mtu - 3` bytes.
+    var mtu: Int { get }
+    /// Writes the packets of one message to the module's Command characteristic, in order, with
+    /// no packet of another message between them.
+    func send(_ packets: [[UInt8]]) async throws(TransportError)
+    /// Packets and link changes from the module. There is one consumer: the session.
+    var events: AsyncStream<TransportEvent> { get }
+    /// Takes the link down; idempotent.
+    func close() async
+}
