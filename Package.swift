@@ -20,7 +20,11 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
-        .target(name: "UnleashedProtocol", swiftSettings: strict),
+        .target(
+            name: "UnleashedProtocol",
+            swiftSettings: strict,
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
+        ),
         .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
         .target(
             name: "UnleashedSimulator",
