@@ -73,7 +73,11 @@ enum FieldTag: UInt8, CaseIterable {
 }
 
 /// How one field moves between ``Fields``, wire bytes and JSON.
-struct FieldSpec: Sendable {
+///
+/// A class, so that tables share one instance instead of copying six closures per lookup; its
+/// accessors are plain closures rather than key paths, which would copy all of ``Fields`` on
+/// every read.
+final class FieldSpec: Sendable {
     let tag: FieldTag
     let name: String
     let isPresent: @Sendable (Fields) -> Bool
@@ -82,6 +86,24 @@ struct FieldSpec: Sendable {
     let decode: @Sendable ([UInt8], Range<Int>, inout Fields) throws(MessageDecodingError) -> Void
     let toJSON: @Sendable (Fields) -> JSONValue?
     let fromJSON: @Sendable (JSONValue, inout Fields) throws(MessageEncodingError) -> Void
+
+    init(
+        tag: FieldTag,
+        name: String,
+        isPresent: @escaping @Sendable (Fields) -> Bool,
+        encode: @escaping @Sendable (Fields, inout FieldWriter) throws(MessageEncodingError) -> Void,
+        decode: @escaping @Sendable ([UInt8], Range<Int>, inout Fields) throws(MessageDecodingError) -> Void,
+        toJSON: @escaping @Sendable (Fields) -> JSONValue?,
+        fromJSON: @escaping @Sendable (JSONValue, inout Fields) throws(MessageEncodingError) -> Void
+    ) {
+        self.tag = tag
+        self.name = name
+        self.isPresent = isPresent
+        self.encode = encode
+        self.decode = decode
+        self.toJSON = toJSON
+        self.fromJSON = fromJSON
+    }
 }
 
 /// A field value that could not be read; ``FieldSpec`` adds the field's name.
@@ -99,37 +121,36 @@ struct FieldCoding<Value: Sendable>: Sendable {
 }
 
 extension FieldSpec {
-    /// A field stored in an optional property of ``Fields``.
-    init<Value>(_ tag: FieldTag, _ keyPath: any WritableKeyPath<Fields, Value?> & Sendable, _ coding: FieldCoding<Value>) {
+    /// A field stored in an optional property of ``Fields``, read by `get` and written by `set`.
+    convenience init<Value>(
+        _ tag: FieldTag,
+        get: @escaping @Sendable (Fields) -> Value?,
+        set: @escaping @Sendable (inout Fields, Value) -> Void,
+        _ coding: FieldCoding<Value>
+    ) {
         let name = String(describing: tag)
-        self.tag = tag
-        self.name = name
-        isPresent = { $0[keyPath: keyPath] != nil }
-        encode = { fields, writer throws(MessageEncodingError) in
-            guard let value = fields[keyPath: keyPath] else { return }
+        self.init(tag: tag, name: name, isPresent: { get($0) != nil }, encode: { fields, writer throws(MessageEncodingError) in
+            guard let value = get(fields) else { return }
             do throws(FieldProblem) {
                 writer.append(tag: tag.rawValue, try coding.encode(value, fields))
             } catch {
                 throw .invalidValue(field: name, reason: error.reason)
             }
-        }
-        decode = { bytes, range, fields throws(MessageDecodingError) in
+        }, decode: { bytes, range, fields throws(MessageDecodingError) in
             do throws(FieldProblem) {
-                fields[keyPath: keyPath] = try coding.decode(bytes, range, fields)
+                set(&fields, try coding.decode(bytes, range, fields))
             } catch {
                 switch error {
                 case .length: throw .invalidFieldLength(field: name, length: range.count)
                 case .value(let reason): throw .invalidValue(field: name, reason: reason)
                 }
             }
-        }
-        toJSON = { fields in fields[keyPath: keyPath].map(coding.toJSON) }
-        fromJSON = { json, fields throws(MessageEncodingError) in
+        }, toJSON: { fields in get(fields).map(coding.toJSON) }, fromJSON: { json, fields throws(MessageEncodingError) in
             guard let value = coding.fromJSON(json, fields) else {
                 throw .invalidValue(field: name, reason: "cannot read \(json) as this field")
             }
-            fields[keyPath: keyPath] = value
-        }
+            set(&fields, value)
+        })
     }
 }
 

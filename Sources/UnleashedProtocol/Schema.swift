@@ -4,13 +4,15 @@ enum Presence {
 }
 
 /// One line of a message table: a field and whether it must be there.
-struct FieldRule {
-    let tag: FieldTag
+struct FieldRule: Sendable {
+    let spec: FieldSpec
     let presence: Presence
 
-    static func required(_ tag: FieldTag) -> FieldRule { FieldRule(tag: tag, presence: .required) }
-    static func optional(_ tag: FieldTag) -> FieldRule { FieldRule(tag: tag, presence: .optional) }
-    static func repeated(_ tag: FieldTag) -> FieldRule { FieldRule(tag: tag, presence: .repeated) }
+    var tag: FieldTag { spec.tag }
+
+    static func required(_ tag: FieldTag) -> FieldRule { FieldRule(spec: Schema.spec(tag), presence: .required) }
+    static func optional(_ tag: FieldTag) -> FieldRule { FieldRule(spec: Schema.spec(tag), presence: .optional) }
+    static func repeated(_ tag: FieldTag) -> FieldRule { FieldRule(spec: Schema.spec(tag), presence: .repeated) }
 }
 
 /// The field registry (PROTOCOL.md §5.2) and the message tables (§1.1, §7, §8): every rule about
@@ -18,49 +20,51 @@ struct FieldRule {
 enum Schema {
     static let registry: [FieldTag: FieldSpec] = {
         let specs: [FieldSpec] = [
-            FieldSpec(.protocolVersion, \.protocolVersion, .integer(1...UInt8.max)),
-            FieldSpec(.minProtocolVersion, \.minProtocolVersion, .integer(1...UInt8.max)),
-            FieldSpec(.maxProtocolVersion, \.maxProtocolVersion, .integer(1...UInt8.max)),
-            FieldSpec(.clientName, \.clientName, .string(maximumBytes: 32)),
-            FieldSpec(.firmwareVersion, \.firmwareVersion, .string(maximumBytes: 32)),
-            FieldSpec(.hardwareRevision, \.hardwareRevision, .string(maximumBytes: 32)),
-            FieldSpec(.serialNumber, \.serialNumber, .string(maximumBytes: 32)),
-            FieldSpec(.capabilities, \.capabilities, .mapped(.integer(), toValue: Capabilities.init(rawValue:), toWire: \.rawValue)),
-            FieldSpec(.cameraModel, \.cameraModel, .string(maximumBytes: 64)),
-            FieldSpec(.uptime, \.uptime, .integer()),
-            FieldSpec(.moduleBattery, \.moduleBattery, .integer(0...100)),
-            FieldSpec(.cameraBattery, \.cameraBattery, .integer(0...100)),
-            FieldSpec(.storageState, \.storageState, .enumeration),
-            FieldSpec(.shotsRemaining, \.shotsRemaining, .integer()),
-            FieldSpec(.cameraPower, \.cameraPower, .enumeration),
-            FieldSpec(.exposureMode, \.exposureMode, .enumeration),
-            FieldSpec(.meteredEV, \.meteredEV, .mapped(
+            FieldSpec(.protocolVersion, get: { $0.protocolVersion }, set: { $0.protocolVersion = $1 }, .integer(1...UInt8.max)),
+            FieldSpec(.minProtocolVersion, get: { $0.minProtocolVersion }, set: { $0.minProtocolVersion = $1 }, .integer(1...UInt8.max)),
+            FieldSpec(.maxProtocolVersion, get: { $0.maxProtocolVersion }, set: { $0.maxProtocolVersion = $1 }, .integer(1...UInt8.max)),
+            FieldSpec(.clientName, get: { $0.clientName }, set: { $0.clientName = $1 }, .string(maximumBytes: 32)),
+            FieldSpec(.firmwareVersion, get: { $0.firmwareVersion }, set: { $0.firmwareVersion = $1 }, .string(maximumBytes: 32)),
+            FieldSpec(.hardwareRevision, get: { $0.hardwareRevision }, set: { $0.hardwareRevision = $1 }, .string(maximumBytes: 32)),
+            FieldSpec(.serialNumber, get: { $0.serialNumber }, set: { $0.serialNumber = $1 }, .string(maximumBytes: 32)),
+            FieldSpec(.capabilities, get: { $0.capabilities }, set: { $0.capabilities = $1 }, .mapped(.integer(), toValue: Capabilities.init(rawValue:), toWire: \.rawValue)),
+            FieldSpec(.cameraModel, get: { $0.cameraModel }, set: { $0.cameraModel = $1 }, .string(maximumBytes: 64)),
+            FieldSpec(.uptime, get: { $0.uptime }, set: { $0.uptime = $1 }, .integer()),
+            FieldSpec(.moduleBattery, get: { $0.moduleBattery }, set: { $0.moduleBattery = $1 }, .integer(0...100)),
+            FieldSpec(.cameraBattery, get: { $0.cameraBattery }, set: { $0.cameraBattery = $1 }, .integer(0...100)),
+            FieldSpec(.storageState, get: { $0.storageState }, set: { $0.storageState = $1 }, .enumeration),
+            FieldSpec(.shotsRemaining, get: { $0.shotsRemaining }, set: { $0.shotsRemaining = $1 }, .integer()),
+            FieldSpec(.cameraPower, get: { $0.cameraPower }, set: { $0.cameraPower = $1 }, .enumeration),
+            FieldSpec(.exposureMode, get: { $0.exposureMode }, set: { $0.exposureMode = $1 }, .enumeration),
+            FieldSpec(.meteredEV, get: { $0.meteredEV }, set: { $0.meteredEV = $1 }, .mapped(
                 FieldCoding<Int16>.integer(-1440...1440),
                 toValue: { ExposureStops(twentyFourths: Int32($0)) },
                 toWire: { Int16(clamping: $0.twentyFourths) })),
-            FieldSpec(.busy, \.busy, .bool),
-            FieldSpec(.shotCounter, \.shotCounter, .integer()),
-            FieldSpec(.setting, \.setting, .enumeration),
-            FieldSpec(.value, \.value, .settingValue),
-            FieldSpec(.choices, \.choices, .settingValueList),
+            FieldSpec(.busy, get: { $0.busy }, set: { $0.busy = $1 }, .bool),
+            FieldSpec(.shotCounter, get: { $0.shotCounter }, set: { $0.shotCounter = $1 }, .integer()),
+            FieldSpec(.setting, get: { $0.setting }, set: { $0.setting = $1 }, .enumeration),
+            FieldSpec(.value, get: { $0.value }, set: { $0.value = $1 }, .settingValue),
+            FieldSpec(.choices, get: { $0.choices }, set: { $0.choices = $1 }, .settingValueList),
             descriptorSpec,
-            FieldSpec(.readOnly, \.readOnly, .bool),
-            FieldSpec(.focusResult, \.focusResult, .enumeration),
-            FieldSpec(.hold, \.hold, .bool),
-            FieldSpec(.duration, \.duration, .integer(0...86_400_000)),
-            FieldSpec(.cameraTime, \.cameraTime, .integer()),
-            FieldSpec(.utcTime, \.utcTime, .integer()),
-            FieldSpec(.utcOffset, \.utcOffset, .integer(-720...840)),
-            FieldSpec(.latitude, \.latitude, .integer(-900_000_000...900_000_000)),
-            FieldSpec(.longitude, \.longitude, .integer(-1_800_000_000...1_800_000_000)),
-            FieldSpec(.altitude, \.altitude, .integer(-100_000_000...100_000_000)),
-            FieldSpec(.statusCode, \.statusCode, .enumeration),
-            FieldSpec(.errorMessage, \.errorMessage, .string(maximumBytes: 200)),
+            FieldSpec(.readOnly, get: { $0.readOnly }, set: { $0.readOnly = $1 }, .bool),
+            FieldSpec(.focusResult, get: { $0.focusResult }, set: { $0.focusResult = $1 }, .enumeration),
+            FieldSpec(.hold, get: { $0.hold }, set: { $0.hold = $1 }, .bool),
+            FieldSpec(.duration, get: { $0.duration }, set: { $0.duration = $1 }, .integer(0...86_400_000)),
+            FieldSpec(.cameraTime, get: { $0.cameraTime }, set: { $0.cameraTime = $1 }, .integer()),
+            FieldSpec(.utcTime, get: { $0.utcTime }, set: { $0.utcTime = $1 }, .integer()),
+            FieldSpec(.utcOffset, get: { $0.utcOffset }, set: { $0.utcOffset = $1 }, .integer(-720...840)),
+            FieldSpec(.latitude, get: { $0.latitude }, set: { $0.latitude = $1 }, .integer(-900_000_000...900_000_000)),
+            FieldSpec(.longitude, get: { $0.longitude }, set: { $0.longitude = $1 }, .integer(-1_800_000_000...1_800_000_000)),
+            FieldSpec(.altitude, get: { $0.altitude }, set: { $0.altitude = $1 }, .integer(-100_000_000...100_000_000)),
+            FieldSpec(.statusCode, get: { $0.statusCode }, set: { $0.statusCode = $1 }, .enumeration),
+            FieldSpec(.errorMessage, get: { $0.errorMessage }, set: { $0.errorMessage = $1 }, .string(maximumBytes: 200)),
         ]
         return Dictionary(uniqueKeysWithValues: specs.map { ($0.tag, $0) })
     }()
 
-    static let allSpecs: [FieldSpec] = FieldTag.allCases.map { registry[$0]! }
+    static let allSpecs: [FieldSpec] = FieldTag.allCases.map(spec)
+
+    static func spec(_ tag: FieldTag) -> FieldSpec { registry[tag]! }
 
     // MARK: Message tables
 
@@ -138,7 +142,7 @@ enum Schema {
             throw .unexpectedField(spec.name)
         }
         for rule in rules {
-            let spec = registry[rule.tag]!
+            let spec = rule.spec
             if rule.presence == .required && !spec.isPresent(fields) { throw .missingField(spec.name) }
             try spec.encode(fields, &writer)
         }
@@ -155,16 +159,16 @@ enum Schema {
         for field in raw {
             guard let index = rules.firstIndex(where: { $0.tag.rawValue == field.tag }) else { continue }
             if rules[index].presence != .repeated && !occurrences[index].isEmpty {
-                throw .duplicateField(registry[rules[index].tag]!.name)
+                throw .duplicateField(rules[index].spec.name)
             }
             occurrences[index].append(field.value)
         }
         for (rule, found) in zip(rules, occurrences) where rule.presence == .required && found.isEmpty {
-            throw .missingField(registry[rule.tag]!.name)
+            throw .missingField(rule.spec.name)
         }
         var fields = Fields()
         for (rule, found) in zip(rules, occurrences) {
-            let spec = registry[rule.tag]!
+            let spec = rule.spec
             for span in found { try spec.decode(bytes, span, &fields) }
         }
         try checkVersionRange(fields, MessageDecodingError.invalidValue)
@@ -180,7 +184,7 @@ enum Schema {
     static func json(_ fields: Fields, rules: [FieldRule]) -> JSONValue {
         var members: [String: JSONValue] = [:]
         for rule in rules {
-            let spec = registry[rule.tag]!
+            let spec = rule.spec
             if let value = spec.toJSON(fields) { members[spec.name] = value }
         }
         return .object(members)
@@ -190,12 +194,12 @@ enum Schema {
         guard let members = json?.objectValue ?? (json == nil ? [:] : nil) else {
             throw .invalidJSON("fields must be an object")
         }
-        for key in members.keys where !rules.contains(where: { registry[$0.tag]!.name == key }) {
+        for key in members.keys where !rules.contains(where: { $0.spec.name == key }) {
             throw .unexpectedField(key)
         }
         var fields = Fields()
         for rule in rules {
-            let spec = registry[rule.tag]!
+            let spec = rule.spec
             if let value = members[spec.name] { try spec.fromJSON(value, &fields) }
         }
         return fields

@@ -1,0 +1,32 @@
+# The README's two commands: `make demo` and `make test`. Both set up the machine first.
+SHELL := /bin/bash
+ifneq ($(wildcard /opt/swift/usr/bin/swift),)
+export PATH := /opt/swift/usr/bin:$(PATH)
+endif
+
+FUZZ_SECONDS ?= 30
+
+.PHONY: setup build demo test fuzz bench clean
+
+setup:
+	scripts/setup
+
+build: setup
+	swift build
+
+demo: build
+	scripts/demo
+
+test: setup
+	swift build --build-tests
+	swift test
+	scripts/fuzz $(FUZZ_SECONDS)
+
+fuzz: setup
+	scripts/fuzz $(FUZZ_SECONDS)
+
+bench: setup
+	swift run -c release unleashed-bench
+
+clean:
+	rm -rf .build .build-fuzz
