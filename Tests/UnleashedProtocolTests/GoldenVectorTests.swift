@@ -72,10 +72,10 @@ struct GoldenVector: Sendable, CustomTestStringConvertible {
 
 @Suite("Golden vectors in Protocol/vectors")
 struct GoldenVectorTests {
-    static let valid = GoldenVector.all.filter(\.isValid)
-    static let invalid = GoldenVector.all.filter { !$0.isValid }
+    static let validVectors = GoldenVector.all.filter(\.isValid)
+    static let invalidVectors = GoldenVector.all.filter { !$0.isValid }
 
-    @Test("every valid vector decodes to its JSON and encodes back to its packets", arguments: valid)
+    @Test("every valid vector decodes to its JSON and encodes back to its packets", arguments: validVectors)
     func valid(_ vector: GoldenVector) throws {
         let expected = try #require(vector.message)
         var receiver = try UnleashedV1().makeReceiver(mtu: vector.mtu)
@@ -94,7 +94,7 @@ struct GoldenVectorTests {
         }
     }
 
-    @Test("every invalid vector gives its documented error and no message", arguments: invalid)
+    @Test("every invalid vector gives its documented error and no message", arguments: invalidVectors)
     func invalid(_ vector: GoldenVector) throws {
         var receiver = try UnleashedV1().makeReceiver(mtu: vector.mtu)
         var errors: [String] = []
@@ -116,9 +116,9 @@ struct GoldenVectorTests {
     func coverage() throws {
         let all = GoldenVector.all
         #expect(Set(all.map(\.name)).count == all.count, "vector names are unique")
-        #expect(Self.valid.count >= 40)
-        #expect(Self.invalid.count >= 15)
-        let messages = try Self.valid.map { try Message(json: try #require($0.message)) }
+        #expect(Self.validVectors.count >= 40)
+        #expect(Self.invalidVectors.count >= 15)
+        let messages = try Self.validVectors.map { try Message(json: try #require($0.message)) }
         for (opcode, name) in Opcode.known {
             #expect(messages.contains { $0.kind == .request(opcode) }, "a request vector for \(name)")
             #expect(messages.contains { $0.kind == .response(opcode, .ok) }, "an ok response vector for \(name)")
@@ -127,10 +127,10 @@ struct GoldenVectorTests {
             #expect(messages.contains { $0.kind == .event(code) }, "an event vector for \(name)")
         }
         for mtu in [23, 185, 247] {
-            #expect(Self.valid.contains { $0.mtu == mtu && $0.packets.count > 1 }, "fragmentation at MTU \(mtu)")
+            #expect(Self.validVectors.contains { $0.mtu == mtu && $0.packets.count > 1 }, "fragmentation at MTU \(mtu)")
         }
         #expect(try messages.contains { try $0.encoded().count == Framing.maximumMessageLength }, "a maximum-size message")
-        let errorNames = Set(Self.invalid.compactMap(\.error))
+        let errorNames = Set(Self.invalidVectors.compactMap(\.error))
         for name in ["emptyPacket", "packetTooLarge", "unsupportedFraming", "truncatedHeader", "invalidLength",
                      "interrupted", "unexpectedContinuation", "sequenceGap", "lengthOverrun", "checksumMismatch",
                      "truncatedEnvelope", "unknownKind", "reservedId", "truncatedField", "invalidVarint",
