@@ -59,12 +59,14 @@ public actor VirtualModule {
         saidHello = false
         eventSequence = 0
         recentResponses = []
-        serving = Task { [weak self] in
+        // The task holds the module strongly: like hardware, it runs while the link is up,
+        // whether or not anyone else keeps a reference to it.
+        serving = Task {
             for await event in peripheral.writes {
                 guard case .packet(let packet) = event else { break }
-                await self?.receive(packet)
+                self.receive(packet)
             }
-            await self?.linkDown()
+            self.linkDown()
         }
     }
 

@@ -15,7 +15,7 @@ func receiveAll(_ packets: [[UInt8]], mtu: Int) throws -> (messages: [Message], 
     return (messages, errors)
 }
 
-@Suite("Round trips over random messages and MTUs")
+@Suite("Round trips over random messages and MTUs", .timeLimit(.minutes(5)))
 struct RoundTripPropertyTests {
     @Test("encode, fragment, reassemble and decode give the message back")
     func packetsRoundTrip() async {

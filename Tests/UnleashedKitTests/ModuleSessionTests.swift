@@ -1,0 +1,186 @@
+import Synchronization
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+@Suite("Module session: handshake, correlation, timeouts, events", .timeLimit(.minutes(1)))
+struct ModuleSessionTests {
+    @Test("says hello to the simulator and learns what the module is")
+    func handshake() async throws {
+        let link = InMemoryLink(mtu: 23)
+        await VirtualModule(camera: VirtualCamera(profile: .nikonLike)).serve(link.peripheral)
+        let session = try ModuleSession(transport: link.central)
+        let identity = try await session.start()
+        #expect(identity.protocolVersion == 1)
+        #expect(identity.firmwareVersion == "1.0.0")
+        #expect(identity.capabilities.contains(.shoot))
+        #expect(identity.cameraModel == CameraProfile.nikonLike.model)
+        let status = try await session.request(.getStatus)
+        #expect(status.moduleBattery == 100)
+    }
+
+    @Test("reports a module that speaks no common version")
+    func versionMismatch() async throws {
+        let peer = ScriptedPeer { request in
+            [Message(.response(.hello, .notSupported), id: request.id, fields: Fields {
+                $0.minProtocolVersion = 2
+                $0.maxProtocolVersion = 3
+            })]
+        }
+        let session = try ModuleSession(transport: peer.link.central)
+        await #expect(throws: SessionError.versionMismatch(module: 2...3, client: 1...1)) {
+            try await session.start()
+        }
+    }
+
+    @Test("a request with no answer times out, and the session stays usable")
+    func timeout() async throws {
+        let peer = ScriptedPeer { request in
+            request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)]
+                : request.kind == .request(.keepAlive) ? [Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = 5 })]
+                : []
+        }
+        let session = try ModuleSession(transport: peer.link.central, requestTimeout: .milliseconds(150))
+        _ = try await session.start()
+        let clock = ContinuousClock()
+        let started = clock.now
+        await #expect(throws: SessionError.timedOut(.getStatus, after: .milliseconds(150))) {
+            try await session.request(.getStatus)
+        }
+        #expect(started.duration(to: clock.now) >= .milliseconds(150))
+        #expect(try await session.request(.keepAlive).uptime == 5)
+    }
+
+    @Test("answers that come back in another order reach the right callers")
+    func correlation() async throws {
+        let held = Mutex<[Message]>([])
+        let peer = ScriptedPeer { request in
+            if request.kind == .request(.hello) { return [ScriptedPeer.helloOK(request)] }
+            // Hold three keep-alives, then answer them newest first, each with its own id as uptime.
+            return held.withLock { held in
+                held.append(request)
+                guard held.count == 3 else { return [] }
+                return held.reversed().map { request in
+                    Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = UInt32(request.id) })
+                }
+            }
+        }
+        let session = try ModuleSession(transport: peer.link.central)
+        _ = try await session.start()
+        async let first = session.request(Opcode.keepAlive)
+        async let second = session.request(Opcode.keepAlive)
+        async let third = session.request(Opcode.keepAlive)
+        let uptimes = try await [first.uptime, second.uptime, third.uptime].compactMap { $0 }
+        #expect(Set(uptimes) == [2, 3, 4], "hello took id 1; each request got the answer to its own id")
+    }
+
+    @Test("repeated events are dropped and missed ones are counted")
+    func eventSequence() async throws {
+        let peer = ScriptedPeer { [ScriptedPeer.helloOK($0)] }
+        let session = try ModuleSession(transport: peer.link.central)
+        _ = try await session.start()
+        for sequence: UInt16 in [0, 0, 3] {
+            try peer.send(Message(.event(.busy), id: sequence, fields: Fields { $0.busy = sequence == 0 }))
+        }
+        peer.link.sever()
+        var seen: [SessionEvent] = []
+        for await event in session.events { seen.append(event) }
+        #expect(seen == [
+            .module(.busy, Fields { $0.busy = true }),
+            .missedEvents(2),
+            .module(.busy, Fields { $0.busy = false }),
+            .disconnected(reason: "link lost"),
+        ])
+    }
+
+    @Test("garbage on the link is reported and does not stop the session")
+    func protocolErrors() async throws {
+        let peer = ScriptedPeer { request in
+            request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)]
+                : [Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = 77 })]
+        }
+        let session = try ModuleSession(transport: peer.link.central)
+        _ = try await session.start()
+        try peer.link.peripheral.notify([[0x85, 0x01, 0x02], [0x00, 0x00, 0x05, 0x01]])
+        #expect(try await session.request(.keepAlive).uptime == 77)
+        peer.link.sever()
+        var errors: [String] = []
+        for await case .protocolError(let error) in session.events { errors.append(error.name) }
+        // The second garbage packet starts a frame; the response's start packet interrupts it and
+        // is still delivered.
+        #expect(errors == ["unexpectedContinuation", "interrupted"])
+    }
+
+    @Test("losing the link fails the outstanding request at once")
+    func linkLoss() async throws {
+        let peer = ScriptedPeer { request in request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)] : [] }
+        let session = try ModuleSession(transport: peer.link.central, requestTimeout: .seconds(30))
+        _ = try await session.start()
+        Task {
+            try await Task.sleep(for: .milliseconds(50))
+            peer.link.sever(reason: "out of range")
+        }
+        await #expect(throws: SessionError.disconnected(reason: "out of range")) {
+            try await session.request(.getStatus)
+        }
+        await #expect(throws: SessionError.disconnected(reason: "out of range")) {
+            try await session.request(.getStatus)
+        }
+    }
+}
+
+@Suite("Camera API over the simulator", .timeLimit(.minutes(1)))
+struct ModuleCameraTests {
+    func connect() async throws -> (ModuleCamera, VirtualModule) {
+        let link = InMemoryLink(mtu: 23)
+        let module = VirtualModule(camera: VirtualCamera(profile: .nikonLike))
+        await module.serve(link.peripheral)
+        return (try await ModuleCamera(session: try ModuleSession(transport: link.central)), module)
+    }
+
+    @Test("a value the camera does not offer is refused with the nearest offered values")
+    func valueNotOffered() async throws {
+        let (camera, module) = try await connect()
+        let wanted = try camera.parse("12345", for: .iso)
+        await #expect {
+            _ = try await camera.set(wanted)
+        } throws: { error in
+            guard case .valueNotOffered(_, let nearest, _) = error as? CameraError else { return false }
+            return nearest.map(\.text) == ["12800", "10000"]
+                && String(describing: error) == "ISO 12345 is not offered by this camera; nearest: 12800, 10000"
+        }
+        #expect(await module.camera.settings[.iso] == .iso(ISOSpeed(100)!), "nothing was changed")
+    }
+
+    @Test("an offered value is applied on the camera")
+    func setValue() async throws {
+        let (camera, module) = try await connect()
+        let applied = try await camera.set(try camera.parse("1/250", for: .shutterSpeed))
+        #expect(applied.text == "1/250")
+        #expect(await module.camera.settings[.shutterSpeed] == applied)
+        #expect(try await camera.value(of: .shutterSpeed) == applied)
+    }
+
+    @Test("a shot is reported with its counter, no sooner than the shutter lag")
+    func shoot() async throws {
+        let (camera, _) = try await connect()
+        let first = try await camera.shoot()
+        let second = try await camera.shoot()
+        #expect(first.counter == 1 && second.counter == 2)
+        #expect(first.latency >= CameraProfile.nikonLike.shutterLag)
+        #expect(first.cameraTime != nil)
+    }
+
+    @Test("a refused shot says why")
+    func refusedShot() async throws {
+        let (camera, _) = try await connect()
+        _ = try await camera.set(.shutterSpeed(.bulb))
+        await #expect {
+            _ = try await camera.shoot()
+        } throws: { error in
+            guard case .session(.refused(.shoot, .invalidArgument, let message)) = error as? CameraError else { return false }
+            return message?.contains("bulb") == true
+        }
+    }
+}

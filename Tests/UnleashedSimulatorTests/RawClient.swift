@@ -1,0 +1,59 @@
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+/// Talks to a module message by message, with ids of its choosing: for testing what a module does
+/// with repeated, early or malformed requests, which a ``ModuleSession`` never sends.
+actor RawClient {
+    let link: InMemoryLink
+    private var incoming: AsyncStream<TransportEvent>.AsyncIterator
+    private var receiver: any PacketReceiver
+
+    init(_ module: VirtualModule, mtu: Int = 185) async {
+        link = InMemoryLink(mtu: mtu)
+        await module.serve(link.peripheral)
+        incoming = link.central.events.makeAsyncIterator()
+        receiver = try! UnleashedV1().makeReceiver(mtu: mtu)
+    }
+
+    func send(_ message: Message) async throws {
+        try await link.central.send(UnleashedV1().packets(for: message, mtu: link.central.mtu))
+    }
+
+    func sendRaw(_ messageBytes: [UInt8]) async throws {
+        try await link.central.send(Fragmenter(mtu: link.central.mtu).packets(for: messageBytes))
+    }
+
+    /// The next message from the module.
+    func next() async throws -> Message {
+        while true {
+            var iterator = incoming
+            let event = await iterator.next(isolation: #isolation)
+            incoming = iterator
+            guard case .packet(let packet)? = event else { throw TransportError.notConnected }
+            let received = receiver.receive(packet)
+            if let error = received.errors.first { throw error }
+            if let message = received.message { return message }
+        }
+    }
+
+    /// The next response, skipping events.
+    func response() async throws -> Message {
+        while true {
+            let message = try await next()
+            if case .response = message.kind { return message }
+        }
+    }
+
+    func request(_ opcode: Opcode, id: UInt16, _ fields: Fields = Fields()) async throws -> Message {
+        try await send(Message(.request(opcode), id: id, fields: fields))
+        return try await response()
+    }
+
+    func hello() async throws {
+        _ = try await request(.hello, id: 1, Fields {
+            $0.minProtocolVersion = 1
+            $0.maxProtocolVersion = 1
+        })
+    }
+}
