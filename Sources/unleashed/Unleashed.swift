@@ -13,8 +13,13 @@ struct Unleashed: AsyncParsableCommand {
 
             Connecting to a real module over Bluetooth is not available in this version yet.
 
-            Exit status: 0 success, 64 bad command line or value, 65 the camera refused the value, \
-            69 no module or the link failed, 70 internal error, 75 the camera is busy (try again).
+            Exit status:
+              0   success
+              64  bad command line, setting name or value
+              65  the camera refused the value or the request
+              69  no module, or the link to it failed
+              70  internal error
+              75  the camera is busy; try again
             """,
         subcommands: [StatusCommand.self, SettingsCommand.self, ShootCommand.self]
     )
