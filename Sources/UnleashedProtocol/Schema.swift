@@ -154,22 +154,23 @@ enum Schema {
     /// Errors come in a fixed order: structure (as met), duplicates (as met), missing fields
     /// (in tag order), then values (in tag order).
     static func decode(_ bytes: [UInt8], in range: Range<Int>, rules: [FieldRule]) throws(MessageDecodingError) -> Fields {
+        precondition(rules.count <= 64, "a message table has at most 64 fields")
         let raw = try scanFields(bytes, in: range)
-        var occurrences = [[Range<Int>]](repeating: [], count: rules.count)
+        var seen: UInt64 = 0
         for field in raw {
             guard let index = rules.firstIndex(where: { $0.tag.rawValue == field.tag }) else { continue }
-            if rules[index].presence != .repeated && !occurrences[index].isEmpty {
-                throw .duplicateField(rules[index].spec.name)
-            }
-            occurrences[index].append(field.value)
+            let bit: UInt64 = 1 << index
+            if seen & bit != 0 && rules[index].presence != .repeated { throw .duplicateField(rules[index].spec.name) }
+            seen |= bit
         }
-        for (rule, found) in zip(rules, occurrences) where rule.presence == .required && found.isEmpty {
+        for (index, rule) in rules.enumerated() where rule.presence == .required && seen & (1 << index) == 0 {
             throw .missingField(rule.spec.name)
         }
         var fields = Fields()
-        for (rule, found) in zip(rules, occurrences) {
-            let spec = rule.spec
-            for span in found { try spec.decode(bytes, span, &fields) }
+        for (index, rule) in rules.enumerated() where seen & (1 << index) != 0 {
+            for field in raw where field.tag == rule.tag.rawValue {
+                try rule.spec.decode(bytes, field.value, &fields)
+            }
         }
         try checkVersionRange(fields, MessageDecodingError.invalidValue)
         return fields
