@@ -1,5 +1,6 @@
 // Codec throughput: messages per second for encode + fragment and for reassemble + decode, for a
-// set-setting request and a status response at ATT MTU 23 and 247, side by side in one run.
+// set-setting request, a status response and a storage status event at ATT MTU 23 and 247, side by
+// side in one run.
 //
 // Usage: unleashed-bench [--json] [--seconds S]   (build with -c release; `make bench`)
 
@@ -26,6 +27,10 @@ let cases = [
         $0.meteredEV = ExposureStops(twentyFourths: 11 * 24 + 8)
         $0.busy = false
         $0.shotCounter = 266
+    })),
+    Case(name: "storage event", message: Message(.event(.storage), id: 44, fields: Fields {
+        $0.storageState = .ok
+        $0.shotsRemaining = 1873
     })),
 ]
 
