@@ -18,6 +18,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.0.6"),
     ],
     targets: [
         .target(
@@ -57,12 +58,20 @@ let package = Package(
         ),
         .testTarget(
             name: "UnleashedKitTests",
-            dependencies: ["UnleashedKit", "UnleashedSimulator"],
+            dependencies: [
+                "UnleashedKit",
+                "UnleashedSimulator",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnleashedSimulatorTests",
-            dependencies: ["UnleashedSimulator", "UnleashedKit"],
+            dependencies: [
+                "UnleashedSimulator",
+                "UnleashedKit",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -14,10 +14,20 @@ public final class InMemoryLink: Sendable {
     public let peripheral: Peripheral
 
     /// A connected link with this ATT MTU.
-    public init(mtu: Int = 247) {
+    ///
+    /// - Parameters:
+    ///   - faults: what the radio does wrong, from `seed`; delays run on `clock`.
+    public init(
+        mtu: Int = 247,
+        faults: LinkFaults = LinkFaults(),
+        seed: UInt64 = 0,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         let (toPeripheral, peripheralSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (toCentral, centralSink) = AsyncStream.makeStream(of: TransportEvent.self)
-        let shared = Shared(mtu: mtu, centralSink: centralSink, peripheralSink: peripheralSink)
+        let shared = Shared(
+            mtu: mtu, centralSink: centralSink, peripheralSink: peripheralSink,
+            injector: FaultInjector(faults: faults, seed: seed, clock: clock))
         central = Central(shared: shared, events: toCentral)
         peripheral = Peripheral(shared: shared, writes: toPeripheral)
     }
@@ -25,6 +35,11 @@ public final class InMemoryLink: Sendable {
     /// Drops the link from the radio's side, as when the module goes out of range.
     public func sever(reason: String = "link lost") {
         central.shared.disconnect(reason: reason)
+    }
+
+    /// Changes what the radio does wrong from now on (a module going silent, a noisy room).
+    public func setFaults(_ faults: LinkFaults) {
+        central.shared.injector.setFaults(faults)
     }
 
     struct LinkState {
@@ -36,24 +51,30 @@ public final class InMemoryLink: Sendable {
         let state: Mutex<LinkState>
         let centralSink: AsyncStream<TransportEvent>.Continuation
         let peripheralSink: AsyncStream<TransportEvent>.Continuation
+        let injector: FaultInjector
 
         init(mtu: Int, centralSink: AsyncStream<TransportEvent>.Continuation,
-             peripheralSink: AsyncStream<TransportEvent>.Continuation) {
+             peripheralSink: AsyncStream<TransportEvent>.Continuation, injector: FaultInjector) {
             self.mtu = mtu
             self.state = Mutex(LinkState())
             self.centralSink = centralSink
             self.peripheralSink = peripheralSink
+            self.injector = injector
         }
 
-        /// Delivers packets to one side, all or none, under the lock so messages never interleave.
-        func deliver(_ packets: [[UInt8]], to sink: AsyncStream<TransportEvent>.Continuation) throws(TransportError) {
+        /// Delivers packets to one side under the lock so messages never interleave, through
+        /// the fault injector: a packet may be dropped, corrupted, repeated, held back or delayed.
+        func deliver(_ packets: [[UInt8]], _ direction: FaultInjector.Direction) throws(TransportError) {
             let limit = mtu - 3
+            let sink = direction == .toCentral ? centralSink : peripheralSink
             try state.withLock { state throws(TransportError) in
                 guard state.connected else { throw .notConnected }
                 if let large = packets.first(where: { $0.count > limit }) {
                     throw .packetTooLarge(size: large.count, limit: limit)
                 }
-                for packet in packets { sink.yield(.packet(packet)) }
+                for packet in packets {
+                    injector.pass(packet, direction) { sink.yield(.packet($0)) }
+                }
             }
         }
 
@@ -83,7 +104,7 @@ public final class InMemoryLink: Sendable {
         public var mtu: Int { shared.mtu }
 
         public func send(_ packets: [[UInt8]]) async throws(TransportError) {
-            try shared.deliver(packets, to: shared.peripheralSink)
+            try shared.deliver(packets, .toPeripheral)
         }
 
         public func close() async {
@@ -106,7 +127,7 @@ public final class InMemoryLink: Sendable {
 
         /// Sends notifications to the client; all packets of one message together.
         public func notify(_ packets: [[UInt8]]) throws(TransportError) {
-            try shared.deliver(packets, to: shared.centralSink)
+            try shared.deliver(packets, .toCentral)
         }
     }
 }

@@ -67,6 +67,7 @@ public actor ModuleSession {
     private let dialect: any Dialect
     private let clock: any Clock<Duration>
     private let requestTimeout: Duration
+    private let retransmitInterval: Duration
     private let eventSink: AsyncStream<SessionEvent>.Continuation
     private var receiver: any PacketReceiver
     private var pending: [UInt16: PendingRequest] = [:]
@@ -84,17 +85,26 @@ public actor ModuleSession {
         case finished(Result<Message, SessionError>)
     }
 
+    /// Statistics for diagnostics: requests sent again because no response came in time.
+    public private(set) var retransmissions = 0
+
     /// A session over `transport`. Call ``start(clientName:)`` before anything else.
+    ///
+    /// - Parameter retransmitInterval: a request still unanswered after this long is sent again
+    ///   with the same id, until its timeout. The module runs it at most once and repeats its
+    ///   answer (PROTOCOL.md §9.2), so a lost packet costs a delay, not the request.
     public init(
         transport: any Transport,
         dialect: any Dialect = UnleashedV1(),
         clock: any Clock<Duration> = ContinuousClock(),
-        requestTimeout: Duration = .seconds(3)
+        requestTimeout: Duration = .seconds(3),
+        retransmitInterval: Duration = .seconds(1)
     ) throws(SessionError) {
         self.transport = transport
         self.dialect = dialect
         self.clock = clock
         self.requestTimeout = requestTimeout
+        self.retransmitInterval = retransmitInterval
         do {
             receiver = try dialect.makeReceiver(mtu: transport.mtu)
         } catch {
@@ -167,7 +177,7 @@ public actor ModuleSession {
             throw .invalidRequest(error)
         }
         let limit = timeout ?? requestTimeout
-        pending[id] = .sending(timer: startTimer(id: id, opcode: opcode, after: limit))
+        pending[id] = .sending(timer: startTimer(id: id, opcode: opcode, after: limit, resending: packets))
         do {
             try await transport.send(packets)
         } catch {
@@ -189,15 +199,33 @@ public actor ModuleSession {
         return lastID
     }
 
-    private func startTimer(id: UInt16, opcode: Opcode, after limit: Duration) -> Task<Void, Never> {
-        let clock = clock
+    /// Sends `packets` again every `retransmitInterval` until the request is settled, and times
+    /// it out after `limit`.
+    private func startTimer(id: UInt16, opcode: Opcode, after limit: Duration, resending packets: [[UInt8]]) -> Task<Void, Never> {
+        let (clock, interval) = (clock, retransmitInterval)
         return Task { [weak self] in
-            do {
-                try await clock.sleep(for: limit)
-            } catch {
-                return
+            var waited = Duration.zero
+            while waited < limit {
+                let step = min(interval, limit - waited)
+                do {
+                    try await clock.sleep(for: step)
+                } catch {
+                    return
+                }
+                waited += step
+                if waited < limit { await self?.resend(id, packets) }
             }
             await self?.finish(id, with: .failure(.timedOut(opcode, after: limit)))
+        }
+    }
+
+    private func resend(_ id: UInt16, _ packets: [[UInt8]]) async {
+        switch pending[id] {
+        case .sending?, .waiting?:
+            retransmissions += 1
+            try? await transport.send(packets)
+        case .finished?, nil:
+            return
         }
     }
 
