@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test fuzz bench clean
+.PHONY: setup build demo test vectors fuzz bench clean
 
 setup:
 	scripts/setup
@@ -18,9 +18,15 @@ demo: build
 	scripts/demo
 
 test: setup
+	python3 Protocol/tools/make_vectors.py --check
 	swift build --build-tests
 	swift test
 	scripts/fuzz $(FUZZ_SECONDS)
+
+# Regenerates Protocol/vectors from Protocol/tools/make_vectors.py (an implementation of
+# PROTOCOL.md independent of the Swift codec).
+vectors:
+	python3 Protocol/tools/make_vectors.py
 
 fuzz: setup
 	scripts/fuzz $(FUZZ_SECONDS)

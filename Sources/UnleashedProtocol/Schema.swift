@@ -75,7 +75,7 @@ enum Schema {
         .halfPress: [.optional(.hold)],
         .bulbStart: [.required(.duration)],
         .setTime: [.required(.utcTime), .required(.utcOffset)],
-        .geotag: [.required(.latitude), .required(.longitude), .optional(.altitude), .required(.utcTime)],
+        .geotag: [.required(.utcTime), .required(.latitude), .required(.longitude), .optional(.altitude)],
     ]
 
     static let okResponses: [Opcode: [FieldRule]] = [
