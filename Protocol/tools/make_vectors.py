@@ -118,6 +118,8 @@ RANGES = {  # inclusive value ranges from section 5.2
     "cameraBattery": (0, 100),
     "meteredEV": (-1440, 1440),
     "duration": (0, 86_400_000),
+    "cameraTime": (0, 2**53 - 1),
+    "utcTime": (0, 2**53 - 1),
     "utcOffset": (-720, 840),
     "latitude": (-900_000_000, 900_000_000),
     "longitude": (-1_800_000_000, 1_800_000_000),
@@ -1306,6 +1308,9 @@ def build_invalid():
     invalid(f, "invalid-value-utcOffset", 247,
             one(env(1, 318, 0x20) + tlv(0x34, bytes(8))
                 + tlv(0x35, (841).to_bytes(2, "big"))), "invalidValue")
+    invalid(f, "invalid-value-utcTime-beyond-2-pow-53", 247,
+            one(env(1, 319, 0x20) + tlv(0x34, (2**53).to_bytes(8, "big"))
+                + tlv(0x35, (0).to_bytes(2, "big"))), "invalidValue")
     invalid(f, "invalid-value-duration-over-24h", 247,
             one(env(3, 55, 0x88) + tlv(0x32, u32(86_400_001))), "invalidValue")
     invalid(f, "invalid-value-meteredEV", 247,

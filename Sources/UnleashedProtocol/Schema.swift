@@ -18,6 +18,8 @@ struct FieldRule: Sendable {
 /// The field registry (PROTOCOL.md §5.2) and the message tables (§1.1, §7, §8): every rule about
 /// which field a message carries lives here.
 enum Schema {
+    /// Times are at most 2^53 - 1 ms so that the JSON form's doubles hold them exactly (PROTOCOL.md §5.2).
+    static let maximumTime: UInt64 = (1 << 53) - 1
     static let registry: [FieldTag: FieldSpec] = {
         let specs: [FieldSpec] = [
             FieldSpec(.protocolVersion, get: { $0.protocolVersion }, set: { $0.protocolVersion = $1 }, .integer(1...UInt8.max)),
@@ -50,8 +52,8 @@ enum Schema {
             FieldSpec(.focusResult, get: { $0.focusResult }, set: { $0.focusResult = $1 }, .enumeration),
             FieldSpec(.hold, get: { $0.hold }, set: { $0.hold = $1 }, .bool),
             FieldSpec(.duration, get: { $0.duration }, set: { $0.duration = $1 }, .integer(0...86_400_000)),
-            FieldSpec(.cameraTime, get: { $0.cameraTime }, set: { $0.cameraTime = $1 }, .integer()),
-            FieldSpec(.utcTime, get: { $0.utcTime }, set: { $0.utcTime = $1 }, .integer()),
+            FieldSpec(.cameraTime, get: { $0.cameraTime }, set: { $0.cameraTime = $1 }, .integer(0...maximumTime)),
+            FieldSpec(.utcTime, get: { $0.utcTime }, set: { $0.utcTime = $1 }, .integer(0...maximumTime)),
             FieldSpec(.utcOffset, get: { $0.utcOffset }, set: { $0.utcOffset = $1 }, .integer(-720...840)),
             FieldSpec(.latitude, get: { $0.latitude }, set: { $0.latitude = $1 }, .integer(-900_000_000...900_000_000)),
             FieldSpec(.longitude, get: { $0.longitude }, set: { $0.longitude = $1 }, .integer(-1_800_000_000...1_800_000_000)),

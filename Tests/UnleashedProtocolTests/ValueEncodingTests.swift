@@ -90,13 +90,22 @@ struct ValueEncodingTests {
         #expect(ModuleAdvertisement(manufacturerData: [0x01]) == nil)
     }
 
-    @Test("64-bit times survive the wire at their extremes")
+    @Test("times survive the wire and the JSON form at their extremes; beyond 2^53 ms they are refused")
     func wideIntegers() throws {
-        let message = Message(.request(.setTime), id: 1, fields: Fields {
-            $0.utcTime = .max
-            $0.utcOffset = -720
-        })
-        #expect(try Message(decoding: message.encoded()) == message)
+        for time: UInt64 in [0, Schema.maximumTime] {
+            let message = Message(.request(.setTime), id: 1, fields: Fields {
+                $0.utcTime = time
+                $0.utcOffset = -720
+            })
+            #expect(try Message(decoding: message.encoded()) == message)
+            #expect(try Message(json: message.json) == message)
+        }
+        #expect(throws: MessageEncodingError.self) {
+            try Message(.request(.setTime), id: 1, fields: Fields {
+                $0.utcTime = Schema.maximumTime + 1
+                $0.utcOffset = 0
+            }).encoded()
+        }
     }
 
     @Test("encoding refuses messages that break their table")
