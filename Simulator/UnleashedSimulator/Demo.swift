@@ -58,11 +58,30 @@ public enum DemoError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Demo mode: a simulated module and camera in this process, reached over an in-memory link
-/// through the same session and codec as a real module.
+/// How demo mode is set up: `--demo-profile`, `--demo-seed`, `--demo-faults`.
+public struct DemoOptions: Sendable {
+    /// The camera body to simulate; nil keeps the one in the state file (or the first profile).
+    public var profile: CameraProfile?
+    /// Makes faults and reconnect jitter repeatable.
+    public var seed: UInt64
+    /// What the simulated radio does wrong.
+    public var faults: LinkFaults
+    public var mtu: Int
+
+    public init(profile: CameraProfile? = nil, seed: UInt64 = 1, faults: LinkFaults = LinkFaults(), mtu: Int = 185) {
+        self.profile = profile
+        self.seed = seed
+        self.faults = faults
+        self.mtu = mtu
+    }
+}
+
+/// Demo mode: a simulated module and camera in this process, reached through a simulated radio
+/// by the same connection, session and codec as a real module.
 public struct Demo: Sendable {
     public let camera: ModuleCamera
     public let module: VirtualModule
+    public let radio: SimulatedRadio
     public let stateFile: URL?
 
     /// Where the demo camera's state lives unless told otherwise: `$UNLEASHED_DEMO_STATE`, else
@@ -76,19 +95,14 @@ public struct Demo: Sendable {
 
     /// Starts the simulated module, restoring its camera from `stateFile` when there is one, and
     /// connects to it.
-    public static func start(stateFile: URL?, profile: CameraProfile = .nikonLike, mtu: Int = 247) async throws(DemoError) -> Demo {
-        let camera = try loadCamera(from: stateFile, default: profile)
+    public static func start(stateFile: URL?, options: DemoOptions = DemoOptions()) async throws(DemoError) -> Demo {
+        let camera = try loadCamera(from: stateFile, profile: options.profile)
         let module = VirtualModule(camera: camera)
-        let link = InMemoryLink(mtu: mtu)
-        await module.serve(link.peripheral)
+        let radio = SimulatedRadio(module: module, mtu: options.mtu, faults: options.faults, seed: options.seed)
+        let connection = ModuleConnection(provider: radio, seed: options.seed)
         do throws(CameraError) {
-            let session: ModuleSession
-            do {
-                session = try ModuleSession(transport: link.central)
-            } catch {
-                throw .session(error)
-            }
-            return Demo(camera: try await ModuleCamera(session: session), module: module, stateFile: stateFile)
+            let camera = try await ModuleCamera(connection: connection, name: module.info.serialNumber)
+            return Demo(camera: camera, module: module, radio: radio, stateFile: stateFile)
         } catch {
             throw .camera(error)
         }
@@ -109,16 +123,18 @@ public struct Demo: Sendable {
         }
     }
 
-    private static func loadCamera(from stateFile: URL?, default profile: CameraProfile) throws(DemoError) -> VirtualCamera {
-        guard let stateFile, FileManager.default.fileExists(atPath: stateFile.path) else {
-            return VirtualCamera(profile: profile)
-        }
+    /// The saved camera, or a new one; asking for a different body than the saved one starts a
+    /// new camera of that body.
+    private static func loadCamera(from stateFile: URL?, profile: CameraProfile?) throws(DemoError) -> VirtualCamera {
+        let fresh = VirtualCamera(profile: profile ?? CameraProfile.all[0])
+        guard let stateFile, FileManager.default.fileExists(atPath: stateFile.path) else { return fresh }
         let state: DemoCameraState
         do {
             state = try JSONDecoder().decode(DemoCameraState.self, from: Data(contentsOf: stateFile))
         } catch {
             throw .unreadableState(path: stateFile.path, reason: String(describing: error))
         }
+        if let profile, profile.id != state.profile { return fresh }
         return try VirtualCamera(restoring: state)
     }
 }

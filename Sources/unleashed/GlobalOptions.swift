@@ -82,4 +82,6 @@ enum ExitStatus: Int32 {
     case unavailable = 69
     case software = 70
     case temporary = 75
+    /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+    case interrupted = 130
 }

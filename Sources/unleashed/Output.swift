@@ -16,19 +16,23 @@ enum Output {
         switch error {
         case .unknownSetting: ("unknownSetting", .usage)
         case .unreadableValue: ("unreadableValue", .usage)
+        case .invalidArgument: ("invalidArgument", .usage)
         case .settingNotOffered: ("settingNotOffered", .refused)
         case .readOnly: ("readOnly", .refused)
         case .valueNotOffered: ("valueNotOffered", .refused)
+        case .notInBulbMode: ("notInBulbMode", .refused)
+        case .unsupported: ("unsupported", .refused)
+        case .refused(_, .busy, _): ("busy", .temporary)
+        case .refused(_, let status, _): (status.name ?? "refused", .refused)
         case .shotNotReported: ("shotNotReported", .unavailable)
+        case .timedOut: ("timedOut", .unavailable)
+        case .notConnected: ("notConnected", .unavailable)
+        case .cancelled: ("cancelled", .interrupted)
         case .session(let sessionError):
             switch sessionError {
-            case .refused(_, .busy, _): ("busy", .temporary)
-            case .refused(_, let status, _): (status.name ?? "refused", .refused)
-            case .timedOut: ("timedOut", .unavailable)
             case .versionMismatch: ("versionMismatch", .unavailable)
-            case .disconnected: ("disconnected", .unavailable)
-            case .transport: ("transport", .unavailable)
             case .invalidRequest: ("invalidRequest", .software)
+            default: ("link", .unavailable)
             }
         }
     }
@@ -44,4 +48,38 @@ enum Output {
     static func ev(_ stops: ExposureStops) -> String { stops.text }
 
     static func percent(_ value: Int?) -> String { value.map { "\($0)%" } ?? "unknown" }
+
+    /// `1.250 s`, `1:02:03.5`: a running clock for exposures and video.
+    static func clock(_ duration: Duration) -> String {
+        let tenths = max(duration.wholeMilliseconds, 0) / 100
+        let (hours, minutes, seconds) = (tenths / 36_000, tenths / 600 % 60, tenths / 10 % 60)
+        let fraction = tenths % 10
+        return hours > 0
+            ? String(format: "%d:%02d:%02d.%d", hours, minutes, seconds, fraction)
+            : String(format: "%02d:%02d.%d", minutes, seconds, fraction)
+    }
+
+    /// Colour for people reading a terminal; plain text for pipes, files and `NO_COLOR`.
+    static let style = TextStyle(enabled: isatty(STDOUT_FILENO) == 1
+        && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        && ProcessInfo.processInfo.environment["TERM"] != "dumb")
+
+    /// Writes a line to standard error (progress and messages that are not the result).
+    static func note(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// ANSI colours, applied only when ``enabled``.
+struct TextStyle {
+    enum Colour: String {
+        case plain = "", red = "31", green = "32", yellow = "33", dim = "2"
+    }
+
+    let enabled: Bool
+
+    func paint(_ text: String, _ colour: Colour) -> String {
+        guard enabled, colour != .plain else { return text }
+        return "\u{1B}[\(colour.rawValue)m\(text)\u{1B}[0m"
+    }
 }

@@ -5,7 +5,11 @@ import UnleashedProtocol
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the module, the camera, its card and its main settings."
+        abstract: "Show the link, the module, the camera, its card and its main settings.",
+        discussion: """
+            The first line is a status bar: link, module battery, camera battery, shots left on \
+            the card and the metered EV. The lines after it give the details.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
@@ -19,7 +23,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
     }
 
-    private func json(_ identity: ModuleIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor]) -> JSONValue {
+    private func json(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor]) -> JSONValue {
         var cameraMembers: [String: JSONValue] = [
             "model": identity.cameraModel.map(JSONValue.string) ?? .null,
             "power": .string(status.cameraPower.description),
@@ -30,28 +34,43 @@ struct StatusCommand: AsyncParsableCommand {
         cameraMembers["shotsRemaining"] = status.shotsRemaining.map { .integer(Int64($0)) }
         cameraMembers["exposureMode"] = status.exposureMode.map { .string($0.description) }
         cameraMembers["meteredEV"] = status.meteredEV.map { .string($0.text) }
+        var moduleMembers: [String: JSONValue] = [
+            "name": .string(identity.name),
+            "capabilities": .array(identity.capabilities.names.map(JSONValue.string)),
+            "shotCounter": .integer(Int64(status.shotCounter)),
+        ]
+        moduleMembers["firmware"] = identity.firmwareVersion.map(JSONValue.string)
+        moduleMembers["protocolVersion"] = identity.protocolVersion.map { .integer(Int64($0)) }
+        moduleMembers["battery"] = status.moduleBattery.map { .integer(Int64($0)) }
         return [
-            "module": [
-                "firmware": .string(identity.firmwareVersion),
-                "protocolVersion": .integer(Int64(identity.protocolVersion)),
-                "battery": .integer(Int64(status.moduleBattery)),
-                "capabilities": .array(identity.capabilities.names.map(JSONValue.string)),
-                "shotCounter": .integer(Int64(status.shotCounter)),
-            ],
+            "connection": .string(status.connection.phase.rawValue),
+            "module": .object(moduleMembers),
             "camera": .object(cameraMembers),
             "settings": .object(Dictionary(uniqueKeysWithValues: settings.map { ($0.setting.userName, JSONValue.string($0.value.text)) })),
         ]
     }
 
-    private func human(_ identity: ModuleIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor]) -> String {
+    private func human(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor]) -> String {
+        let style = Output.style
+        let linkUp = status.connection == .ready
+        var bar = [
+            style.paint(linkUp ? "● connected" : "○ \(status.connection)", linkUp ? .green : .red),
+            "module \(Output.percent(status.moduleBattery))",
+            "camera \(status.cameraPower == .on ? Output.percent(status.cameraBattery) : status.cameraPower.description)",
+        ]
+        if let left = status.shotsRemaining {
+            bar.append(style.paint("\(left) shots left", status.storage == .full ? .red : .plain))
+        }
+        if let ev = status.meteredEV { bar.append("EV \(Output.ev(ev))") }
         var lines = [
-            "Module    firmware \(identity.firmwareVersion), protocol v\(identity.protocolVersion), battery \(status.moduleBattery)%, "
-                + "\(status.shotCounter) shots triggered",
+            bar.joined(separator: "  "),
+            "Module    \(identity.name), firmware \(identity.firmwareVersion ?? "unknown"), protocol v\(identity.protocolVersion.map(String.init) ?? "?"), "
+                + "battery \(Output.percent(status.moduleBattery)), \(status.shotCounter) shots triggered",
             "Camera    \(identity.cameraModel ?? "none attached"), \(status.cameraPower), battery \(Output.percent(status.cameraBattery))"
                 + (status.busy ? ", busy" : ", ready"),
         ]
         if let storage = status.storage {
-            lines.append("Card      \(storage)" + (status.shotsRemaining.map { ", \($0) shots remaining" } ?? ""))
+            lines.append("Card      \(storage)" + (status.shotsRemaining.map { ", \($0) shots left" } ?? ""))
         }
         if let mode = status.exposureMode {
             lines.append("Exposure  \(mode)" + (status.meteredEV.map { ", metered EV \(Output.ev($0))" } ?? ""))

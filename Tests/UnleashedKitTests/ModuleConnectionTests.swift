@@ -17,10 +17,13 @@ final class ConnectionRig: Sendable {
                                          keepAliveInterval: .seconds(2), linkLossTimeout: .seconds(6))
 
     init(camera: VirtualCamera = VirtualCamera(profile: .nikonLike), faults: LinkFaults = LinkFaults(),
-         policy: ReconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(8)), seed: UInt64 = 1) {
+         policy: ReconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(8)), seed: UInt64 = 1,
+         recordsStates: Bool = true) {
         module = VirtualModule(camera: camera, clock: clock, utcNow: { 1_700_000_000_000 })
         radio = SimulatedRadio(module: module, faults: faults, seed: seed, clock: clock)
         connection = ModuleConnection(provider: radio, policy: policy, timing: Self.timing, clock: clock, seed: seed)
+        // The connection's events have one consumer: a camera on this rig takes them instead.
+        guard recordsStates else { return }
         let events = connection.events
         Task { [weak self] in
             for await event in events {

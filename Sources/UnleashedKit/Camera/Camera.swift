@@ -1,0 +1,302 @@
+public import UnleashedProtocol
+
+/// The operations every camera backend offers: the Unleashed module now, a USB-tethered camera
+/// through libgphoto2 later. Commands, the intervalometer and the daemon are written against
+/// this protocol only.
+///
+/// Each operation either succeeds or throws a ``CameraError`` that says why, in words a person
+/// can act on; none hangs: each has a time limit.
+public protocol Camera: Actor {
+    /// What the camera (and the module, if any) said about itself when it connected.
+    nonisolated var identity: CameraIdentity { get }
+
+    /// A new subscription to the camera's events, starting now. Each call gives an independent
+    /// stream; it ends when the camera is closed.
+    func events() -> AsyncStream<CameraEvent>
+
+    /// The state of the camera and its link now.
+    func status() async throws(CameraError) -> CameraStatus
+
+    /// Every setting with the values the camera offers now.
+    func settings() async throws(CameraError) -> [SettingDescriptor]
+
+    /// One setting's value now.
+    func value(of setting: SettingID) async throws(CameraError) -> SettingValue
+
+    /// Changes a setting after checking that the camera offers the value; returns the value in
+    /// effect.
+    func set(_ value: SettingValue) async throws(CameraError) -> SettingValue
+
+    /// Presses the shutter button half-way and waits for focus; with `hold`, keeps it pressed
+    /// until ``release()``.
+    func focus(hold: Bool) async throws(CameraError) -> FocusResult
+
+    /// Releases every button held by ``focus(hold:)``.
+    func release() async throws(CameraError)
+
+    /// Takes one picture at the camera's shutter speed and waits until the camera reports it.
+    func shoot() async throws(CameraError) -> Shot
+
+    /// Takes one bulb exposure of `duration`. The shutter is closed however this ends: at the
+    /// deadline, when the calling task is cancelled, on an error, or when the link drops.
+    func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure
+
+    /// Starts recording video.
+    func startVideo() async throws(CameraError)
+
+    /// Stops recording video; returns the length of the clip.
+    func stopVideo() async throws(CameraError) -> Duration
+
+    /// Sets the camera's clock.
+    func setTime(_ time: WallTime) async throws(CameraError)
+
+    /// Gives the camera the position to record in the pictures that follow.
+    func geotag(_ position: GeoPosition) async throws(CameraError)
+
+    /// Ends the connection; the event streams finish.
+    func close() async
+}
+
+/// Who answered: the module and the camera behind it.
+public struct CameraIdentity: Hashable, Sendable {
+    /// The backend's name for the device, e.g. the module's serial number.
+    public var name: String
+    public var firmwareVersion: String?
+    public var protocolVersion: UInt8?
+    /// What the device can do; operations it cannot do fail with ``CameraError/unsupported(_:)``.
+    public var capabilities: Capabilities
+    /// Nil when no camera is attached.
+    public var cameraModel: String?
+
+    public init(name: String, firmwareVersion: String? = nil, protocolVersion: UInt8? = nil,
+                capabilities: Capabilities, cameraModel: String?) {
+        self.name = name
+        self.firmwareVersion = firmwareVersion
+        self.protocolVersion = protocolVersion
+        self.capabilities = capabilities
+        self.cameraModel = cameraModel
+    }
+}
+
+/// A snapshot of the module and its camera.
+public struct CameraStatus: Hashable, Sendable {
+    /// The link to the module when the snapshot was taken.
+    public var connection: ConnectionState
+    public var moduleBattery: Int?
+    public var cameraBattery: Int?
+    public var storage: StorageState?
+    public var shotsRemaining: Int?
+    public var cameraPower: CameraPower
+    public var exposureMode: ExposureMode?
+    public var meteredEV: ExposureStops?
+    public var busy: Bool
+    public var shotCounter: Int
+
+    public init(connection: ConnectionState, moduleBattery: Int?, cameraBattery: Int?, storage: StorageState?,
+                shotsRemaining: Int?, cameraPower: CameraPower, exposureMode: ExposureMode?,
+                meteredEV: ExposureStops?, busy: Bool, shotCounter: Int) {
+        self.connection = connection
+        self.moduleBattery = moduleBattery
+        self.cameraBattery = cameraBattery
+        self.storage = storage
+        self.shotsRemaining = shotsRemaining
+        self.cameraPower = cameraPower
+        self.exposureMode = exposureMode
+        self.meteredEV = meteredEV
+        self.busy = busy
+        self.shotCounter = shotCounter
+    }
+}
+
+/// A picture the camera reported taken.
+public struct Shot: Hashable, Sendable {
+    /// The camera's count of pictures taken through the module, this one included.
+    public var counter: Int
+    /// From sending the trigger to learning the picture was taken, measured on this host.
+    public var latency: Duration
+    /// The camera's clock at the shot, if it told.
+    public var cameraTime: UInt64?
+    /// True when the camera's report was lost and the shot was confirmed from its counter
+    /// instead; ``latency`` then overstates the camera's time.
+    public var confirmedByCounter: Bool
+
+    public init(counter: Int, latency: Duration, cameraTime: UInt64? = nil, confirmedByCounter: Bool = false) {
+        self.counter = counter
+        self.latency = latency
+        self.cameraTime = cameraTime
+        self.confirmedByCounter = confirmedByCounter
+    }
+}
+
+/// A bulb exposure that ended.
+public struct BulbExposure: Hashable, Sendable {
+    /// The shot it produced.
+    public var shot: Shot
+    /// How long the shutter was open, as the module measured it (nil when the module's report
+    /// was lost).
+    public var exposed: Duration?
+    /// How the exposure ended.
+    public var ending: Ending
+
+    public enum Ending: String, Hashable, Sendable {
+        /// The module closed the shutter at the deadline.
+        case deadline
+        /// The caller stopped early (its task was cancelled) and the shutter was closed then.
+        case stoppedEarly
+    }
+
+    public init(shot: Shot, exposed: Duration?, ending: Ending) {
+        self.shot = shot
+        self.exposed = exposed
+        self.ending = ending
+    }
+}
+
+/// A moment on the wall clock with the local offset, for setting a camera's clock.
+public struct WallTime: Hashable, Sendable {
+    /// Milliseconds since the Unix epoch, UTC.
+    public var unixMilliseconds: UInt64
+    /// Minutes east of UTC, -720...840.
+    public var utcOffsetMinutes: Int
+
+    public init(unixMilliseconds: UInt64, utcOffsetMinutes: Int) {
+        self.unixMilliseconds = unixMilliseconds
+        self.utcOffsetMinutes = utcOffsetMinutes
+    }
+}
+
+/// A position to record in pictures (WGS 84).
+public struct GeoPosition: Hashable, Sendable {
+    /// Degrees north, -90...90.
+    public var latitude: Double
+    /// Degrees east, -180...180.
+    public var longitude: Double
+    /// Metres above mean sea level, -1 000 000...1 000 000.
+    public var altitude: Double?
+    /// When the fix was taken, milliseconds since the Unix epoch (UTC).
+    public var fixTime: UInt64
+
+    public init(latitude: Double, longitude: Double, altitude: Double? = nil, fixTime: UInt64) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.fixTime = fixTime
+    }
+
+    /// Why the position cannot be sent, or nil when it can.
+    public var problem: String? {
+        if !(latitude.isFinite && (-90...90).contains(latitude)) { return "latitude must be between -90 and 90 degrees" }
+        if !(longitude.isFinite && (-180...180).contains(longitude)) { return "longitude must be between -180 and 180 degrees" }
+        if let altitude, !(altitude.isFinite && (-1_000_000...1_000_000).contains(altitude)) {
+            return "altitude must be between -1000000 and 1000000 metres"
+        }
+        return nil
+    }
+}
+
+/// Something the camera or its link reported.
+public enum CameraEvent: Hashable, Sendable {
+    /// The link to the module changed state.
+    case connection(ConnectionState)
+    case shotCompleted(counter: Int, cameraTime: UInt64?)
+    case settingChanged(SettingValue)
+    case battery(module: Int, camera: Int?)
+    case storage(StorageState, shotsRemaining: Int?)
+    case cameraPower(CameraPower)
+    case busy(Bool)
+    case meteredEV(ExposureStops)
+    /// The module closed a bulb exposure at its deadline.
+    case bulbDeadlineFired(Duration)
+    /// Something failed outside any request.
+    case error(StatusCode, message: String?)
+    /// Events were lost on the way; the state they carried is re-read when it matters.
+    case missedEvents(Int)
+}
+
+/// Why a camera operation failed, worded for the person who asked.
+public enum CameraError: Error, Hashable, Sendable {
+    case unknownSetting(String)
+    case unreadableValue(SettingID, String)
+    case settingNotOffered(SettingID)
+    case readOnly(SettingID)
+    case valueNotOffered(SettingValue, nearest: [SettingValue], offered: [SettingValue])
+    /// An argument checked before anything was sent.
+    case invalidArgument(String)
+    /// The device cannot do this at all.
+    case unsupported(String)
+    /// Bulb exposures need the shutter speed set to bulb.
+    case notInBulbMode(current: SettingValue?)
+    /// The camera refused: busy, off, card full, not attached, …
+    case refused(Opcode, StatusCode, message: String?)
+    /// No answer in time; the operation may or may not have run.
+    case timedOut(Opcode, after: Duration)
+    /// The camera accepted the trigger but no picture was confirmed.
+    case shotNotReported(after: Duration)
+    /// The module could not be reached (or was lost and not regained in time).
+    case notConnected(String)
+    /// The operation was stopped by its caller.
+    case cancelled
+    /// A failure below the camera API that fits none of the above.
+    case session(SessionError)
+}
+
+extension CameraError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unknownSetting(let name):
+            "there is no setting called '\(name)'; settings are: \(SettingID.userNames.joined(separator: ", "))"
+        case .unreadableValue(let setting, let text):
+            "'\(text)' is not a \(setting.displayName) value; write it like \(setting.valueExample)"
+        case .settingNotOffered(let setting):
+            "this camera has no \(setting.displayName) setting"
+        case .readOnly(let setting):
+            "this camera reports \(setting.displayName) but does not let it be changed"
+        case .valueNotOffered(let value, let nearest, let offered):
+            "\(value.setting.displayName) \(value.text) is not offered by this camera; "
+                + (nearest.isEmpty
+                    ? "it offers: \(offered.map(\.text).joined(separator: ", "))"
+                    : "nearest: \(nearest.map(\.text).joined(separator: ", "))")
+        case .invalidArgument(let why):
+            why
+        case .unsupported(let what):
+            "\(what) is not supported by this module"
+        case .notInBulbMode(let current):
+            "a bulb exposure needs the shutter speed set to bulb (it is \(current?.text ?? "unknown")); "
+                + "run: unleashed settings set shutter-speed bulb"
+        case .refused(let opcode, let status, let message):
+            Self.refusal(opcode, status) + (message.map { " (the module said: \($0))" } ?? "")
+        case .timedOut(let opcode, let after):
+            "the module did not answer \(opcode) within \(after.shortDescription); it may or may not have run"
+        case .shotNotReported(let after):
+            "the camera accepted the trigger but no picture was confirmed within \(after.shortDescription)"
+        case .notConnected(let why):
+            "the module is not connected: \(why)"
+        case .cancelled:
+            "stopped before it finished"
+        case .session(let error):
+            error.description
+        }
+    }
+
+    private static func refusal(_ opcode: Opcode, _ status: StatusCode) -> String {
+        switch status {
+        case .busy: "the camera is busy; try again in a moment"
+        case .cameraOff: "the camera is off or asleep; switch it on or half-press the shutter button to wake it"
+        case .cardFull: "the memory card is full"
+        case .cameraNotAttached: "no camera is attached to the module"
+        case .notSupported: "the module does not support \(opcode) now"
+        case .invalidArgument: "the module refused \(opcode) as invalid"
+        default: "the module refused \(opcode): \(status)"
+        }
+    }
+
+    /// Sorts a session failure into the case a caller acts on.
+    public init(_ error: SessionError) {
+        switch error {
+        case .refused(let opcode, let status, let message): self = .refused(opcode, status, message: message)
+        case .timedOut(let opcode, let after): self = .timedOut(opcode, after: after)
+        case .disconnected(let reason): self = .notConnected(reason)
+        default: self = .session(error)
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Clocks
+import Synchronization
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+/// Runs `operation` while moving the rig's test clock on, so that anything waiting on the clock
+/// makes progress; returns the operation's result.
+func drive<T: Sendable>(_ rig: ConnectionRig, limit: Duration = .seconds(600), step: Duration = .milliseconds(20),
+                        _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let finished = Mutex(false)
+    let task = Task {
+        defer { finished.withLock { $0 = true } }
+        return try await operation()
+    }
+    let done = await rig.advance(until: { finished.withLock { $0 } }, step: step, limit: limit)
+    if !done { task.cancel() }
+    try #require(done, "still running after \(limit) of simulated time")
+    return try await task.value
+}
+
+extension ConnectionRig {
+    /// A camera on this rig's connection, connected.
+    func camera(timing: ModuleCameraTiming = ModuleCameraTiming()) async throws -> ModuleCamera {
+        let (connection, clock) = (connection, clock)
+        return try await drive(self) { try await ModuleCamera(connection: connection, clock: clock, timing: timing) }
+    }
+}
+
+/// What became of one trigger.
+enum ShotOutcome: Sendable {
+    case taken(Shot)
+    case failed(CameraError)
+}
+
+@Suite("Camera API over the connection, on a test clock", .timeLimit(.minutes(3)))
+struct ModuleCameraTests {
+    @Test("status, settings and a shot on a clean link")
+    func basics() async throws {
+        let rig = ConnectionRig(recordsStates: false)
+        let camera = try await rig.camera()
+        #expect(camera.identity.cameraModel == CameraProfile.nikonLike.model)
+        let status = try await drive(rig) { try await camera.status() }
+        #expect(status.connection == .ready)
+        #expect(status.cameraPower == .on)
+        let shot = try await drive(rig) { try await camera.shoot() }
+        #expect(shot.counter == status.shotCounter + 1)
+        #expect(!shot.confirmedByCounter)
+        #expect(shot.latency >= CameraProfile.nikonLike.shutterLag)
+        let iso = try await drive(rig) { try await camera.set(SettingValue(setting: .iso, text: "800")!) }
+        #expect(iso.text == "800")
+        await #expect(throws: CameraError.self) {
+            try await drive(rig) { try await camera.set(SettingValue(setting: .iso, text: "12345")!) }
+        }
+        await camera.close()
+    }
+
+    @Test("a value the camera does not offer is refused with the nearest offered values, and nothing changes")
+    func valueNotOffered() async throws {
+        let rig = ConnectionRig(recordsStates: false)
+        let camera = try await rig.camera()
+        let wanted = try camera.parse("12345", for: .iso)
+        await #expect {
+            try await drive(rig) { try await camera.set(wanted) }
+        } throws: { error in
+            guard case .valueNotOffered(_, let nearest, _) = error as? CameraError else { return false }
+            return nearest.map(\.text) == ["12800", "10000"]
+                && String(describing: error) == "ISO 12345 is not offered by this camera; nearest: 12800, 10000"
+        }
+        #expect(await rig.module.camera.settings[.iso] == .iso(ISOSpeed(100)!))
+        await camera.close()
+    }
+
+    @Test("a shot at the bulb setting is refused, saying why")
+    func refusedShot() async throws {
+        let rig = ConnectionRig(recordsStates: false)
+        let camera = try await rig.camera()
+        _ = try await drive(rig) { try await camera.set(.shutterSpeed(.bulb)) }
+        await #expect {
+            try await drive(rig) { try await camera.shoot() }
+        } throws: { error in
+            guard case .refused(.shoot, .invalidArgument, let message) = error as? CameraError else { return false }
+            return message?.contains("bulb") == true
+        }
+        await camera.close()
+    }
+
+    @Test("every subscriber sees the link state and module events")
+    func eventStreams() async throws {
+        let rig = ConnectionRig(recordsStates: false)
+        let camera = try await rig.camera()
+        let collectors = [await camera.events(), await camera.events()].map { stream in
+            Task {
+                var events: [CameraEvent] = []
+                for await event in stream { events.append(event) }
+                return events
+            }
+        }
+        _ = try await drive(rig) { try await camera.shoot() }
+        rig.radio.loseLink(for: .seconds(1))
+        #expect(await rig.advance(until: { await rig.state().phase == .reconnecting }, limit: .seconds(1)))
+        #expect(await rig.advance(until: { await rig.state() == .ready }, limit: .seconds(30)))
+        await rig.advance(by: .milliseconds(100))
+        await camera.close()
+        for collector in collectors {
+            let events = await collector.value
+            #expect(events.contains { if case .shotCompleted = $0 { true } else { false } })
+            #expect(events.contains { if case .connection(.reconnecting) = $0 { true } else { false } })
+            #expect(events.contains(.connection(.ready)))
+        }
+    }
+
+    @Test("500 shots under 5% drop, 1% corruption, reordering and a 10 s link loss: each one accounted for once")
+    func shotsUnderFaults() async throws {
+        let faults = LinkFaults(drop: 0.05, corrupt: 0.01, reorder: 0.02)
+        let rig = ConnectionRig(faults: faults, seed: 7, recordsStates: false)
+        let camera = try await rig.camera()
+        let events = await camera.events()
+        let sawReconnect = Task {
+            for await event in events {
+                if case .connection(.reconnecting) = event { return true }
+            }
+            return false
+        }
+        let startCounter = await rig.module.camera.shotCounter
+        let (radio, clock) = (rig.radio, rig.clock)
+        let outcomes = try await drive(rig, limit: .seconds(3600), step: .milliseconds(50)) {
+            var outcomes: [ShotOutcome] = []
+            for index in 0..<500 {
+                if index == 250 {
+                    // The link drops while this shot's shutter is open.
+                    Task {
+                        try await clock.sleep(for: .milliseconds(30))
+                        radio.loseLink(for: .seconds(10))
+                    }
+                }
+                do throws(CameraError) {
+                    outcomes.append(.taken(try await camera.shoot()))
+                } catch {
+                    outcomes.append(.failed(error))
+                }
+            }
+            return outcomes
+        }
+        #expect(outcomes.count == 500)
+        let shots: [Shot] = outcomes.compactMap { if case .taken(let shot) = $0 { shot } else { nil } }
+        let failures: [CameraError] = outcomes.compactMap { if case .failed(let error) = $0 { error } else { nil } }
+        let counters = shots.map(\.counter)
+        #expect(Set(counters).count == counters.count, "no picture reported twice")
+        #expect(counters == counters.sorted(), "pictures reported in the order taken")
+        let taken = Int(await rig.module.camera.shotCounter - startCounter)
+        // Every picture the camera took was reported, except where the trigger's fate could not
+        // be learned, and those failures say so.
+        let outcomeUnknown = failures.filter { (error: CameraError) in
+            switch error {
+            case .timedOut, .notConnected, .shotNotReported: true
+            default: false
+            }
+        }
+        #expect(taken >= shots.count)
+        #expect(taken - shots.count <= outcomeUnknown.count, "taken \(taken), reported \(shots.count), failures \(failures)")
+        #expect(shots.count >= 450, "most shots succeed despite the faults: \(shots.count); failures \(failures)")
+        #expect(shots.contains { $0.confirmedByCounter }, "lost reports were recovered from the counter")
+        await camera.close()
+        #expect(await sawReconnect.value)
+    }
+
+    @Test("an operation while the module is out of reach fails with notConnected after the wait")
+    func notConnected() async throws {
+        let rig = ConnectionRig(recordsStates: false)
+        let camera = try await rig.camera(timing: ModuleCameraTiming(reconnectWait: .seconds(5)))
+        rig.radio.loseLink(for: .seconds(600))
+        await #expect {
+            try await drive(rig) { try await camera.shoot() }
+        } throws: { error in
+            if case CameraError.notConnected = error { true } else { false }
+        }
+        await camera.close()
+    }
+}
