@@ -64,11 +64,11 @@ public struct DemoOptions: Sendable {
     public var profile: CameraProfile?
     /// Makes faults and reconnect jitter repeatable.
     public var seed: UInt64
-    /// What the simulated radio does wrong.
-    public var faults: LinkFaults
+    /// What the simulated radio does wrong, and when the module goes out of range.
+    public var faults: DemoFaults
     public var mtu: Int
 
-    public init(profile: CameraProfile? = nil, seed: UInt64 = 1, faults: LinkFaults = LinkFaults(), mtu: Int = 185) {
+    public init(profile: CameraProfile? = nil, seed: UInt64 = 1, faults: DemoFaults = DemoFaults(), mtu: Int = 185) {
         self.profile = profile
         self.seed = seed
         self.faults = faults
@@ -83,6 +83,7 @@ public struct Demo: Sendable {
     public let module: VirtualModule
     public let radio: SimulatedRadio
     public let stateFile: URL?
+    private let faultPlan: Task<Void, Never>
 
     /// Where the demo camera's state lives unless told otherwise: `$UNLEASHED_DEMO_STATE`, else
     /// `$XDG_STATE_HOME/unleashed/demo-camera.json`, else `~/.local/state/unleashed/demo-camera.json`.
@@ -98,18 +99,21 @@ public struct Demo: Sendable {
     public static func start(stateFile: URL?, options: DemoOptions = DemoOptions()) async throws(DemoError) -> Demo {
         let camera = try loadCamera(from: stateFile, profile: options.profile)
         let module = VirtualModule(camera: camera)
-        let radio = SimulatedRadio(module: module, mtu: options.mtu, faults: options.faults, seed: options.seed)
+        let radio = SimulatedRadio(module: module, mtu: options.mtu, faults: options.faults.link, seed: options.seed)
         let connection = ModuleConnection(provider: radio, seed: options.seed)
+        let faultPlan = options.faults.schedule(on: radio)
         do throws(CameraError) {
             let camera = try await ModuleCamera(connection: connection, name: module.info.serialNumber)
-            return Demo(camera: camera, module: module, radio: radio, stateFile: stateFile)
+            return Demo(camera: camera, module: module, radio: radio, stateFile: stateFile, faultPlan: faultPlan)
         } catch {
+            faultPlan.cancel()
             throw .camera(error)
         }
     }
 
     /// Saves the camera's state and ends the session.
     public func finish() async throws(DemoError) {
+        faultPlan.cancel()
         await camera.close()
         guard let stateFile else { return }
         let state = DemoCameraState(await module.camera)

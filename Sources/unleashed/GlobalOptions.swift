@@ -1,45 +1,95 @@
 import ArgumentParser
+import Dispatch
 import Foundation
+import Synchronization
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
 
 /// Options every command takes.
-struct GlobalOptions: ParsableArguments {
+struct GlobalOptions: ParsableArguments, Sendable {
     @Flag(help: "Use the built-in simulated module and camera (also UNLEASHED_DEMO=1).")
     var demo = false
 
-    @Flag(help: "Print one JSON object for scripts, errors included, instead of text.")
+    @Flag(help: "Print JSON for scripts, errors included, instead of text.")
     var json = false
+
+    @Option(name: .customLong("demo-profile"), help: ArgumentHelp(
+        "The simulated camera body: \(CameraProfile.all.map(\.id).joined(separator: ", ")).", valueName: "profile"))
+    var demoProfile: String?
+
+    @Option(name: .customLong("demo-seed"), help: ArgumentHelp(
+        "Makes the simulator's faults and timing repeatable.", valueName: "n"))
+    var demoSeed: UInt64 = 1
+
+    @Option(name: .customLong("demo-faults"), help: ArgumentHelp(
+        "Faults for the simulated radio and module, e.g. drop=0.05,linkloss=30s@2m (see docs/user-guide.md).",
+        valueName: "plan"))
+    var demoFaults: String?
 
     var demoMode: Bool {
         demo || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["UNLEASHED_DEMO"]?.lowercased() ?? "")
     }
 
-    /// Connects to the camera, runs `body`, and turns any failure into a message and exit status.
-    func withCamera(_ body: (ModuleCamera) async throws(CameraError) -> Void) async throws {
+    /// Connects to the camera, runs `body`, and turns any failure into a message and exit
+    /// status. Ctrl-C cancels `body` (which then ends what it started, e.g. closes a bulb
+    /// exposure); a second Ctrl-C exits at once.
+    func withCamera(_ body: @escaping @Sendable (ModuleCamera) async throws(CameraError) -> Void) async throws {
         guard demoMode else {
             throw fail(code: "noModule", "connecting to a real module over Bluetooth is not available in this version yet; "
                 + "run with --demo (or UNLEASHED_DEMO=1) to use the built-in simulator", status: .unavailable)
         }
+        let setup = try demoOptions()
         let demo: Demo
         do {
-            demo = try await Demo.start(stateFile: Demo.defaultStateFile())
+            demo = try await Demo.start(stateFile: Demo.defaultStateFile(), options: setup)
         } catch {
             throw fail(error)
         }
-        var failure: CameraError?
-        do {
-            try await body(demo.camera)
-        } catch {
-            failure = error
+        let work = Task { () async -> CameraError? in
+            do throws(CameraError) {
+                try await body(demo.camera)
+                return nil
+            } catch {
+                return error
+            }
         }
+        let interrupt = Interrupt { work.cancel() }
+        let failure = await work.value
+        interrupt.disarm()
         do {
             try await demo.finish()
         } catch {
             if failure == nil { throw fail(error) }
         }
         if let failure { throw fail(failure) }
+    }
+
+    private func demoOptions() throws(ExitCode) -> DemoOptions {
+        var options = DemoOptions(seed: demoSeed)
+        if let demoProfile {
+            guard let profile = CameraProfile.named(demoProfile) else {
+                throw fail(code: "usage", DemoError.unknownProfile(demoProfile).description, status: .usage)
+            }
+            options.profile = profile
+        }
+        if let demoFaults {
+            do {
+                options.faults = try DemoFaults(parsing: demoFaults)
+            } catch {
+                throw fail(code: "usage", "--demo-faults: \(error)", status: .usage)
+            }
+        }
+        return options
+    }
+
+    /// Reads a duration argument (`250ms`, `30s`, `1m30s`, `2h`), or fails with a usage error.
+    func duration(_ text: String, for what: String) throws(ExitCode) -> Duration {
+        guard let duration = parseDuration(text) else {
+            throw fail(code: "invalidDuration",
+                       "\(what): '\(text)' is not a duration; write it like 250ms, 30s, 1m30s or 2h", status: .usage)
+        }
+        return duration
     }
 
     /// Prints `value` as JSON or the text `human()` gives.
@@ -62,7 +112,7 @@ struct GlobalOptions: ParsableArguments {
         return fail(code: code, error.description, status: status, extra: extra)
     }
 
-    private func fail(code: String, _ message: String, status: ExitStatus, extra: [String: JSONValue] = [:]) -> ExitCode {
+    func fail(code: String, _ message: String, status: ExitStatus, extra: [String: JSONValue] = [:]) -> ExitCode {
         if json {
             var body = extra
             body["code"] = .string(code)
@@ -84,4 +134,26 @@ enum ExitStatus: Int32 {
     case temporary = 75
     /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
     case interrupted = 130
+}
+
+/// Ctrl-C while a command runs: the first cancels the command's work, the second exits.
+final class Interrupt {
+    private let source: any DispatchSourceSignal
+
+    init(_ onFirst: @escaping @Sendable () -> Void) {
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let count = Mutex(0)
+        source.setEventHandler {
+            let presses = count.withLock { $0 += 1; return $0 }
+            if presses == 1 { onFirst() } else { exit(ExitStatus.interrupted.rawValue) }
+        }
+        source.resume()
+        self.source = source
+    }
+
+    func disarm() {
+        source.cancel()
+        signal(SIGINT, SIG_DFL)
+    }
 }

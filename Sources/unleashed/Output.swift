@@ -21,6 +21,7 @@ enum Output {
         case .readOnly: ("readOnly", .refused)
         case .valueNotOffered: ("valueNotOffered", .refused)
         case .notInBulbMode: ("notInBulbMode", .refused)
+        case .focusFailed: ("focusFailed", .refused)
         case .unsupported: ("unsupported", .refused)
         case .refused(_, .busy, _): ("busy", .temporary)
         case .refused(_, let status, _): (status.name ?? "refused", .refused)

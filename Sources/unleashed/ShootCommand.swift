@@ -5,24 +5,55 @@ import UnleashedProtocol
 struct ShootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shoot",
-        abstract: "Take a picture and wait until the camera reports it.",
-        discussion: "Prints the shot counter and the time from trigger to the camera's report."
+        abstract: "Take pictures and wait until the camera reports each one.",
+        discussion: """
+            Prints each picture's shot counter, the time from trigger to the camera's report, and \
+            the camera's clock at the shot. With --count, pictures are taken one after another, \
+            each as soon as the camera is ready; with --json each is one line of JSON as it is \
+            taken. A failure stops the series; the pictures already taken have been printed.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
 
+    @Option(help: ArgumentHelp("How many pictures to take, one after another (1 to 10000).", valueName: "n"))
+    var count = 1
+
+    func validate() throws {
+        guard (1...10_000).contains(count) else { throw ValidationError("--count must be between 1 and 10000") }
+    }
+
     func run() async throws {
+        let (options, count) = (options, count)
         try await options.withCamera { camera throws(CameraError) in
-            let shot = try await camera.shoot()
-            var json: [String: JSONValue] = [
-                "counter": .integer(Int64(shot.counter)),
-                "latencyMs": .integer(shot.latency.wholeMilliseconds),
-            ]
-            json["cameraTime"] = shot.cameraTime.map { .string(Output.timestamp($0)) }
-            options.emit(.object(json)) {
-                "Shot \(shot.counter) taken, reported \(shot.latency.wholeMilliseconds) ms after the trigger"
-                    + (shot.cameraTime.map { " (camera time \(Output.timestamp($0)))" } ?? "")
+            for _ in 0..<count {
+                try Task.checkCancellation(or: .cancelled)
+                let shot = try await camera.shoot()
+                options.emit(Self.json(shot)) { Self.human(shot) }
             }
         }
+    }
+
+    static func json(_ shot: Shot) -> JSONValue {
+        var json: [String: JSONValue] = [
+            "counter": .integer(Int64(shot.counter)),
+            "latencyMs": .integer(shot.latency.wholeMilliseconds),
+        ]
+        json["cameraTime"] = shot.cameraTime.map { .string(Output.timestamp($0)) }
+        if shot.confirmedByCounter { json["confirmedByCounter"] = .bool(true) }
+        return .object(json)
+    }
+
+    static func human(_ shot: Shot) -> String {
+        "Shot \(shot.counter) taken, reported \(shot.latency.wholeMilliseconds) ms after the trigger"
+            + (shot.cameraTime.map { " (camera time \(Output.timestamp($0)))" } ?? "")
+            + (shot.confirmedByCounter ? " (report lost; confirmed from the shot counter)" : "")
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    /// Throws `error` when the current task was cancelled (Ctrl-C).
+    static func checkCancellation(or error: CameraError) throws(CameraError) {
+        if Task.isCancelled { throw error }
     }
 }

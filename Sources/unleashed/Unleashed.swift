@@ -7,7 +7,7 @@ struct Unleashed: AsyncParsableCommand {
         abstract: "Remote-control a camera through an Unleashed Bluetooth module.",
         discussion: """
             Without hardware, add --demo (or set UNLEASHED_DEMO=1) to use the built-in simulator: a \
-            simulated module and camera that speak the same protocol over an in-memory link. The \
+            simulated module and camera that speak the same protocol over a simulated radio. The \
             simulated camera keeps its settings and shot count between runs in \
             ~/.local/state/unleashed/demo-camera.json (or $UNLEASHED_DEMO_STATE).
 
@@ -20,8 +20,14 @@ struct Unleashed: AsyncParsableCommand {
               69  no module, or the link to it failed
               70  internal error
               75  the camera is busy; try again
+              130 stopped by Ctrl-C (what was started is ended: a bulb is closed, video stopped)
+
+            Durations are written like 250ms, 30s, 1m30s or 2h.
             """,
-        subcommands: [StatusCommand.self, SettingsCommand.self, ShootCommand.self]
+        subcommands: [
+            StatusCommand.self, WatchCommand.self, SettingsCommand.self, FocusCommand.self, ReleaseCommand.self,
+            ShootCommand.self, BulbCommand.self, VideoCommand.self, TimeCommand.self, GeotagCommand.self,
+        ]
     )
 
     @OptionGroup var options: GlobalOptions

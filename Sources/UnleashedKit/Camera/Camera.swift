@@ -224,6 +224,8 @@ public enum CameraError: Error, Hashable, Sendable {
     case invalidArgument(String)
     /// The device cannot do this at all.
     case unsupported(String)
+    /// The camera tried and could not find focus.
+    case focusFailed
     /// Bulb exposures need the shutter speed set to bulb.
     case notInBulbMode(current: SettingValue?)
     /// The camera refused: busy, off, card full, not attached, …
@@ -260,6 +262,8 @@ extension CameraError: CustomStringConvertible {
             why
         case .unsupported(let what):
             "\(what) is not supported by this module"
+        case .focusFailed:
+            "the camera could not focus; check the light and the lens, or focus manually"
         case .notInBulbMode(let current):
             "a bulb exposure needs the shutter speed set to bulb (it is \(current?.text ?? "unknown")); "
                 + "run: unleashed settings set shutter-speed bulb"

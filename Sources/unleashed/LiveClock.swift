@@ -1,0 +1,30 @@
+import Foundation
+
+/// A running clock on standard error (`Bulb  00:12.3 / 00:30.0`), shown only when standard
+/// error is a terminal and the output is not JSON, so that it never mixes into results.
+final class LiveClock: Sendable {
+    private let task: Task<Void, Never>?
+
+    init(_ label: String, total: Duration?, enabled: Bool) {
+        guard enabled, isatty(STDERR_FILENO) == 1 else {
+            task = nil
+            return
+        }
+        let started = ContinuousClock.now
+        task = Task {
+            while !Task.isCancelled {
+                let elapsed = started.duration(to: .now)
+                let line = "\(label)  \(Output.clock(elapsed))" + (total.map { " / \(Output.clock($0))" } ?? "")
+                FileHandle.standardError.write(Data("\r\(line)  ".utf8))
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    /// Stops the clock and clears its line.
+    func stop() {
+        guard let task else { return }
+        task.cancel()
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
