@@ -11,6 +11,8 @@ public struct DemoCameraState: Codable, Hashable, Sendable {
     public var shotCounter: UInt32
     public var shotsRemaining: UInt32
     public var battery: UInt8
+    /// `on`, `off` or `sleeping`; absent in files from older versions (the camera is then on).
+    public var power: String?
 
     public init(_ camera: VirtualCamera) {
         profile = camera.profile.id
@@ -18,6 +20,7 @@ public struct DemoCameraState: Codable, Hashable, Sendable {
         shotCounter = camera.shotCounter
         shotsRemaining = camera.shotsRemaining
         battery = camera.battery
+        power = camera.power.description
     }
 }
 
@@ -34,6 +37,12 @@ extension VirtualCamera {
         shotCounter = state.shotCounter
         shotsRemaining = min(state.shotsRemaining, profile.cardCapacity)
         battery = min(state.battery, 100)
+        if let name = state.power {
+            guard let power = CameraPower.known.first(where: { $0.1 == name })?.0 else {
+                throw .unreadableState(path: "", reason: "camera power '\(name)' is not on, off or sleeping")
+            }
+            self.power = power
+        }
     }
 }
 
@@ -139,6 +148,10 @@ public struct Demo: Sendable {
             throw .unreadableState(path: stateFile.path, reason: String(describing: error))
         }
         if let profile, profile.id != state.profile { return fresh }
-        return try VirtualCamera(restoring: state)
+        do {
+            return try VirtualCamera(restoring: state)
+        } catch .unreadableState(_, let reason) {
+            throw .unreadableState(path: stateFile.path, reason: reason)
+        }
     }
 }

@@ -56,7 +56,10 @@ struct CLITests {
         #expect(result.stdout.contains("--demo"))
         #expect(result.stdout.contains("UNLEASHED_DEMO=1"))
         #expect(result.stdout.contains("65  the camera refused the value"))
-        for command in ["status", "settings", "shoot"] { #expect(result.stdout.contains(command)) }
+        for command in ["status", "watch", "settings", "focus", "release", "shoot", "bulb", "video", "time", "geotag"] {
+            #expect(result.stdout.contains(command))
+        }
+        #expect(result.stdout.contains("130 stopped by Ctrl-C"))
     }
 
     @Test("status prints the module, the camera and its settings")
@@ -65,11 +68,14 @@ struct CLITests {
         defer { cli.cleanUp() }
         let human = try cli.run("--demo", "status")
         #expect(human.status == 0)
+        #expect(human.stdout.hasPrefix("● connected  module 100%  camera 86%  2140 shots left  EV +12\n"))
         #expect(human.stdout.contains("Camera    Simulated Nikon Z-style body, on, battery 86%, ready"))
+        #expect(!human.stdout.contains("\u{1B}["), "no colour when the output is not a terminal")
         #expect(human.stdout.contains("Settings  iso 100, shutter-speed 1/125, aperture f/8"))
         let json = try #require(try cli.run("status", "--demo", "--json").json)
         #expect((json["module"] as? [String: Any])?["firmware"] as? String == "1.0.0")
         #expect((json["camera"] as? [String: Any])?["power"] as? String == "on")
+        #expect(json["connection"] as? String == "ready")
         #expect((json["settings"] as? [String: Any])?["aperture"] as? String == "f/8")
     }
 
@@ -156,5 +162,135 @@ struct CLITests {
         let result = try cli.run("--demo", "status")
         #expect(result.status == 69)
         #expect(result.stderr.contains("remove it to start with a new simulated camera"))
+    }
+
+    @Test("shoot --count takes a series, one JSON line per picture")
+    func shootSeries() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let result = try cli.run("--demo", "--json", "shoot", "--count", "3")
+        #expect(result.status == 0)
+        let counters = result.stdout.split(separator: "\n").compactMap { line in
+            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["counter"] as? Int
+        }
+        #expect(counters == [1, 2, 3])
+        let refused = try cli.run("--demo", "shoot", "--count", "0")
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--count must be between 1 and 10000"))
+    }
+
+    @Test("focus, focus --hold and release")
+    func focus() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        #expect(try cli.run("--demo", "focus").stdout == "Focus acquired\n")
+        let held = try #require(try cli.run("--demo", "--json", "focus", "--hold").json)
+        #expect(held["focus"] as? String == "acquired" && held["held"] as? Bool == true)
+        #expect(try cli.run("--demo", "release").stdout == "Released\n")
+        _ = try cli.run("--demo", "settings", "set", "focus-mode", "manual")
+        #expect(try cli.run("--demo", "focus").stdout == "The lens is in manual focus; nothing to do\n")
+    }
+
+    @Test("bulb: refused until the shutter is set to bulb, then exposes for the time asked")
+    func bulb() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let notBulb = try cli.run("--demo", "bulb", "500ms")
+        #expect(notBulb.status == 65)
+        #expect(notBulb.stderr.contains("needs the shutter speed set to bulb (it is 1/125)"))
+        #expect(try cli.run("--demo", "settings", "set", "shutter-speed", "bulb").status == 0)
+        let result = try cli.run("--demo", "--json", "bulb", "700ms")
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(result.json)
+        #expect(json["ending"] as? String == "deadline")
+        #expect(json["exposedMs"] as? Int == 700)
+        #expect(json["counter"] as? Int == 1)
+    }
+
+    @Test("video record, start and stop")
+    func video() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let record = try #require(try cli.run("--demo", "--json", "video", "record", "1s").json)
+        let clip = try #require(record["clipMs"] as? Int)
+        #expect(clip >= 1000 && clip < 1500, "\(clip) ms")
+        #expect(record["stoppedEarly"] as? Bool == false)
+        let notRecording = try cli.run("--demo", "video", "stop")
+        #expect(notRecording.status == 65)
+        #expect(notRecording.stderr.contains("error: "))
+    }
+
+    @Test("time sync and geotag")
+    func timeAndPlace() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let time = try cli.run("--demo", "time", "sync")
+        #expect(time.status == 0)
+        #expect(time.stdout.hasPrefix("Camera clock set to "))
+        let place = try #require(try cli.run("--demo", "--json", "geotag", "--", "-33.8568", "151.2153", "5").json)
+        #expect(place["latitude"] as? Double == -33.8568 && place["altitude"] as? Double == 5)
+        let wrong = try cli.run("--demo", "geotag", "95", "10")
+        #expect(wrong.status == 64)
+        #expect(wrong.stderr == "error: latitude must be between -90 and 90 degrees\n")
+        let notANumber = try cli.run("--demo", "geotag", "north", "10")
+        #expect(notANumber.status == 64)
+        #expect(notANumber.stderr == "error: latitude 'north' is not a number\n")
+    }
+
+    @Test("watch prints the link state and events, then stops at --for")
+    func watch() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let result = try cli.run("--demo", "--json", "watch", "--for", "500ms")
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        #expect(lines.first?["event"] as? String == "connection")
+        #expect(lines.first?["state"] as? String == "ready")
+        #expect(lines.contains { $0["event"] as? String == "meteredEV" })
+    }
+
+    @Test("a bad duration is refused before anything is sent", arguments: [
+        ["bulb", "soon"], ["bulb", "1.5s"], ["video", "record", "3"], ["watch", "--for", "10"],
+    ])
+    func badDuration(arguments: [String]) throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let result = try cli.run(arguments: ["--demo"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("is not a duration; write it like 250ms, 30s, 1m30s or 2h"), "\(result.stderr)")
+    }
+
+    @Test("operations while the camera is off say so, with exit status 65; status still works")
+    func cameraOff() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        #expect(try cli.run("--demo", "status").status == 0)
+        var state = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: cli.stateFile))) as? [String: Any])
+        state["power"] = "off"
+        try JSONSerialization.data(withJSONObject: state).write(to: cli.stateFile)
+        let shot = try cli.run("--demo", "shoot")
+        #expect(shot.status == 65)
+        #expect(shot.stderr.hasPrefix("error: the camera is off or asleep"))
+        let json = try cli.run("--demo", "--json", "settings", "set", "iso", "800")
+        #expect(json.status == 65 || json.status == 69)
+        let status = try #require(try cli.run("--demo", "--json", "status").json)
+        #expect((status["camera"] as? [String: Any])?["power"] as? String == "off")
+    }
+
+    @Test("demo options: profiles, a fault plan, and clear errors for bad ones")
+    func demoOptions() throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let unknown = try cli.run("--demo", "--demo-profile", "leica", "status")
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("no simulated camera called 'leica'"))
+        let badPlan = try cli.run("--demo", "--demo-faults", "drop=2", "status")
+        #expect(badPlan.status == 64)
+        #expect(badPlan.stderr.contains("--demo-faults: cannot read 'drop=2': expected a probability from 0 to 1"))
+        let lossy = try cli.run("--demo", "--demo-seed", "3", "--demo-faults", "drop=0.05,reorder=0.02", "--json", "shoot", "--count", "5")
+        #expect(lossy.status == 0, "\(lossy.stderr)")
+        #expect(lossy.stdout.split(separator: "\n").count == 5)
     }
 }

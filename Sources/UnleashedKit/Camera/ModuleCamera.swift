@@ -36,6 +36,8 @@ public actor ModuleCamera: Camera {
     /// Events may have been lost since the counter was read.
     private var needsResync = true
     private var shutterSpeed: SettingValue?
+    /// The connection's states up to its first `ready` happened before this camera existed.
+    private var pastFirstReady = false
 
     /// Connects through `connection` and waits until the module is ready.
     ///
@@ -417,6 +419,10 @@ public actor ModuleCamera: Camera {
         let cameraEvent: CameraEvent
         switch event {
         case .state(let state):
+            guard pastFirstReady else {
+                pastFirstReady = state == .ready
+                return
+            }
             if state != .ready { needsResync = true }
             cameraEvent = .connection(state)
         case .missedEvents(let count):
