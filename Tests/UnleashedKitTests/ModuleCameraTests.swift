@@ -166,6 +166,42 @@ struct ModuleCameraTests {
         #expect(await sawReconnect.value)
     }
 
+    @Test("the link drops while the shutter is open: the picture is confirmed from the counter after reconnecting")
+    func linkLossDuringExposure() async throws {
+        var body = VirtualCamera(profile: .nikonLike)
+        try body.apply(SettingValue(setting: .shutterSpeed, text: "2s")!)
+        let rig = ConnectionRig(camera: body, recordsStates: false)
+        let camera = try await rig.camera()
+        let (radio, clock) = (rig.radio, rig.clock)
+        Task {
+            try await clock.sleep(for: .milliseconds(500))
+            radio.loseLink(for: .seconds(5))
+        }
+        let shot = try await drive(rig) { try await camera.shoot() }
+        #expect(shot.counter == 1)
+        #expect(shot.confirmedByCounter)
+        await camera.close()
+    }
+
+    @Test("a series through a 5 s outage on a lossy link loses no shot, whatever the seed", arguments: Array(UInt64(1)...UInt64(12)))
+    func seriesThroughOutage(seed: UInt64) async throws {
+        let rig = ConnectionRig(faults: LinkFaults(drop: 0.05), seed: seed, recordsStates: false)
+        let camera = try await rig.camera()
+        let (radio, clock) = (rig.radio, rig.clock)
+        Task {
+            try await clock.sleep(for: .milliseconds(300))
+            radio.loseLink(for: .seconds(5))
+        }
+        let counters = try await drive(rig) {
+            var counters: [Int] = []
+            for _ in 0..<20 { counters.append(try await camera.shoot().counter) }
+            return counters
+        }
+        #expect(counters == Array(1...20))
+        #expect(await rig.module.camera.shotCounter == 20, "no picture taken twice")
+        await camera.close()
+    }
+
     @Test("an operation while the module is out of reach fails with notConnected after the wait")
     func notConnected() async throws {
         let rig = ConnectionRig(recordsStates: false)

@@ -152,21 +152,28 @@ public actor ModuleCamera: Camera {
 
     public func shoot() async throws(CameraError) -> Shot {
         try requireCapability(.shoot, "shooting")
-        try await ensureReady()
-        let baseline = try await knownShotCounter()
-        let reportWait = try await exposureTime() + timing.shotReportGrace
-        let ticket = arm { event in
-            if case .shotCompleted(let counter, _) = event { return counter > baseline }
-            return event.mayHaveLostEvents
+        for attempt in 0..<2 {
+            try await ensureReady()
+            let baseline = try await knownShotCounter()
+            let reportWait = try await exposureTime() + timing.shotReportGrace
+            let ticket = arm { event in
+                if case .shotCompleted(let counter, _) = event { return counter > baseline }
+                return event.mayHaveLostEvents
+            }
+            defer { disarm(ticket) }
+            let elapsed = stopwatch(clock)
+            do {
+                _ = try await request(.shoot)
+            } catch {
+                if let shot = try await confirmAfterFailedTrigger(error, baseline: baseline, elapsed: elapsed) { return shot }
+                // The link dropped before the module took the trigger, and the counter shows no
+                // picture: the old link is gone, so nothing can still arrive; trigger again once.
+                if case .notConnected = error, attempt == 0 { continue }
+                throw error
+            }
+            return try await awaitPicture(ticket, baseline: baseline, within: reportWait, elapsed: elapsed)
         }
-        defer { disarm(ticket) }
-        let elapsed = stopwatch(clock)
-        do {
-            _ = try await request(.shoot)
-        } catch {
-            try await confirmAfterFailedTrigger(error, baseline: baseline, elapsed: elapsed)
-        }
-        return try await awaitPicture(ticket, baseline: baseline, within: reportWait, elapsed: elapsed)
+        preconditionFailure("unreachable")
     }
 
     public func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure {
@@ -194,7 +201,7 @@ public actor ModuleCamera: Camera {
             _ = try await request(.bulbStart, Fields { $0.duration = UInt32(milliseconds) })
         } catch {
             await endBulbIfOpen()
-            let shot = try await confirmAfterFailedTrigger(error, baseline: baseline, elapsed: elapsed)
+            guard let shot = try await confirmAfterFailedTrigger(error, baseline: baseline, elapsed: elapsed) else { throw error }
             return BulbExposure(shot: shot, exposed: nil, ending: .deadline)
         }
         return try await awaitBulb(ticket, baseline: baseline, duration: duration, elapsed: elapsed)
@@ -272,7 +279,13 @@ public actor ModuleCamera: Camera {
             } catch {
                 let failure = CameraError(error)
                 switch failure {
-                case .timedOut, .notConnected:
+                case .notConnected:
+                    needsResync = true
+                    // The session saw the link drop before the connection's state did; let the
+                    // state catch up so the next wait is for the reconnection.
+                    _ = await connection.waitForState(timeout: .seconds(2)) { $0 != .ready }
+                    if retryAfterLinkLoss && attempt == 0 { continue }
+                case .timedOut:
                     needsResync = true
                     if retryAfterLinkLoss && attempt == 0 { continue }
                 default:
@@ -314,21 +327,22 @@ public actor ModuleCamera: Camera {
     // MARK: - Shot accounting
 
     /// After a trigger failed: a refusal is final; a timeout or a lost link may hide a picture
-    /// that was taken, so the counter decides.
-    @discardableResult
-    private func confirmAfterFailedTrigger(_ error: CameraError, baseline: Int, elapsed: @Sendable () -> Duration) async throws(CameraError) -> Shot {
+    /// that was taken, so the counter decides. Nil when the counter shows no picture.
+    private func confirmAfterFailedTrigger(_ error: CameraError, baseline: Int, elapsed: @Sendable () -> Duration) async throws(CameraError) -> Shot? {
         switch error {
         case .timedOut, .notConnected:
-            if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed) { return shot }
+            return await confirmByCounter(baseline: baseline, elapsed: elapsed)
         default:
-            break
+            throw error
         }
-        throw error
     }
 
     /// Reads the counter back; a picture the camera took since `baseline` is reported once.
     private func confirmByCounter(baseline: Int, elapsed: @Sendable () -> Duration) async -> Shot? {
-        guard let status = try? await status() else {
+        let status: CameraStatus
+        do throws(CameraError) {
+            status = try await self.status()
+        } catch {
             needsResync = true
             return nil
         }
