@@ -13,6 +13,9 @@ public struct DemoCameraState: Codable, Hashable, Sendable {
     public var battery: UInt8
     /// `on`, `off` or `sleeping`; absent in files from older versions (the camera is then on).
     public var power: String?
+    /// When video recording started (Unix milliseconds), if the camera is recording: a
+    /// recording outlives the command that started it, as on a real camera.
+    public var recordingSince: UInt64?
 
     public init(_ camera: VirtualCamera) {
         profile = camera.profile.id
@@ -106,8 +109,12 @@ public struct Demo: Sendable {
     /// Starts the simulated module, restoring its camera from `stateFile` when there is one, and
     /// connects to it.
     public static func start(stateFile: URL?, options: DemoOptions = DemoOptions()) async throws(DemoError) -> Demo {
-        let camera = try loadCamera(from: stateFile, profile: options.profile)
+        let (camera, recordingSince) = try loadCamera(from: stateFile, profile: options.profile)
         let module = VirtualModule(camera: camera)
+        if let recordingSince {
+            let now = VirtualModule.systemTime()
+            await module.resumeRecording(startedAgo: .milliseconds(Int64(now > recordingSince ? now - recordingSince : 0)))
+        }
         let radio = SimulatedRadio(module: module, mtu: options.mtu, faults: options.faults.link, seed: options.seed)
         let connection = ModuleConnection(provider: radio, seed: options.seed)
         let faultPlan = options.faults.schedule(on: radio)
@@ -125,7 +132,10 @@ public struct Demo: Sendable {
         faultPlan.cancel()
         await camera.close()
         guard let stateFile else { return }
-        let state = DemoCameraState(await module.camera)
+        var state = DemoCameraState(await module.camera)
+        if let elapsed = await module.recordingElapsed {
+            state.recordingSince = VirtualModule.systemTime() - UInt64(max(elapsed.wholeMilliseconds, 0))
+        }
         do {
             try FileManager.default.createDirectory(at: stateFile.deletingLastPathComponent(), withIntermediateDirectories: true)
             let encoder = JSONEncoder()
@@ -138,18 +148,18 @@ public struct Demo: Sendable {
 
     /// The saved camera, or a new one; asking for a different body than the saved one starts a
     /// new camera of that body.
-    private static func loadCamera(from stateFile: URL?, profile: CameraProfile?) throws(DemoError) -> VirtualCamera {
+    private static func loadCamera(from stateFile: URL?, profile: CameraProfile?) throws(DemoError) -> (VirtualCamera, recordingSince: UInt64?) {
         let fresh = VirtualCamera(profile: profile ?? CameraProfile.all[0])
-        guard let stateFile, FileManager.default.fileExists(atPath: stateFile.path) else { return fresh }
+        guard let stateFile, FileManager.default.fileExists(atPath: stateFile.path) else { return (fresh, nil) }
         let state: DemoCameraState
         do {
             state = try JSONDecoder().decode(DemoCameraState.self, from: Data(contentsOf: stateFile))
         } catch {
             throw .unreadableState(path: stateFile.path, reason: String(describing: error))
         }
-        if let profile, profile.id != state.profile { return fresh }
+        if let profile, profile.id != state.profile { return (fresh, nil) }
         do {
-            return try VirtualCamera(restoring: state)
+            return (try VirtualCamera(restoring: state), state.recordingSince)
         } catch .unreadableState(_, let reason) {
             throw .unreadableState(path: stateFile.path, reason: reason)
         }

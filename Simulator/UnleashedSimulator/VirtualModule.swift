@@ -22,12 +22,19 @@ public actor VirtualModule {
     private var eventSequence: UInt16 = 0
     private var recentResponses: [(id: UInt16, packets: [[UInt8]])] = []
     private var exposureInProgress = false
+    /// The open bulb exposure: when it opened (module uptime) and the task that closes it at
+    /// its deadline.
+    private var bulb: (openedAt: Duration, deadline: Task<Void, Never>)?
+    /// Module uptime when video recording started; nil when not recording.
+    private var recordingSince: Duration?
     private var serving: Task<Void, Never>?
 
     /// Requests answered from the cache of recent responses instead of being run again.
     public private(set) var repeatedRequests = 0
 
-    static let capabilities: Capabilities = [.shoot, .focus, .readSettings, .writeSettings, .meteredEV, .geotag, .setTime]
+    static let capabilities: Capabilities = [
+        .shoot, .focus, .bulb, .video, .readSettings, .writeSettings, .meteredEV, .geotag, .setTime,
+    ]
     static let responseCacheSize = 16
 
     /// A module with `camera` attached.
@@ -134,6 +141,8 @@ public actor VirtualModule {
     private func linkDown() {
         port = nil
         saidHello = false
+        // The module closes an open bulb exposure when the link drops (PROTOCOL.md §7.7).
+        if bulb != nil { closeBulb(atDeadline: false) }
     }
 
     // MARK: - Operations
@@ -155,6 +164,10 @@ public actor VirtualModule {
         case .halfPress: cameraReady() ?? halfPress()
         case .shoot: cameraReady() ?? shoot()
         case .release, .geotag: cameraReady() ?? (.ok, Fields())
+        case .bulbStart: cameraReady() ?? bulbStart(request.duration!)
+        case .bulbEnd: bulbEnd()
+        case .videoStart: cameraReady() ?? videoStart()
+        case .videoStop: videoStop()
         case .setTime: setTime(request)
         default: Self.refuse(.notSupported, "\(opcode) is not supported by this module")
         }
@@ -184,7 +197,7 @@ public actor VirtualModule {
         return Fields {
             $0.moduleBattery = moduleBattery
             $0.cameraPower = camera.power
-            $0.busy = exposureInProgress
+            $0.busy = exposureInProgress || bulb != nil || recordingSince != nil
             $0.shotCounter = camera.shotCounter
             if on {
                 $0.cameraBattery = camera.battery
@@ -230,7 +243,8 @@ public actor VirtualModule {
     }
 
     private func shoot() -> Outcome {
-        if exposureInProgress { return Self.refuse(.busy, "a shot is in progress") }
+        if exposureInProgress || bulb != nil { return Self.refuse(.busy, "a shot is in progress") }
+        if recordingSince != nil { return Self.refuse(.busy, "the camera is recording video") }
         if camera.shotsRemaining == 0 { return Self.refuse(.cardFull, "the memory card is full") }
         guard let exposure = camera.exposureTime else {
             return Self.refuse(.invalidArgument, "the shutter speed is bulb: use bulbStart")
@@ -243,6 +257,68 @@ public actor VirtualModule {
             await self?.completeShot()
         }
         return (.ok, Fields())
+    }
+
+    private func bulbStart(_ milliseconds: UInt32) -> Outcome {
+        if exposureInProgress || bulb != nil { return Self.refuse(.busy, "a shot is in progress") }
+        if recordingSince != nil { return Self.refuse(.busy, "the camera is recording video") }
+        guard camera.exposureMode == .bulb else {
+            return Self.refuse(.invalidArgument, "the shutter speed is not bulb")
+        }
+        guard milliseconds >= 1 else { return Self.refuse(.invalidArgument, "a bulb exposure lasts at least 1 ms") }
+        if camera.shotsRemaining == 0 { return Self.refuse(.cardFull, "the memory card is full") }
+        let clock = clock
+        let deadline = Task { [weak self] in
+            guard (try? await clock.sleep(for: .milliseconds(Int64(milliseconds)))) != nil else { return }
+            await self?.closeBulb(atDeadline: true)
+        }
+        bulb = (uptime(), deadline)
+        return (.ok, Fields())
+    }
+
+    private func bulbEnd() -> Outcome {
+        guard bulb != nil else { return Self.refuse(.invalidArgument, "no bulb exposure is open") }
+        let length = closeBulb(atDeadline: false)
+        return (.ok, Fields { $0.duration = UInt32(clamping: length.wholeMilliseconds) })
+    }
+
+    /// Closes the open bulb exposure: the picture is taken, whoever asked.
+    @discardableResult
+    private func closeBulb(atDeadline: Bool) -> Duration {
+        guard let open = bulb else { return .zero }
+        bulb = nil
+        open.deadline.cancel()
+        let length = uptime() - open.openedAt
+        if atDeadline {
+            emit(.bulbDeadlineFired, Fields { $0.duration = UInt32(clamping: length.wholeMilliseconds) })
+        }
+        completeShot()
+        return length
+    }
+
+    /// Whether a bulb exposure is open now (for tests: it must always end).
+    public var bulbOpen: Bool { bulb != nil }
+
+    private func videoStart() -> Outcome {
+        if recordingSince != nil { return Self.refuse(.busy, "already recording") }
+        if exposureInProgress || bulb != nil { return Self.refuse(.busy, "a shot is in progress") }
+        recordingSince = uptime()
+        return (.ok, Fields())
+    }
+
+    private func videoStop() -> Outcome {
+        guard let since = recordingSince else { return Self.refuse(.invalidArgument, "the camera is not recording") }
+        recordingSince = nil
+        return (.ok, Fields { $0.duration = UInt32(clamping: (uptime() - since).wholeMilliseconds) })
+    }
+
+    /// How long the camera has been recording video, or nil when it is not.
+    public var recordingElapsed: Duration? { recordingSince.map { uptime() - $0 } }
+
+    /// Puts the camera back into recording, as if it started `elapsed` ago: demo mode keeps a
+    /// recording going between runs of the command-line tool.
+    public func resumeRecording(startedAgo elapsed: Duration) {
+        recordingSince = uptime() - elapsed
     }
 
     private func setTime(_ request: Fields) -> Outcome {
@@ -258,8 +334,10 @@ public actor VirtualModule {
                 $0.setting = request.setting
                 $0.value = request.value
             })
-        case .shoot:
+        case .shoot, .bulbStart, .videoStart:
             emit(.busy, Fields { $0.busy = true })
+        case .videoStop:
+            emit(.busy, Fields { $0.busy = false })
         default:
             break
         }
@@ -268,7 +346,7 @@ public actor VirtualModule {
     private func completeShot() {
         exposureInProgress = false
         camera.shotCounter &+= 1
-        camera.shotsRemaining -= 1
+        camera.shotsRemaining = camera.shotsRemaining > 0 ? camera.shotsRemaining - 1 : 0
         emit(.shotCompleted, Fields {
             $0.shotCounter = camera.shotCounter
             $0.cameraTime = UInt64(bitPattern: Int64(bitPattern: utcNow()) &+ cameraClockOffset)

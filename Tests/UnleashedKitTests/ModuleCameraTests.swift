@@ -214,4 +214,88 @@ struct ModuleCameraTests {
         }
         await camera.close()
     }
+
+    // MARK: - Bulb: the shutter is closed on every path
+
+    /// A rig whose camera is set to bulb.
+    static func bulbRig(seed: UInt64 = 1) async throws -> (ConnectionRig, ModuleCamera) {
+        var body = VirtualCamera(profile: .nikonLike)
+        try body.apply(.shutterSpeed(.bulb))
+        let rig = ConnectionRig(camera: body, seed: seed, recordsStates: false)
+        return (rig, try await rig.camera(timing: ModuleCameraTiming(reconnectWait: .seconds(5), shotReportGrace: .seconds(5))))
+    }
+
+    @Test("bulb, normal end: the module closes the shutter at the deadline and the picture is reported")
+    func bulbDeadline() async throws {
+        let (rig, camera) = try await Self.bulbRig()
+        let exposure = try await drive(rig) { try await camera.bulb(.seconds(2)) }
+        #expect(exposure.ending == .deadline)
+        #expect(exposure.exposed == .seconds(2))
+        #expect(exposure.shot.counter == 1 && !exposure.shot.confirmedByCounter)
+        #expect(await !rig.module.bulbOpen)
+        await camera.close()
+    }
+
+    @Test("bulb, cancelled (Ctrl-C): bulbEnd closes the shutter early and the picture is still reported")
+    func bulbCancelled() async throws {
+        let (rig, camera) = try await Self.bulbRig()
+        let exposure = Task { try await camera.bulb(.seconds(30)) }
+        await rig.advance(by: .seconds(1))
+        #expect(await rig.module.bulbOpen)
+        exposure.cancel()
+        #expect(await rig.advance(until: { await !rig.module.bulbOpen }, limit: .seconds(1)))
+        let result = try await drive(rig) { try await exposure.value }
+        #expect(result.ending == .stoppedEarly)
+        #expect(result.exposed.map { $0 >= .seconds(1) && $0 < .seconds(2) } == true, "\(String(describing: result.exposed))")
+        #expect(result.shot.counter == 1)
+        await camera.close()
+    }
+
+    @Test("bulb, link lost: the module closes the shutter itself; the picture is confirmed after reconnecting")
+    func bulbLinkLoss() async throws {
+        let (rig, camera) = try await Self.bulbRig()
+        let exposure = Task { try await camera.bulb(.seconds(10)) }
+        await rig.advance(by: .seconds(1))
+        #expect(await rig.module.bulbOpen)
+        rig.radio.loseLink(for: .seconds(2))
+        #expect(await rig.advance(until: { await !rig.module.bulbOpen }, limit: .milliseconds(200)))
+        let result = try await drive(rig) { try await exposure.value }
+        #expect(result.shot.counter == 1)
+        #expect(result.shot.confirmedByCounter)
+        #expect(await rig.module.camera.shotCounter == 1)
+        await camera.close()
+    }
+
+    @Test("bulb, error: the module goes silent mid-exposure; its deadline closes the shutter and the call fails with a reason")
+    func bulbError() async throws {
+        let (rig, camera) = try await Self.bulbRig()
+        let exposure = Task { try await camera.bulb(.seconds(3)) }
+        #expect(await rig.advance(until: { await rig.module.bulbOpen }, limit: .seconds(1)))
+        rig.radio.setFaults(LinkFaults(drop: 1))
+        #expect(await rig.advance(until: { await !rig.module.bulbOpen }, limit: .seconds(4)), "closed by its deadline")
+        await #expect {
+            try await drive(rig) { try await exposure.value }
+        } throws: { error in
+            switch error as? CameraError {
+            case .notConnected?, .shotNotReported?, .timedOut?: true
+            default: false
+            }
+        }
+        #expect(await !rig.module.bulbOpen)
+        await camera.close()
+    }
+
+    @Test("bulb refused before anything opens: wrong shutter speed, or a duration out of range")
+    func bulbRefused() async throws {
+        let rig = ConnectionRig(recordsStates: false)
+        let camera = try await rig.camera()
+        await #expect(throws: CameraError.notInBulbMode(current: SettingValue(setting: .shutterSpeed, text: "1/125"))) {
+            try await drive(rig) { try await camera.bulb(.seconds(1)) }
+        }
+        await #expect(throws: CameraError.invalidArgument("a bulb exposure lasts from 1 ms to 24 h")) {
+            try await drive(rig) { try await camera.bulb(.seconds(86_401)) }
+        }
+        #expect(await !rig.module.bulbOpen)
+        await camera.close()
+    }
 }

@@ -268,7 +268,12 @@ extension CameraError: CustomStringConvertible {
             "a bulb exposure needs the shutter speed set to bulb (it is \(current?.text ?? "unknown")); "
                 + "run: unleashed settings set shutter-speed bulb"
         case .refused(let opcode, let status, let message):
-            Self.refusal(opcode, status) + (message.map { " (the module said: \($0))" } ?? "")
+            switch (status, message) {
+            case (.invalidArgument, let message?), (.notSupported, let message?), (.internalError, let message?):
+                "the module refused \(opcode): \(message)"
+            default:
+                Self.refusal(opcode, status) + (message.map { " (\($0))" } ?? "")
+            }
         case .timedOut(let opcode, let after):
             "the module did not answer \(opcode) within \(after.shortDescription); it may or may not have run"
         case .shotNotReported(let after):
