@@ -171,38 +171,11 @@ public struct ConnectionStateMachine: Sendable {
     }
 
     /// What the driver must do, in order.
-    public enum Action: Hashable, Sendable {
-        case startScan
-        case stopScan
-        case connect
-        case resolveServices
-        case sendHello
-        case startKeepAlive
-        case stopKeepAlive
-        case closeLink
-        case scheduleRetry(after: Duration)
+    public enum Action: String, CaseIterable, Hashable, Sendable {
+        case startScan, stopScan, connect, resolveServices, sendHello, startKeepAlive, stopKeepAlive, closeLink
+        /// Wait the `nextDelay` of the new `reconnecting` state, then feed `retryDue`.
+        case scheduleRetry
         case cancelRetry
-
-        /// The action without details, as the table names it.
-        public var kind: Kind {
-            switch self {
-            case .startScan: .startScan
-            case .stopScan: .stopScan
-            case .connect: .connect
-            case .resolveServices: .resolveServices
-            case .sendHello: .sendHello
-            case .startKeepAlive: .startKeepAlive
-            case .stopKeepAlive: .stopKeepAlive
-            case .closeLink: .closeLink
-            case .scheduleRetry: .scheduleRetry
-            case .cancelRetry: .cancelRetry
-            }
-        }
-
-        public enum Kind: String, Hashable, Sendable {
-            case startScan, stopScan, connect, resolveServices, sendHello, startKeepAlive, stopKeepAlive,
-                 closeLink, scheduleRetry, cancelRetry
-        }
     }
 
     /// A condition on the attempts made so far, for rows that retry.
@@ -220,17 +193,17 @@ public struct ConnectionStateMachine: Sendable {
         public let on: Input.Kind
         public let when: Guard
         public let to: ConnectionPhase
-        public let actions: [Action.Kind]
+        public let actions: [Action]
     }
 
     /// Every rule of the machine.
     public static let transitions: [Transition] = {
         var rows: [Transition] = []
-        func row(_ from: ConnectionPhase, _ on: Input.Kind, _ when: Guard = .always, to: ConnectionPhase, _ actions: [Action.Kind] = []) {
+        func row(_ from: ConnectionPhase, _ on: Input.Kind, _ when: Guard = .always, to: ConnectionPhase, _ actions: [Action] = []) {
             rows.append(Transition(from: from, on: on, when: when, to: to, actions: actions))
         }
         /// A failure that is worth retrying: back off, or give up when the policy says so.
-        func retryable(_ from: ConnectionPhase, _ on: Input.Kind, first: [Action.Kind] = []) {
+        func retryable(_ from: ConnectionPhase, _ on: Input.Kind, first: [Action] = []) {
             row(from, on, .retryAllowed, to: .reconnecting, first + [.scheduleRetry])
             row(from, on, .retriesExhausted, to: .failed, first)
         }
@@ -328,21 +301,7 @@ public struct ConnectionStateMachine: Sendable {
         case .disconnecting: state = .disconnecting
         case .failed: state = .failed(failure(for: input))
         }
-        return row.actions.map { kind in
-            switch kind {
-            case .startScan: .startScan
-            case .stopScan: .stopScan
-            case .connect: .connect
-            case .resolveServices: .resolveServices
-            case .sendHello: .sendHello
-            case .startKeepAlive: .startKeepAlive
-            case .stopKeepAlive: .stopKeepAlive
-            case .closeLink: .closeLink
-            case .cancelRetry: .cancelRetry
-            case .scheduleRetry:
-                if case .reconnecting(_, let delay) = state { .scheduleRetry(after: delay) } else { .scheduleRetry(after: .zero) }
-            }
-        }
+        return row.actions
     }
 
     private func failure(for input: Input) -> ConnectionFailure {

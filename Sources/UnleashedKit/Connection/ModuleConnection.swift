@@ -203,7 +203,8 @@ public actor ModuleConnection {
         case .startKeepAlive: startKeepAlive()
         case .stopKeepAlive: keepAlive?.cancel()
         case .closeLink: closeLink()
-        case .scheduleRetry(let delay): scheduleRetry(after: delay)
+        case .scheduleRetry:
+            if case .reconnecting(_, let delay) = machine.state { scheduleRetry(after: delay) }
         case .cancelRetry: retryTimer?.cancel()
         }
     }
