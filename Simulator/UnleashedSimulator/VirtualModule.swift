@@ -119,7 +119,7 @@ public actor VirtualModule {
         self.camera = camera
         self.clock = clock
         self.utcNow = utcNow
-        (now, sleepUntil) = timeline(clock)
+        (now, sleepUntil) = elapsedTime(on: clock)
         charge = Int64(camera.battery) * Int64(Self.microPercent)
         self.scene = scene ?? .constant(camera.sceneEV)
         random = SplitMix64(seed: seed)
@@ -620,7 +620,7 @@ public actor VirtualModule {
 
     /// Reports a level that moved by a whole percent; an empty battery switches the camera off.
     private func batteryChanged(at time: Duration) {
-        let level = UInt8(clamping: Int64((Double(charge) / Self.microPercent).rounded(.up)))
+        let level = batteryLevel
         if level != camera.battery {
             camera.battery = level
             emit(.battery, Fields {
@@ -628,20 +628,26 @@ public actor VirtualModule {
                 $0.cameraBattery = level
             })
         }
-        if charge == 0, camera.power != .off { changePower(to: .off, at: time) }
+        if level == 0, camera.power != .off { changePower(to: .off, at: time) }
         scheduleBatteryStep(at: time)
     }
 
     /// Wakes the module when the level will next drop by a whole percent.
     private func scheduleBatteryStep(at time: Duration) {
         let rate = drainPerSecond
-        guard rate > 0, charge > 0 else {
+        let level = batteryLevel
+        guard rate > 0, level > 0 else {
             alarms[.batteryStep] = nil
             return
         }
-        let floor = (Double(charge) / Self.microPercent).rounded(.up) - 1
-        let seconds = (Double(charge) - floor * Self.microPercent) / rate
-        setAlarm(.batteryStep, at: time + .nanoseconds(Int64((seconds * 1e9).rounded(.up))))
+        let seconds = (Double(charge) - Double(level - 1) * Self.microPercent) / rate
+        setAlarm(.batteryStep, at: time + .nanoseconds(Int64((seconds * 1e9).rounded())))
+    }
+
+    /// The level in whole percent, rounded up as cameras show it; a millionth of a percent of
+    /// slack absorbs the rounding of drain over time.
+    private var batteryLevel: UInt8 {
+        UInt8(clamping: (max(charge - 1, 0) + 999_999) / 1_000_000)
     }
 
     // MARK: Meter
@@ -709,6 +715,12 @@ public actor VirtualModule {
         rearm()
     }
 
+    /// Handles whatever is due by now on the clock, without waiting for the alarm task: tests
+    /// call it after moving a test clock on, so that what follows sees the module caught up.
+    func settle() {
+        ring()
+    }
+
     private func handle(_ alarm: Alarm, at time: Duration) {
         switch alarm {
         case .exposureEnd:
@@ -754,9 +766,9 @@ public actor VirtualModule {
     private var started = false
 }
 
-/// The time since now on `clock` and a sleep until a given time since now: alarms are instants,
-/// so a late wake-up never shifts the next deadline.
-private func timeline<C: Clock<Duration>>(_ clock: C) -> (@Sendable () -> Duration, @Sendable (Duration) async throws -> Void) {
+/// The time since now on `clock`, and a sleep until a given time since now: deadlines are
+/// instants, so a late wake-up never shifts the next one.
+func elapsedTime<C: Clock<Duration>>(on clock: C) -> (@Sendable () -> Duration, @Sendable (Duration) async throws -> Void) {
     let start = clock.now
     return ({ start.duration(to: clock.now) }, { try await clock.sleep(until: start.advanced(by: $0), tolerance: nil) })
 }
