@@ -197,6 +197,7 @@ public actor VirtualModule {
             linkDown(port)
             port.shared.disconnect(reason: "the module restarted")
         }
+        letGo(at: time)
         recentResponses = []
         eventSequence = 0
         bootedAt = time + bootTime
@@ -310,12 +311,18 @@ public actor VirtualModule {
         guard port === peripheral else { return }
         port = nil
         saidHello = false
+        letGo(at: now())
+        rearm()
+    }
+
+    /// Drops the requests in progress and releases every button, which closes an open bulb
+    /// exposure: what a module does when its connection ends or it restarts.
+    private func letGo(at time: Duration) {
         for id in pending.keys { alarms[.request(id)] = nil }
         pending = [:]
         focusing = false
         halfPressHeld = false
-        if bulbOpenedAt != nil { closeBulb(at: now(), atDeadline: false) }
-        rearm()
+        if bulbOpenedAt != nil { closeBulb(at: time, atDeadline: false) }
     }
 
     // MARK: - Operations

@@ -348,6 +348,18 @@ struct ModuleBehaviourTests {
         #expect(await rig.module.camera.settings[.iso] == .iso(ISOSpeed(400)!))
     }
 
+    @Test("a restart with no client connected still lets go of an open bulb exposure")
+    func rebootClosesBulb() async throws {
+        var camera = VirtualCamera(profile: .nikonLike)
+        try camera.apply(.shutterSpeed(.bulb))
+        let rig = try await ModuleRig(camera: camera)
+        _ = try await rig.request(.bulbStart, Fields { $0.duration = 60_000 })
+        rig.client.link.sever()
+        await rig.module.reboot()
+        #expect(await !rig.module.bulbOpen)
+        #expect(await rig.module.camera.shotCounter == 1)
+    }
+
     @Test("the radio cannot reach a booting module")
     func radioDuringBoot() async throws {
         let rig = try await ModuleRig()
