@@ -70,7 +70,8 @@ public final class SimulatedRadio: ModuleLinkProvider {
     }
 
     public func discover(timeout: Duration) async throws(LinkError) {
-        let wait = timeOutOfRange
+        // A module that is restarting does not advertise until it is up.
+        let wait = max(timeOutOfRange, await module.bootRemaining)
         guard wait <= timeout else {
             try? await clock.sleep(for: timeout)
             throw .notFound
@@ -83,7 +84,7 @@ public final class SimulatedRadio: ModuleLinkProvider {
             state.connectAttempts += 1
             return (state.outOfRangeUntil <= elapsed(), state.faults, state.links)
         }
-        guard reachable else {
+        guard reachable, await module.bootRemaining == .zero else {
             try? await clock.sleep(for: Self.pageTimeout)
             throw .failed("the module did not answer (page timeout)")
         }

@@ -11,8 +11,33 @@ public struct VirtualCamera: Sendable, Hashable {
     /// Percent.
     public var battery: UInt8 = 86
     public var power: CameraPower = .on
-    /// The light the camera's meter sees, as EV at ISO 100.
+    /// The light the camera's meter saw at its last reading, as EV at ISO 100.
     public var sceneEV = ExposureStops(twentyFourths: 12 * 24)
+    /// The camera clock's lead over UTC in milliseconds, as `setTime` left it.
+    public var clockOffset: Int64 = 0
+    /// Minutes east of UTC, as `setTime` left it.
+    public var utcOffset: Int16 = 0
+    /// The position the camera writes into the pictures that follow, from the last `geotag`.
+    public var geotag: Geotag?
+
+    /// A position fix as `geotag` gives it (PROTOCOL.md §6.4 units).
+    public struct Geotag: Sendable, Hashable {
+        /// 1e-7 degrees north.
+        public var latitude: Int32
+        /// 1e-7 degrees east.
+        public var longitude: Int32
+        /// Centimetres above mean sea level, when known.
+        public var altitude: Int32?
+        /// When the fix was taken, Unix milliseconds.
+        public var utcTime: UInt64
+
+        public init(latitude: Int32, longitude: Int32, altitude: Int32? = nil, utcTime: UInt64) {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.altitude = altitude
+            self.utcTime = utcTime
+        }
+    }
 
     public init(profile: CameraProfile) {
         self.profile = profile
@@ -39,6 +64,11 @@ public struct VirtualCamera: Sendable, Hashable {
         return profile.ladders.compactMap { setting, choices in
             settings[setting].map { SettingDescriptor(setting: setting, value: $0, choices: choices) }
         }
+    }
+
+    /// The camera's clock when the host's clock reads `utc` (Unix milliseconds).
+    public func cameraTime(atUTC utc: UInt64) -> UInt64 {
+        UInt64(clamping: max(0, Int64(clamping: utc) &+ clockOffset))
     }
 
     public var storageState: StorageState { shotsRemaining == 0 ? .full : .ok }

@@ -8,6 +8,8 @@ actor RawClient {
     let link: InMemoryLink
     private var incoming: AsyncStream<TransportEvent>.AsyncIterator
     private var receiver: any PacketReceiver
+    /// Events passed over while waiting for a response.
+    private var skipped: [Message] = []
 
     init(_ module: VirtualModule, mtu: Int = 185) async {
         link = InMemoryLink(mtu: mtu)
@@ -42,7 +44,14 @@ actor RawClient {
         while true {
             let message = try await next()
             if case .response = message.kind { return message }
+            skipped.append(message)
         }
+    }
+
+    /// The events passed over by ``response()`` since the last call, in order.
+    func takeEvents() -> [Message] {
+        defer { skipped = [] }
+        return skipped
     }
 
     func request(_ opcode: Opcode, id: UInt16, _ fields: Fields = Fields()) async throws -> Message {

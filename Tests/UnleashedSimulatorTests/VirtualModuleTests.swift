@@ -120,6 +120,45 @@ struct CameraProfileTests {
         #expect(profile.defaults.count == profile.ladders.count)
     }
 
+    @Test("three bodies, found by id, each with its own ladders")
+    func threeBodies() {
+        #expect(CameraProfile.all.map(\.id) == ["nikon-z", "canon-r", "sony-a"])
+        for profile in CameraProfile.all {
+            #expect(CameraProfile.named(profile.id)?.model == profile.model)
+        }
+        #expect(CameraProfile.named("leica-m") == nil)
+        for setting: SettingID in [.iso, .shutterSpeed, .aperture] {
+            #expect(Set(CameraProfile.all.compactMap { $0.choices(for: setting) }).count == 3, "\(setting)")
+        }
+    }
+
+    @Test("ISO, shutter speed and aperture go in nominal thirds of a stop", arguments: CameraProfile.all)
+    func thirdStops(profile: CameraProfile) {
+        /// Neighbouring nominal values differ by about a third of a stop; the camera's rounding
+        /// (1/13 to 1/15 s, f/13 to f/14) makes the steps uneven.
+        func thirds(_ values: [Double], light: ClosedRange<Double>) -> Bool {
+            zip(values, values.dropFirst()).allSatisfy { light.contains(max($0, $1) / min($0, $1)) }
+        }
+        let iso = profile.choices(for: .iso)!.compactMap { value -> Double? in
+            guard case .iso(let speed) = value, speed.rawValue != 0 else { return nil }
+            return Double(speed.rawValue)
+        }
+        let shutter = profile.choices(for: .shutterSpeed)!.compactMap { value -> Double? in
+            guard case .shutterSpeed(let speed) = value, !speed.isBulb else { return nil }
+            return Double(speed.numerator) / Double(speed.denominator)
+        }
+        let aperture = profile.choices(for: .aperture)!.compactMap { value -> Double? in
+            guard case .aperture(let f) = value else { return nil }
+            return Double(f.tenths) * Double(f.tenths)
+        }
+        #expect(thirds(iso, light: 1.18...1.35))
+        #expect(thirds(shutter, light: 1.15...1.34))
+        #expect(thirds(aperture, light: 1.15...1.41), "f-number squared is the light")
+        #expect(profile.bufferDepth > 0 && profile.cardCapacity > 0)
+        #expect(profile.autoPowerOff >= .seconds(30))
+        #expect(profile.shutterLag < profile.focusTime)
+    }
+
     @Test("the demo camera keeps its settings and shot count between runs")
     func demoStatePersists() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-demo-\(UUID()).json")
