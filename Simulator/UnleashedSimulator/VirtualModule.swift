@@ -18,6 +18,9 @@ public actor VirtualModule {
     public private(set) var moduleBattery: UInt8 = 100
     /// Requests answered from the cache of recent responses instead of being run again.
     public private(set) var repeatedRequests = 0
+    /// Messages taken in whole, readable or not: tests wait on it to know a request has arrived
+    /// before they move a test clock on.
+    private(set) var messagesReceived = 0
 
     private let clock: any Clock<Duration>
     /// Time since the module was made; every alarm is an instant on this timeline.
@@ -232,6 +235,7 @@ public actor VirtualModule {
         let step = reassembler.receive(packet)
         self.reassembler = reassembler
         guard let bytes = step.message else { return }
+        messagesReceived += 1
         do throws(MessageDecodingError) {
             let message = try Message(decoding: bytes)
             guard case .request(let opcode) = message.kind else { return }

@@ -211,7 +211,7 @@ struct ModuleBehaviourTests {
         let rig = try await ModuleRig(camera: VirtualCamera(profile: .canonLike))
         await rig.module.setCameraPower(.sleeping)
         let id = try await rig.send(.shoot)
-        try await rig.client.send(Message(.request(.shoot), id: id, fields: Fields()))
+        try await rig.deliver(Message(.request(.shoot), id: id, fields: Fields()))
         await rig.advance(by: CameraProfile.canonLike.wakeTime)
         let response = try await rig.client.response()
         #expect(response.kind == .response(.shoot, .ok))

@@ -42,11 +42,19 @@ final class ModuleRig: Sendable {
         try await client.request(opcode, id: nextID(), fields)
     }
 
-    /// Sends a request without waiting for the response.
+    /// Sends a request without waiting for the response, but until the module has taken it
+    /// in: a clock moved on before that would run the request at the later time.
     func send(_ opcode: Opcode, _ fields: Fields = Fields()) async throws -> UInt16 {
         let id = nextID()
-        try await client.send(Message(.request(opcode), id: id, fields: fields))
+        try await deliver(Message(.request(opcode), id: id, fields: fields))
         return id
+    }
+
+    /// Sends `message` and waits until the module has taken it in.
+    func deliver(_ message: Message) async throws {
+        let before = await module.messagesReceived
+        try await client.send(message)
+        while await module.messagesReceived == before { await Task.yield() }
     }
 
     /// Moves the clock on and lets the module handle what became due.
