@@ -110,7 +110,7 @@ public struct Demo: Sendable {
     /// connects to it.
     public static func start(stateFile: URL?, options: DemoOptions = DemoOptions()) async throws(DemoError) -> Demo {
         let (camera, recordingSince) = try loadCamera(from: stateFile, profile: options.profile)
-        let module = VirtualModule(camera: camera)
+        let module = VirtualModule(camera: camera, seed: options.seed)
         if let recordingSince {
             let now = VirtualModule.systemTime()
             await module.resumeRecording(startedAgo: .milliseconds(Int64(now > recordingSince ? now - recordingSince : 0)))

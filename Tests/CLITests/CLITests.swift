@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 
+/// The simulated bodies' model names, as `status` reports them.
+enum CameraModels {
+    static let canon = "Simulated Canon EOS R-style body"
+}
+
 /// Runs the built `unleashed` binary as a user would, with its own demo camera state.
 struct CLI {
     let stateFile = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-cli-\(UUID()).json")
@@ -289,8 +294,15 @@ struct CLITests {
         let badPlan = try cli.run("--demo", "--demo-faults", "drop=2", "status")
         #expect(badPlan.status == 64)
         #expect(badPlan.stderr.contains("--demo-faults: cannot read 'drop=2': expected a probability from 0 to 1"))
-        let lossy = try cli.run("--demo", "--demo-seed", "3", "--demo-faults", "drop=0.05,reorder=0.02", "--json", "shoot", "--count", "5")
+        let lossy = try cli.run("--demo", "--demo-seed", "3", "--demo-faults", "drop=0.05,reorder=0.02,busy=0.1", "--json", "shoot", "--count", "5")
         #expect(lossy.status == 0, "\(lossy.stderr)")
         #expect(lossy.stdout.split(separator: "\n").count == 5)
+        let canon = try #require(try cli.run("--demo", "--demo-profile", "canon-r", "--json", "status").json)
+        #expect((canon["camera"] as? [String: Any])?["model"] as? String == CameraModels.canon)
+        let rebooted = try cli.run("--demo", "--demo-faults", "reboot@200ms", "--json", "shoot", "--count", "8")
+        #expect(rebooted.status == 0, "a module restart mid-series loses no shot: \(rebooted.stderr)")
+        let off = try cli.run("--demo", "--demo-faults", "poweroff@300ms", "shoot", "--count", "100")
+        #expect(off.status == 65)
+        #expect(off.stderr.contains("the camera is off or asleep"))
     }
 }

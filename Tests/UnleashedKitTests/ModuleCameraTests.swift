@@ -202,6 +202,22 @@ struct ModuleCameraTests {
         await camera.close()
     }
 
+    @Test("a trigger refused as busy is sent again once the camera is ready: a small buffer and random refusals lose no shot")
+    func busyRetried() async throws {
+        var profile = CameraProfile.canonLike
+        profile.bufferDepth = 1
+        let rig = ConnectionRig(camera: VirtualCamera(profile: profile), recordsStates: false)
+        await rig.module.setBusyRefusals(0.2)
+        let camera = try await rig.camera()
+        let counters = try await drive(rig) {
+            var counters: [Int] = []
+            for _ in 0..<30 { counters.append(try await camera.shoot().counter) }
+            return counters
+        }
+        #expect(counters == Array(1...30))
+        await camera.close()
+    }
+
     @Test("an operation while the module is out of reach fails with notConnected after the wait")
     func notConnected() async throws {
         let rig = ConnectionRig(recordsStates: false)

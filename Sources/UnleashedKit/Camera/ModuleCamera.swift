@@ -150,9 +150,15 @@ public actor ModuleCamera: Camera {
         _ = try await request(.release, retryAfterLinkLoss: true)
     }
 
+    /// How many times a trigger refused as `busy` is sent again, each after the camera says it
+    /// is ready (or a short pause): `busy` means nothing was done, so a retry is safe.
+    static let busyRetries = 3
+
     public func shoot() async throws(CameraError) -> Shot {
         try requireCapability(.shoot, "shooting")
-        for attempt in 0..<2 {
+        var lostLinkRetried = false
+        var busyRetries = Self.busyRetries
+        while true {
             try await ensureReady()
             let baseline = try await knownShotCounter()
             let reportWait = try await exposureTime() + timing.shotReportGrace
@@ -164,16 +170,30 @@ public actor ModuleCamera: Camera {
             let elapsed = stopwatch(clock)
             do {
                 _ = try await request(.shoot)
+            } catch .refused(.shoot, .busy, let message) {
+                guard busyRetries > 0 else { throw .refused(.shoot, .busy, message: message) }
+                busyRetries -= 1
+                await waitUntilNotBusy(within: .milliseconds(500))
+                continue
             } catch {
                 if let shot = try await confirmAfterFailedTrigger(error, baseline: baseline, elapsed: elapsed) { return shot }
                 // The link dropped before the module took the trigger, and the counter shows no
                 // picture: the old link is gone, so nothing can still arrive; trigger again once.
-                if case .notConnected = error, attempt == 0 { continue }
+                if case .notConnected = error, !lostLinkRetried {
+                    lostLinkRetried = true
+                    continue
+                }
                 throw error
             }
             return try await awaitPicture(ticket, baseline: baseline, within: reportWait, elapsed: elapsed)
         }
-        preconditionFailure("unreachable")
+    }
+
+    /// Waits for the camera's `busy` = false event, or `limit`, whichever comes first.
+    private func waitUntilNotBusy(within limit: Duration) async {
+        let ticket = arm { $0 == .busy(false) }
+        defer { disarm(ticket) }
+        _ = await wait(ticket, timeout: limit)
     }
 
     public func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure {
