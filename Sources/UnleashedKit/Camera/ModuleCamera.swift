@@ -358,7 +358,10 @@ public actor ModuleCamera: Camera {
     }
 
     /// Reads the counter back; a picture the camera took since `baseline` is reported once.
-    private func confirmByCounter(baseline: Int, elapsed: @Sendable () -> Duration) async -> Shot? {
+    ///
+    /// When the camera's own report reached `ticket` meanwhile (it often follows the gap that
+    /// raised the doubt), that report is used: it carries the camera's time.
+    private func confirmByCounter(baseline: Int, elapsed: @Sendable () -> Duration, ticket: Int? = nil) async -> Shot? {
         let status: CameraStatus
         do throws(CameraError) {
             status = try await self.status()
@@ -367,7 +370,14 @@ public actor ModuleCamera: Camera {
             return nil
         }
         needsResync = false
-        return status.shotCounter > baseline ? claim(status.shotCounter, cameraTime: nil, elapsed: elapsed, byCounter: true) : nil
+        guard status.shotCounter > baseline else { return nil }
+        if let ticket, var waiter = waiters[ticket],
+           let index = waiter.queued.firstIndex(where: { if case .event(.shotCompleted(let counter, _)) = $0 { counter > baseline } else { false } }),
+           case .event(.shotCompleted(let counter, let cameraTime)) = waiter.queued.remove(at: index) {
+            waiters[ticket] = waiter
+            if let shot = claim(counter, cameraTime: cameraTime, elapsed: elapsed, byCounter: false) { return shot }
+        }
+        return claim(status.shotCounter, cameraTime: nil, elapsed: elapsed, byCounter: true)
     }
 
     private func claim(_ counter: Int, cameraTime: UInt64?, elapsed: @Sendable () -> Duration, byCounter: Bool) -> Shot? {
@@ -384,12 +394,12 @@ public actor ModuleCamera: Camera {
             case .event(.shotCompleted(let counter, let cameraTime)):
                 if let shot = claim(counter, cameraTime: cameraTime, elapsed: elapsed, byCounter: false) { return shot }
             case .event:
-                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed) { return shot }
+                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed, ticket: ticket) { return shot }
             case .timedOut:
-                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed) { return shot }
+                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed, ticket: ticket) { return shot }
                 throw .shotNotReported(after: limit)
             case .cancelled, .closed:
-                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed) { return shot }
+                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed, ticket: ticket) { return shot }
                 throw .cancelled
             }
         }
@@ -410,7 +420,7 @@ public actor ModuleCamera: Camera {
                     return BulbExposure(shot: shot, exposed: exposed, ending: ending)
                 }
             case .event:
-                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed) {
+                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed, ticket: ticket) {
                     return BulbExposure(shot: shot, exposed: exposed, ending: ending)
                 }
             case .cancelled:
@@ -422,13 +432,13 @@ public actor ModuleCamera: Camera {
                    let shot = claim(counter, cameraTime: cameraTime, elapsed: elapsed, byCounter: false) {
                     return BulbExposure(shot: shot, exposed: exposed, ending: ending)
                 }
-                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed) {
+                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed, ticket: ticket) {
                     return BulbExposure(shot: shot, exposed: exposed, ending: ending)
                 }
                 throw .cancelled
             case .timedOut, .closed:
                 await endBulbIfOpen()
-                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed) {
+                if let shot = await confirmByCounter(baseline: baseline, elapsed: elapsed, ticket: ticket) {
                     return BulbExposure(shot: shot, exposed: exposed, ending: ending)
                 }
                 throw .shotNotReported(after: limit)
