@@ -14,11 +14,13 @@ let package = Package(
         .library(name: "UnleashedProtocol", targets: ["UnleashedProtocol"]),
         .library(name: "UnleashedKit", targets: ["UnleashedKit"]),
         .library(name: "UnleashedSimulator", targets: ["UnleashedSimulator"]),
+        .library(name: "Intervalometer", targets: ["Intervalometer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.0.6"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -27,6 +29,11 @@ let package = Package(
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
         .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
+        .target(
+            name: "Intervalometer",
+            dependencies: ["UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
         .target(
             name: "UnleashedSimulator",
             dependencies: ["UnleashedProtocol", "UnleashedKit"],
@@ -38,6 +45,7 @@ let package = Package(
             dependencies: [
                 "UnleashedKit",
                 "UnleashedSimulator",
+                "Intervalometer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -70,6 +78,16 @@ let package = Package(
             dependencies: [
                 "UnleashedSimulator",
                 "UnleashedKit",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntervalometerTests",
+            dependencies: [
+                "Intervalometer",
+                "UnleashedKit",
+                "UnleashedSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
             swiftSettings: strict

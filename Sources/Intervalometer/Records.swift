@@ -1,0 +1,163 @@
+/// What a time-lapse run is asked to do. Stored with the run, so that a run resumed after a
+/// crash continues on the same schedule with the same settings.
+public struct RunPlan: Codable, Hashable, Sendable {
+    /// Start-to-start time between slots, in milliseconds.
+    public var intervalMs: Int64
+    /// When the run ends.
+    public var stop: StopCondition
+    /// What each slot takes.
+    public var exposure: ExposurePlan
+    /// What happens to slots whose time has passed before the camera was ready.
+    public var overrun: OverrunPolicy
+    /// The least time left between the end of one slot's work and the next command, for the
+    /// camera to recover (milliseconds).
+    public var minimumGapMs: Int64
+    /// A program called at init, start, every frame and stop (gphoto2 style); nil for none.
+    public var hook: String?
+
+    public init(intervalMs: Int64, stop: StopCondition, exposure: ExposurePlan = .camera,
+                overrun: OverrunPolicy = .skip, minimumGapMs: Int64 = 0, hook: String? = nil) {
+        self.intervalMs = intervalMs
+        self.stop = stop
+        self.exposure = exposure
+        self.overrun = overrun
+        self.minimumGapMs = minimumGapMs
+        self.hook = hook
+    }
+}
+
+/// When a run ends (besides being told to).
+public enum StopCondition: Codable, Hashable, Sendable {
+    /// After this many slots (frames numbered 1...count).
+    case frames(Int)
+    /// No slot is scheduled at or after `t0 + milliseconds`.
+    case duration(milliseconds: Int64)
+    /// No slot is scheduled at or after this wall-clock time (Unix milliseconds).
+    case until(unixMilliseconds: Int64)
+    /// Only when told.
+    case never
+}
+
+/// What one slot of a run shoots.
+public enum ExposurePlan: Codable, Hashable, Sendable {
+    /// One picture at the camera's shutter speed.
+    case camera
+    /// One bulb exposure of this many milliseconds.
+    case bulb(milliseconds: Int64)
+    /// `count` pictures, exposure compensation stepped by `stepThirds` thirds of a stop around
+    /// the current value (e.g. 3 frames at 3/3: -1, 0, +1 EV).
+    case bracket(count: Int, stepThirds: Int)
+}
+
+/// What a run does with slots that could not be shot on time.
+public enum OverrunPolicy: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Shoot at the next slot still in the future; the slots passed over are recorded as
+    /// skipped, so frame numbers stay aligned with time.
+    case skip
+    /// Shoot as soon as the camera is ready and re-anchor the schedule there.
+    case `defer`
+    /// Shoot every passed slot, one after another, until caught up.
+    case burst
+}
+
+/// What became of one slot.
+public enum FrameOutcome: String, Codable, Hashable, Sendable {
+    /// The camera reported the picture.
+    case taken
+    /// The command failed; ``FrameRecord/error`` says why.
+    case failed
+    /// The slot passed without a command (overrun, or while the module was unreachable or the
+    /// run was paused or not running).
+    case skipped
+}
+
+/// One line of a run's journal: one slot (one picture of a bracket is one record).
+public struct FrameRecord: Codable, Hashable, Sendable {
+    /// The slot number, from 1: slot n is due at `t0 + (n - 1) * interval`.
+    public var frame: Int
+    /// For brackets, the picture within the slot, from 1; 1 otherwise.
+    public var part: Int
+    /// When the slot was due, milliseconds after the run's `t0`.
+    public var scheduledMs: Int64
+    /// When the command went out, milliseconds after `t0` (nil for skipped slots).
+    public var sentMs: Int64?
+    /// When the picture was reported, milliseconds after `t0`.
+    public var completedMs: Int64?
+    /// `sent - scheduled`, in microseconds (how late the command went out).
+    public var latenessMicros: Int64?
+    public var outcome: FrameOutcome
+    /// Why the slot failed or was skipped.
+    public var error: String?
+    /// The exposure used: `1/125`, `bulb 2000ms`, `-1`.
+    public var exposure: String?
+    /// The metered EV at the shot, as text (`+12`), when the camera meters.
+    public var meteredEV: String?
+    /// The camera's shot counter for the picture.
+    public var shotCounter: Int?
+
+    public init(frame: Int, part: Int = 1, scheduledMs: Int64, sentMs: Int64? = nil, completedMs: Int64? = nil,
+                latenessMicros: Int64? = nil, outcome: FrameOutcome, error: String? = nil, exposure: String? = nil,
+                meteredEV: String? = nil, shotCounter: Int? = nil) {
+        self.frame = frame
+        self.part = part
+        self.scheduledMs = scheduledMs
+        self.sentMs = sentMs
+        self.completedMs = completedMs
+        self.latenessMicros = latenessMicros
+        self.outcome = outcome
+        self.error = error
+        self.exposure = exposure
+        self.meteredEV = meteredEV
+        self.shotCounter = shotCounter
+    }
+}
+
+/// Where a run stands in the journal.
+public enum RunState: String, Codable, Hashable, Sendable {
+    /// Running, or interrupted without a clean stop (a crash, a power cut): resumable.
+    case running
+    /// Ended: all slots done, or stopped on request.
+    case finished
+    /// Ended by an error that stopped the run.
+    case failed
+}
+
+/// A run as the journal keeps it.
+public struct RunRecord: Codable, Hashable, Sendable {
+    public var id: Int64
+    public var plan: RunPlan
+    /// The wall-clock time of slot 1 (Unix milliseconds): what a resumed run re-anchors to.
+    public var t0UnixMs: Int64
+    /// Which camera, as the backend names it.
+    public var camera: String
+    public var state: RunState
+    /// Why it ended, when it has.
+    public var endReason: String?
+
+    public init(id: Int64, plan: RunPlan, t0UnixMs: Int64, camera: String, state: RunState, endReason: String? = nil) {
+        self.id = id
+        self.plan = plan
+        self.t0UnixMs = t0UnixMs
+        self.camera = camera
+        self.state = state
+        self.endReason = endReason
+    }
+}
+
+/// Durable storage for runs and their frames. ``append(_:to:)`` returns only once the record
+/// is on disk: the engine schedules the next slot after that, so a crash loses no frame that
+/// was reported.
+public protocol RunJournal: Sendable {
+    /// Records a new run and returns it with its id.
+    func begin(plan: RunPlan, t0UnixMs: Int64, camera: String) throws -> RunRecord
+    /// Appends one frame record, durably.
+    func append(_ frame: FrameRecord, to run: Int64) throws
+    /// Marks a run ended.
+    func finish(run: Int64, state: RunState, reason: String) throws
+    /// One run, or nil.
+    func run(_ id: Int64) throws -> RunRecord?
+    /// Every run, newest first.
+    func runs() throws -> [RunRecord]
+    /// A run's frames in the order they were recorded.
+    func frames(of run: Int64) throws -> [FrameRecord]
+}
