@@ -56,6 +56,16 @@ let package = Package(
             path: "Benchmarks/unleashed-bench",
             swiftSettings: strict
         ),
+        .target(
+            name: "UnleashedTestSupport",
+            dependencies: [
+                "UnleashedKit",
+                "UnleashedSimulator",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
+            path: "Tests/Support",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UnleashedProtocolTests",
             dependencies: [
@@ -69,6 +79,7 @@ let package = Package(
             dependencies: [
                 "UnleashedKit",
                 "UnleashedSimulator",
+                "UnleashedTestSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
             swiftSettings: strict
@@ -86,6 +97,7 @@ let package = Package(
             name: "IntervalometerTests",
             dependencies: [
                 "Intervalometer",
+                "UnleashedTestSupport",
                 "UnleashedKit",
                 "UnleashedSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),

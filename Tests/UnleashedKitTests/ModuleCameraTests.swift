@@ -1,32 +1,10 @@
 import Clocks
 import Synchronization
 import Testing
+import UnleashedTestSupport
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
-
-/// Runs `operation` while moving the rig's test clock on, so that anything waiting on the clock
-/// makes progress; returns the operation's result.
-func drive<T: Sendable>(_ rig: ConnectionRig, limit: Duration = .seconds(600), step: Duration = .milliseconds(20),
-                        _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    let finished = Mutex(false)
-    let task = Task {
-        defer { finished.withLock { $0 = true } }
-        return try await operation()
-    }
-    let done = await rig.advance(until: { finished.withLock { $0 } }, step: step, limit: limit)
-    if !done { task.cancel() }
-    try #require(done, "still running after \(limit) of simulated time")
-    return try await task.value
-}
-
-extension ConnectionRig {
-    /// A camera on this rig's connection, connected.
-    func camera(timing: ModuleCameraTiming = ModuleCameraTiming()) async throws -> ModuleCamera {
-        let (connection, clock) = (connection, clock)
-        return try await drive(self) { try await ModuleCamera(connection: connection, clock: clock, timing: timing) }
-    }
-}
 
 /// What became of one trigger.
 enum ShotOutcome: Sendable {

@@ -1,68 +1,9 @@
 import Clocks
-import Synchronization
 import Testing
+import UnleashedTestSupport
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
-
-/// A connection to a simulated module over a simulated radio, all on one test clock.
-final class ConnectionRig: Sendable {
-    let clock = TestClock<Duration>()
-    let module: VirtualModule
-    let radio: SimulatedRadio
-    let connection: ModuleConnection
-    let states = Mutex<[ConnectionState]>([])
-
-    static let timing = ConnectionTiming(scanTimeout: .seconds(10), requestTimeout: .seconds(3),
-                                         keepAliveInterval: .seconds(2), linkLossTimeout: .seconds(6))
-
-    init(camera: VirtualCamera = VirtualCamera(profile: .nikonLike), faults: LinkFaults = LinkFaults(),
-         policy: ReconnectPolicy = ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(8)), seed: UInt64 = 1,
-         recordsStates: Bool = true) {
-        module = VirtualModule(camera: camera, clock: clock, utcNow: { 1_700_000_000_000 })
-        radio = SimulatedRadio(module: module, faults: faults, seed: seed, clock: clock)
-        connection = ModuleConnection(provider: radio, policy: policy, timing: Self.timing, clock: clock, seed: seed)
-        // The connection's events have one consumer: a camera on this rig takes them instead.
-        guard recordsStates else { return }
-        let events = connection.events
-        Task { [weak self] in
-            for await event in events {
-                if case .state(let state) = event { self?.states.withLock { $0.append(state) } }
-            }
-        }
-    }
-
-    var phases: [ConnectionPhase] { states.withLock { $0.map(\.phase) } }
-
-    /// Moves the test clock on in small steps until `condition` holds; false if it did not
-    /// within `limit` of simulated time.
-    @discardableResult
-    func advance(until condition: () async -> Bool, step: Duration = .milliseconds(20), limit: Duration = .seconds(120)) async -> Bool {
-        var waited = Duration.zero
-        while waited <= limit {
-            if await condition() { return true }
-            await clock.advance(by: step)
-            waited += step
-        }
-        return await condition()
-    }
-
-    func advance(by duration: Duration, step: Duration = .milliseconds(20)) async {
-        var waited = Duration.zero
-        while waited < duration {
-            await clock.advance(by: step)
-            waited += step
-        }
-    }
-
-    func state() async -> ConnectionState { await connection.state }
-
-    /// Connects and waits for ready.
-    func connect() async throws {
-        await connection.connect()
-        try #require(await advance { await state() == .ready })
-    }
-}
 
 @Suite("Connection driver on a test clock", .timeLimit(.minutes(2)))
 struct ModuleConnectionTests {

@@ -55,6 +55,13 @@ public protocol Camera: Actor {
 
     /// Ends the connection; the event streams finish.
     func close() async
+
+    /// Whether a command sent now would go out at once (the link is up). Schedulers check it
+    /// so that a slot is recorded as missed instead of waiting for a reconnection.
+    var isReady: Bool { get async }
+
+    /// The last metered EV the camera reported, if it meters.
+    var lastMeteredEV: ExposureStops? { get async }
 }
 
 /// Who answered: the module and the camera behind it.

@@ -85,6 +85,7 @@ public actor ModuleCamera: Camera {
         let fields = try await request(.getStatus, retryAfterLinkLoss: true)
         let counter = Int(fields.shotCounter ?? 0)
         learnCounter(counter)
+        if let ev = fields.meteredEV { lastMeteredEV = ev }
         return CameraStatus(
             connection: await connection.state,
             moduleBattery: fields.moduleBattery.map(Int.init),
@@ -272,6 +273,12 @@ public actor ModuleCamera: Camera {
     public var connectionState: ConnectionState {
         get async { await connection.state }
     }
+
+    public var isReady: Bool {
+        get async { await connection.state == .ready }
+    }
+
+    public private(set) var lastMeteredEV: ExposureStops?
 
     // MARK: - Requests
 
@@ -481,6 +488,7 @@ public actor ModuleCamera: Camera {
         switch cameraEvent {
         case .shotCompleted(let counter, _): learnCounter(counter)
         case .settingChanged(let value) where value.setting == .shutterSpeed: shutterSpeed = value
+        case .meteredEV(let ev): lastMeteredEV = ev
         default: break
         }
         for continuation in subscribers.values { continuation.yield(cameraEvent) }

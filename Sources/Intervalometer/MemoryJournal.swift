@@ -1,0 +1,61 @@
+import Synchronization
+
+/// A journal in memory: for tests, and for runs that are told not to keep one.
+public final class MemoryJournal: RunJournal {
+    private struct Store {
+        var runs: [RunRecord] = []
+        var frames: [Int64: [FrameRecord]] = [:]
+        var recorded: Set<FrameKey> = []
+    }
+
+    private struct FrameKey: Hashable {
+        let run: Int64, frame: Int, part: Int
+    }
+
+    private let store = Mutex(Store())
+
+    public init() {}
+
+    public func begin(plan: RunPlan, t0UnixMs: Int64, camera: String) throws -> RunRecord {
+        store.withLock { store in
+            let record = RunRecord(id: Int64(store.runs.count + 1), plan: plan, t0UnixMs: t0UnixMs, camera: camera, state: .running)
+            store.runs.append(record)
+            return record
+        }
+    }
+
+    public func append(_ frame: FrameRecord, to run: Int64) throws {
+        try store.withLock { store in
+            let key = FrameKey(run: run, frame: frame.frame, part: frame.part)
+            guard store.recorded.insert(key).inserted else {
+                throw MemoryJournalError.duplicateFrame(run: run, frame: frame.frame, part: frame.part)
+            }
+            store.frames[run, default: []].append(frame)
+        }
+    }
+
+    public func finish(run: Int64, state: RunState, reason: String) throws {
+        store.withLock { store in
+            guard let index = store.runs.firstIndex(where: { $0.id == run }) else { return }
+            store.runs[index].state = state
+            store.runs[index].endReason = reason
+        }
+    }
+
+    public func run(_ id: Int64) throws -> RunRecord? {
+        store.withLock { $0.runs.first { $0.id == id } }
+    }
+
+    public func runs() throws -> [RunRecord] {
+        store.withLock { $0.runs.reversed() }
+    }
+
+    public func frames(of run: Int64) throws -> [FrameRecord] {
+        store.withLock { $0.frames[run] ?? [] }
+    }
+}
+
+/// Why the memory journal refused a record.
+public enum MemoryJournalError: Error, Hashable, Sendable {
+    case duplicateFrame(run: Int64, frame: Int, part: Int)
+}

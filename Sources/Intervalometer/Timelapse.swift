@@ -1,0 +1,460 @@
+public import UnleashedKit
+import UnleashedProtocol
+
+/// Why a run could not start or had to end.
+public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The plan cannot work; nothing was shot.
+    case invalidPlan(String)
+    /// The interval is shorter than a slot's exposure plus the gap.
+    case intervalTooShort(minimumMs: Int64, reason: String)
+    /// The hook refused the run at init.
+    case hookRefused(status: Int32)
+    /// The journal could not record; the run stops rather than shoot unrecorded frames.
+    case journal(String)
+    /// The camera failed before the first slot (reading its settings).
+    case camera(CameraError)
+
+    public var description: String {
+        switch self {
+        case .invalidPlan(let why): why
+        case .intervalTooShort(let minimum, let reason):
+            "the interval is too short: each slot needs at least \(Duration.milliseconds(minimum).compactText) (\(reason))"
+        case .hookRefused(let status): "the hook refused the run at init (exit status \(status))"
+        case .journal(let why): "the run journal failed: \(why)"
+        case .camera(let error): error.description
+        }
+    }
+}
+
+/// How a run ended.
+public struct RunEnding: Hashable, Sendable {
+    public var run: RunRecord
+    public var state: RunState
+    public var reason: String
+}
+
+/// A time-lapse run: slots on absolute deadlines `t0 + (n - 1) * interval` of an injected
+/// monotonic clock, never a sleep after a shot, so that no error accumulates; every slot is
+/// journalled (durably) before the next one is waited for.
+public actor Timelapse<C: Clock> where C.Duration == Duration {
+    /// Every frame record as it is journalled, for live displays. One consumer.
+    public nonisolated let records: AsyncStream<FrameRecord>
+
+    private let plan: RunPlan
+    private let camera: any Camera
+    private let journal: any RunJournal
+    private let clock: C
+    private let wallClock: @Sendable () -> Int64
+    private let hooks: HookRunner?
+    private let recordSink: AsyncStream<FrameRecord>.Continuation
+
+    private var run: RunRecord?
+    /// The monotonic instant of `t0`.
+    private var anchor: C.Instant?
+    /// How far the schedule has moved from `t0 + (n - 1) * interval`: by `defer` re-anchoring
+    /// and by pauses.
+    private var shift = Duration.zero
+    /// Slot number of the next slot to shoot.
+    private var nextFrame = 1
+    private var stopReason: String?
+    private var stopAfterFrame = false
+    private var extraFrames = 0
+    private var extraParts: [Int: Int] = [:]
+    private var pausedAt: C.Instant?
+    private var wake: CheckedContinuation<Void, Never>?
+    private var waitGeneration = 0
+
+    /// A new run.
+    ///
+    /// - Parameters:
+    ///   - wallClock: Unix milliseconds now; only used to label `t0` for resuming and for
+    ///     `until` stops, never to time slots.
+    public init(plan: RunPlan, camera: any Camera, journal: any RunJournal, clock: C,
+                wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil) {
+        self.plan = plan
+        self.camera = camera
+        self.journal = journal
+        self.clock = clock
+        self.wallClock = wallClock
+        self.hooks = hooks
+        (records, recordSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+    }
+
+    // MARK: - Control (from signals, the CLI, the daemon)
+
+    /// Ends the run: at once between slots, or after the current slot's work.
+    public func stop(reason: String) {
+        stopReason = stopReason ?? reason
+        wakeUp()
+    }
+
+    /// Ends the run after the current slot (SIGUSR2).
+    public func stopAfterCurrentFrame() {
+        stopAfterFrame = true
+        wakeUp()
+    }
+
+    /// Shoots one extra picture now, outside the schedule (SIGUSR1).
+    public func shootExtraFrame() {
+        extraFrames += 1
+        wakeUp()
+    }
+
+    /// Holds the schedule; ``continueSchedule()`` re-anchors it so that the slots keep their
+    /// interval from where they stopped.
+    public func pauseSchedule() {
+        guard pausedAt == nil else { return }
+        pausedAt = clock.now
+        wakeUp()
+    }
+
+    /// Continues a paused run, shifting the schedule by the time paused.
+    public func continueSchedule() {
+        guard let pausedAt else { return }
+        shift += pausedAt.duration(to: clock.now)
+        self.pausedAt = nil
+        wakeUp()
+    }
+
+    // MARK: - Running
+
+    /// Checks the plan against the camera, journals the run, waits `startDelay`, and runs it to
+    /// its end.
+    public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
+        try await validate()
+        if let hooks, let status = await hooks.run(.initialize, frame: nil, environment: [:]), status != 0 {
+            throw .hookRefused(status: status)
+        }
+        if startDelay > .zero {
+            await sleep(until: clock.now.advanced(by: startDelay))
+            if let stopReason { throw .invalidPlan("stopped before the start: \(stopReason)") }
+        }
+        let t0 = clock.now
+        let t0Wall = wallClock()
+        do {
+            run = try journal.begin(plan: plan, t0UnixMs: t0Wall, camera: cameraName)
+        } catch {
+            throw .journal(String(describing: error))
+        }
+        anchor = t0
+        return try await runSlots()
+    }
+
+    /// Continues `record` after an interruption, on its original schedule: `t0` is recovered
+    /// from the wall clock, slots that passed while nothing ran are journalled as skipped, and
+    /// frame numbers carry on from the last one recorded.
+    public func resume(_ record: RunRecord) async throws(TimelapseError) -> RunEnding {
+        guard record.state == .running else {
+            throw .invalidPlan("run \(record.id) has \(record.state == .finished ? "finished" : "failed"); only an interrupted run can be resumed")
+        }
+        let last: FrameRecord?
+        do {
+            last = try journal.frames(of: record.id).max { ($0.frame, $0.part) < ($1.frame, $1.part) }
+        } catch {
+            throw .journal(String(describing: error))
+        }
+        run = record
+        let sinceT0 = Duration.milliseconds(wallClock() - record.t0UnixMs)
+        anchor = clock.now.advanced(by: .zero - sinceT0)
+        if let last {
+            nextFrame = last.frame + 1
+            // A deferred or paused schedule carries on from where the last slot was due.
+            shift = .milliseconds(last.scheduledMs) - .milliseconds(plan.intervalMs) * (last.frame - 1)
+        }
+        if let hooks { _ = await hooks.run(.initialize, frame: nil, environment: [:]) }
+        return try await runSlots(resumed: true)
+    }
+
+    private func runSlots(resumed: Bool = false) async throws(TimelapseError) -> RunEnding {
+        guard let run else { preconditionFailure("no run") }
+        if let hooks { _ = await hooks.run(.start, frame: nil, environment: ["ARGUMENT": "\(run.id)"]) }
+        var failure: TimelapseError?
+        do throws(TimelapseError) {
+            if resumed { try recordMissedSlots(upTo: elapsed(), reason: "the run was not running") }
+            try await slots()
+        } catch {
+            failure = error
+        }
+        let state: RunState = failure == nil ? .finished : .failed
+        let reason = failure?.description ?? stopReason ?? "all slots done"
+        try? journal.finish(run: run.id, state: state, reason: reason)
+        if let hooks { _ = await hooks.run(.stop, frame: nil, environment: ["ARGUMENT": reason]) }
+        recordSink.finish()
+        if let failure { throw failure }
+        return RunEnding(run: run, state: state, reason: reason)
+    }
+
+    private func slots() async throws(TimelapseError) {
+        while stopReason == nil {
+            let due = scheduledOffset(of: nextFrame)
+            guard isScheduled(frame: nextFrame, at: due) else { return }
+            await waitForSlot(at: due)
+            if stopReason != nil { return }
+            if extraFrames > 0 {
+                extraFrames -= 1
+                try await shootExtra()
+                continue
+            }
+            if pausedAt != nil { continue }
+            guard elapsed() >= due else { continue }
+            try await shootSlot(nextFrame, due: due)
+            if stopAfterFrame { stopReason = "stopped after frame \(nextFrame - 1) on request" }
+        }
+    }
+
+    /// Work for one slot, then the choice of the next slot by the overrun policy.
+    private func shootSlot(_ frame: Int, due: Duration) async throws(TimelapseError) {
+        let ready = await camera.isReady
+        if !ready {
+            try append(FrameRecord(frame: frame, scheduledMs: due.wholeMilliseconds, outcome: .skipped,
+                                   error: "the camera was not connected at the slot"))
+            nextFrame = frame + 1
+            try recordMissedSlots(upTo: elapsed(), reason: "the camera was not connected")
+            return
+        }
+        let sent = try await expose(frame: frame, due: due)
+        nextFrame = frame + 1
+        switch plan.overrun {
+        case .skip:
+            let ready = elapsed() + .milliseconds(plan.minimumGapMs)
+            try recordMissedSlots(upTo: ready, reason: "the camera was still busy with frame \(frame)")
+        case .defer:
+            // Re-anchor on the late shot: the interval holds from when it actually went out.
+            if sent > due { shift += sent - due }
+        case .burst:
+            break
+        }
+        if plan.overrun != .skip, plan.minimumGapMs > 0 {
+            // Slots keep their times, but never closer than the gap to the previous work.
+            let ready = elapsed() + .milliseconds(plan.minimumGapMs)
+            if let anchor, ready > scheduledOffset(of: nextFrame) { await sleep(until: anchor.advanced(by: ready)) }
+        }
+    }
+
+    /// Journals as skipped every slot due before `limit` from `nextFrame` on.
+    private func recordMissedSlots(upTo limit: Duration, reason: String) throws(TimelapseError) {
+        while true {
+            let due = scheduledOffset(of: nextFrame)
+            guard due < limit, isScheduled(frame: nextFrame, at: due) else { return }
+            try append(FrameRecord(frame: nextFrame, scheduledMs: due.wholeMilliseconds, outcome: .skipped, error: reason))
+            nextFrame += 1
+        }
+    }
+
+    /// Shoots one slot; returns when its first command went out (after `t0`).
+    private func expose(frame: Int, due: Duration) async throws(TimelapseError) -> Duration {
+        switch plan.exposure {
+        case .camera:
+            try await record(frame: frame, part: 1, due: due, exposure: nil) { camera throws(CameraError) in
+                try await camera.shoot()
+            }
+        case .bulb(let milliseconds):
+            try await record(frame: frame, part: 1, due: due, exposure: "bulb \(milliseconds)ms") { camera throws(CameraError) in
+                try await camera.bulb(.milliseconds(milliseconds)).shot
+            }
+        case .bracket(let count, let stepThirds):
+            try await bracket(frame: frame, due: due, count: count, stepThirds: stepThirds)
+        }
+    }
+
+    /// A bracket: the shutter speed stepped along the camera's own ladder around the current
+    /// value, then put back.
+    private func bracket(frame: Int, due: Duration, count: Int, stepThirds: Int) async throws(TimelapseError) -> Duration {
+        let start = elapsed()
+        let speeds: [SettingValue]
+        let original: SettingValue
+        do {
+            (speeds, original) = try await bracketSpeeds(count: count, stepThirds: stepThirds)
+        } catch {
+            try append(FrameRecord(frame: frame, scheduledMs: due.wholeMilliseconds, outcome: .failed, error: error.description))
+            return start
+        }
+        var firstSent: Duration?
+        for (index, speed) in speeds.enumerated() {
+            let sent = try await record(frame: frame, part: index + 1, due: due, exposure: speed.text) { camera throws(CameraError) in
+                if speed != original { _ = try await camera.set(speed) }
+                return try await camera.shoot()
+            }
+            firstSent = firstSent ?? sent
+        }
+        _ = try? await camera.set(original)
+        return firstSent ?? start
+    }
+
+    /// The shutter speeds of a bracket, slowest last, and the speed to return to.
+    private func bracketSpeeds(count: Int, stepThirds: Int) async throws(CameraError) -> ([SettingValue], SettingValue) {
+        let settings = try await camera.settings()
+        guard let shutter = settings.first(where: { $0.setting == .shutterSpeed }) else { throw .settingNotOffered(.shutterSpeed) }
+        let ladder = shutter.choices.filter { if case .shutterSpeed(let speed) = $0 { !speed.isBulb } else { false } }
+        guard let center = ladder.firstIndex(of: shutter.value) else {
+            throw .invalidArgument("a bracket needs a shutter speed, not \(shutter.value.text)")
+        }
+        let half = (count - 1) / 2
+        let indices = (0..<count).map { center + ($0 - half) * stepThirds }
+        guard let first = indices.first, let last = indices.last, first >= 0, last < ladder.count else {
+            throw .invalidArgument("a bracket of \(count) at \(stepThirds)/3 stop around \(shutter.value.text) goes beyond the camera's shutter speeds")
+        }
+        return (indices.map { ladder[$0] }, shutter.value)
+    }
+
+    /// Sends one command, times it, and journals the outcome before anything else happens;
+    /// returns when the command went out.
+    @discardableResult
+    private func record(frame: Int, part: Int, due: Duration, exposure: String?,
+                        _ command: (any Camera) async throws(CameraError) -> Shot) async throws(TimelapseError) -> Duration {
+        let sent = elapsed()
+        var entry = FrameRecord(frame: frame, part: part, scheduledMs: due.wholeMilliseconds, sentMs: sent.wholeMilliseconds,
+                                latenessMicros: (sent - due).wholeMicroseconds, outcome: .taken, exposure: exposure)
+        do throws(CameraError) {
+            let shot = try await command(camera)
+            entry.completedMs = elapsed().wholeMilliseconds
+            entry.shotCounter = shot.counter
+        } catch {
+            entry.outcome = .failed
+            entry.error = error.description
+        }
+        entry.meteredEV = await camera.lastMeteredEV?.text
+        try append(entry)
+        if let hooks, let run {
+            hooks.frame(entry, t0UnixMs: run.t0UnixMs)
+        }
+        return sent
+    }
+
+    private func shootExtra() async throws(TimelapseError) {
+        let frame = max(nextFrame - 1, 0)
+        let part = (extraParts[frame] ?? partsPerSlot) + 1
+        extraParts[frame] = part
+        try await record(frame: frame, part: part, due: elapsed(), exposure: "extra") { camera throws(CameraError) in
+            try await camera.shoot()
+        }
+    }
+
+    private var partsPerSlot: Int {
+        if case .bracket(let count, _) = plan.exposure { return count }
+        return 1
+    }
+
+    private func append(_ entry: FrameRecord) throws(TimelapseError) {
+        guard let run else { return }
+        do {
+            try journal.append(entry, to: run.id)
+        } catch {
+            throw .journal(String(describing: error))
+        }
+        recordSink.yield(entry)
+    }
+
+    // MARK: - Schedule
+
+    private func scheduledOffset(of frame: Int) -> Duration {
+        .milliseconds(plan.intervalMs) * (frame - 1) + shift
+    }
+
+    private func isScheduled(frame: Int, at offset: Duration) -> Bool {
+        switch plan.stop {
+        case .frames(let count): frame <= count
+        case .duration(let milliseconds): offset < .milliseconds(milliseconds)
+        case .until(let unix): (run?.t0UnixMs ?? 0) + offset.wholeMilliseconds < unix
+        case .never: true
+        }
+    }
+
+    /// Time since `t0`.
+    private func elapsed() -> Duration {
+        guard let anchor else { return .zero }
+        return anchor.duration(to: clock.now)
+    }
+
+    private func waitForSlot(at offset: Duration) async {
+        guard let anchor, elapsed() < offset, extraFrames == 0, pausedAt == nil else {
+            if pausedAt != nil, extraFrames == 0, stopReason == nil { await sleepUntilWoken() }
+            return
+        }
+        await sleep(until: anchor.advanced(by: offset))
+    }
+
+    /// Sleeps until `deadline` or until a control call wakes the run.
+    private func sleep(until deadline: C.Instant) async {
+        waitGeneration += 1
+        let generation = waitGeneration
+        let clock = clock
+        let timer = Task { [weak self] in
+            guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
+            await self?.wakeUp(generation)
+        }
+        defer { timer.cancel() }
+        await withCheckedContinuation { wake = $0 }
+    }
+
+    private func sleepUntilWoken() async {
+        waitGeneration += 1
+        await withCheckedContinuation { wake = $0 }
+    }
+
+    private func wakeUp(_ generation: Int? = nil) {
+        guard generation == nil || generation == waitGeneration else { return }
+        wake?.resume()
+        wake = nil
+    }
+
+    private func validate() async throws(TimelapseError) {
+        guard plan.intervalMs > 0 else { throw .invalidPlan("the interval must be longer than 0") }
+        guard plan.minimumGapMs >= 0 else { throw .invalidPlan("the minimum gap cannot be negative") }
+        switch plan.stop {
+        case .frames(let count) where count < 1: throw .invalidPlan("a run needs at least 1 frame")
+        case .duration(let milliseconds) where milliseconds <= 0: throw .invalidPlan("the duration must be longer than 0")
+        default: break
+        }
+        let needed: Duration
+        let reason: String
+        switch plan.exposure {
+        case .camera:
+            let exposure = try await currentExposureTime()
+            needed = exposure + .milliseconds(plan.minimumGapMs)
+            reason = "a \(exposure.compactText) exposure plus a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap"
+        case .bulb(let milliseconds):
+            guard milliseconds >= 1 else { throw .invalidPlan("a bulb exposure lasts at least 1 ms") }
+            needed = .milliseconds(milliseconds + plan.minimumGapMs)
+            reason = "a \(Duration.milliseconds(milliseconds).compactText) bulb exposure plus a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap"
+        case .bracket(let count, let step):
+            guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
+            guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
+            let speeds: [SettingValue]
+            do {
+                speeds = try await bracketSpeeds(count: count, stepThirds: step).0
+            } catch {
+                throw .camera(error)
+            }
+            let total = speeds.reduce(Duration.zero) { $0 + Self.exposureTime($1) }
+            needed = total + .milliseconds(plan.minimumGapMs) * count
+            reason = "\(count) exposures of \(total.compactText) in all, each with a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap"
+        }
+        if needed > .milliseconds(plan.intervalMs) {
+            throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
+        }
+    }
+
+    private func currentExposureTime() async throws(TimelapseError) -> Duration {
+        do {
+            return Self.exposureTime(try await camera.value(of: .shutterSpeed))
+        } catch .unsupported {
+            return .zero
+        } catch {
+            throw .camera(error)
+        }
+    }
+
+    static func exposureTime(_ value: SettingValue) -> Duration {
+        guard case .shutterSpeed(let speed) = value, !speed.isBulb else { return .zero }
+        return .nanoseconds(Int64(speed.numerator) * 1_000_000_000 / Int64(speed.denominator))
+    }
+}
+
+extension Duration {
+    /// The duration in whole microseconds, rounded down.
+    var wholeMicroseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}

@@ -1,0 +1,50 @@
+import Clocks
+import Intervalometer
+import UnleashedKit
+import UnleashedProtocol
+
+/// A camera whose every picture takes the time a test says, on the test's clock; nothing else
+/// about it is simulated.
+actor ScriptedCamera<C: Clock<Duration>>: Camera {
+    nonisolated let identity = CameraIdentity(name: "scripted", capabilities: [.shoot, .readSettings], cameraModel: "scripted")
+    private let clock: C
+    private let shotTime: @Sendable (Int) -> Duration
+    private(set) var shotCount = 0
+    /// When each picture's command arrived, measured on the clock from the camera's creation.
+    private(set) var triggeredAt: [Duration] = []
+    private let created: C.Instant
+
+    /// - Parameter shotTime: how long picture `n` (from 1) takes.
+    init(clock: C, shotTime: @escaping @Sendable (Int) -> Duration = { _ in .zero }) {
+        self.clock = clock
+        self.shotTime = shotTime
+        created = clock.now
+    }
+
+    func events() -> AsyncStream<CameraEvent> { AsyncStream { $0.finish() } }
+    func status() async throws(CameraError) -> CameraStatus {
+        CameraStatus(connection: .ready, moduleBattery: 100, cameraBattery: 100, storage: .ok, shotsRemaining: 1000,
+                     cameraPower: .on, exposureMode: .manual, meteredEV: nil, busy: false, shotCounter: shotCount)
+    }
+    func settings() async throws(CameraError) -> [SettingDescriptor] { [] }
+    func value(of setting: SettingID) async throws(CameraError) -> SettingValue { .shutterSpeed(ShutterSpeed(seconds: 1, per: 1000)!) }
+    func set(_ value: SettingValue) async throws(CameraError) -> SettingValue { value }
+    func focus(hold: Bool) async throws(CameraError) -> FocusResult { .acquired }
+    func release() async throws(CameraError) {}
+    func shoot() async throws(CameraError) -> Shot {
+        triggeredAt.append(created.duration(to: clock.now))
+        shotCount += 1
+        let number = shotCount
+        let time = shotTime(number)
+        if time > .zero { try? await clock.sleep(for: time) }
+        return Shot(counter: number, latency: time)
+    }
+    func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure { throw .unsupported("bulb") }
+    func startVideo() async throws(CameraError) { throw .unsupported("video") }
+    func stopVideo() async throws(CameraError) -> Duration { throw .unsupported("video") }
+    func setTime(_ time: WallTime) async throws(CameraError) {}
+    func geotag(_ position: GeoPosition) async throws(CameraError) {}
+    func close() async {}
+    var isReady: Bool { true }
+    var lastMeteredEV: ExposureStops? { nil }
+}

@@ -1,0 +1,121 @@
+import Clocks
+import Intervalometer
+import Synchronization
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+import UnleashedTestSupport
+
+/// Runs a time-lapse on a test clock, moving the clock in `step`s until the run ends.
+func runOnTestClock(_ plan: RunPlan, camera: any Camera, clock: TestClock<Duration>, journal: MemoryJournal = MemoryJournal(),
+                    step: Duration = .milliseconds(10), limit: Duration = .seconds(3600)) async throws -> (RunEnding, [FrameRecord]) {
+    let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+    let finished = Mutex(false)
+    let task = Task {
+        defer { finished.withLock { $0 = true } }
+        return try await run.start(cameraName: "test")
+    }
+    var waited = Duration.zero
+    while !finished.withLock({ $0 }) && waited <= limit {
+        await clock.advance(by: step)
+        waited += step
+    }
+    let ending = try await task.value
+    return (ending, try journal.frames(of: ending.run.id))
+}
+
+@Suite("Time-lapse schedule on a test clock", .timeLimit(.minutes(3)))
+struct TimelapseTests {
+    @Test("10,000 frames at 1 s: every slot shot, each command exactly on its deadline, no drift")
+    func tenThousandFrames() async throws {
+        // An immediate clock jumps to each deadline the run sleeps until, so 10,000 s pass in
+        // moments; time moves only when the run waits, so any drift of ours would show exactly.
+        let clock = ImmediateClock<Duration>()
+        let camera = ScriptedCamera(clock: clock)
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(10_000)), camera: camera, journal: journal,
+                            clock: clock, wallClock: { 1_700_000_000_000 })
+        let ending = try await run.start(cameraName: "test")
+        #expect(ending.state == .finished)
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.map(\.frame) == Array(1...10_000))
+        #expect(frames.allSatisfy { $0.outcome == .taken })
+        #expect(frames.allSatisfy { $0.sentMs == $0.scheduledMs && $0.latenessMicros == 0 })
+        #expect(frames.last?.sentMs == 9_999_000, "frame 10,000 went out at t0 + 9,999 s: no drift")
+        #expect(await camera.triggeredAt.last == .seconds(9_999))
+        #expect(await camera.shotCount == 10_000)
+    }
+
+    /// Interval 1 s; picture 2 takes 3.5 s (a long write), the others 100 ms.
+    static func slowSecondShot(_ n: Int) -> Duration { n == 2 ? .milliseconds(3500) : .milliseconds(100) }
+
+    @Test("overrun skip: the slots passed over are recorded as skipped, frame numbers stay on the clock")
+    func overrunSkip() async throws {
+        let clock = TestClock<Duration>()
+        let camera = ScriptedCamera(clock: clock, shotTime: Self.slowSecondShot)
+        let (_, frames) = try await runOnTestClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .skip), camera: camera, clock: clock)
+        #expect(frames.map(\.frame) == [1, 2, 3, 4, 5, 6])
+        #expect(frames.map(\.outcome) == [.taken, .taken, .skipped, .skipped, .skipped, .taken])
+        #expect(frames.compactMap(\.sentMs) == [0, 1000, 5000])
+        #expect(frames[2].error == "the camera was still busy with frame 2")
+    }
+
+    @Test("overrun defer: the late slot is shot when the camera is ready and the schedule re-anchors there")
+    func overrunDefer() async throws {
+        let clock = TestClock<Duration>()
+        let camera = ScriptedCamera(clock: clock, shotTime: Self.slowSecondShot)
+        let (_, frames) = try await runOnTestClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .defer), camera: camera, clock: clock)
+        #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6))
+        #expect(frames.compactMap(\.sentMs) == [0, 1000, 4500, 5500, 6500, 7500])
+        #expect(frames[2].latenessMicros == 2_500_000, "recorded with its lateness")
+        #expect(frames[3].latenessMicros == 0, "on time against the new anchor")
+    }
+
+    @Test("overrun burst: passed slots are shot one after another until caught up")
+    func overrunBurst() async throws {
+        let clock = TestClock<Duration>()
+        let camera = ScriptedCamera(clock: clock, shotTime: Self.slowSecondShot)
+        let (_, frames) = try await runOnTestClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .burst), camera: camera, clock: clock)
+        #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6))
+        #expect(frames.compactMap(\.sentMs) == [0, 1000, 4500, 4600, 4700, 5000])
+        #expect(frames.compactMap(\.scheduledMs) == [0, 1000, 2000, 3000, 4000, 5000])
+    }
+
+    @Test("an interval too short for the exposure plus the gap is refused before anything is shot, naming the minimum")
+    func intervalTooShort() async throws {
+        let clock = TestClock<Duration>()
+        let camera = ScriptedCamera(clock: clock)
+        let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(5), exposure: .bulb(milliseconds: 1500), minimumGapMs: 300),
+                            camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 0 })
+        await #expect(throws: TimelapseError.intervalTooShort(minimumMs: 1800, reason: "a 1s500ms bulb exposure plus a 300ms gap")) {
+            try await run.start(cameraName: "test")
+        }
+        #expect(await camera.shotCount == 0)
+    }
+
+    @Test("a 30 s link loss mid-run: the slots it covers are recorded as missed, and the schedule carries on")
+    func linkLossMidRun() async throws {
+        let rig = ConnectionRig(recordsStates: false)
+        let camera = try await rig.camera(timing: ModuleCameraTiming(reconnectWait: .seconds(5)))
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 2000, stop: .frames(40)), camera: camera, journal: journal,
+                            clock: rig.clock, wallClock: { 1_700_000_000_000 })
+        let (radio, clock) = (rig.radio, rig.clock)
+        Task {
+            try await clock.sleep(for: .milliseconds(20_500))
+            radio.loseLink(for: .seconds(30))
+        }
+        let ending = try await drive(rig, limit: .seconds(200)) { try await run.start(cameraName: "sim") }
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.map(\.frame) == Array(1...40), "every slot recorded once, in order")
+        let missed = frames.filter { $0.outcome != .taken }.map(\.frame)
+        #expect(!missed.isEmpty)
+        #expect(missed.allSatisfy { (11...28).contains($0) }, "only slots inside the outage and the reconnection: \(missed)")
+        #expect(frames.filter { $0.frame > 28 }.allSatisfy { $0.outcome == .taken }, "the schedule continues")
+        let taken = frames.filter { $0.outcome == .taken }
+        #expect(taken.allSatisfy { ($0.latenessMicros ?? .max) < 100_000 }, "taken frames stay on their slots")
+        #expect(await rig.module.camera.shotCounter == UInt32(taken.count))
+        await camera.close()
+    }
+}
