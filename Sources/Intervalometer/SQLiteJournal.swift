@@ -193,6 +193,9 @@ public final class SQLiteJournal: RunJournal {
         do {
             try migrator.migrate(pool)
         } catch {
+            // Another process creating the journal at the same moment may have won the race to
+            // migrate it; then there is nothing left to do.
+            if (try? pool.read(migrator.hasCompletedMigrations)) == true { return }
             throw Self.journalError(error, path: path)
         }
     }

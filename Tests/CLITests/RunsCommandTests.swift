@@ -41,7 +41,7 @@ struct RunsCommandTests {
     func list() throws {
         let (cli, fixture) = (CLI(), JournalFixture())
         defer { cli.cleanUp(); fixture.cleanUp() }
-        _ = try fixture.fill()
+        let journal = try fixture.fill()
         let human = try cli.run("runs", "list", environment: fixture.environment)
         #expect(human.status == 0, "\(human.stderr)")
         #expect(human.stdout == """
@@ -58,6 +58,11 @@ struct RunsCommandTests {
         #expect(runs[1]["intervalMs"] as? Int == 5000)
         #expect(runs[1]["taken"] as? Int == 1 && runs[1]["failed"] as? Int == 1 && runs[1]["skipped"] as? Int == 1)
         #expect(runs[0]["taken"] as? Int == 3)
+
+        // The journal is still open here, as during a run: what it appends shows at once.
+        try journal.append(FrameRecord(frame: 2, scheduledMs: 90_000, outcome: .skipped), to: 2)
+        let later = try cli.run("runs", "list", environment: fixture.environment)
+        #expect(later.stdout.contains(" 2  running   SIM0002  1m30s         3       0        1  "), "\(later.stdout)")
     }
 
     @Test("list without a journal file says there are no runs and creates nothing")
