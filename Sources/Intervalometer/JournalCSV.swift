@@ -1,0 +1,31 @@
+import Foundation
+
+extension FrameRecord {
+    /// The CSV columns of ``SQLiteJournal/csv(of:)``, one per field, in snake case for the
+    /// tools that read them.
+    public static let csvHeader = [
+        "frame", "part", "scheduled_ms", "sent_ms", "completed_ms", "lateness_us", "outcome", "error", "exposure",
+        "metered_ev", "shot_counter",
+    ]
+
+    /// The record's fields in ``csvHeader`` order, empty where a field has no value.
+    public var csvFields: [String] {
+        [
+            String(frame), String(part), String(scheduledMs), text(sentMs), text(completedMs), text(latenessMicros),
+            outcome.rawValue, error ?? "", exposure ?? "", meteredEV ?? "", text(shotCounter),
+        ]
+    }
+
+    private func text(_ value: (some BinaryInteger)?) -> String { value.map { String($0) } ?? "" }
+}
+
+/// RFC 4180 fields: error messages come from cameras and operating systems and may hold any text.
+enum CSV {
+    /// `field`, quoted (with its quotes doubled) when it holds a comma, a quote or a line break.
+    static func field(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else {
+            return field
+        }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

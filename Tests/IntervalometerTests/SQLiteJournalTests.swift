@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import Intervalometer
+import Testing
+
+/// A directory of its own for one test's journal files.
+private struct Scratch {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-tests-\(UUID())")
+
+    func path(_ name: String = "journal.sqlite") -> String { directory.appendingPathComponent(name).path }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+private let plan = RunPlan(intervalMs: 5000, stop: .frames(300), exposure: .bracket(count: 3, stepThirds: 3),
+                           overrun: .defer, minimumGapMs: 200, hook: "./on-frame.sh")
+
+private func taken(_ frame: Int, part: Int = 1, latenessMicros: Int64 = 1500) -> FrameRecord {
+    let scheduled = Int64(frame - 1) * 5000
+    return FrameRecord(frame: frame, part: part, scheduledMs: scheduled, sentMs: scheduled + 1,
+                       completedMs: scheduled + 61, latenessMicros: latenessMicros, outcome: .taken,
+                       exposure: "1/125", meteredEV: "+12", shotCounter: 100 + frame)
+}
+
+@Suite("The SQLite run journal")
+struct SQLiteJournalTests {
+    @Test("runs and frames read back as they were written, newest run first")
+    func roundTrip() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path("nested/dirs/journal.sqlite"))
+        let first = try journal.begin(plan: plan, t0UnixMs: 1_790_000_000_000, camera: "SIM0001")
+        let second = try journal.begin(plan: RunPlan(intervalMs: 1000, stop: .never), t0UnixMs: 1_790_000_100_000,
+                                       camera: "SIM0002")
+        #expect(first.state == .running && first.endReason == nil)
+        #expect(second.id > first.id)
+        let frames = [
+            taken(1, part: 1), taken(1, part: 2), taken(1, part: 3),
+            FrameRecord(frame: 2, scheduledMs: 5000, outcome: .skipped, error: "overrun"),
+            FrameRecord(frame: 3, scheduledMs: 10_000, sentMs: 10_002, latenessMicros: 2100, outcome: .failed,
+                        error: "the camera is busy"),
+        ]
+        for frame in frames { try journal.append(frame, to: first.id) }
+        try journal.append(taken(1), to: second.id)
+        try journal.finish(run: first.id, state: .finished, reason: "all 300 frames")
+
+        #expect(try journal.frames(of: first.id) == frames)
+        #expect(try journal.frames(of: second.id) == [taken(1)])
+        #expect(try journal.runs().map(\.id) == [second.id, first.id])
+        var ended = first
+        ended.state = .finished
+        ended.endReason = "all 300 frames"
+        #expect(try journal.run(first.id) == ended)
+        #expect(try journal.run(second.id) == second)
+        #expect(try journal.run(9999) == nil)
+        #expect(try journal.lastFrame(of: first.id) == frames[4])
+    }
+
+    @Test("what was appended is there after the journal is closed and opened again")
+    func durableAcrossReopening() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let run: RunRecord
+        do {
+            let journal = try SQLiteJournal(path: scratch.path())
+            run = try journal.begin(plan: plan, t0UnixMs: 1_790_000_000_000, camera: "SIM0001")
+            for frame in 1...20 { try journal.append(taken(frame), to: run.id) }
+        }
+        let reopened = try SQLiteJournal(path: scratch.path())
+        #expect(try reopened.run(run.id) == run)
+        #expect(try reopened.frames(of: run.id).map(\.frame) == Array(1...20))
+        #expect(try reopened.lastFrame(of: run.id) == taken(20))
+        try reopened.append(taken(21), to: run.id)
+        #expect(try reopened.lastFrame(of: run.id)?.frame == 21)
+    }
+
+    @Test("a frame number and part already recorded for the run is refused; other runs and parts are not")
+    func duplicateFrameRefused() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path())
+        let run = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+        let other = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+        try journal.append(taken(3), to: run.id)
+        #expect(throws: JournalError.duplicateFrame(path: scratch.path(), run: run.id, frame: 3, part: 1)) {
+            try journal.append(FrameRecord(frame: 3, scheduledMs: 10_000, outcome: .skipped), to: run.id)
+        }
+        try journal.append(taken(3, part: 2), to: run.id)
+        try journal.append(taken(3), to: other.id)
+        #expect(try journal.frames(of: run.id) == [taken(3), taken(3, part: 2)])
+        let error = JournalError.duplicateFrame(path: scratch.path(), run: run.id, frame: 3, part: 1)
+        #expect(error.description.contains(scratch.path()))
+    }
+
+    @Test("a run that does not exist is an error, not an empty run")
+    func unknownRun() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path())
+        let missing = JournalError.runNotFound(path: scratch.path(), run: 42)
+        #expect(throws: missing) { try journal.append(taken(1), to: 42) }
+        #expect(throws: missing) { try journal.frames(of: 42) }
+        #expect(throws: missing) { try journal.finish(run: 42, state: .failed, reason: "no") }
+        #expect(throws: missing) { try journal.csv(of: 42) }
+        #expect(throws: missing) { try journal.summary(of: 42) }
+    }
+
+    @Test("two journals on one file, one writing and one reading, see each other's records")
+    func twoJournalsOneFile() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let writer = try SQLiteJournal(path: scratch.path())
+        let reader = try SQLiteJournal(path: scratch.path())
+        #expect(FileManager.default.fileExists(atPath: scratch.path() + "-wal"), "the journal is in WAL mode")
+        let run = try writer.begin(plan: plan, t0UnixMs: 7, camera: "SIM0001")
+        #expect(try reader.run(run.id) == run)
+        for frame in 1...5 {
+            try writer.append(taken(frame), to: run.id)
+            #expect(try reader.lastFrame(of: run.id)?.frame == frame)
+        }
+        try reader.finish(run: run.id, state: .failed, reason: "the card is full")
+        #expect(try writer.run(run.id)?.state == .failed)
+        #expect(try writer.run(run.id)?.endReason == "the card is full")
+    }
+
+    @Test("a file of random bytes is reported as damaged, naming the file")
+    func corruptFile() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<8192).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        try Data(bytes).write(to: URL(fileURLWithPath: scratch.path()))
+        do {
+            _ = try SQLiteJournal(path: scratch.path())
+            Issue.record("random bytes opened as a journal")
+        } catch {
+            guard case .corrupt(let path, _) = error else {
+                Issue.record("expected .corrupt, got \(error)")
+                return
+            }
+            #expect(path == scratch.path())
+            #expect(error.description.contains("the run journal \(scratch.path()) is damaged or not an SQLite database"))
+        }
+    }
+
+    @Test("a directory where the file should be cannot be opened, and says so")
+    func directoryInTheWay() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path(), withIntermediateDirectories: true)
+        #expect {
+            try SQLiteJournal(path: scratch.path())
+        } throws: { error in
+            guard let error = error as? JournalError, case .cannotOpen(let path, _) = error else { return false }
+            return path == scratch.path()
+        }
+    }
+
+    @Test("another program's SQLite database is refused and left untouched")
+    func notAJournal() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
+        try DatabaseQueue(path: scratch.path()).write { db in
+            try db.execute(sql: "CREATE TABLE photos (name TEXT)")
+        }
+        #expect(throws: JournalError.notAJournal(path: scratch.path())) { try SQLiteJournal(path: scratch.path()) }
+        let tables = try DatabaseQueue(path: scratch.path()).read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        #expect(tables == ["photos"])
+    }
+
+    @Test("a journal from a newer version is refused rather than misread")
+    func newerVersion() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        _ = try SQLiteJournal(path: scratch.path())
+        try DatabaseQueue(path: scratch.path()).write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')")
+        }
+        #expect(throws: JournalError.newerVersion(path: scratch.path())) { try SQLiteJournal(path: scratch.path()) }
+    }
+
+    @Test("CSV has the documented header and quotes commas, quotes and line breaks (RFC 4180)")
+    func csvQuoting() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path())
+        let run = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+        try journal.append(taken(1), to: run.id)
+        try journal.append(FrameRecord(frame: 2, scheduledMs: 5000, sentMs: 5003, latenessMicros: 3000,
+                                       outcome: .failed, error: "refused: \"busy\", try again\nlater",
+                                       exposure: "bulb 2000ms"), to: run.id)
+        try journal.append(FrameRecord(frame: 3, scheduledMs: 10_000, outcome: .skipped), to: run.id)
+        #expect(try journal.csv(of: run.id) == """
+            frame,part,scheduled_ms,sent_ms,completed_ms,lateness_us,outcome,error,exposure,metered_ev,shot_counter\r
+            1,1,0,1,61,1500,taken,,1/125,+12,101\r
+            2,1,5000,5003,,3000,failed,"refused: ""busy"", try again
+            later",bulb 2000ms,,\r
+            3,1,10000,,,,skipped,,,,\r
+
+            """)
+    }
+
+    @Test("the summary counts outcomes and gives lateness percentiles by nearest rank")
+    func summary() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path())
+        let run = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+        #expect(try journal.summary(of: run.id) == RunSummary(frames: []))
+        #expect(try journal.summary(of: run.id).p50LatenessMicros == nil)
+        // Lateness 100...1 µs in reverse, so that the percentiles depend on sorting.
+        for frame in 1...100 { try journal.append(taken(frame, latenessMicros: Int64(101 - frame)), to: run.id) }
+        try journal.append(FrameRecord(frame: 101, scheduledMs: 500_000, outcome: .skipped), to: run.id)
+        try journal.append(FrameRecord(frame: 102, scheduledMs: 505_000, sentMs: 505_900, latenessMicros: 900_000,
+                                       outcome: .failed, error: "timed out"), to: run.id)
+        let summary = try journal.summary(of: run.id)
+        #expect(summary.taken == 100)
+        #expect(summary.failed == 1)
+        #expect(summary.skipped == 1)
+        #expect(summary.firstMs == 0)
+        #expect(summary.lastMs == 505_900)
+        #expect(summary.maxLatenessMicros == 900_000)
+        #expect(summary.p50LatenessMicros == 51, "the 51st of 101 values 1...100, 900000")
+        #expect(summary.p99LatenessMicros == 100, "rank 100 of 101")
+    }
+
+    @Test("the journal lives where UNLEASHED_JOURNAL, else XDG_STATE_HOME, else HOME says")
+    func defaultPath() {
+        #expect(SQLiteJournal.defaultPath(environment: ["UNLEASHED_JOURNAL": "/tmp/j.sqlite", "XDG_STATE_HOME": "/x"])
+            == "/tmp/j.sqlite")
+        #expect(SQLiteJournal.defaultPath(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/a"])
+            == "/x/state/unleashed/journal.sqlite")
+        #expect(SQLiteJournal.defaultPath(environment: ["XDG_STATE_HOME": "", "HOME": "/home/a"])
+            == "/home/a/.local/state/unleashed/journal.sqlite")
+    }
+}
