@@ -101,12 +101,13 @@ let package = Package(
                 "UnleashedKit",
                 "UnleashedSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["unleashed"],
+            dependencies: ["unleashed", "Intervalometer"],
             swiftSettings: strict
         ),
     ],
