@@ -64,6 +64,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var wake: CheckedContinuation<Void, Never>?
     private var waitGeneration = 0
 
+    /// How far ahead of the start command slot 1 is placed.
+    static var preparationTime: Duration { .milliseconds(20) }
+
     /// A new run.
     ///
     /// - Parameters:
@@ -79,6 +82,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         self.hooks = hooks
         (records, recordSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
     }
+
+    /// The run as journalled, once it has begun (or been resumed).
+    public var current: RunRecord? { run }
 
     // MARK: - Control (from signals, the CLI, the daemon)
 
@@ -125,12 +131,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         if let hooks, let status = await hooks.run(.initialize, frame: nil, environment: [:]), status != 0 {
             throw .hookRefused(status: status)
         }
-        if startDelay > .zero {
-            await sleep(until: clock.now.advanced(by: startDelay))
-            if let stopReason { throw .invalidPlan("stopped before the start: \(stopReason)") }
-        }
-        let t0 = clock.now
-        let t0Wall = wallClock()
+        // Slot 1 lies a little ahead, so that journalling the run (a disk sync) does not make
+        // it late; a stop while waiting for it ends the run with no frames.
+        let lead = max(startDelay, Self.preparationTime)
+        let t0 = clock.now.advanced(by: lead)
+        let t0Wall = wallClock() + lead.wholeMilliseconds
         do {
             run = try journal.begin(plan: plan, t0UnixMs: t0Wall, camera: cameraName)
         } catch {

@@ -33,8 +33,10 @@ struct GlobalOptions: ParsableArguments, Sendable {
 
     /// Connects to the camera, runs `body`, and turns any failure into a message and exit
     /// status. Ctrl-C cancels `body` (which then ends what it started, e.g. closes a bulb
-    /// exposure); a second Ctrl-C exits at once.
-    func withCamera(_ body: @escaping @Sendable (ModuleCamera) async throws(CameraError) -> Void) async throws {
+    /// exposure), or calls `onInterrupt` instead when given (a time-lapse stops on its own
+    /// terms); a second Ctrl-C exits at once.
+    func withCamera(onInterrupt: (@Sendable () -> Void)? = nil,
+                    _ body: @escaping @Sendable (ModuleCamera) async throws(CameraError) -> Void) async throws {
         guard demoMode else {
             throw fail(code: "noModule", "connecting to a real module over Bluetooth is not available in this version yet; "
                 + "run with --demo (or UNLEASHED_DEMO=1) to use the built-in simulator", status: .unavailable)
@@ -54,7 +56,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
                 return error
             }
         }
-        let interrupt = Interrupt { work.cancel() }
+        let interrupt = Interrupt(onInterrupt ?? { work.cancel() })
         let failure = await work.value
         interrupt.disarm()
         do {
@@ -134,26 +136,46 @@ enum ExitStatus: Int32 {
     case temporary = 75
     /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
     case interrupted = 130
+    /// Stopped by SIGTERM (128 + SIGTERM).
+    case terminated = 143
 }
 
-/// Ctrl-C while a command runs: the first cancels the command's work, the second exits.
+/// Ctrl-C while a command runs: the first calls `onFirst`, the second exits.
 final class Interrupt {
-    private let source: any DispatchSourceSignal
+    private let watch: SignalWatch
 
     init(_ onFirst: @escaping @Sendable () -> Void) {
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         let count = Mutex(0)
-        source.setEventHandler {
+        watch = SignalWatch([SIGINT: {
             let presses = count.withLock { $0 += 1; return $0 }
             if presses == 1 { onFirst() } else { exit(ExitStatus.interrupted.rawValue) }
-        }
-        source.resume()
-        self.source = source
+        }])
     }
 
+    func disarm() { watch.disarm() }
+}
+
+/// Signals handled on a dispatch queue instead of by their default action, until disarmed.
+final class SignalWatch {
+    private let sources: [Int32: any DispatchSourceSignal]
+
+    init(_ handlers: [Int32: @Sendable () -> Void]) {
+        var made: [Int32: any DispatchSourceSignal] = [:]
+        for (number, handler) in handlers {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            made[number] = source
+        }
+        sources = made
+    }
+
+    /// Gives the signals their default actions back.
     func disarm() {
-        source.cancel()
-        signal(SIGINT, SIG_DFL)
+        for (number, source) in sources {
+            source.cancel()
+            signal(number, SIG_DFL)
+        }
     }
 }

@@ -65,6 +65,12 @@ enum Output {
         && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         && ProcessInfo.processInfo.environment["TERM"] != "dumb")
 
+    /// Writes a line to standard output at once, unbuffered: for records a script reads while
+    /// the command is still running.
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
     /// Writes a line to standard error (progress and messages that are not the result).
     static func note(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))

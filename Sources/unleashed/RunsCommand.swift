@@ -100,7 +100,7 @@ struct RunsCommand: AsyncParsableCommand {
 
 /// The journal as the `runs` commands read it: journal errors become messages and exit
 /// statuses, and a journal that does not exist yet reads as empty instead of being created.
-private struct RunJournalFile {
+struct RunJournalFile {
     let options: GlobalOptions
     let path = SQLiteJournal.defaultPath(environment: ProcessInfo.processInfo.environment)
     /// Nil when there is no journal file yet.
@@ -114,6 +114,12 @@ private struct RunJournalFile {
         }
         let path = path
         journal = try Self.access(options) { () throws(JournalError) in try SQLiteJournal(path: path) }
+    }
+
+    /// The journal for a run to write to, created when there is none yet.
+    static func forWriting(options: GlobalOptions) throws(ExitCode) -> SQLiteJournal {
+        let path = SQLiteJournal.defaultPath(environment: ProcessInfo.processInfo.environment)
+        return try access(options) { () throws(JournalError) in try SQLiteJournal(path: path) }
     }
 
     func runs() throws(ExitCode) -> [RunRecord] {
@@ -162,7 +168,7 @@ private struct RunJournalFile {
 }
 
 /// How runs and frames read, as text and as JSON.
-private enum RunText {
+enum RunText {
     static func json(_ run: RunRecord, _ summary: RunSummary) -> JSONValue {
         var json: [String: JSONValue] = [
             "id": .integer(run.id), "state": .string(run.state.rawValue), "camera": .string(run.camera),
@@ -233,6 +239,7 @@ private enum RunText {
         return fields.joined(separator: "  ")
     }
 
+    /// The plan in a line: `every 5s, 300 frames, one picture at the camera's shutter speed, ...`.
     static func plan(_ plan: RunPlan) -> String {
         let stop = switch plan.stop {
         case .frames(let count): "\(count) frames"
@@ -262,5 +269,5 @@ private enum RunText {
 
     private static func started(_ run: RunRecord) -> String { Output.timestamp(UInt64(clamping: run.t0UnixMs)) }
 
-    private static func lateness(_ micros: Int64) -> String { String(format: "%.3f ms", Double(micros) / 1000) }
+    static func lateness(_ micros: Int64) -> String { String(format: "%.3f ms", Double(micros) / 1000) }
 }

@@ -27,7 +27,7 @@ struct Unleashed: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, WatchCommand.self, SettingsCommand.self, FocusCommand.self, ReleaseCommand.self,
             ShootCommand.self, BulbCommand.self, VideoCommand.self, TimeCommand.self, GeotagCommand.self,
-            RunsCommand.self,
+            TimelapseCommand.self, RunsCommand.self,
         ]
     )
 

@@ -1,0 +1,153 @@
+import Foundation
+import Intervalometer
+import Synchronization
+import UnleashedKit
+import UnleashedProtocol
+
+/// What a person or a script sees while a run goes on. On a terminal: one live line on standard
+/// error (frame n of N, a bar filling up to the next slot, elapsed and remaining time, lateness
+/// so far), with slots that were not taken printed above it. With `--json`: one JSON object per
+/// frame record on standard output. Otherwise (a log file, a pipe): one text line per record.
+final class RunDisplay: Sendable {
+    private enum Mode {
+        case json, live, log
+    }
+
+    private struct State {
+        var runID: Int64?
+        /// Estimated monotonic instant of `t0`, from the first record that arrives.
+        var t0: ContinuousClock.Instant?
+        var t0UnixMs: Int64?
+        var last: FrameRecord?
+        var taken = 0, failed = 0, skipped = 0
+        var lastLatenessMicros: Int64?
+        var maxLatenessMicros: Int64?
+    }
+
+    private let plan: RunPlan
+    private let mode: Mode
+    private let created = ContinuousClock.now
+    private let startDelay: Duration
+    private let state = Mutex(State())
+    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let current: @Sendable () async -> RunRecord?
+
+    /// - Parameter current: the run as journalled, for its id once it has begun.
+    init(plan: RunPlan, options: GlobalOptions, startDelay: Duration, current: @escaping @Sendable () async -> RunRecord?) {
+        self.plan = plan
+        self.startDelay = startDelay
+        self.current = current
+        mode = options.json ? .json : isatty(STDERR_FILENO) == 1 ? .live : .log
+        guard mode == .live else { return }
+        ticker.withLock {
+            $0 = Task { [weak self] in
+                while !Task.isCancelled, let self {
+                    self.redraw()
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
+    }
+
+    /// Shows every record as it comes, until the run ends.
+    func show(_ records: AsyncStream<FrameRecord>) async {
+        for await record in records {
+            var runID = state.withLock { $0.runID }
+            if runID == nil {
+                runID = await current()?.id
+                state.withLock { $0.runID = runID }
+            }
+            note(record)
+            switch mode {
+            case .json:
+                var line = RunText.json(encoding: record).objectValue ?? [:]
+                line["run"] = runID.map(JSONValue.integer)
+                Output.line(Output.json(.object(line)))
+            case .log:
+                Output.line(RunText.line(record, plan: plan))
+            case .live:
+                if record.outcome != .taken { clearLine(); Output.note(RunText.line(record, plan: plan)) }
+                redraw()
+            }
+        }
+    }
+
+    /// Stops the live line and clears it.
+    func finish() {
+        ticker.withLock { $0?.cancel() }
+        if mode == .live { clearLine() }
+    }
+
+    private func note(_ record: FrameRecord) {
+        let now = ContinuousClock.now
+        let wall = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        state.withLock { state in
+            // The record is journalled as soon as its work ends: that moment is `t0 + end`.
+            let end = Duration.milliseconds(record.completedMs ?? record.sentMs ?? record.scheduledMs)
+            if state.t0 == nil {
+                state.t0 = now - end
+                state.t0UnixMs = wall - end.wholeMilliseconds
+            }
+            if record.frame >= state.last?.frame ?? 0 { state.last = record }
+            switch record.outcome {
+            case .taken: state.taken += 1
+            case .failed: state.failed += 1
+            case .skipped: state.skipped += 1
+            }
+            if let lateness = record.latenessMicros {
+                state.lastLatenessMicros = lateness
+                state.maxLatenessMicros = max(state.maxLatenessMicros ?? lateness, lateness)
+            }
+        }
+    }
+
+    private func redraw() {
+        let line = state.withLock { statusLine($0, now: .now) }
+        FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+    }
+
+    private func clearLine() {
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+
+    /// `Frame 12/300  [######··············]  next 2.1s  elapsed 00:55.0  left 24:05.0  late 0.312 ms (max 1.204 ms)`
+    private func statusLine(_ state: State, now: ContinuousClock.Instant) -> String {
+        guard let t0 = state.t0, let last = state.last else {
+            let left = startDelay - created.duration(to: now)
+            return left > .zero ? "Starting in \(Output.clock(left))" : "Starting"
+        }
+        let interval = Duration.milliseconds(plan.intervalMs)
+        let elapsed = t0.duration(to: now)
+        let nextDue = Duration.milliseconds(last.scheduledMs) + interval
+        let fraction = min(max((elapsed - .milliseconds(last.scheduledMs)) / interval, 0), 1)
+        let filled = Int(fraction * 20)
+        var fields = [
+            "Frame \(last.frame)" + (totalSlots(state).map { "/\($0)" } ?? ""),
+            "[" + String(repeating: "#", count: filled) + String(repeating: "·", count: 20 - filled) + "]",
+            "next \(Output.clock(max(nextDue - elapsed, .zero)))",
+            "elapsed \(Output.clock(elapsed))",
+        ]
+        if let total = totalSlots(state) {
+            let end = Duration.milliseconds(last.scheduledMs) + interval * max(total - last.frame, 0)
+            fields.append("left \(Output.clock(max(end - elapsed, .zero)))")
+        }
+        if let lateness = state.lastLatenessMicros, let worst = state.maxLatenessMicros {
+            fields.append("late \(RunText.lateness(lateness)) (max \(RunText.lateness(worst)))")
+        }
+        if state.failed + state.skipped > 0 { fields.append("\(state.failed) failed, \(state.skipped) skipped") }
+        return fields.joined(separator: "  ")
+    }
+
+    /// How many slots the run has, when its stop condition says.
+    private func totalSlots(_ state: State) -> Int? {
+        let interval = plan.intervalMs
+        switch plan.stop {
+        case .frames(let count): return count
+        case .duration(let milliseconds): return Int((milliseconds + interval - 1) / interval)
+        case .until(let unix):
+            guard let t0 = state.t0UnixMs else { return nil }
+            return Int(max(unix - t0 + interval - 1, 0) / interval)
+        case .never: return nil
+        }
+    }
+}
