@@ -83,7 +83,8 @@ public struct FrameRecord: Codable, Hashable, Sendable {
     public var sentMs: Int64?
     /// When the picture was reported, milliseconds after `t0`.
     public var completedMs: Int64?
-    /// `sent - scheduled`, in microseconds (how late the command went out).
+    /// `sent - scheduled`, in microseconds (how late the command went out); for the first
+    /// picture of a slot only, since the others of a bracket have no deadline of their own.
     public var latenessMicros: Int64?
     public var outcome: FrameOutcome
     /// Why the slot failed or was skipped.

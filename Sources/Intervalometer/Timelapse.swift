@@ -62,6 +62,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var extraParts: [Int: Int] = [:]
     private var pausedAt: C.Instant?
     private var wake: CheckedContinuation<Void, Never>?
+    /// The exposure under way that a stop ends early (a bulb).
+    private var stoppableWork: Task<Result<(Shot, String?), CameraError>, Never>?
     private var waitGeneration = 0
 
     /// How far ahead of the start command slot 1 is placed.
@@ -88,9 +90,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     // MARK: - Control (from signals, the CLI, the daemon)
 
-    /// Ends the run: at once between slots, or after the current slot's work.
+    /// Ends the run: at once between slots, after the current shot, and a bulb exposure at once
+    /// (the shutter is closed and the frame recorded).
     public func stop(reason: String) {
         stopReason = stopReason ?? reason
+        stoppableWork?.cancel()
         wakeUp()
     }
 
@@ -127,6 +131,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// Checks the plan against the camera, journals the run, waits `startDelay`, and runs it to
     /// its end.
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
+        defer { recordSink.finish() }
         try await validate()
         if let hooks, let status = await hooks.run(.initialize, frame: nil, environment: [:]), status != 0 {
             throw .hookRefused(status: status)
@@ -149,6 +154,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// from the wall clock, slots that passed while nothing ran are journalled as skipped, and
     /// frame numbers carry on from the last one recorded.
     public func resume(_ record: RunRecord) async throws(TimelapseError) -> RunEnding {
+        defer { recordSink.finish() }
         guard record.state == .running else {
             throw .invalidPlan("run \(record.id) has \(record.state == .finished ? "finished" : "failed"); only an interrupted run can be resumed")
         }
@@ -184,17 +190,20 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let reason = failure?.description ?? stopReason ?? "all slots done"
         try? journal.finish(run: run.id, state: state, reason: reason)
         if let hooks { _ = await hooks.run(.stop, frame: nil, environment: ["ARGUMENT": reason]) }
-        recordSink.finish()
         if let failure { throw failure }
         return RunEnding(run: run, state: state, reason: reason)
     }
 
     private func slots() async throws(TimelapseError) {
         while stopReason == nil {
+            if stopAfterFrame {
+                stopReason = "stopped after frame \(nextFrame - 1) on request"
+                return
+            }
             let due = scheduledOffset(of: nextFrame)
             guard isScheduled(frame: nextFrame, at: due) else { return }
             await waitForSlot(at: due)
-            if stopReason != nil { return }
+            if stopReason != nil || stopAfterFrame { continue }
             if extraFrames > 0 {
                 extraFrames -= 1
                 try await shootExtra()
@@ -203,7 +212,6 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             if pausedAt != nil { continue }
             guard elapsed() >= due else { continue }
             try await shootSlot(nextFrame, due: due)
-            if stopAfterFrame { stopReason = "stopped after frame \(nextFrame - 1) on request" }
         }
     }
 
@@ -251,11 +259,13 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         switch plan.exposure {
         case .camera:
             try await record(frame: frame, part: 1, due: due, exposure: nil) { camera throws(CameraError) in
-                try await camera.shoot()
+                (try await camera.shoot(), nil)
             }
         case .bulb(let milliseconds):
-            try await record(frame: frame, part: 1, due: due, exposure: "bulb \(milliseconds)ms") { camera throws(CameraError) in
-                try await camera.bulb(.milliseconds(milliseconds)).shot
+            try await record(frame: frame, part: 1, due: due, exposure: "bulb \(milliseconds)ms", stoppable: true) { camera throws(CameraError) in
+                let bulb = try await camera.bulb(.milliseconds(milliseconds))
+                guard bulb.ending == .stoppedEarly else { return (bulb.shot, nil) }
+                return (bulb.shot, "bulb \(milliseconds)ms, ended early" + (bulb.exposed.map { " after \($0.wholeMilliseconds)ms" } ?? ""))
             }
         case .bracket(let count, let stepThirds):
             try await bracket(frame: frame, due: due, count: count, stepThirds: stepThirds)
@@ -278,7 +288,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         for (index, speed) in speeds.enumerated() {
             let sent = try await record(frame: frame, part: index + 1, due: due, exposure: speed.text) { camera throws(CameraError) in
                 if speed != original { _ = try await camera.set(speed) }
-                return try await camera.shoot()
+                return (try await camera.shoot(), nil)
             }
             firstSent = firstSent ?? sent
         }
@@ -303,18 +313,36 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 
     /// Sends one command, times it, and journals the outcome before anything else happens;
-    /// returns when the command went out.
+    /// returns when the command went out. The command gives the shot and, when the exposure was
+    /// not the one planned, what it was. A `stoppable` command (a bulb exposure) is cancelled
+    /// by ``stop(reason:)``, which ends it early rather than leave the shutter open.
     @discardableResult
-    private func record(frame: Int, part: Int, due: Duration, exposure: String?,
-                        _ command: (any Camera) async throws(CameraError) -> Shot) async throws(TimelapseError) -> Duration {
+    private func record(frame: Int, part: Int, due: Duration, exposure: String?, stoppable: Bool = false,
+                        _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> (Shot, String?))
+        async throws(TimelapseError) -> Duration {
         let sent = elapsed()
+        // Only a slot's first command has a deadline; the rest of a bracket follows it.
         var entry = FrameRecord(frame: frame, part: part, scheduledMs: due.wholeMilliseconds, sentMs: sent.wholeMilliseconds,
-                                latenessMicros: (sent - due).wholeMicroseconds, outcome: .taken, exposure: exposure)
-        do throws(CameraError) {
-            let shot = try await command(camera)
+                                latenessMicros: part == 1 ? (sent - due).wholeMicroseconds : nil, outcome: .taken,
+                                exposure: exposure)
+        let camera = camera
+        let work = Task { () async -> Result<(Shot, String?), CameraError> in
+            do throws(CameraError) {
+                return .success(try await command(camera))
+            } catch {
+                return .failure(error)
+            }
+        }
+        if stoppable { stoppableWork = work }
+        if stoppable, stopReason != nil { work.cancel() }
+        let result = await work.value
+        stoppableWork = nil
+        switch result {
+        case .success(let (shot, actualExposure)):
             entry.completedMs = elapsed().wholeMilliseconds
             entry.shotCounter = shot.counter
-        } catch {
+            entry.exposure = actualExposure ?? exposure
+        case .failure(let error):
             entry.outcome = .failed
             entry.error = error.description
         }
@@ -331,7 +359,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let part = (extraParts[frame] ?? partsPerSlot) + 1
         extraParts[frame] = part
         try await record(frame: frame, part: part, due: elapsed(), exposure: "extra") { camera throws(CameraError) in
-            try await camera.shoot()
+            (try await camera.shoot(), nil)
         }
     }
 
@@ -417,11 +445,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         case .camera:
             let exposure = try await currentExposureTime()
             needed = exposure + .milliseconds(plan.minimumGapMs)
-            reason = "a \(exposure.compactText) exposure plus a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap"
+            reason = "a \(exposure.compactText) exposure\(gapText)"
         case .bulb(let milliseconds):
             guard milliseconds >= 1 else { throw .invalidPlan("a bulb exposure lasts at least 1 ms") }
             needed = .milliseconds(milliseconds + plan.minimumGapMs)
-            reason = "a \(Duration.milliseconds(milliseconds).compactText) bulb exposure plus a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap"
+            reason = "a \(Duration.milliseconds(milliseconds).compactText) bulb exposure\(gapText)"
+            try await requireBulbMode()
         case .bracket(let count, let step):
             guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
             guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
@@ -438,6 +467,25 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         if needed > .milliseconds(plan.intervalMs) {
             throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
         }
+    }
+
+    /// ` plus a 300ms gap`, or nothing without a gap.
+    private var gapText: String {
+        plan.minimumGapMs > 0 ? " plus a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap" : ""
+    }
+
+    /// A bulb run is refused before it starts, not frame after frame, when the camera is not
+    /// set to bulb.
+    private func requireBulbMode() async throws(TimelapseError) {
+        let current: SettingValue
+        do {
+            current = try await camera.value(of: .shutterSpeed)
+        } catch .unsupported {
+            return
+        } catch {
+            throw .camera(error)
+        }
+        guard case .shutterSpeed(let speed) = current, speed.isBulb else { throw .camera(.notInBulbMode(current: current)) }
     }
 
     private func currentExposureTime() async throws(TimelapseError) -> Duration {

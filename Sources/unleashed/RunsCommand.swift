@@ -227,7 +227,7 @@ enum RunText {
     /// skipped slots.
     static func line(_ frame: FrameRecord, plan: RunPlan) -> String {
         var fields = [
-            bracketed(plan) ? "\(frame.frame).\(frame.part)" : "\(frame.frame)",
+            bracketed(plan) || frame.part > 1 ? "\(frame.frame).\(frame.part)" : "\(frame.frame)",
             "due \(milliseconds(frame.scheduledMs))",
             frame.outcome.rawValue,
         ]

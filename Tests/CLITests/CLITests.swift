@@ -61,7 +61,7 @@ struct CLITests {
         #expect(result.stdout.contains("--demo"))
         #expect(result.stdout.contains("UNLEASHED_DEMO=1"))
         #expect(result.stdout.contains("65  the camera refused the value"))
-        for command in ["status", "watch", "settings", "focus", "release", "shoot", "bulb", "video", "time", "geotag"] {
+        for command in ["status", "watch", "settings", "focus", "release", "shoot", "bulb", "video", "time", "geotag", "timelapse", "runs"] {
             #expect(result.stdout.contains(command))
         }
         #expect(result.stdout.contains("130 stopped by Ctrl-C"))

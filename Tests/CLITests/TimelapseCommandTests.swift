@@ -1,0 +1,292 @@
+import Foundation
+import Intervalometer
+import Synchronization
+import Testing
+
+/// The built binary running a time-lapse in the background, its standard output read line by
+/// line as it comes, so that a test can act in the middle of a run (signal it, kill it).
+private final class BackgroundRun: Sendable {
+    private let process = Process()
+    private let lines = Mutex<[String]>([])
+    private let stderrText = Mutex("")
+
+    init(_ cli: CLI, _ arguments: [String], environment: [String: String]) throws {
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["UNLEASHED_DEMO_STATE"] = cli.stateFile.path
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let pending = Mutex(Data())
+        out.fileHandleForReading.readabilityHandler = { [self] handle in
+            let chunk = handle.availableData
+            let complete: [String] = pending.withLock { buffer in
+                buffer.append(chunk)
+                guard let end = buffer.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+                let text = String(decoding: buffer[..<end], as: UTF8.self)
+                buffer.removeSubrange(...end)
+                return text.split(separator: "\n").map(String.init)
+            }
+            if !complete.isEmpty { lines.withLock { $0 += complete } }
+        }
+        err.fileHandleForReading.readabilityHandler = { [self] handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            stderrText.withLock { $0 += text }
+        }
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var output: [String] { lines.withLock { $0 } }
+    var errors: String { stderrText.withLock { $0 } }
+
+    /// The JSON objects printed so far.
+    var objects: [[String: Any]] {
+        output.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    /// Frame records printed so far.
+    var frames: [[String: Any]] { objects.filter { $0["frame"] != nil } }
+
+    /// Waits until `condition` holds on what was printed, or fails after `timeout`.
+    func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: (BackgroundRun) -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition(self) {
+            if !process.isRunning {
+                // Let the last output arrive before giving up.
+                try await Task.sleep(for: .milliseconds(200))
+                if condition(self) { return }
+                throw RunWaitError(what: what, output: output, errors: errors)
+            }
+            guard ContinuousClock.now < deadline else { throw RunWaitError(what: what, output: output, errors: errors) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for the process to end and returns its exit status (128 + n when killed by n).
+    func exitStatus() async throws -> Int32 {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw RunWaitError(what: "the process to end", output: output, errors: errors) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    }
+}
+
+private struct RunWaitError: Error, CustomStringConvertible {
+    let what: String, output: [String], errors: String
+    var description: String { "gave up waiting for \(what); stdout: \(output), stderr: \(errors)" }
+}
+
+/// A demo camera and a journal of their own for one test.
+private struct RunFixture {
+    let cli = CLI()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-timelapse-\(UUID())")
+    var journalPath: String { directory.appendingPathComponent("journal.sqlite").path }
+    var environment: [String: String] { ["UNLEASHED_JOURNAL": journalPath] }
+
+    init() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func start(_ arguments: String...) throws -> BackgroundRun {
+        try BackgroundRun(cli, ["--demo", "timelapse"] + arguments, environment: environment)
+    }
+
+    func run(_ arguments: String...) throws -> CLI.Result {
+        try cli.run(arguments: arguments, environment: environment)
+    }
+
+    /// The journal's frames of `run`, read through the library from the file the binary wrote.
+    func frames(of run: Int64) throws -> [FrameRecord] {
+        try SQLiteJournal(path: journalPath).frames(of: run)
+    }
+
+    func record(of run: Int64) throws -> RunRecord? {
+        try SQLiteJournal(path: journalPath).run(run)
+    }
+
+    func cleanUp() {
+        cli.cleanUp()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+@Suite("unleashed timelapse on the built binary (demo, real clock)", .serialized, .timeLimit(.minutes(3)))
+struct TimelapseCommandTests {
+    @Test("kill -9 mid-run, then --resume: every reported frame is in the journal, the schedule is the original one, no number twice")
+    func killAndResume() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let interval: Int64 = 400
+        let first = try fixture.start("--interval", "400ms", "--frames", "20", "--json")
+        try await first.waitFor("5 frames") { $0.frames.count >= 5 }
+        first.signal(SIGKILL)
+        #expect(try await first.exitStatus() == 128 + SIGKILL)
+        let printed = first.frames
+        let runID = try #require(printed.first?["run"] as? Int)
+
+        let journalled = try fixture.frames(of: Int64(runID))
+        let journalledNumbers = Set(journalled.map(\.frame))
+        for frame in printed {
+            #expect(journalledNumbers.contains(try #require(frame["frame"] as? Int)), "a reported frame is in the journal")
+        }
+        #expect(try fixture.record(of: Int64(runID))?.state == .running, "killed: still resumable")
+        let lastBeforeKill = try #require(journalled.map(\.frame).max())
+
+        // Stay down for a few slots, so that some pass while nothing runs.
+        try await Task.sleep(for: .milliseconds(1200))
+        let resumed = try fixture.run("--demo", "timelapse", "--resume", "\(runID)", "--json")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let frames = try fixture.frames(of: Int64(runID))
+        #expect(frames.map(\.frame) == Array(1...20), "every slot recorded once, in order, none renumbered")
+        #expect(frames.allSatisfy { $0.scheduledMs == Int64($0.frame - 1) * interval }, "the original schedule")
+        let gap = frames.filter { $0.frame > lastBeforeKill && $0.outcome == .skipped }
+        #expect(gap.count >= 2, "slots passed while the run was down are recorded as skipped")
+        #expect(gap.allSatisfy { $0.error == "the run was not running" })
+        let afterResume = frames.filter { $0.frame > lastBeforeKill && $0.outcome == .taken }
+        #expect(!afterResume.isEmpty)
+        #expect(afterResume.allSatisfy { abs(($0.sentMs ?? .max) - $0.scheduledMs) < 100 },
+                "the resumed run shoots on the original slots: \(afterResume.map { ($0.frame, $0.sentMs ?? -1) })")
+        #expect(try fixture.record(of: Int64(runID))?.state == .finished)
+        let again = try fixture.run("--demo", "timelapse", "--resume", "\(runID)")
+        #expect(again.status == 64)
+        #expect(again.stderr.contains("has finished"))
+    }
+
+    @Test("a hook script receives ACTION, ARGUMENT and the UNLEASHED_* variables; a non-zero exit at init aborts the run")
+    func hook() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let log = fixture.directory.appendingPathComponent("hook.log").path
+        let script = fixture.directory.appendingPathComponent("on-frame.sh").path
+        try """
+            #!/bin/sh
+            echo "$ACTION|$ARGUMENT|$UNLEASHED_FRAME|$UNLEASHED_SCHEDULED|$UNLEASHED_LATENESS_MS|$UNLEASHED_EXPOSURE|$UNLEASHED_EV|$UNLEASHED_OUTCOME" >> "\(log)"
+            [ "$ACTION" = init ] && [ -n "$REFUSE" ] && exit 3
+            exit 0
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+
+        let result = try fixture.run("--demo", "timelapse", "--interval", "300ms", "--frames", "3", "--hook", script, "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        try await Task.sleep(for: .milliseconds(300))  // frame hooks run alongside; let the last one finish
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        #expect(lines.first?.first == "init")
+        let start = try #require(lines.first { $0[0] == "start" })
+        let runID = try #require(Int64(start[1]), "ARGUMENT at start is the run id")
+        let frames = lines.filter { $0[0] == "frame" }.sorted { $0[2] < $1[2] }
+        #expect(frames.map { $0[1] } == ["1", "2", "3"], "ARGUMENT is the frame number")
+        #expect(frames.map { $0[2] } == ["1", "2", "3"], "UNLEASHED_FRAME")
+        let run = try #require(try fixture.record(of: runID))
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for (index, frame) in frames.enumerated() {
+            let scheduled = try #require(formatter.date(from: frame[3]), "UNLEASHED_SCHEDULED is an ISO 8601 time: \(frame[3])")
+            #expect(Int64((scheduled.timeIntervalSince1970 * 1000).rounded()) == run.t0UnixMs + Int64(index) * 300)
+            let lateness = try #require(Double(frame[4]), "UNLEASHED_LATENESS_MS is a number: \(frame[4])")
+            #expect(lateness >= 0 && lateness < 100)
+            #expect(frame[6] == "+12", "UNLEASHED_EV is the metered EV")
+            #expect(frame[7] == "taken")
+        }
+        let stop = try #require(lines.last { $0[0] == "stop" })
+        #expect(stop[1] == "all slots done")
+
+        let refused = try fixture.cli.run(arguments: ["--demo", "timelapse", "--interval", "300ms", "--frames", "3", "--hook", script],
+                                          environment: fixture.environment.merging(["REFUSE": "1"]) { $1 })
+        #expect(refused.status == 65)
+        #expect(refused.stderr.contains("the hook refused the run at init (exit status 3)"))
+        let runs = try SQLiteJournal(path: fixture.journalPath).runs()
+        #expect(runs.count == 1, "a refused run is not started")
+    }
+
+    @Test("SIGUSR1 shoots an extra frame, SIGUSR2 stops after the current frame (status 0)")
+    func usr1AndUsr2() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let run = try fixture.start("--interval", "1s", "--frames", "30", "--json")
+        try await run.waitFor("frame 2") { $0.frames.count >= 2 }
+        run.signal(SIGUSR1)
+        try await run.waitFor("the extra frame") { $0.frames.contains { ($0["part"] as? Int) == 2 } }
+        run.signal(SIGUSR2)
+        #expect(try await run.exitStatus() == 0)
+        let end = try #require(run.objects.last?["run"] as? [String: Any])
+        #expect((end["reason"] as? String)?.hasPrefix("stopped after frame") == true)
+        #expect(end["state"] as? String == "finished")
+        let runID = try #require(end["id"] as? Int)
+        let frames = try fixture.frames(of: Int64(runID))
+        let extra = try #require(frames.first { $0.exposure == "extra" })
+        #expect(extra.part == 2 && extra.outcome == .taken)
+        #expect(frames.count < 6, "the run stopped instead of going on to 30 frames")
+        #expect(Set(frames.map { "\($0.frame).\($0.part)" }).count == frames.count, "no number used twice")
+    }
+
+    @Test("SIGTERM during a bulb exposure ends the exposure, records the frame, closes the journal, exits 143")
+    func sigtermDuringBulb() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        #expect(try fixture.run("--demo", "settings", "set", "shutter-speed", "bulb").status == 0)
+        let run = try fixture.start("--interval", "5s", "--frames", "3", "--bulb", "4s", "--json")
+        try await Task.sleep(for: .milliseconds(1500))
+        run.signal(SIGTERM)
+        #expect(try await run.exitStatus() == 143)
+        let end = try #require(run.objects.last?["run"] as? [String: Any])
+        #expect(end["reason"] as? String == "stopped by SIGTERM")
+        let runID = try #require(end["id"] as? Int)
+        let frames = try fixture.frames(of: Int64(runID))
+        #expect(frames.count == 1)
+        let frame = try #require(frames.first)
+        #expect(frame.outcome == .taken)
+        #expect(frame.exposure?.hasPrefix("bulb 4000ms, ended early after") == true, "\(frame.exposure ?? "nil")")
+        #expect((frame.completedMs ?? .max) < 3000, "the shutter was closed at once, not after 4 s")
+        #expect(try fixture.record(of: Int64(runID))?.state == .finished)
+        // The camera is free again: a plain shot works right away.
+        #expect(try fixture.run("--demo", "settings", "set", "shutter-speed", "1/125").status == 0)
+        #expect(try fixture.run("--demo", "shoot").status == 0)
+    }
+
+    @Test("Ctrl-C during the start delay ends the run before any frame, exit 130")
+    func interruptBeforeStart() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let run = try fixture.start("--interval", "1s", "--frames", "3", "--start-in", "30s", "--json")
+        try await Task.sleep(for: .milliseconds(1500))
+        run.signal(SIGINT)
+        #expect(try await run.exitStatus() == 130)
+        let end = try #require(run.objects.last?["run"] as? [String: Any])
+        #expect(end["reason"] as? String == "stopped by Ctrl-C")
+        #expect(run.frames.isEmpty)
+    }
+
+    @Test("plans that cannot work are refused before anything is shot, naming what to change",
+          arguments: [
+              (["--interval", "1s"], "say when to stop"),
+              (["--interval", "1s", "--frames", "3", "--bracket", "4x1ev"], "is not a bracket"),
+              (["--interval", "20ms", "--frames", "3", "--bracket", "3x2ev"], "each slot needs at least"),
+              (["--interval", "1s", "--frames", "3", "--overrun", "later"], "choose skip, defer or burst"),
+              (["--interval", "1s", "--until", "25:00"], "is not a time of day"),
+              (["--interval", "soon", "--frames", "3"], "is not a duration"),
+              (["--resume", "7"], "there is no run 7"),
+          ])
+    func refusedPlans(arguments: [String], message: String) throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let result = try fixture.run(arguments: ["--demo", "timelapse"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(try fixture.run(arguments: ["--demo", "status", "--json"]).stdout.contains("\"shotCounter\":0"))
+    }
+}
+
+extension RunFixture {
+    func run(arguments: [String]) throws -> CLI.Result {
+        try cli.run(arguments: arguments, environment: environment)
+    }
+}
