@@ -21,6 +21,7 @@ struct Unleashed: AsyncParsableCommand {
               70  internal error
               75  the camera is busy; try again
               130 stopped by Ctrl-C (what was started is ended: a bulb is closed, video stopped)
+              143 a time-lapse stopped by SIGTERM (cleanly, as after Ctrl-C)
 
             Durations are written like 250ms, 30s, 1m30s or 2h.
             """,
