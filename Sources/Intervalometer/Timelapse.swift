@@ -210,7 +210,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                 continue
             }
             if pausedAt != nil { continue }
-            guard elapsed() >= due else { continue }
+            // Woken early, or the schedule moved (continued after a pause): wait again.
+            guard due == scheduledOffset(of: nextFrame), elapsed() >= due else { continue }
             try await shootSlot(nextFrame, due: due)
         }
     }
@@ -450,7 +451,6 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             guard milliseconds >= 1 else { throw .invalidPlan("a bulb exposure lasts at least 1 ms") }
             needed = .milliseconds(milliseconds + plan.minimumGapMs)
             reason = "a \(Duration.milliseconds(milliseconds).compactText) bulb exposure\(gapText)"
-            try await requireBulbMode()
         case .bracket(let count, let step):
             guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
             guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
@@ -467,6 +467,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         if needed > .milliseconds(plan.intervalMs) {
             throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
         }
+        if case .bulb = plan.exposure { try await requireBulbMode() }
     }
 
     /// ` plus a 300ms gap`, or nothing without a gap.

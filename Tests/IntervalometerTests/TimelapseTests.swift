@@ -11,10 +11,16 @@ import UnleashedTestSupport
 func runOnTestClock(_ plan: RunPlan, camera: any Camera, clock: TestClock<Duration>, journal: MemoryJournal = MemoryJournal(),
                     step: Duration = .milliseconds(10), limit: Duration = .seconds(3600)) async throws -> (RunEnding, [FrameRecord]) {
     let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+    return try await drive(clock, journal: journal, step: step, limit: limit) { try await run.start(cameraName: "test") }
+}
+
+/// Moves `clock` in `step`s while `body` runs, then returns its ending and the run's frames.
+func drive(_ clock: TestClock<Duration>, journal: MemoryJournal, step: Duration = .milliseconds(10), limit: Duration = .seconds(600),
+           _ body: @escaping @Sendable () async throws -> RunEnding) async throws -> (RunEnding, [FrameRecord]) {
     let finished = Mutex(false)
     let task = Task {
         defer { finished.withLock { $0 = true } }
-        return try await run.start(cameraName: "test")
+        return try await body()
     }
     var waited = Duration.zero
     while !finished.withLock({ $0 }) && waited <= limit {
@@ -82,6 +88,63 @@ struct TimelapseTests {
         #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6))
         #expect(frames.compactMap(\.sentMs) == [0, 1000, 4500, 4600, 4700, 5000])
         #expect(frames.compactMap(\.scheduledMs) == [0, 1000, 2000, 3000, 4000, 5000])
+    }
+
+    @Test("stop conditions: after a duration (no slot due at or after it) and at a wall-clock time")
+    func stopConditions() async throws {
+        let clock = TestClock<Duration>()
+        let (byDuration, durationFrames) = try await runOnTestClock(
+            RunPlan(intervalMs: 3000, stop: .duration(milliseconds: 10_000)), camera: ScriptedCamera(clock: clock), clock: clock)
+        #expect(byDuration.state == .finished)
+        #expect(durationFrames.map(\.scheduledMs) == [0, 3000, 6000, 9000])
+
+        let wallClock = TestClock<Duration>()
+        // t0 is 20 ms after the start (slot 1 lies ahead by the preparation time).
+        let until = 1_700_000_000_000 + 20 + 5500
+        let (_, untilFrames) = try await runOnTestClock(
+            RunPlan(intervalMs: 1000, stop: .until(unixMilliseconds: Int64(until))), camera: ScriptedCamera(clock: wallClock),
+            clock: wallClock)
+        #expect(untilFrames.map(\.scheduledMs) == [0, 1000, 2000, 3000, 4000, 5000])
+    }
+
+    @Test("pause holds the schedule; continuing re-anchors it so the interval holds from where it stopped")
+    func pauseAndContinue() async throws {
+        let clock = TestClock<Duration>()
+        let camera = ScriptedCamera(clock: clock)
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(6)), camera: camera, journal: journal,
+                            clock: clock, wallClock: { 1_700_000_000_000 })
+        Task {
+            try await clock.sleep(for: .milliseconds(2520))
+            await run.pauseSchedule()
+            try await clock.sleep(for: .seconds(4))
+            await run.continueSchedule()
+        }
+        let (ending, frames) = try await drive(clock, journal: journal) { try await run.start(cameraName: "test") }
+        #expect(ending.state == .finished)
+        #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6), "nothing is skipped while paused")
+        #expect(frames.compactMap(\.sentMs) == [0, 1000, 2000, 7000, 8000, 9000])
+        #expect(frames.compactMap(\.latenessMicros).allSatisfy { $0 == 0 })
+    }
+
+    @Test("a stop during the start delay ends the run with no frames")
+    func stopDuringStartDelay() async throws {
+        let clock = TestClock<Duration>()
+        let camera = ScriptedCamera(clock: clock)
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(6)), camera: camera, journal: journal,
+                            clock: clock, wallClock: { 1_700_000_000_000 })
+        Task {
+            try await clock.sleep(for: .seconds(5))
+            await run.stop(reason: "changed my mind")
+        }
+        let (ending, frames) = try await drive(clock, journal: journal) {
+            try await run.start(cameraName: "test", startDelay: .seconds(60))
+        }
+        #expect(ending.reason == "changed my mind")
+        #expect(frames.isEmpty)
+        #expect(await camera.shotCount == 0)
+        #expect(try journal.run(ending.run.id)?.state == .finished)
     }
 
     @Test("an interval too short for the exposure plus the gap is refused before anything is shot, naming the minimum")
