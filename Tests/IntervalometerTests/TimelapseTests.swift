@@ -14,6 +14,13 @@ func runOnTestClock(_ plan: RunPlan, camera: any Camera, clock: TestClock<Durati
     return try await drive(clock, journal: journal, step: step, limit: limit) { try await run.start(cameraName: "test") }
 }
 
+/// A run on a scripted camera whose pictures take no time, journalled in memory.
+func scriptedRun<C: Clock<Duration>>(_ plan: RunPlan, clock: C) -> (Timelapse<C>, ScriptedCamera<C>, MemoryJournal) {
+    let camera = ScriptedCamera(clock: clock)
+    let journal = MemoryJournal()
+    return (Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 }), camera, journal)
+}
+
 /// Moves `clock` in `step`s while `body` runs, then returns its ending and the run's frames.
 func drive(_ clock: TestClock<Duration>, journal: MemoryJournal, step: Duration = .milliseconds(10), limit: Duration = .seconds(600),
            _ body: @escaping @Sendable () async throws -> RunEnding) async throws -> (RunEnding, [FrameRecord]) {
@@ -38,10 +45,7 @@ struct TimelapseTests {
         // An immediate clock jumps to each deadline the run sleeps until, so 10,000 s pass in
         // moments; time moves only when the run waits, so any drift of ours would show exactly.
         let clock = ImmediateClock<Duration>()
-        let camera = ScriptedCamera(clock: clock)
-        let journal = MemoryJournal()
-        let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(10_000)), camera: camera, journal: journal,
-                            clock: clock, wallClock: { 1_700_000_000_000 })
+        let (run, camera, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(10_000)), clock: clock)
         let ending = try await run.start(cameraName: "test")
         #expect(ending.state == .finished)
         let frames = try journal.frames(of: ending.run.id)
@@ -110,10 +114,7 @@ struct TimelapseTests {
     @Test("pause holds the schedule; continuing re-anchors it so the interval holds from where it stopped")
     func pauseAndContinue() async throws {
         let clock = TestClock<Duration>()
-        let camera = ScriptedCamera(clock: clock)
-        let journal = MemoryJournal()
-        let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(6)), camera: camera, journal: journal,
-                            clock: clock, wallClock: { 1_700_000_000_000 })
+        let (run, _, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(6)), clock: clock)
         Task {
             try await clock.sleep(for: .milliseconds(2520))
             await run.pauseSchedule()
@@ -130,10 +131,7 @@ struct TimelapseTests {
     @Test("a stop during the start delay ends the run with no frames")
     func stopDuringStartDelay() async throws {
         let clock = TestClock<Duration>()
-        let camera = ScriptedCamera(clock: clock)
-        let journal = MemoryJournal()
-        let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(6)), camera: camera, journal: journal,
-                            clock: clock, wallClock: { 1_700_000_000_000 })
+        let (run, camera, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(6)), clock: clock)
         Task {
             try await clock.sleep(for: .seconds(5))
             await run.stop(reason: "changed my mind")
