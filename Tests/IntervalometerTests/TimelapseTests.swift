@@ -32,6 +32,9 @@ func drive(_ clock: TestClock<Duration>, journal: MemoryJournal, step: Duration 
     var waited = Duration.zero
     while !finished.withLock({ $0 }) && waited <= limit {
         await clock.advance(by: step)
+        // Yielding alone does not let a woken actor run when the machine is loaded (tests run
+        // in parallel): give it real time, or it would see the clock a step later.
+        try await Task.sleep(for: .milliseconds(1))
         waited += step
     }
     let ending = try await task.value
