@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import Intervalometer
+import Synchronization
+import UnleashedKit
+import UnleashedProtocol
+
+/// Runs a plan on the camera, for `timelapse` and `video clips`: the run journalled, the live
+/// display or JSON lines, the signals (USR1, USR2, INT, TERM) wired to the run, and the outcome
+/// printed with its exit status.
+struct RunExecution {
+    let options: GlobalOptions
+    let journal: SQLiteJournal
+
+    func run(_ start: RunStart) async throws {
+        let options = options
+        let journal = journal
+        let plan = start.plan
+        let controls = RunControls()
+        let outcome = Mutex<Result<RunEnding, TimelapseError>?>(nil)
+        try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }) { camera throws(CameraError) in
+            let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: ContinuousClock(),
+                                wallClock: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
+                                hooks: plan.hook.map(HookRunner.init(program:)))
+            controls.attach(run)
+            let display = RunDisplay(plan: plan, options: options, startDelay: start.delay) { await run.current }
+            let shown = Task { await display.show(run.records) }
+            let result: Result<RunEnding, TimelapseError>
+            do throws(TimelapseError) {
+                switch start {
+                case .new(_, let delay): result = .success(try await run.start(cameraName: camera.identity.name, startDelay: delay))
+                case .resumed(let record): result = .success(try await run.resume(record))
+                }
+            } catch {
+                result = .failure(error)
+            }
+            await shown.value
+            display.finish()
+            outcome.withLock { $0 = result }
+        }
+        controls.disarm()
+        switch outcome.withLock({ $0 }) {
+        case .success(let ending):
+            let summary = (try? journal.summary(of: ending.run.id)) ?? RunSummary(frames: [])
+            options.emit(Self.json(ending, summary)) { Self.text(ending, summary) }
+            if let status = controls.stoppedBy { throw ExitCode(status.rawValue) }
+        case .failure(let error):
+            if let status = controls.stoppedBy { throw ExitCode(status.rawValue) }
+            throw fail(error)
+        case nil:
+            throw ExitCode(ExitStatus.software.rawValue)
+        }
+    }
+
+    private func fail(_ error: TimelapseError) -> ExitCode {
+        switch error {
+        case .invalidPlan: options.fail(code: "invalidPlan", error.description, status: .usage)
+        case .intervalTooShort(let minimum, _):
+            options.fail(code: "intervalTooShort", error.description, status: .usage, extra: ["minimumMs": .integer(minimum)])
+        case .hookRefused: options.fail(code: "hookRefused", error.description, status: .refused)
+        case .journal: options.fail(code: "journal", error.description, status: .unavailable)
+        case .camera(let cameraError):
+            options.fail(code: Output.classify(cameraError).0, error.description, status: Output.classify(cameraError).1)
+        }
+    }
+
+    static func json(_ ending: RunEnding, _ summary: RunSummary) -> JSONValue {
+        var run: [String: JSONValue] = [
+            "id": .integer(ending.run.id), "state": .string(ending.state.rawValue), "reason": .string(ending.reason),
+        ]
+        run["summary"] = RunText.json(encoding: summary)
+        return ["run": .object(run)]
+    }
+
+    static func text(_ ending: RunEnding, _ summary: RunSummary) -> String {
+        var line = "Run \(ending.run.id) \(ending.state.rawValue) (\(ending.reason)): \(summary.taken) taken, "
+            + "\(summary.failed) failed, \(summary.skipped) skipped"
+        if let p50 = summary.p50LatenessMicros, let p99 = summary.p99LatenessMicros, let max = summary.maxLatenessMicros {
+            line += "; lateness p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"
+        }
+        return line
+    }
+}
+
+/// A run about to begin: new, after an optional delay, or resumed from the journal.
+enum RunStart {
+    case new(RunPlan, delay: Duration)
+    case resumed(RunRecord)
+
+    var plan: RunPlan {
+        switch self {
+        case .new(let plan, _): plan
+        case .resumed(let record): record.plan
+        }
+    }
+
+    var delay: Duration {
+        if case .new(_, let delay) = self { return delay }
+        return .zero
+    }
+}
+
+/// The signals a run answers, and which one stopped it.
+private final class RunControls: Sendable {
+    private struct State {
+        var run: Timelapse<ContinuousClock>?
+        var stoppedBy: ExitStatus?
+        var pending: [@Sendable (Timelapse<ContinuousClock>) async -> Void] = []
+    }
+
+    private let state = Mutex(State())
+    private let watch = Mutex<SignalWatch?>(nil)
+
+    init() {
+        watch.withLock {
+            $0 = SignalWatch([
+                SIGTERM: { [weak self] in self?.stop(.terminated) },
+                SIGUSR1: { [weak self] in self?.send { await $0.shootExtraFrame() } },
+                SIGUSR2: { [weak self] in self?.send { await $0.stopAfterCurrentFrame() } },
+            ])
+        }
+    }
+
+    /// The status to exit with when a signal stopped the run.
+    var stoppedBy: ExitStatus? { state.withLock { $0.stoppedBy } }
+
+    /// Ctrl-C or SIGTERM: stops the run now (a bulb exposure is ended first).
+    func stop(_ status: ExitStatus) {
+        let first = state.withLock { state in
+            defer { state.stoppedBy = state.stoppedBy ?? status }
+            return state.stoppedBy == nil
+        }
+        guard first else { return }
+        let reason = status == .interrupted ? "stopped by Ctrl-C" : "stopped by SIGTERM"
+        send { await $0.stop(reason: reason) }
+    }
+
+    /// Connects the signals to `run`, delivering any that came while connecting.
+    func attach(_ run: Timelapse<ContinuousClock>) {
+        let pending = state.withLock { state in
+            state.run = run
+            defer { state.pending = [] }
+            return state.pending
+        }
+        for action in pending { Task { await action(run) } }
+    }
+
+    func disarm() {
+        watch.withLock { $0?.disarm() }
+    }
+
+    private func send(_ action: @escaping @Sendable (Timelapse<ContinuousClock>) async -> Void) {
+        let run = state.withLock { state in
+            if state.run == nil { state.pending.append(action) }
+            return state.run
+        }
+        if let run { Task { await action(run) } }
+    }
+}
+
