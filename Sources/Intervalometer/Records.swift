@@ -47,6 +47,9 @@ public enum ExposurePlan: Codable, Hashable, Sendable {
     /// `count` pictures, exposure compensation stepped by `stepThirds` thirds of a stop around
     /// the current value (e.g. 3 frames at 3/3: -1, 0, +1 EV).
     case bracket(count: Int, stepThirds: Int)
+    /// One video clip of this many milliseconds: recording starts at the slot and is stopped
+    /// by the engine, with retries up to a safety deadline.
+    case video(milliseconds: Int64)
 }
 
 /// What a run does with slots that could not be shot on time.
@@ -87,7 +90,8 @@ public struct FrameRecord: Codable, Hashable, Sendable {
     /// picture of a slot only, since the others of a bracket have no deadline of their own.
     public var latenessMicros: Int64?
     public var outcome: FrameOutcome
-    /// Why the slot failed or was skipped.
+    /// Why the slot failed or was skipped; for a slot that was taken, what went wrong on the
+    /// way (a clip that took retries to stop).
     public var error: String?
     /// The exposure used: `1/125`, `bulb 2000ms`, `-1`.
     public var exposure: String?

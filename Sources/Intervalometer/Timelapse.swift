@@ -63,7 +63,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var pausedAt: C.Instant?
     private var wake: CheckedContinuation<Void, Never>?
     /// The exposure under way that a stop ends early (a bulb).
-    private var stoppableWork: Task<Result<(Shot, String?), CameraError>, Never>?
+    private var stoppableWork: Task<Result<SlotWork, CameraError>, Never>?
     private var waitGeneration = 0
 
     /// How far ahead of the start command slot 1 is placed.
@@ -260,13 +260,17 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         switch plan.exposure {
         case .camera:
             try await record(frame: frame, part: 1, due: due, exposure: nil) { camera throws(CameraError) in
-                (try await camera.shoot(), nil)
+                SlotWork(try await camera.shoot())
             }
         case .bulb(let milliseconds):
             try await record(frame: frame, part: 1, due: due, exposure: "bulb \(milliseconds)ms", stoppable: true) { camera throws(CameraError) in
                 let bulb = try await camera.bulb(.milliseconds(milliseconds))
-                guard bulb.ending == .stoppedEarly else { return (bulb.shot, nil) }
-                return (bulb.shot, "bulb \(milliseconds)ms, ended early" + (bulb.exposed.map { " after \($0.wholeMilliseconds)ms" } ?? ""))
+                guard bulb.ending == .stoppedEarly else { return SlotWork(bulb.shot) }
+                return SlotWork(bulb.shot, exposure: "bulb \(milliseconds)ms, ended early" + (bulb.exposed.map { " after \($0.wholeMilliseconds)ms" } ?? ""))
+            }
+        case .video(let milliseconds):
+            try await record(frame: frame, part: 1, due: due, exposure: "video \(milliseconds)ms", stoppable: true) { [clock] camera throws(CameraError) in
+                try await VideoClip(length: .milliseconds(milliseconds), camera: camera, clock: clock).record()
             }
         case .bracket(let count, let stepThirds):
             try await bracket(frame: frame, due: due, count: count, stepThirds: stepThirds)
@@ -289,7 +293,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         for (index, speed) in speeds.enumerated() {
             let sent = try await record(frame: frame, part: index + 1, due: due, exposure: speed.text) { camera throws(CameraError) in
                 if speed != original { _ = try await camera.set(speed) }
-                return (try await camera.shoot(), nil)
+                return SlotWork(try await camera.shoot())
             }
             firstSent = firstSent ?? sent
         }
@@ -314,12 +318,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 
     /// Sends one command, times it, and journals the outcome before anything else happens;
-    /// returns when the command went out. The command gives the shot and, when the exposure was
-    /// not the one planned, what it was. A `stoppable` command (a bulb exposure) is cancelled
-    /// by ``stop(reason:)``, which ends it early rather than leave the shutter open.
+    /// returns when the command went out. A `stoppable` command (a bulb exposure, a clip) is
+    /// cancelled by ``stop(reason:)``, which ends it early rather than leave the shutter open or
+    /// the camera recording.
     @discardableResult
     private func record(frame: Int, part: Int, due: Duration, exposure: String?, stoppable: Bool = false,
-                        _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> (Shot, String?))
+                        _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> SlotWork)
         async throws(TimelapseError) -> Duration {
         let sent = elapsed()
         // Only a slot's first command has a deadline; the rest of a bracket follows it.
@@ -327,7 +331,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                                 latenessMicros: part == 1 ? (sent - due).wholeMicroseconds : nil, outcome: .taken,
                                 exposure: exposure)
         let camera = camera
-        let work = Task { () async -> Result<(Shot, String?), CameraError> in
+        let work = Task { () async -> Result<SlotWork, CameraError> in
             do throws(CameraError) {
                 return .success(try await command(camera))
             } catch {
@@ -339,10 +343,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let result = await work.value
         stoppableWork = nil
         switch result {
-        case .success(let (shot, actualExposure)):
+        case .success(let done):
             entry.completedMs = elapsed().wholeMilliseconds
-            entry.shotCounter = shot.counter
-            entry.exposure = actualExposure ?? exposure
+            entry.shotCounter = done.shotCounter
+            entry.exposure = done.exposure ?? exposure
+            entry.error = done.failure ?? done.note
+            if done.failure != nil { entry.outcome = .failed }
         case .failure(let error):
             entry.outcome = .failed
             entry.error = error.description
@@ -360,7 +366,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let part = (extraParts[frame] ?? partsPerSlot) + 1
         extraParts[frame] = part
         try await record(frame: frame, part: part, due: elapsed(), exposure: "extra") { camera throws(CameraError) in
-            (try await camera.shoot(), nil)
+            SlotWork(try await camera.shoot())
         }
     }
 
@@ -451,6 +457,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             guard milliseconds >= 1 else { throw .invalidPlan("a bulb exposure lasts at least 1 ms") }
             needed = .milliseconds(milliseconds + plan.minimumGapMs)
             reason = "a \(Duration.milliseconds(milliseconds).compactText) bulb exposure\(gapText)"
+        case .video(let milliseconds):
+            guard milliseconds >= 1 else { throw .invalidPlan("a clip lasts at least 1 ms") }
+            needed = .milliseconds(milliseconds + plan.minimumGapMs)
+            reason = "a \(Duration.milliseconds(milliseconds).compactText) clip\(gapText)"
         case .bracket(let count, let step):
             guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
             guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
@@ -467,7 +477,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         if needed > .milliseconds(plan.intervalMs) {
             throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
         }
-        if case .bulb = plan.exposure { try await requireBulbMode() }
+        switch plan.exposure {
+        case .bulb: try await requireBulbMode()
+        case .video where !camera.identity.capabilities.contains(.video): throw .camera(.unsupported("video recording"))
+        default: break
+        }
     }
 
     /// ` plus a 300ms gap`, or nothing without a gap.

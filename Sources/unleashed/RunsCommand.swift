@@ -252,6 +252,7 @@ enum RunText {
         case .bulb(let length): "bulb \(milliseconds(length))"
         case .bracket(let count, let step):
             "bracket of \(count), \(ExposureStops(thirds: Int32(clamping: step)).text.trimmingPrefix("+")) EV apart"
+        case .video(let length): "a \(milliseconds(length)) video clip"
         }
         var parts = ["every \(interval(plan))", stop, exposure, "overrun \(plan.overrun.rawValue)"]
         if plan.minimumGapMs > 0 { parts.append("at least \(milliseconds(plan.minimumGapMs)) between slots") }

@@ -56,6 +56,20 @@ struct SQLiteJournalTests {
         #expect(try journal.lastFrame(of: first.id) == frames[4])
     }
 
+    @Test("every kind of plan reads back from the file as it was written",
+          arguments: [
+              RunPlan(intervalMs: 5000, stop: .duration(milliseconds: 7_200_000)),
+              RunPlan(intervalMs: 30_000, stop: .until(unixMilliseconds: 1_790_000_000_000), exposure: .bulb(milliseconds: 20_000)),
+              RunPlan(intervalMs: 60_000, stop: .frames(10), exposure: .video(milliseconds: 5000), minimumGapMs: 1000),
+              RunPlan(intervalMs: 600_000, stop: .frames(1), exposure: .video(milliseconds: 600_000), overrun: .burst),
+          ])
+    func plansRoundTrip(plan: RunPlan) throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let id = try SQLiteJournal(path: scratch.path()).begin(plan: plan, t0UnixMs: 1_790_000_000_000, camera: "SIM0001").id
+        #expect(try SQLiteJournal(path: scratch.path()).run(id)?.plan == plan)
+    }
+
     @Test("what was appended is there after the journal is closed and opened again")
     func durableAcrossReopening() throws {
         let scratch = Scratch()

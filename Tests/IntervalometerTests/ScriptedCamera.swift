@@ -3,21 +3,34 @@ import Intervalometer
 import UnleashedKit
 import UnleashedProtocol
 
-/// A camera whose every picture takes the time a test says, on the test's clock; nothing else
-/// about it is simulated.
+/// A camera whose every picture takes the time a test says, on the test's clock, and whose video
+/// stop fails as often as a test says; nothing else about it is simulated.
 actor ScriptedCamera<C: Clock<Duration>>: Camera {
-    nonisolated let identity = CameraIdentity(name: "scripted", capabilities: [.shoot, .readSettings], cameraModel: "scripted")
+    nonisolated let identity: CameraIdentity
     private let clock: C
     private let shotTime: @Sendable (Int) -> Duration
     private(set) var shotCount = 0
     /// When each picture's command arrived, measured on the clock from the camera's creation.
     private(set) var triggeredAt: [Duration] = []
     private let created: C.Instant
+    /// When each recording started and stopped, on the same scale as ``triggeredAt``.
+    private(set) var videoStarts: [Duration] = []
+    private(set) var videoStops: [Duration] = []
+    /// Every attempt to stop a recording, the failed ones included.
+    private(set) var stopAttempts = 0
+    private var failingStops: Int
+    var isRecording: Bool { videoStarts.count > videoStops.count }
 
-    /// - Parameter shotTime: how long picture `n` (from 1) takes.
-    init(clock: C, shotTime: @escaping @Sendable (Int) -> Duration = { _ in .zero }) {
+    /// - Parameters:
+    ///   - shotTime: how long picture `n` (from 1) takes.
+    ///   - failingStops: how many attempts to stop a recording fail (with a timeout) before
+    ///     one succeeds; `Int.max` for never.
+    init(clock: C, shotTime: @escaping @Sendable (Int) -> Duration = { _ in .zero },
+         capabilities: Capabilities = [.shoot, .readSettings, .video], failingStops: Int = 0) {
+        identity = CameraIdentity(name: "scripted", capabilities: capabilities, cameraModel: "scripted")
         self.clock = clock
         self.shotTime = shotTime
+        self.failingStops = failingStops
         created = clock.now
     }
 
@@ -40,8 +53,21 @@ actor ScriptedCamera<C: Clock<Duration>>: Camera {
         return Shot(counter: number, latency: time)
     }
     func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure { throw .unsupported("bulb") }
-    func startVideo() async throws(CameraError) { throw .unsupported("video") }
-    func stopVideo() async throws(CameraError) -> Duration { throw .unsupported("video") }
+    func startVideo() async throws(CameraError) {
+        guard !isRecording else { throw .refused(.videoStart, .busy, message: "already recording") }
+        videoStarts.append(created.duration(to: clock.now))
+    }
+    func stopVideo() async throws(CameraError) -> Duration {
+        stopAttempts += 1
+        if failingStops > 0 {
+            failingStops -= 1
+            throw .timedOut(.videoStop, after: .seconds(1))
+        }
+        guard let start = videoStarts.last, isRecording else { throw .refused(.videoStop, .invalidArgument, message: "not recording") }
+        let now = created.duration(to: clock.now)
+        videoStops.append(now)
+        return now - start
+    }
     func setTime(_ time: WallTime) async throws(CameraError) {}
     func geotag(_ position: GeoPosition) async throws(CameraError) {}
     func close() async {}
