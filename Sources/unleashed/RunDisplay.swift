@@ -6,7 +6,8 @@ import UnleashedProtocol
 
 /// What a person or a script sees while a run goes on. On a terminal: one live line on standard
 /// error (frame n of N, a bar filling up to the next slot, elapsed and remaining time, lateness
-/// so far), with slots that were not taken printed above it. With `--json`: one JSON object per
+/// so far; for video, the running clock of the clip being recorded), with slots that were not
+/// taken printed above it. With `--json`: one JSON object per
 /// frame record on standard output. Otherwise (a log file, a pipe): one text line per record.
 final class RunDisplay: Sendable {
     private enum Mode {
@@ -15,7 +16,8 @@ final class RunDisplay: Sendable {
 
     private struct State {
         var runID: Int64?
-        /// Estimated monotonic instant of `t0`, from the first record that arrives.
+        /// Monotonic instant of `t0`: from the journalled run once it has begun, else estimated
+        /// from the first record that arrives.
         var t0: ContinuousClock.Instant?
         var t0UnixMs: Int64?
         var last: FrameRecord?
@@ -42,6 +44,7 @@ final class RunDisplay: Sendable {
         ticker.withLock {
             $0 = Task { [weak self] in
                 while !Task.isCancelled, let self {
+                    await self.learnT0()
                     self.redraw()
                     try? await Task.sleep(for: .milliseconds(100))
                 }
@@ -78,6 +81,19 @@ final class RunDisplay: Sendable {
         if mode == .live { clearLine() }
     }
 
+    /// Takes `t0` from the run as journalled, so the clock runs from the first slot on, before
+    /// any record has arrived.
+    private func learnT0() async {
+        guard state.withLock({ $0.t0 == nil }), let run = await current() else { return }
+        let now = ContinuousClock.now
+        let wall = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        state.withLock { state in
+            guard state.t0 == nil else { return }
+            state.t0 = now + .milliseconds(run.t0UnixMs - wall)
+            state.t0UnixMs = run.t0UnixMs
+        }
+    }
+
     private func note(_ record: FrameRecord) {
         let now = ContinuousClock.now
         let wall = Int64((Date().timeIntervalSince1970 * 1000).rounded())
@@ -112,12 +128,14 @@ final class RunDisplay: Sendable {
 
     /// `Frame 12/300  [######··············]  next 2.1s  elapsed 00:55.0  left 24:05.0  late 0.312 ms (max 1.204 ms)`
     private func statusLine(_ state: State, now: ContinuousClock.Instant) -> String {
-        guard let t0 = state.t0, let last = state.last else {
-            let left = startDelay - created.duration(to: now)
+        let elapsed = state.t0.map { $0.duration(to: now) }
+        guard let elapsed, elapsed >= .zero else {
+            let left = elapsed.map { .zero - $0 } ?? startDelay - created.duration(to: now)
             return left > .zero ? "Starting in \(Output.clock(left))" : "Starting"
         }
+        if case .video(let clip) = plan.exposure { return videoLine(state, elapsed: elapsed, clip: .milliseconds(clip)) }
+        guard let last = state.last else { return "Frame 1" + (totalSlots(state).map { "/\($0)" } ?? "") }
         let interval = Duration.milliseconds(plan.intervalMs)
-        let elapsed = t0.duration(to: now)
         let nextDue = Duration.milliseconds(last.scheduledMs) + interval
         let fraction = min(max((elapsed - .milliseconds(last.scheduledMs)) / interval, 0), 1)
         let filled = Int(fraction * 20)
@@ -134,6 +152,30 @@ final class RunDisplay: Sendable {
         if let lateness = state.lastLatenessMicros, let worst = state.maxLatenessMicros {
             fields.append("late \(RunText.lateness(lateness)) (max \(RunText.lateness(worst)))")
         }
+        if state.failed + state.skipped > 0 { fields.append("\(state.failed) failed, \(state.skipped) skipped") }
+        return fields.joined(separator: "  ")
+    }
+
+    /// `REC  Clip 3/10  00:02.1 / 00:05.0  remaining 00:02.9  elapsed 02:02.1`, or between clips
+    /// `Clip 3/10 done  next clip in 00:54.9  elapsed 02:05.1`. The clip clock runs from the
+    /// clip's slot; the record of each clip corrects it when the clip ends.
+    private func videoLine(_ state: State, elapsed: Duration, clip: Duration) -> String {
+        let interval = Duration.milliseconds(plan.intervalMs)
+        let total = totalSlots(state)
+        let of = total.map { "/\($0)" } ?? ""
+        let done = state.last?.frame ?? 0
+        let nextDue = state.last.map { .milliseconds($0.scheduledMs) + interval } ?? .zero
+        var fields: [String]
+        if let total, done >= total {
+            fields = ["Clip \(done)\(of) done"]
+        } else if elapsed < nextDue {
+            fields = ["Clip \(done)\(of) done", "next clip in \(Output.clock(nextDue - elapsed))"]
+        } else {
+            let recorded = min(elapsed - nextDue, clip)
+            fields = ["REC  Clip \(done + 1)\(of)", "\(Output.clock(recorded)) / \(Output.clock(clip))",
+                      "remaining \(Output.clock(clip - recorded))"]
+        }
+        if total != 1 { fields.append("elapsed \(Output.clock(elapsed))") }
         if state.failed + state.skipped > 0 { fields.append("\(state.failed) failed, \(state.skipped) skipped") }
         return fields.joined(separator: "  ")
     }

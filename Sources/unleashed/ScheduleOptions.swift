@@ -15,11 +15,7 @@ struct ScheduleOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("Stop at this local time (HH:MM or HH:MM:SS; the next time it comes).", valueName: "time"))
     var until: String?
 
-    @Option(name: .customLong("start-in"), help: ArgumentHelp("Wait this long before the first slot.", valueName: "duration"))
-    var startIn: String?
-
-    @Option(name: .customLong("start-at"), help: ArgumentHelp("Start at this local time (HH:MM or HH:MM:SS).", valueName: "time"))
-    var startAt: String?
+    @OptionGroup var start: StartOptions
 
     @Option(help: ArgumentHelp("What to do with slots missed while the camera was busy: skip, defer or burst.",
                                valueName: "policy"))
@@ -35,7 +31,7 @@ struct ScheduleOptions: ParsableArguments, Sendable {
     var givenOption: String? {
         let given: [(String, Bool)] = [
             ("--frames", frames != nil), ("--duration", duration != nil), ("--until", until != nil),
-            ("--start-in", startIn != nil), ("--start-at", startAt != nil), ("--gap", gap != nil), ("--hook", hook != nil),
+            ("--start-in", start.startIn != nil), ("--start-at", start.startAt != nil), ("--gap", gap != nil), ("--hook", hook != nil),
             ("--overrun", overrun != OverrunPolicy.skip.rawValue),
         ]
         return given.first(where: \.1)?.0
@@ -49,17 +45,6 @@ struct ScheduleOptions: ParsableArguments, Sendable {
         let gapMs = try gap.map { text throws(ExitCode) in try options.milliseconds(text, for: "--gap", allowZero: true) } ?? 0
         return RunPlan(intervalMs: intervalMs, stop: try stop(options: options), exposure: exposure, overrun: policy,
                        minimumGapMs: gapMs, hook: try hook.map { program throws(ExitCode) in try Self.checkedHook(program, options) })
-    }
-
-    /// How long to wait before slot 1.
-    func startDelay(options: GlobalOptions) throws(ExitCode) -> Duration {
-        guard startIn == nil || startAt == nil else { throw options.usage("choose --start-in or --start-at, not both") }
-        if let startIn { return .milliseconds(try options.milliseconds(startIn, for: "--start-in", allowZero: true)) }
-        if let startAt {
-            let seconds = try options.localTime(startAt, for: "--start-at").timeIntervalSinceNow
-            return .milliseconds(Int64(max(seconds, 0) * 1000))
-        }
-        return .zero
     }
 
     private func stop(options: GlobalOptions) throws(ExitCode) -> StopCondition {
@@ -82,6 +67,27 @@ struct ScheduleOptions: ParsableArguments, Sendable {
             throw options.usage("--hook: \(program) is not an executable file")
         }
         return path
+    }
+}
+
+/// When a run's first slot comes: after a delay or at a local time. Shared by every scheduled
+/// command, `video record` included.
+struct StartOptions: ParsableArguments, Sendable {
+    @Option(name: .customLong("start-in"), help: ArgumentHelp("Wait this long before the first slot.", valueName: "duration"))
+    var startIn: String?
+
+    @Option(name: .customLong("start-at"), help: ArgumentHelp("Start at this local time (HH:MM or HH:MM:SS).", valueName: "time"))
+    var startAt: String?
+
+    /// How long to wait before slot 1.
+    func delay(options: GlobalOptions) throws(ExitCode) -> Duration {
+        guard startIn == nil || startAt == nil else { throw options.usage("choose --start-in or --start-at, not both") }
+        if let startIn { return .milliseconds(try options.milliseconds(startIn, for: "--start-in", allowZero: true)) }
+        if let startAt {
+            let seconds = try options.localTime(startAt, for: "--start-at").timeIntervalSinceNow
+            return .milliseconds(Int64(max(seconds, 0) * 1000))
+        }
+        return .zero
     }
 }
 

@@ -61,7 +61,7 @@ struct TimelapseCommand: AsyncParsableCommand {
         if let resume {
             start = try resumedRun(resume, journal: journal)
         } else {
-            start = .new(try plan(), delay: try schedule.startDelay(options: options))
+            start = .new(try plan(), delay: try schedule.start.delay(options: options))
         }
         try await RunExecution(options: options, journal: journal).run(start)
     }

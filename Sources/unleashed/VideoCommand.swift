@@ -1,12 +1,13 @@
 import ArgumentParser
+import Intervalometer
 import UnleashedKit
 import UnleashedProtocol
 
 struct VideoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "video",
-        abstract: "Start, stop or record video.",
-        subcommands: [Start.self, Stop.self, Record.self]
+        abstract: "Start, stop or record video; record clips on a schedule.",
+        subcommands: [Start.self, Stop.self, Record.self, Clips.self]
     )
 
     struct Start: AsyncParsableCommand {
@@ -41,36 +42,66 @@ struct VideoCommand: AsyncParsableCommand {
 
     struct Record: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Record a clip of the given length, with a running clock.",
+            abstract: "Record one clip of the given length, now or later, with a running clock.",
             discussion: """
-                DURATION is written like 30s, 1m30s or 2h. Ctrl-C stops the recording early; the \
-                clip is kept and the exit status is 130.
+                DURATION is written like 30s, 1m30s or 2h. The clip is timed on the host's \
+                monotonic clock and journalled as a one-slot run (see 'unleashed runs'). If the \
+                camera does not answer the stop, it is retried every 0.5 s for up to 10 s after the \
+                planned end (the safety stop); a clip that still could not be stopped is recorded \
+                as failed, saying so. Ctrl-C stops the recording early (exit status 130), SIGTERM too \
+                (143); the clip is kept and recorded with its real length.
                 """
         )
 
         @OptionGroup var options: GlobalOptions
+
+        @OptionGroup var start: StartOptions
 
         @Argument(help: ArgumentHelp("How long to record.", valueName: "duration"))
         var duration: String
 
         func run() async throws {
             let options = options
-            let length = try options.duration(duration, for: "video record")
-            guard length > .zero else {
-                throw options.fail(code: "invalidDuration", "video record: the duration must be longer than 0", status: .usage)
-            }
-            try await options.withCamera { camera throws(CameraError) in
-                try await camera.startVideo()
-                let clock = LiveClock("Recording", total: length, enabled: !options.json)
-                // Sleeping on the host clock is fine here: the clip length comes from the module.
-                let interrupted = (try? await Task.sleep(for: length)) == nil
-                clock.stop()
-                let clip = try await camera.stopVideo()
-                options.emit(["clipMs": .integer(clip.wholeMilliseconds), "stoppedEarly": .bool(interrupted)]) {
-                    "Recorded a clip of \(Output.clock(clip))" + (interrupted ? " (stopped early)" : "")
-                }
-                if interrupted { throw .cancelled }
-            }
+            let length = try options.milliseconds(duration, for: "video record")
+            let plan = RunPlan(intervalMs: length, stop: .frames(1), exposure: .video(milliseconds: length))
+            let journal = try RunJournalFile.forWriting(options: options)
+            try await RunExecution(options: options, journal: journal).run(.new(plan, delay: try start.delay(options: options)))
+        }
+    }
+
+    struct Clips: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record a clip of LENGTH every INTERVAL: a video time-lapse.",
+            discussion: """
+                Clip n starts at t0 + (n - 1) x INTERVAL on the host's monotonic clock, like the \
+                slots of 'unleashed timelapse', and is stopped LENGTH later; INTERVAL must leave room \
+                for LENGTH plus --gap. Stop after --frames clips, after --duration, or --until a \
+                local time. Each clip is journalled (see 'unleashed runs'); an interrupted run \
+                continues with 'unleashed timelapse --resume ID'. The stop is retried for up to 10 s \
+                after a clip's planned end (the safety stop).
+
+                Signals as for timelapse: SIGUSR1 takes an extra picture, SIGUSR2 stops after the \
+                current clip, Ctrl-C and SIGTERM stop the recording at once and end the run.
+                """
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: ArgumentHelp("How long each clip is, e.g. 5s.", valueName: "length"))
+        var length: String
+
+        @Option(help: ArgumentHelp("Time from one clip's start to the next one's, e.g. 1m.", valueName: "interval"))
+        var every: String
+
+        @OptionGroup var schedule: ScheduleOptions
+
+        func run() async throws {
+            let options = options
+            let clipMs = try options.milliseconds(length, for: "video clips")
+            let plan = try schedule.plan(intervalMs: try options.milliseconds(every, for: "--every"), exposure: .video(milliseconds: clipMs),
+                                         options: options)
+            let journal = try RunJournalFile.forWriting(options: options)
+            try await RunExecution(options: options, journal: journal).run(.new(plan, delay: try schedule.start.delay(options: options)))
         }
     }
 }

@@ -9,6 +9,9 @@ enum CameraModels {
 /// Runs the built `unleashed` binary as a user would, with its own demo camera state.
 struct CLI {
     let stateFile = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-cli-\(UUID()).json")
+    /// A run journal of its own, so that runs never land in the home directory of whoever
+    /// runs the tests.
+    let journalFile = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-cli-\(UUID()).sqlite")
 
     struct Result {
         let status: Int32
@@ -36,6 +39,7 @@ struct CLI {
         var env = ProcessInfo.processInfo.environment
         env["UNLEASHED_DEMO_STATE"] = stateFile.path
         env["UNLEASHED_DEMO"] = nil
+        env["UNLEASHED_JOURNAL"] = journalFile.path
         env.merge(environment) { _, new in new }
         process.environment = env
         let out = Pipe(), err = Pipe()
@@ -49,7 +53,11 @@ struct CLI {
                       stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    func cleanUp() { try? FileManager.default.removeItem(at: stateFile) }
+    func cleanUp() {
+        for file in [stateFile.path, journalFile.path, journalFile.path + "-wal", journalFile.path + "-shm"] {
+            try? FileManager.default.removeItem(atPath: file)
+        }
+    }
 }
 
 @Suite("The unleashed command in demo mode", .timeLimit(.minutes(2)))
@@ -216,10 +224,15 @@ struct CLITests {
     func video() throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let record = try #require(try cli.run("--demo", "--json", "video", "record", "1s").json)
-        let clip = try #require(record["clipMs"] as? Int)
-        #expect(clip >= 1000 && clip < 1500, "\(clip) ms")
-        #expect(record["stoppedEarly"] as? Bool == false)
+        let record = try cli.run("--demo", "--json", "video", "record", "1s")
+        #expect(record.status == 0, "\(record.stderr)")
+        let lines = record.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let clip = try #require(lines.first { $0["frame"] != nil })
+        #expect(clip["exposure"] as? String == "video 1000ms, clip 1000ms")
+        #expect(clip["outcome"] as? String == "taken")
+        let completed = try #require(clip["completedMs"] as? Int)
+        #expect(completed >= 1000 && completed < 1500, "\(completed) ms")
+        #expect((lines.last?["run"] as? [String: Any])?["state"] as? String == "finished")
         let notRecording = try cli.run("--demo", "video", "stop")
         #expect(notRecording.status == 65)
         #expect(notRecording.stderr.contains("error: "))

@@ -5,7 +5,7 @@ import Testing
 
 /// The built binary running a time-lapse in the background, its standard output read line by
 /// line as it comes, so that a test can act in the middle of a run (signal it, kill it).
-private final class BackgroundRun: Sendable {
+final class BackgroundRun: Sendable {
     private let process = Process()
     private let lines = Mutex<[String]>([])
     private let stderrText = Mutex("")
@@ -86,7 +86,7 @@ private struct RunWaitError: Error, CustomStringConvertible {
 }
 
 /// A demo camera and a journal of their own for one test.
-private struct RunFixture {
+struct RunFixture {
     let cli = CLI()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-timelapse-\(UUID())")
     var journalPath: String { directory.appendingPathComponent("journal.sqlite").path }
@@ -96,8 +96,14 @@ private struct RunFixture {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
+    /// Starts `unleashed --demo timelapse ARGUMENTS` in the background.
     func start(_ arguments: String...) throws -> BackgroundRun {
-        try BackgroundRun(cli, ["--demo", "timelapse"] + arguments, environment: environment)
+        try launch(["--demo", "timelapse"] + arguments)
+    }
+
+    /// Starts `unleashed ARGUMENTS` in the background.
+    func launch(_ arguments: [String]) throws -> BackgroundRun {
+        try BackgroundRun(cli, arguments, environment: environment)
     }
 
     func run(_ arguments: String...) throws -> CLI.Result {

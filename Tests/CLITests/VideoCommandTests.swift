@@ -1,0 +1,68 @@
+import Foundation
+import Intervalometer
+import Testing
+
+@Suite("unleashed video record and clips on the built binary (demo, real clock)", .serialized, .timeLimit(.minutes(2)))
+struct VideoCommandTests {
+    @Test("video clips: one clip per slot on the original schedule, each journalled with its length, the camera left idle")
+    func clips() throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let result = try fixture.run(arguments: ["--demo", "--json", "video", "clips", "300ms", "--every", "700ms", "--frames", "3"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let end = try #require(result.stdout.split(separator: "\n").last.flatMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }?["run"] as? [String: Any])
+        let runID = try #require(end["id"] as? Int)
+        let frames = try fixture.frames(of: Int64(runID))
+        #expect(frames.map(\.frame) == [1, 2, 3])
+        #expect(frames.map(\.scheduledMs) == [0, 700, 1400])
+        #expect(frames.allSatisfy { $0.outcome == .taken && $0.exposure == "video 300ms, clip 300ms" }, "\(frames)")
+        #expect(frames.allSatisfy { abs(($0.sentMs ?? .max) - $0.scheduledMs) < 100 })
+        #expect(frames.allSatisfy { (($0.completedMs ?? 0) - ($0.sentMs ?? 0)) >= 300 })
+        #expect(try fixture.record(of: Int64(runID))?.plan.exposure == .video(milliseconds: 300))
+        #expect(try fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "no recording left running")
+    }
+
+    @Test("video record with --start-in waits, then records; Ctrl-C mid-clip stops the recording and keeps the clip (130)")
+    func recordLaterAndInterrupt() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let began = Date()
+        let later = try fixture.run(arguments: ["--demo", "--json", "video", "record", "500ms", "--start-in", "1s"])
+        #expect(later.status == 0, "\(later.stderr)")
+        #expect(Date().timeIntervalSince(began) >= 1.5, "started after the delay, then recorded for 500 ms")
+        let run = try #require(try SQLiteJournal(path: fixture.journalPath).runs().first)
+        #expect(run.t0UnixMs >= Int64(began.timeIntervalSince1970 * 1000) + 1000)
+
+        let long = try fixture.launch(["--demo", "--json", "video", "record", "30s"])
+        try await Task.sleep(for: .milliseconds(1500))
+        long.signal(SIGINT)
+        #expect(try await long.exitStatus() == 130)
+        let end = try #require(long.objects.last?["run"] as? [String: Any])
+        #expect(end["reason"] as? String == "stopped by Ctrl-C")
+        let runID = try #require(end["id"] as? Int)
+        let frame = try #require(try fixture.frames(of: Int64(runID)).first)
+        #expect(frame.outcome == .taken)
+        #expect(frame.exposure?.hasPrefix("video 30000ms, ended early after ") == true, "\(frame.exposure ?? "nil")")
+        #expect((frame.completedMs ?? .max) < 29_000)
+        #expect(try fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "the recording was stopped")
+    }
+
+    @Test("clips that cannot fit their interval, and bad lengths, are refused before recording (64)",
+          arguments: [
+              (["video", "clips", "1s", "--every", "1s", "--gap", "200ms", "--frames", "3"], "each slot needs at least 1s200ms"),
+              (["video", "clips", "1s", "--every", "5s"], "say when to stop"),
+              (["video", "clips", "0s", "--every", "5s", "--frames", "2"], "must be longer than 0"),
+              (["video", "record", "later"], "is not a duration"),
+              (["video", "record", "1s", "--start-in", "1s", "--start-at", "10:00"], "choose --start-in or --start-at"),
+          ])
+    func refused(arguments: [String], message: String) throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let result = try fixture.run(arguments: ["--demo"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(try fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "nothing was recorded")
+    }
+}
