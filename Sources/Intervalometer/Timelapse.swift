@@ -173,6 +173,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             shift = .milliseconds(last.scheduledMs) - .milliseconds(plan.intervalMs) * (last.frame - 1)
         }
         if let hooks { _ = await hooks.run(.initialize, frame: nil, environment: [:]) }
+        // A clip cut off by the crash may still be recording, and would make every clip after
+        // it fail to start: stop it first ("not recording" is fine too).
+        if case .video = plan.exposure { _ = try? await camera.stopVideo() }
         return try await runSlots(resumed: true)
     }
 

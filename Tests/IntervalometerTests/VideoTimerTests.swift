@@ -104,4 +104,29 @@ struct VideoTimerTests {
         #expect(frame.error?.contains("could not be stopped in 21 attempts up to the safety deadline, 11s after it started") == true,
                 "\(frame.error ?? "nil")")
     }
+
+    @Test("resuming a video run after a crash mid-clip first stops the recording the crash left running")
+    func resumeStopsLeftoverRecording() async throws {
+        let clock = ImmediateClock<Duration>()
+        let plan = RunPlan(intervalMs: 2000, stop: .frames(4), exposure: .video(milliseconds: 500))
+        let camera = ScriptedCamera(clock: clock)
+        let journal = MemoryJournal()
+        // The crashed run: t0 4.5 s ago, clips 1 and 2 journalled, clip 3 recording when it died.
+        let crashed = try journal.begin(plan: plan, t0UnixMs: 1_700_000_000_000, camera: "test")
+        for frame in 1...2 {
+            try journal.append(FrameRecord(frame: frame, scheduledMs: Int64(frame - 1) * 2000, sentMs: Int64(frame - 1) * 2000,
+                                           outcome: .taken, exposure: "video 500ms, clip 500ms"), to: crashed.id)
+        }
+        try await camera.startVideo()
+        let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_004_500 })
+        let ending = try await run.resume(crashed)
+        #expect(ending.state == .finished)
+        let frames = try journal.frames(of: crashed.id)
+        #expect(frames.map(\.frame) == [1, 2, 3, 4])
+        #expect(frames[2].outcome == .skipped, "slot 3 passed while the run was down")
+        #expect(frames[3].outcome == .taken, "clip 4 could start: \(frames[3])")
+        #expect(await camera.videoStarts.count == 2, "the leftover recording, and clip 4")
+        #expect(await camera.videoStops.count == 2)
+        #expect(await !camera.isRecording)
+    }
 }
