@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing clean
 
 setup:
 	scripts/setup
@@ -33,6 +33,10 @@ fuzz: setup
 
 bench: setup
 	swift run -c release unleashed-bench
+
+# Time-lapse timing: the engine against a naive sleep-after-each-shot loop (docs/performance.md).
+bench-timing: setup
+	swift run -c release unleashed-timing-bench
 
 clean:
 	rm -rf .build .build-fuzz

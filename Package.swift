@@ -56,6 +56,12 @@ let package = Package(
             path: "Benchmarks/unleashed-bench",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "unleashed-timing-bench",
+            dependencies: ["Intervalometer", "UnleashedKit", "UnleashedSimulator"],
+            path: "Benchmarks/unleashed-timing-bench",
+            swiftSettings: strict
+        ),
         .target(
             name: "UnleashedTestSupport",
             dependencies: [
