@@ -62,7 +62,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var extraParts: [Int: Int] = [:]
     private var pausedAt: C.Instant?
     private var wake: CheckedContinuation<Void, Never>?
-    /// The exposure under way that a stop ends early (a bulb).
+    /// The exposure under way that a stop ends early (a bulb, a clip).
     private var stoppableWork: Task<Result<SlotWork, CameraError>, Never>?
     private var waitGeneration = 0
 
@@ -457,13 +457,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             needed = exposure + .milliseconds(plan.minimumGapMs)
             reason = "a \(exposure.compactText) exposure\(gapText)"
         case .bulb(let milliseconds):
-            guard milliseconds >= 1 else { throw .invalidPlan("a bulb exposure lasts at least 1 ms") }
-            needed = .milliseconds(milliseconds + plan.minimumGapMs)
-            reason = "a \(Duration.milliseconds(milliseconds).compactText) bulb exposure\(gapText)"
+            (needed, reason) = try timedSlot(milliseconds, "bulb exposure")
         case .video(let milliseconds):
-            guard milliseconds >= 1 else { throw .invalidPlan("a clip lasts at least 1 ms") }
-            needed = .milliseconds(milliseconds + plan.minimumGapMs)
-            reason = "a \(Duration.milliseconds(milliseconds).compactText) clip\(gapText)"
+            (needed, reason) = try timedSlot(milliseconds, "clip")
         case .bracket(let count, let step):
             guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
             guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
@@ -485,6 +481,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         case .video where !camera.identity.capabilities.contains(.video): throw .camera(.unsupported("video recording"))
         default: break
         }
+    }
+
+    /// The time a slot of fixed length (a bulb exposure, a clip) needs, and why.
+    private func timedSlot(_ milliseconds: Int64, _ what: String) throws(TimelapseError) -> (Duration, String) {
+        guard milliseconds >= 1 else { throw .invalidPlan("a \(what) lasts at least 1 ms") }
+        return (.milliseconds(milliseconds + plan.minimumGapMs), "a \(Duration.milliseconds(milliseconds).compactText) \(what)\(gapText)")
     }
 
     /// ` plus a 300ms gap`, or nothing without a gap.

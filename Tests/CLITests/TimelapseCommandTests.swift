@@ -131,10 +131,11 @@ struct TimelapseCommandTests {
     func killAndResume() async throws {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
-        let interval: Int64 = 400
-        let frameCount = 30
+        let interval: Int64 = 500
+        let frameCount = 40
         // The run kills itself from its own hook after frame 5, so the crash comes at the same
-        // point however busy the machine running the tests is.
+        // point however busy the machine running the tests is; 20 s of slots leave the resumed
+        // run some to shoot even when this test is slow to get a CPU.
         let script = fixture.directory.appendingPathComponent("crash.sh").path
         try """
             #!/bin/sh
@@ -142,7 +143,7 @@ struct TimelapseCommandTests {
             exit 0
             """.write(toFile: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
-        let first = try fixture.start("--interval", "400ms", "--frames", "\(frameCount)", "--hook", script, "--json")
+        let first = try fixture.start("--interval", "500ms", "--frames", "\(frameCount)", "--hook", script, "--json")
         #expect(try await first.exitStatus() == 128 + SIGKILL)
         #expect(first.frames.count >= 5, "\(first.output)")
         let printed = first.frames
