@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "UnleashedKit", targets: ["UnleashedKit"]),
         .library(name: "UnleashedSimulator", targets: ["UnleashedSimulator"]),
         .library(name: "Intervalometer", targets: ["Intervalometer"]),
+        .library(name: "DBus", targets: ["DBus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -28,6 +29,8 @@ let package = Package(
             swiftSettings: strict,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
@@ -109,6 +112,11 @@ let package = Package(
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DBusTests",
+            dependencies: ["DBus", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,235 @@
+internal import CDBus
+import Synchronization
+
+/// A private connection to a message bus, with an async API: method calls with timeouts,
+/// signals as an `AsyncStream`, and a handler for calls to objects this process serves.
+///
+/// Each connection has its own loop thread (see ``DBusLoop``). Open one per BLE session, as bleak
+/// does: BlueZ ties notification and discovery sessions to the connection, so a fresh connection
+/// starts clean and a closed one cleans up after itself.
+public final class DBusConnection: Sendable {
+    /// Which bus to connect to.
+    public enum Bus: Sendable, Hashable, CustomStringConvertible {
+        /// The system bus: `$DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`.
+        case system
+        /// The session bus: `$DBUS_SESSION_BUS_ADDRESS`.
+        case session
+        /// A bus at this address, such as `unix:path=/tmp/bus.sock`.
+        case address(String)
+
+        public var description: String {
+            switch self {
+            case .system: "the system bus"
+            case .session: "the session bus"
+            case .address(let address): "the bus at \(address)"
+            }
+        }
+    }
+
+    /// The default timeout of a call, as libdbus's own default.
+    public static let defaultTimeout: Duration = .seconds(25)
+
+    /// This connection's unique name on the bus (`:1.42`).
+    public let uniqueName: String
+    private let loop: DBusLoop
+
+    private init(loop: DBusLoop, uniqueName: String) {
+        self.loop = loop
+        self.uniqueName = uniqueName
+    }
+
+    deinit {
+        loop.shutdown()
+    }
+
+    /// Connects and registers on `bus`.
+    ///
+    /// - Throws: ``DBusError`` when there is no bus there or it refuses the connection; the
+    ///   message is libdbus's, which names the socket it tried.
+    public static func open(_ bus: Bus) async throws(DBusError) -> DBusConnection {
+        let loop = DBusLoop()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, DBusError>, Never>) in
+            loop.start(name: "dbus \(bus)", open: { connect(to: bus) }, opened: { continuation.resume(returning: $0) })
+        }
+        return DBusConnection(loop: loop, uniqueName: try result.get())
+    }
+
+    private static func connect(to bus: Bus) -> Result<OpaquePointer, DBusError> {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let connection: OpaquePointer?
+        switch bus {
+        case .system: connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .session: connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .address(let address):
+            connection = dbus_connection_open_private(address, &error)
+            if let connection {
+                // Nothing else has the connection yet: registering (Hello) can block here.
+                dbus_connection_set_exit_on_disconnect(connection, 0)
+                if dbus_bus_register(connection, &error) == 0 {
+                    dbus_connection_close(connection)
+                    dbus_connection_unref(connection)
+                    return .failure(Self.error(error, fallback: "could not register on \(bus)"))
+                }
+            }
+        }
+        guard let connection else { return .failure(Self.error(error, fallback: "could not connect to \(bus)")) }
+        return .success(connection)
+    }
+
+    private static func error(_ error: CDBus.DBusError, fallback: String) -> DBusError {
+        guard let name = error.name else { return DBusError(name: DBusError.failedName, message: fallback) }
+        return DBusError(name: String(cString: name),
+                         message: error.message.map { String(cString: $0) } ?? fallback)
+    }
+
+    /// False once the bus has gone away or ``close()`` was called; a closed connection stays closed.
+    public var isConnected: Bool { loop.isConnected }
+
+    /// Calls a method and returns the reply's body.
+    ///
+    /// - Parameter timeout: when to give up with `org.freedesktop.DBus.Error.NoReply`. Never
+    ///   unbounded: BlueZ calls can hang.
+    /// - Throws: the error reply, `NoReply`, or `Disconnected`.
+    public func call(
+        _ destination: String?, path: String, interface: String?, member: String,
+        _ body: [DBusValue] = [], timeout: Duration = DBusConnection.defaultTimeout
+    ) async throws(DBusError) -> [DBusValue] {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>) in
+            loop.perform { connection in
+                DBusLoop.call(connection, destination: destination, path: path, interface: interface, member: member,
+                              body: body, timeout: timeout) { continuation.resume(returning: $0) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Emits a signal from `path`.
+    public func emit(path: String, interface: String, member: String, _ body: [DBusValue] = []) {
+        guard DBusMessage.isValidObjectPath(path) else { return }
+        loop.perform { connection in
+            _ = DBusLoop.send(connection, build: { dbus_message_new_signal(path, interface, member) }, body: body)
+        }
+    }
+
+    /// Every signal routed to this connection, from now on. The bus routes only the signals a
+    /// match rule asks for (``addMatch(_:)``), plus those addressed to this connection. The
+    /// stream ends when the connection does, after a local
+    /// `org.freedesktop.DBus.Local.Disconnected` signal if the bus went away.
+    public func signals() -> AsyncStream<DBusMessage> {
+        loop.subscribe().stream
+    }
+
+    /// Asks the bus to route the signals matching `rule` here; subscribe with ``signals()`` first
+    /// so that none is missed.
+    public func addMatch(_ rule: String) async throws(DBusError) {
+        _ = try await busCall("AddMatch", [.string(rule)])
+    }
+
+    /// Undoes ``addMatch(_:)``.
+    public func removeMatch(_ rule: String) async throws(DBusError) {
+        _ = try await busCall("RemoveMatch", [.string(rule)])
+    }
+
+    /// Asks for a well-known name; true when this connection now owns it.
+    public func requestName(_ name: String, replaceExisting: Bool = false) async throws(DBusError) -> Bool {
+        let flags = UInt32(CDBUS_NAME_FLAG_DO_NOT_QUEUE) | (replaceExisting ? UInt32(CDBUS_NAME_FLAG_REPLACE_EXISTING) : 0)
+        let reply = try await busCall("RequestName", [.string(name), .uint32(flags)])
+        // 1: primary owner, 4: already the owner.
+        return [1, 4].contains(reply.first?.intValue)
+    }
+
+    /// Gives a well-known name up.
+    public func releaseName(_ name: String) async throws(DBusError) {
+        _ = try await busCall("ReleaseName", [.string(name)])
+    }
+
+    /// The unique name that owns `name`, or nil when nobody does.
+    public func nameOwner(_ name: String) async throws(DBusError) -> String? {
+        do {
+            return try await busCall("GetNameOwner", [.string(name)]).first?.stringValue
+        } catch where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            return nil
+        }
+    }
+
+    private func busCall(_ member: String, _ body: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call("org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                       member: member, body, timeout: .seconds(10))
+    }
+
+    /// Hands every method call addressed to this connection to `handler`, which must answer each
+    /// one exactly once (an unanswered call is answered with an error when it is released).
+    /// Without a handler, libdbus answers `UnknownMethod`.
+    public func handleMethodCalls(_ handler: (@Sendable (DBusIncomingCall) -> Void)?) {
+        loop.setMethodHandler(handler)
+    }
+
+    /// Closes the connection. Pending calls fail with `Disconnected`; the signal streams end. The
+    /// bus releases this connection's names and BlueZ ends its sessions.
+    public func close() {
+        loop.shutdown()
+    }
+}
+
+/// A method call to an object this process serves, waiting for its answer.
+public final class DBusIncomingCall: Sendable {
+    /// The call: path, interface, member, sender and arguments.
+    public let message: DBusMessage
+    private let pointer: MessagePointer
+    private let loop: DBusLoop
+    private let answered = Atomic<Bool>(false)
+
+    /// An owned libdbus message reference, released on the loop thread.
+    ///
+    /// `@unchecked Sendable`: the pointer is only dereferenced in jobs on the loop thread.
+    private struct MessagePointer: @unchecked Sendable {
+        let raw: OpaquePointer
+    }
+
+    init(message: DBusMessage, retaining raw: OpaquePointer, loop: DBusLoop) {
+        self.message = message
+        pointer = MessagePointer(raw: dbus_message_ref(raw))
+        self.loop = loop
+    }
+
+    deinit {
+        let pointer = self.pointer
+        let unanswered = !answered.load(ordering: .acquiring)
+        let member = message.member ?? ""
+        loop.perform { [loop] connection in
+            if connection != nil, unanswered {
+                loop.reply(to: pointer.raw, error: DBusError(name: DBusError.failedName, message: "\(member) was not answered"))
+            }
+            dbus_message_unref(pointer.raw)
+        }
+    }
+
+    /// Answers with a return value; later answers are ignored.
+    public func reply(_ body: [DBusValue] = []) {
+        guard claim() else { return }
+        let pointer = self.pointer
+        loop.perform { [loop] connection in
+            if connection != nil { loop.reply(to: pointer.raw, body: body) }
+        }
+    }
+
+    /// Answers with an error; later answers are ignored.
+    public func fail(_ error: DBusError) {
+        guard claim() else { return }
+        let pointer = self.pointer
+        loop.perform { [loop] connection in
+            if connection != nil { loop.reply(to: pointer.raw, error: error) }
+        }
+    }
+
+    /// Answers with an error named `name`.
+    public func fail(_ name: String, _ message: String = "") {
+        fail(DBusError(name: name, message: message))
+    }
+
+    private func claim() -> Bool {
+        !answered.exchange(true, ordering: .acquiringAndReleasing)
+    }
+}

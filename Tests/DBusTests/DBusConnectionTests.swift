@@ -1,0 +1,156 @@
+import DBus
+import Foundation
+import Synchronization
+import Testing
+import UnleashedTestSupport
+
+/// The D-Bus layer against a real `dbus-daemon` that each test starts for itself.
+@Suite("D-Bus connection")
+struct DBusConnectionTests {
+    let bus: PrivateBus
+
+    init() throws {
+        bus = try PrivateBus()
+    }
+
+    /// A second connection on the same bus that answers every call with `answer`.
+    func server(_ answer: @escaping @Sendable (DBusIncomingCall) -> Void) async throws -> DBusConnection {
+        let server = try await DBusConnection.open(.address(bus.address))
+        server.handleMethodCalls(answer)
+        #expect(try await server.requestName("org.unleashed.Test"))
+        return server
+    }
+
+    @Test("values of every type survive a round trip through the bus")
+    func roundTrip() async throws {
+        let server = try await server { $0.reply($0.message.body) }
+        defer { server.close() }
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        let body: [DBusValue] = [
+            .byte(7), .bool(true), .bool(false), .int16(-3), .uint16(65_535), .int32(-70_000), .uint32(4_000_000_000),
+            .int64(-1 << 40), .uint64(1 << 63), .double(2.5), .string("héllo"), .objectPath("/org/bluez/hci0"),
+            .signature("a{sv}"), .bytes([0, 1, 2, 255]), .bytes([]), .array(element: "s", []),
+            .properties(["Connected": .bool(true), "RSSI": .int16(-60), "UUIDs": .strings(["a", "b"]),
+                         "ManufacturerData": .array(element: "{qv}", [.dictEntry(.uint16(0x03EF), .variant(.bytes([1, 0xF0, 3])))])]),
+            .structure([.string("x"), .uint16(247)]), .variant(.variant(.int32(1))), .objectPaths(["/a", "/b/c"]),
+        ]
+        let reply = try await client.call("org.unleashed.Test", path: "/echo", interface: "org.unleashed.Echo", member: "Echo", body)
+        #expect(reply == body)
+        #expect(reply[16].dictionaryValue?["RSSI"]?.intValue == -60)
+        #expect(reply[16].dictionaryValue?["ManufacturerData"]?.integerKeyedDictionaryValue?[0x03EF]?.bytesValue == [1, 0xF0, 3])
+    }
+
+    @Test("an error reply keeps its name and message")
+    func errorReply() async throws {
+        let server = try await server { $0.fail("org.bluez.Error.InProgress", "Operation already in progress") }
+        defer { server.close() }
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        let error = await #expect(throws: DBusError.self) {
+            try await client.call("org.unleashed.Test", path: "/x", interface: "org.bluez.Device1", member: "Connect")
+        }
+        #expect(error == DBusError(name: "org.bluez.Error.InProgress", message: "Operation already in progress"))
+    }
+
+    @Test("a call nobody answers fails with NoReply when its timeout is up, not later")
+    func timeout() async throws {
+        let held = Mutex<[DBusIncomingCall]>([])
+        let server = try await server { call in held.withLock { $0.append(call) } }
+        defer { server.close() }
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        let start = ContinuousClock.now
+        let error = await #expect(throws: DBusError.self) {
+            try await client.call("org.unleashed.Test", path: "/x", interface: "a.b", member: "Hang", timeout: .milliseconds(500))
+        }
+        let waited = ContinuousClock.now - start
+        #expect(error?.name == DBusError.noReplyName)
+        #expect(waited >= .milliseconds(450) && waited < .seconds(3), "waited \(waited)")
+        #expect(held.withLock { $0.count } == 1)
+    }
+
+    @Test("a call to a name nobody owns fails with ServiceUnknown")
+    func serviceUnknown() async throws {
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        let error = await #expect(throws: DBusError.self) {
+            try await client.call("org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+        }
+        #expect(error?.name == DBusError.serviceUnknownName)
+        #expect(try await client.nameOwner("org.bluez") == nil)
+    }
+
+    @Test("bad input gives an error, not a crash: an invalid object path, a mistyped array")
+    func badInput() async throws {
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        let path = await #expect(throws: DBusError.self) {
+            try await client.call("org.bluez", path: "/org/bluez/hci0/dev_AA:BB", interface: "a.b", member: "C")
+        }
+        #expect(path?.name == DBusError.invalidArgsName)
+        let array = await #expect(throws: DBusError.self) {
+            try await client.call("org.bluez", path: "/", interface: "a.b", member: "C", [.array(element: "s", [.int32(1)])])
+        }
+        #expect(array?.name == DBusError.invalidArgsName)
+    }
+
+    @Test("signals that match a rule arrive in order, with their bodies")
+    func signals() async throws {
+        let server = try await server { $0.reply() }
+        defer { server.close() }
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        let stream = client.signals()
+        try await client.addMatch("type='signal',interface='org.freedesktop.DBus.Properties',path_namespace='/org/bluez'")
+        for value in 1...3 {
+            server.emit(path: "/org/bluez/hci0/dev_1", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                        [.string("org.bluez.Device1"), .properties(["RSSI": .int16(Int16(-value))]), .strings([])])
+        }
+        server.emit(path: "/elsewhere", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    [.string("x"), .properties([:]), .strings([])])
+        var seen: [Int] = []
+        for await message in stream where message.isSignal("org.freedesktop.DBus.Properties", "PropertiesChanged") {
+            #expect(message.path == "/org/bluez/hci0/dev_1")
+            #expect(message.sender == server.uniqueName)
+            seen.append(message.body[1].dictionaryValue?["RSSI"]?.intValue ?? 0)
+            if seen.count == 3 { break }
+        }
+        #expect(seen == [-1, -2, -3])
+    }
+
+    @Test("when the bus goes away, pending calls fail, the signal stream ends, and nothing hangs")
+    func busGone() async throws {
+        let held = Mutex<[DBusIncomingCall]>([])
+        let server = try await server { call in held.withLock { $0.append(call) } }
+        defer { server.close() }
+        let client = try await DBusConnection.open(.address(bus.address))
+        let stream = client.signals()
+        let pending = Task {
+            try await client.call("org.unleashed.Test", path: "/x", interface: "a.b", member: "Hang", timeout: .seconds(20))
+        }
+        while held.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        let start = ContinuousClock.now
+        bus.stop()
+        await #expect(throws: DBusError.self) { try await pending.value }
+        var sawDisconnected = false
+        for await message in stream where message.isSignal("org.freedesktop.DBus.Local", "Disconnected") {
+            sawDisconnected = true
+        }
+        #expect(sawDisconnected)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(!client.isConnected)
+        let after = await #expect(throws: DBusError.self) {
+            try await client.call("org.unleashed.Test", path: "/x", interface: "a.b", member: "C")
+        }
+        #expect(after?.name == DBusError.disconnectedName)
+    }
+
+    @Test("no bus at the address: the error names the socket")
+    func noBus() async throws {
+        let error = await #expect(throws: DBusError.self) {
+            try await DBusConnection.open(.address("unix:path=/nonexistent/bus.sock"))
+        }
+        #expect(error?.message.contains("/nonexistent/bus.sock") == true, "\(String(describing: error))")
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Why a test's own process (a bus, a fake bluetoothd) could not be started.
+public struct FixtureError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A private `dbus-daemon` that a test starts for itself and stops when it is released, so that
+/// D-Bus tests never touch the machine's own buses and run in parallel without meeting.
+public final class PrivateBus: Sendable {
+    /// The address to hand to clients (`DBUS_SYSTEM_BUS_ADDRESS`).
+    public let address: String
+    /// The daemon's process id.
+    public let pid: Int32
+    private let directory: URL
+
+    /// Starts a bus that lets every local client own any name, as a test bus should.
+    public init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-bus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("bus.sock").path
+        let config = directory.appendingPathComponent("bus.conf")
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>unix:path=\(socket)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+              </policy>
+            </busconfig>
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: Self.dbusDaemon)
+        daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--print-address=1"]
+        let output = Pipe()
+        daemon.standardOutput = output
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        // The daemon keeps stdout open: read up to the end of the address line, not to EOF.
+        var printed = Data()
+        while !printed.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed.append(chunk)
+        }
+        let line = String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        guard line.hasPrefix("unix:") else {
+            daemon.terminate()
+            throw FixtureError("dbus-daemon did not start; scripts/setup installs the dbus package")
+        }
+        address = line
+        pid = daemon.processIdentifier
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Kills the daemon, as when the system bus goes away.
+    public func stop() {
+        kill(pid, SIGKILL)
+    }
+
+    static var dbusDaemon: String {
+        ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "dbus-daemon"
+    }
+}
