@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "UnleashedSimulator", targets: ["UnleashedSimulator"]),
         .library(name: "Intervalometer", targets: ["Intervalometer"]),
         .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "BlueZ", targets: ["BlueZ"]),
+        .executable(name: "unleashed-sim", targets: ["unleashed-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -31,6 +33,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
@@ -43,9 +46,22 @@ let package = Package(
             path: "Simulator/UnleashedSimulator",
             swiftSettings: strict
         ),
+        .target(
+            name: "FakeBlueZ",
+            dependencies: ["DBus", "UnleashedSimulator", "UnleashedKit", "UnleashedProtocol"],
+            path: "Simulator/FakeBlueZ",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "unleashed-sim",
+            dependencies: ["FakeBlueZ", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Simulator/unleashed-sim",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "unleashed",
             dependencies: [
+                "BlueZ",
                 "UnleashedKit",
                 "UnleashedSimulator",
                 "Intervalometer",
@@ -117,6 +133,21 @@ let package = Package(
         .testTarget(
             name: "DBusTests",
             dependencies: ["DBus", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FakeBlueZTests",
+            dependencies: ["FakeBlueZ", "DBus", "UnleashedSimulator", "UnleashedProtocol", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "BlueZTests",
+            dependencies: ["BlueZ", "FakeBlueZ", "DBus", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["unleashed", "unleashed-sim", "DBus", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

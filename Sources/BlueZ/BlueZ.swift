@@ -1,0 +1,1 @@
+// The BlueZ client: see the files of this module.
