@@ -233,3 +233,44 @@ public final class DBusIncomingCall: Sendable {
         !answered.exchange(true, ordering: .acquiringAndReleasing)
     }
 }
+
+extension DBusConnection {
+    /// One method call in a batch (see ``callAll(_:_:timeout:)``).
+    public struct Call: Sendable {
+        public var path: String
+        public var interface: String
+        public var member: String
+        public var body: [DBusValue]
+
+        public init(path: String, interface: String, member: String, _ body: [DBusValue] = []) {
+            self.path = path
+            self.interface = interface
+            self.member = member
+            self.body = body
+        }
+    }
+
+    /// Sends several calls back to back, in order, with no other message of this connection
+    /// between them, and returns every outcome in the same order. The peer sees them in order;
+    /// their replies are awaited together, so a batch costs about one round trip.
+    public func callAll(_ destination: String, _ calls: [Call], timeout: Duration = DBusConnection.defaultTimeout)
+        async -> [Result<[DBusValue], DBusError>]
+    {
+        guard !calls.isEmpty else { return [] }
+        let outcomes = Mutex<[Result<[DBusValue], DBusError>?]>(Array(repeating: nil, count: calls.count))
+        return await withCheckedContinuation { (continuation: CheckedContinuation<[Result<[DBusValue], DBusError>], Never>) in
+            let remaining = Atomic<Int>(calls.count)
+            loop.perform { connection in
+                for (index, call) in calls.enumerated() {
+                    DBusLoop.call(connection, destination: destination, path: call.path, interface: call.interface,
+                                  member: call.member, body: call.body, timeout: timeout) { result in
+                        outcomes.withLock { $0[index] = result }
+                        if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+                            continuation.resume(returning: outcomes.withLock { $0.map { $0! } })
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
