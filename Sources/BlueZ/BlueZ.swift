@@ -1,1 +1,0 @@
-// The BlueZ client: see the files of this module.

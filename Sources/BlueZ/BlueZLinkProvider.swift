@@ -1,0 +1,102 @@
+public import DBus
+public import UnleashedKit
+public import UnleashedProtocol
+
+/// Finds and links to one module through BlueZ, for a ``ModuleConnection``: the same state
+/// machine, session and camera run over BlueZ as over the simulated radio.
+///
+/// Each link gets its own ``BlueZClient`` (its own bus connection), so that notification
+/// sessions of a lost link are not carried into the next one.
+public struct BlueZLinkProvider: ModuleLinkProvider {
+    /// The bus BlueZ is on.
+    public var bus: DBusConnection.Bus
+    /// `hciN`, or nil for the first adapter.
+    public var adapterName: String?
+    /// The module's address (or advertised name).
+    public var module: String
+    /// Where the protocol lives in GATT; from the dialect.
+    public var gatt: GATTLayout
+    public var policy: BlueZClient.ConnectPolicy
+
+    public init(bus: DBusConnection.Bus = .system, adapterName: String? = nil, module: String,
+                gatt: GATTLayout = UnleashedV1.gattLayout, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy()) {
+        self.bus = bus
+        self.adapterName = adapterName
+        self.module = module
+        self.gatt = gatt
+        self.policy = policy
+    }
+
+    /// Returns once BlueZ knows the module (it is paired, or a scan saw it). While bluetoothd is
+    /// off the bus (a restart) it waits for it to come back, up to `timeout`.
+    public func discover(timeout: Duration) async throws(LinkError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                let client = try await BlueZClient.open(bus: bus)
+                defer { Task { await client.close() } }
+                let adapter = try await client.adapter(named: adapterName)
+                _ = try await client.findModule(module, on: adapter, serviceUUID: gatt.service,
+                                                timeout: max(.milliseconds(100), ContinuousClock.now.duration(to: deadline)))
+                return
+            } catch .bluezNotRunning where ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(250))
+            } catch .moduleNotFound {
+                throw .notFound
+            } catch {
+                throw .failed(error.description)
+            }
+        }
+    }
+
+    public func connect() async throws(LinkError) -> any ModuleLink {
+        do throws(BlueZError) {
+            let client = try await BlueZClient.open(bus: bus)
+            do throws(BlueZError) {
+                let adapter = try await client.adapter(named: adapterName)
+                let device = try await client.findModule(module, on: adapter, serviceUUID: gatt.service, timeout: .seconds(10))
+                guard device.paired else { throw BlueZError.notPaired(module) }
+                try await client.connect(device.path, serviceUUID: gatt.service, policy: policy)
+                return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt)
+            } catch {
+                await client.close()
+                throw error
+            }
+        } catch {
+            throw .failed(error.description)
+        }
+    }
+}
+
+/// A link to a module whose services BlueZ has resolved.
+struct BlueZModuleLink: ModuleLink {
+    let client: BlueZClient
+    let devicePath: String
+    let gatt: GATTLayout
+
+    func resolveServices() async throws(LinkError) -> any Transport {
+        let tree = await client.tree
+        guard let command = tree.characteristic(gatt.command, service: gatt.service, device: devicePath),
+              let event = tree.characteristic(gatt.event, service: gatt.service, device: devicePath) else {
+            throw .notAModule("the device has no Unleashed service with Command and Event characteristics")
+        }
+        // BlueZ negotiates the MTU itself (ExchangeMTU=517) and reports it per characteristic;
+        // 23 is the ATT default until the exchange is done.
+        let mtu = tree.properties(command, BlueZName.characteristic)?["MTU"]?.intValue ?? 23
+        let (client, devicePath) = (client, devicePath)
+        do {
+            return try await BlueZTransport(client: client, devicePath: devicePath, commandPath: command, eventPath: event,
+                                            mtu: max(23, mtu)) {
+                await client.disconnect(devicePath)
+                await client.close()
+            }
+        } catch {
+            throw .failed(error.description)
+        }
+    }
+
+    func close() async {
+        await client.disconnect(devicePath)
+        await client.close()
+    }
+}

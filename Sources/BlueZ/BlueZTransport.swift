@@ -1,0 +1,103 @@
+import DBus
+public import UnleashedKit
+
+/// The module's packet link over BlueZ GATT: packets go out as write-without-response on the
+/// Command characteristic and come in as `Value` changes of the Event characteristic after
+/// `StartNotify`.
+///
+/// It watches its own D-Bus connection's signals rather than the client's object mirror, so a
+/// notification costs one decode and one filter, not a tree update.
+public final class BlueZTransport: Transport {
+    public let mtu: Int
+    public let events: AsyncStream<TransportEvent>
+
+    private let connection: DBusConnection
+    private let commandPath: String
+    private let pump: Task<Void, Never>
+    private let onClose: @Sendable () async -> Void
+
+    /// Subscribes to the Event characteristic and starts reporting packets.
+    ///
+    /// - Parameters:
+    ///   - mtu: the ATT MTU (the characteristic's `MTU` property): packets are at most `mtu - 3`.
+    ///   - onClose: takes the link down (disconnect, close the bus connection).
+    init(client: BlueZClient, devicePath: String, commandPath: String, eventPath: String, mtu: Int,
+         onClose: @escaping @Sendable () async -> Void) async throws(BlueZError) {
+        connection = client.connection
+        self.commandPath = commandPath
+        self.mtu = mtu
+        self.onClose = onClose
+        let signals = connection.signals()
+        let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .bufferingNewest(65_536))
+        self.events = events
+        pump = Task {
+            var lost = TransportEvent.disconnected(reason: "the link to bluetoothd closed")
+            for await message in signals {
+                guard let event = Self.event(from: message, devicePath: devicePath, eventPath: eventPath) else { continue }
+                if case .disconnected = event {
+                    lost = event
+                    break
+                }
+                sink.yield(event)
+            }
+            sink.yield(lost)
+            sink.finish()
+        }
+        do {
+            try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
+        } catch {
+            pump.cancel()
+            throw error
+        }
+    }
+
+    /// What one signal means for this link, if anything.
+    static func event(from message: DBusMessage, devicePath: String, eventPath: String) -> TransportEvent? {
+        if message.isSignal(BlueZName.properties, "PropertiesChanged"), message.body.count >= 2 {
+            let interface = message.body[0].stringValue
+            let changed = message.body[1].dictionaryValue ?? [:]
+            if message.path == eventPath, interface == BlueZName.characteristic, let value = changed["Value"]?.bytesValue {
+                return .packet(value)
+            }
+            if message.path == devicePath, interface == BlueZName.device, changed["Connected"]?.boolValue == false {
+                return .disconnected(reason: "the module disconnected")
+            }
+            return nil
+        }
+        if message.isSignal(BlueZName.objectManager, "InterfacesRemoved"), let path = message.body.first?.stringValue,
+           path == devicePath || eventPath.hasPrefix(path + "/") || path == eventPath {
+            return .disconnected(reason: "the module's objects were removed from BlueZ")
+        }
+        if message.isSignal("org.freedesktop.DBus", "NameOwnerChanged"), message.body.count == 3,
+           message.body[0].stringValue == BlueZName.service, message.body[2].stringValue?.isEmpty == true {
+            return .disconnected(reason: "bluetoothd left the system bus")
+        }
+        if message.isSignal("org.freedesktop.DBus.Local", "Disconnected") {
+            return .disconnected(reason: "the system bus went away")
+        }
+        return nil
+    }
+
+    public func send(_ packets: [[UInt8]]) async throws(TransportError) {
+        let limit = mtu - 3
+        if let large = packets.first(where: { $0.count > limit }) {
+            throw .packetTooLarge(size: large.count, limit: limit)
+        }
+        let options = DBusValue.properties(["type": .string("command")])
+        let calls = packets.map { DBusConnection.Call(path: commandPath, interface: BlueZName.characteristic, member: "WriteValue", [.bytes($0), options]) }
+        for outcome in await connection.callAll(BlueZName.service, calls, timeout: .seconds(5)) {
+            guard case .failure(let error) = outcome else { continue }
+            if !connection.isConnected || error.name == DBusError.disconnectedName || error.message == "Not connected"
+                || error.name == BlueZName.Error.notConnected || error.name == DBusError.unknownObjectName
+                || error.name == DBusError.serviceUnknownName {
+                throw .notConnected
+            }
+            throw .failed("writing to the module failed: \(error)")
+        }
+    }
+
+    public func close() async {
+        pump.cancel()
+        await onClose()
+    }
+}
