@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlueZ
 import Dispatch
 import Foundation
 import Synchronization
@@ -27,6 +28,14 @@ struct GlobalOptions: ParsableArguments, Sendable {
         valueName: "plan"))
     var demoFaults: String?
 
+    @Option(help: ArgumentHelp(
+        "The Bluetooth adapter to use (default: the first one).", valueName: "hciN"))
+    var adapter: String?
+
+    @Option(help: ArgumentHelp(
+        "The module to use, by address or name (default: the one `unleashed connect` remembered).", valueName: "address"))
+    var module: String?
+
     var demoMode: Bool {
         demo || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["UNLEASHED_DEMO"]?.lowercased() ?? "")
     }
@@ -37,20 +46,11 @@ struct GlobalOptions: ParsableArguments, Sendable {
     /// terms); a second Ctrl-C exits at once.
     func withCamera(onInterrupt: (@Sendable () -> Void)? = nil,
                     _ body: @escaping @Sendable (ModuleCamera) async throws(CameraError) -> Void) async throws {
-        guard demoMode else {
-            throw fail(code: "noModule", "connecting to a real module over Bluetooth is not available in this version yet; "
-                + "run with --demo (or UNLEASHED_DEMO=1) to use the built-in simulator", status: .unavailable)
-        }
-        let setup = try demoOptions()
-        let demo: Demo
-        do {
-            demo = try await Demo.start(stateFile: Demo.defaultStateFile(), options: setup)
-        } catch {
-            throw fail(error)
-        }
+        let backend = try await openBackend()
+        let camera = backend.camera
         let work = Task { () async -> CameraError? in
             do throws(CameraError) {
-                try await body(demo.camera)
+                try await body(camera)
                 return nil
             } catch {
                 return error
@@ -59,12 +59,25 @@ struct GlobalOptions: ParsableArguments, Sendable {
         let interrupt = Interrupt(onInterrupt ?? { work.cancel() })
         let failure = await work.value
         interrupt.disarm()
-        do {
-            try await demo.finish()
+        do throws(ExitCode) {
+            try await backend.finish(self)
         } catch {
-            if failure == nil { throw fail(error) }
+            if failure == nil { throw error }
         }
         if let failure { throw fail(failure) }
+    }
+
+    /// The camera to drive: the simulator's in demo mode, else the module over Bluetooth.
+    private func openBackend() async throws(ExitCode) -> CameraBackend {
+        guard demoMode else {
+            return .bluetooth(try await openModuleCamera())
+        }
+        let setup = try demoOptions()
+        do {
+            return .demo(try await Demo.start(stateFile: Demo.defaultStateFile(), options: setup))
+        } catch {
+            throw fail(error)
+        }
     }
 
     private func demoOptions() throws(ExitCode) -> DemoOptions {
@@ -99,12 +112,12 @@ struct GlobalOptions: ParsableArguments, Sendable {
         print(json ? Output.json(value) : human())
     }
 
-    private func fail(_ error: DemoError) -> ExitCode {
+    func fail(_ error: DemoError) -> ExitCode {
         if case .camera(let cameraError) = error { return fail(cameraError) }
         return fail(code: "demoState", error.description, status: .unavailable)
     }
 
-    private func fail(_ error: CameraError) -> ExitCode {
+    func fail(_ error: CameraError) -> ExitCode {
         let (code, status) = Output.classify(error)
         var extra: [String: JSONValue] = [:]
         if case .valueNotOffered(_, let nearest, let offered) = error {
@@ -112,6 +125,11 @@ struct GlobalOptions: ParsableArguments, Sendable {
             extra["offered"] = .array(offered.map { .string($0.text) })
         }
         return fail(code: code, error.description, status: status, extra: extra)
+    }
+
+    func fail(_ error: BlueZError) -> ExitCode {
+        let (code, status) = Output.classify(error)
+        return fail(code: code, error.description, status: status)
     }
 
     func fail(code: String, _ message: String, status: ExitStatus, extra: [String: JSONValue] = [:]) -> ExitCode {
@@ -124,6 +142,33 @@ struct GlobalOptions: ParsableArguments, Sendable {
             FileHandle.standardError.write(Data("error: \(message)\n".utf8))
         }
         return ExitCode(status.rawValue)
+    }
+}
+
+/// Where the camera of one command comes from.
+enum CameraBackend {
+    case demo(Demo)
+    case bluetooth(ModuleCamera)
+
+    var camera: ModuleCamera {
+        switch self {
+        case .demo(let demo): demo.camera
+        case .bluetooth(let camera): camera
+        }
+    }
+
+    /// Ends the session: the demo saves its camera; a module is disconnected.
+    func finish(_ options: GlobalOptions) async throws(ExitCode) {
+        switch self {
+        case .demo(let demo):
+            do {
+                try await demo.finish()
+            } catch {
+                throw options.fail(error)
+            }
+        case .bluetooth(let camera):
+            await camera.close()
+        }
     }
 }
 

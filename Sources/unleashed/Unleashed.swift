@@ -11,7 +11,10 @@ struct Unleashed: AsyncParsableCommand {
             simulated camera keeps its settings and shot count between runs in \
             ~/.local/state/unleashed/demo-camera.json (or $UNLEASHED_DEMO_STATE).
 
-            Connecting to a real module over Bluetooth is not available in this version yet.
+            With a module: `unleashed scan` lists the modules in range, `unleashed connect` pairs \
+            with one, checks it and remembers it; every other command then uses it (or the one \
+            named by --module). Bluetooth goes through BlueZ on the system bus \
+            ($DBUS_SYSTEM_BUS_ADDRESS points elsewhere, e.g. at `unleashed-sim bluez`).
 
             Exit status:
               0   success
@@ -29,6 +32,8 @@ struct Unleashed: AsyncParsableCommand {
             StatusCommand.self, WatchCommand.self, SettingsCommand.self, FocusCommand.self, ReleaseCommand.self,
             ShootCommand.self, BulbCommand.self, VideoCommand.self, TimeCommand.self, GeotagCommand.self,
             TimelapseCommand.self, RunsCommand.self,
+            AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
+            ForgetCommand.self,
         ]
     )
 

@@ -1,0 +1,153 @@
+import ArgumentParser
+import BlueZ
+import DBus
+import Foundation
+import UnleashedKit
+import UnleashedProtocol
+
+/// The module `unleashed connect` chose, remembered for the commands after it.
+struct RememberedModule: Codable, Hashable {
+    var address: String
+    var name: String?
+    var adapter: String?
+
+    /// `$XDG_STATE_HOME/unleashed/module.json`, else `~/.local/state/unleashed/module.json`.
+    static var file: URL {
+        let environment = ProcessInfo.processInfo.environment
+        let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/state")
+        return stateHome.appendingPathComponent("unleashed/module.json")
+    }
+
+    static func load() -> RememberedModule? {
+        guard let data = try? Data(contentsOf: file) else { return nil }
+        return try? JSONDecoder().decode(RememberedModule.self, from: data)
+    }
+
+    func save() throws {
+        try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: Self.file, options: .atomic)
+    }
+
+    static func forget() {
+        try? FileManager.default.removeItem(at: file)
+    }
+}
+
+/// How long a command scans for a module it has to find.
+let moduleScanTimeout: Duration = .seconds(10)
+
+extension GlobalOptions {
+    /// Refuses commands that need real Bluetooth in demo mode, where there is none to use.
+    func requireBluetooth(_ command: String) throws(ExitCode) {
+        guard !demoMode else {
+            throw fail(code: "usage", "`unleashed \(command)` needs BlueZ; the --demo module is in-process and needs no Bluetooth. "
+                + "To try it against a simulated bluetoothd, see docs/simulator-bluez.md", status: .usage)
+        }
+    }
+
+    /// A BlueZ client on the system bus (`$DBUS_SYSTEM_BUS_ADDRESS` points it elsewhere).
+    func openBlueZ() async throws(ExitCode) -> BlueZClient {
+        do {
+            return try await BlueZClient.open(bus: .system)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// The module named by --module, else the remembered one.
+    func chosenModule() throws(ExitCode) -> String {
+        if let module { return module }
+        if let remembered = RememberedModule.load() { return remembered.address }
+        throw fail(code: "noModuleChosen", "no module chosen: run `unleashed connect` once (it remembers the module), or pass --module ADDRESS",
+                   status: .usage)
+    }
+
+    /// The adapter chosen by --adapter, else the remembered module's, else the first.
+    var chosenAdapter: String? {
+        adapter ?? (module == nil ? RememberedModule.load()?.adapter : nil)
+    }
+
+    /// Connects to the chosen module over BlueZ and returns its camera once the handshake is
+    /// done. Problems the user must fix (no bluetoothd, no adapter, not paired) are found first,
+    /// so they are reported at once instead of being retried.
+    func openModuleCamera() async throws(ExitCode) -> ModuleCamera {
+        let wanted = try chosenModule()
+        let client = try await openBlueZ()
+        let device: BlueZDevice
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: chosenAdapter)
+            device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: moduleScanTimeout)
+            guard device.paired else { throw BlueZError.notPaired(wanted) }
+        } catch {
+            await client.close()
+            throw fail(error)
+        }
+        await client.close()
+        let provider = BlueZLinkProvider(adapterName: chosenAdapter, module: device.address)
+        let connection = ModuleConnection(provider: provider)
+        do {
+            return try await ModuleCamera(connection: connection, connectTimeout: .seconds(45), name: device.name ?? device.address)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// Answers pairing questions: a passkey given with --passkey, a confirmation given with
+    /// --yes, else a question on the terminal; without a terminal the pairing is refused with a
+    /// message that says which option to pass.
+    func pairingAgent(passkey: UInt32?, confirm: Bool) -> PairingAgent {
+        let interactive = isatty(STDIN_FILENO) == 1 && !json
+        return PairingAgent { request in
+            switch request {
+            case .confirm(let shown, _):
+                if confirm || passkey == shown { return .accept }
+                guard interactive else {
+                    return .reject("the module asks to confirm passkey \(String(format: "%06u", shown)); check it and rerun with --yes")
+                }
+                let answer = Self.ask("Does the module show the passkey \(String(format: "%06u", shown))? [y/N] ")
+                return answer.lowercased().hasPrefix("y") ? .accept : .reject("the passkey was not confirmed")
+            case .passkey:
+                if let passkey { return .passkey(passkey) }
+                guard interactive, let typed = UInt32(Self.ask("Passkey shown by the module: ")) else {
+                    return .reject("the module asks for the passkey it shows; rerun with --passkey NNNNNN")
+                }
+                return .passkey(typed)
+            case .pinCode:
+                return .reject("the module asked for a PIN code, which Unleashed modules do not use")
+            case .display(let shown, _):
+                FileHandle.standardError.write(Data("Enter passkey \(String(format: "%06u", shown)) on the module.\n".utf8))
+                return .accept
+            case .authorize:
+                return .accept
+            }
+        }
+    }
+
+    private static func ask(_ question: String) -> String {
+        FileHandle.standardError.write(Data(question.utf8))
+        return readLine()?.trimmingCharacters(in: .whitespaces) ?? ""
+    }
+}
+
+extension Output {
+    static func classify(_ error: BlueZError) -> (String, ExitStatus) {
+        switch error {
+        case .noSystemBus: ("noSystemBus", .unavailable)
+        case .bluezNotRunning: ("bluetoothdNotRunning", .unavailable)
+        case .noAdapter: ("noAdapter", .unavailable)
+        case .adapterNotFound: ("adapterNotFound", .unavailable)
+        case .adapterPoweredOff: ("adapterPoweredOff", .unavailable)
+        case .moduleNotFound: ("moduleNotFound", .unavailable)
+        case .pairingRefused: ("pairingRefused", .refused)
+        case .notPaired: ("notPaired", .unavailable)
+        case .connectionFailed: ("connectionFailed", .unavailable)
+        case .connectionLost: ("connectionLost", .unavailable)
+        case .timedOut: ("timedOut", .unavailable)
+        case .notAModule: ("notAModule", .unavailable)
+        case .dbus: ("bluetooth", .unavailable)
+        }
+    }
+}

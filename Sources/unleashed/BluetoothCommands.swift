@@ -1,0 +1,301 @@
+import ArgumentParser
+import BlueZ
+import Foundation
+import UnleashedKit
+import UnleashedProtocol
+
+struct AdaptersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "adapters",
+        abstract: "List the Bluetooth adapters BlueZ knows, and whether they are powered."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try options.requireBluetooth("adapters")
+        let client = try await options.openBlueZ()
+        let adapters = await client.tree.adapters
+        await client.close()
+        options.emit(.array(adapters.map { adapter in
+            ["name": .string(adapter.name), "address": .string(adapter.address), "alias": .string(adapter.alias),
+             "powered": .bool(adapter.powered), "discovering": .bool(adapter.discovering)]
+        })) {
+            guard !adapters.isEmpty else { return "No Bluetooth adapter found." }
+            return adapters.map { "\($0.name)  \($0.address)  \($0.powered ? "on " : "off")  \($0.alias)" }.joined(separator: "\n")
+        }
+    }
+}
+
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Look for Unleashed modules in range and list them as they are found.",
+        discussion: """
+            Scans for Bluetooth LE devices that advertise the Unleashed service. Each module is \
+            listed once, with its address, name, signal strength, camera connector and state. \
+            With --json, one JSON object per line as each module is found.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: ArgumentHelp("How long to scan.", valueName: "duration"))
+    var timeout = "10s"
+
+    func run() async throws {
+        try options.requireBluetooth("scan")
+        let duration = try options.duration(timeout, for: "--timeout")
+        let client = try await options.openBlueZ()
+        let adapter: BlueZAdapter
+        do throws(BlueZError) {
+            adapter = try await client.adapter(named: options.adapter)
+            try await client.startDiscovery(on: adapter, serviceUUID: UnleashedV1.gattLayout.service)
+        } catch {
+            await client.close()
+            throw options.fail(error)
+        }
+        var listed: Set<String> = []
+        let deadline = ContinuousClock.now + duration
+        while ContinuousClock.now < deadline {
+            for module in await client.modules(on: adapter, serviceUUID: UnleashedV1.gattLayout.service)
+            where !listed.contains(module.address) {
+                listed.insert(module.address)
+                options.emit(Self.json(module)) { Self.line(module) }
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        await client.stopDiscovery(on: adapter)
+        await client.close()
+        if listed.isEmpty && !options.json {
+            print("No modules found in \(duration.shortDescription).")
+        }
+    }
+
+    static func json(_ device: BlueZDevice) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "address": .string(device.address), "name": device.name.map(JSONValue.string) ?? .null,
+            "rssi": device.rssi.map { .integer(Int64($0)) } ?? .null, "paired": .bool(device.paired),
+        ]
+        if let advertisement = device.advertisement {
+            members["model"] = .string(advertisement.modelName)
+            members["cameraAttached"] = .bool(advertisement.cameraAttached)
+            members["cameraOn"] = .bool(advertisement.cameraOn)
+            members["pairingWindowOpen"] = .bool(advertisement.pairingWindowOpen)
+            members["inUse"] = .bool(advertisement.clientConnected)
+            members["batteryLow"] = .bool(advertisement.batteryLow)
+        }
+        return .object(members)
+    }
+
+    static func line(_ device: BlueZDevice) -> String {
+        var parts = [device.address, device.name ?? "(no name)", device.rssi.map { "\($0) dBm" } ?? "RSSI unknown"]
+        if let advertisement = device.advertisement {
+            parts.append(advertisement.modelName)
+            parts.append(advertisement.cameraAttached ? (advertisement.cameraOn ? "camera on" : "camera off") : "no camera")
+            if advertisement.pairingWindowOpen { parts.append("pairing open") }
+            if advertisement.clientConnected { parts.append("in use") }
+            if advertisement.batteryLow { parts.append("battery low") }
+        }
+        if device.paired { parts.append("paired") }
+        return parts.joined(separator: "  ")
+    }
+}
+
+/// Options for answering the module's pairing questions.
+struct PairingOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The passkey the module shows, if it asks for one.", valueName: "nnnnnn"))
+    var passkey: UInt32?
+
+    @Flag(help: "Confirm the passkey without asking (for scripts; check it first).")
+    var yes = false
+}
+
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair with a module (once; BlueZ keeps the bond).",
+        discussion: """
+            The module must have its pairing window open. If it asks to confirm or enter a \
+            passkey, the question is asked on the terminal, or answered by --yes or --passkey.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var pairing: PairingOptions
+
+    @Argument(help: ArgumentHelp("The module's address or name, as `unleashed scan` lists it.", valueName: "address"))
+    var address: String
+
+    func run() async throws {
+        try options.requireBluetooth("pair")
+        let device = try await pairDevice(address, options: options, pairing: pairing)
+        options.emit(["address": .string(device.address), "name": device.name.map(JSONValue.string) ?? .null, "paired": true]) {
+            "Paired with \(device.name ?? device.address) (\(device.address))."
+        }
+    }
+}
+
+/// Finds a module and pairs with it unless BlueZ already has a bond; returns the device.
+private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: PairingOptions) async throws(ExitCode) -> BlueZDevice {
+    let client = try await options.openBlueZ()
+    do throws(BlueZError) {
+        let adapter = try await client.adapter(named: options.adapter)
+        let device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: moduleScanTimeout)
+        try await client.pair(device.path, agent: options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes))
+        let paired = await client.tree.device(at: device.path) ?? device
+        await client.close()
+        return paired
+    } catch {
+        await client.close()
+        throw options.fail(error)
+    }
+}
+
+struct ConnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect",
+        abstract: "Connect to a module, check it, show it and its camera, and remember it as the default.",
+        discussion: """
+            Without an address: the remembered module, else the only module in range. Pairs \
+            first if needed. Later commands use the remembered module unless --module names \
+            another. Until the daemon exists, every command connects, acts and disconnects.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var pairing: PairingOptions
+
+    @Argument(help: ArgumentHelp("The module's address or name.", valueName: "address"))
+    var address: String?
+
+    func run() async throws {
+        try options.requireBluetooth("connect")
+        let known = address ?? options.module ?? RememberedModule.load()?.address
+        let wanted: String
+        if let known { wanted = known } else { wanted = try await onlyModuleInRange() }
+        let device = try await pairDevice(wanted, options: options, pairing: pairing)
+        var connected = options
+        connected.module = device.address
+        connected.adapter = options.adapter
+        try await connected.withCamera { camera throws(CameraError) in
+            let status = try await camera.status()
+            let identity = camera.identity
+            do {
+                try RememberedModule(address: device.address, name: device.name, adapter: options.adapter).save()
+            } catch {
+                FileHandle.standardError.write(Data("warning: could not remember the module in \(RememberedModule.file.path): \(error.localizedDescription)\n".utf8))
+            }
+            options.emit([
+                "address": .string(device.address), "name": .string(identity.name),
+                "firmware": identity.firmwareVersion.map(JSONValue.string) ?? .null,
+                "protocolVersion": identity.protocolVersion.map { .integer(Int64($0)) } ?? .null,
+                "camera": identity.cameraModel.map(JSONValue.string) ?? .null,
+                "cameraPower": .string(status.cameraPower.description),
+                "cameraBattery": status.cameraBattery.map { .integer(Int64($0)) } ?? .null,
+                "moduleBattery": status.moduleBattery.map { .integer(Int64($0)) } ?? .null,
+                "remembered": true,
+            ]) {
+                """
+                Connected to \(identity.name) (\(device.address)), firmware \(identity.firmwareVersion ?? "unknown"), \
+                protocol \(identity.protocolVersion.map(String.init) ?? "unknown"), module battery \(Output.percent(status.moduleBattery)).
+                Camera: \(identity.cameraModel ?? "none attached"), \(status.cameraPower), battery \(Output.percent(status.cameraBattery)).
+                Remembered as the default module.
+                """
+            }
+        }
+    }
+
+    /// The one module a scan finds; several or none is an error that lists what was seen.
+    private func onlyModuleInRange() async throws(ExitCode) -> String {
+        let client = try await options.openBlueZ()
+        defer { Task { await client.close() } }
+        let service = UnleashedV1.gattLayout.service
+        let modules: [BlueZDevice]
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: options.adapter)
+            try await client.startDiscovery(on: adapter, serviceUUID: service)
+            try? await client.wait(for: "scanning", timeout: .seconds(3)) { _ in .pending }
+            modules = await client.modules(on: adapter, serviceUUID: service)
+            await client.stopDiscovery(on: adapter)
+        } catch {
+            throw options.fail(error)
+        }
+        switch modules.count {
+        case 1: return modules[0].address
+        case 0: throw options.fail(BlueZError.moduleNotFound("in range"))
+        default:
+            throw options.fail(code: "severalModules", "several modules in range: name one ("
+                + modules.map { "\($0.address) \($0.name ?? "")" }.joined(separator: ", ") + ")", status: .usage)
+        }
+    }
+}
+
+struct DisconnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disconnect",
+        abstract: "Make BlueZ drop the link to the module (for example one left by a crashed program)."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The module's address (default: the remembered one).", valueName: "address"))
+    var address: String?
+
+    func run() async throws {
+        try options.requireBluetooth("disconnect")
+        let wanted = try address ?? options.chosenModule()
+        let client = try await options.openBlueZ()
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: options.chosenAdapter)
+            guard let device = await client.tree.devices(on: adapter.path).first(where: {
+                $0.address.caseInsensitiveCompare(wanted) == .orderedSame || $0.name == wanted
+            }) else { throw BlueZError.moduleNotFound(wanted) }
+            let wasConnected = device.connected
+            if wasConnected { await client.disconnect(device.path) }
+            await client.close()
+            options.emit(["address": .string(device.address), "wasConnected": .bool(wasConnected)]) {
+                wasConnected ? "Disconnected from \(device.name ?? device.address)." : "\(device.name ?? device.address) was not connected."
+            }
+        } catch {
+            await client.close()
+            throw options.fail(error)
+        }
+    }
+}
+
+struct ForgetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget",
+        abstract: "Unpair a module and remove it from BlueZ; it is no longer the default."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The module's address (default: the remembered one).", valueName: "address"))
+    var address: String?
+
+    func run() async throws {
+        try options.requireBluetooth("forget")
+        let wanted = try address ?? options.chosenModule()
+        let client = try await options.openBlueZ()
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: options.chosenAdapter)
+            let device = await client.tree.devices(on: adapter.path).first {
+                $0.address.caseInsensitiveCompare(wanted) == .orderedSame || $0.name == wanted
+            }
+            if let device { try await client.remove(device.path, from: adapter) }
+            await client.close()
+            let remembered = RememberedModule.load()
+            if let remembered, remembered.address.caseInsensitiveCompare(device?.address ?? wanted) == .orderedSame {
+                RememberedModule.forget()
+            }
+            options.emit(["address": .string(device?.address ?? wanted), "removed": .bool(device != nil)]) {
+                device == nil ? "BlueZ did not know \(wanted); nothing to forget." : "Forgot \(device?.name ?? wanted) (\(device?.address ?? wanted))."
+            }
+        } catch {
+            await client.close()
+            throw options.fail(error)
+        }
+    }
+}
