@@ -386,5 +386,9 @@ public actor BlueZClient {
             _ = try? await call(devicePath, BlueZName.device, "CancelPairing")
             throw .timedOut("pairing")
         }
+        // The reply can overtake the Paired property change: let the mirror catch up.
+        try? await wait(for: "the bond to show", timeout: .seconds(2)) { snapshot in
+            snapshot.tree.device(at: devicePath)?.paired == true ? .satisfied : .pending
+        }
     }
 }
