@@ -36,9 +36,6 @@ struct RememberedModule: Codable, Hashable {
     }
 }
 
-/// How long a command scans for a module it has to find.
-let moduleScanTimeout: Duration = .seconds(10)
-
 extension GlobalOptions {
     /// Refuses commands that need real Bluetooth in demo mode, where there is none to use.
     func requireBluetooth(_ command: String) throws(ExitCode) {
@@ -46,6 +43,11 @@ extension GlobalOptions {
             throw fail(code: "usage", "`unleashed \(command)` needs BlueZ; the --demo module is in-process and needs no Bluetooth. "
                 + "To try it against a simulated bluetoothd, see docs/simulator-bluez.md", status: .usage)
         }
+    }
+
+    /// How long to scan for a module BlueZ does not know yet (--scan-timeout).
+    func moduleScanTimeout() throws(ExitCode) -> Duration {
+        try duration(scanTimeout, for: "--scan-timeout")
     }
 
     /// A BlueZ client on the system bus (`$DBUS_SYSTEM_BUS_ADDRESS` points it elsewhere).
@@ -75,11 +77,12 @@ extension GlobalOptions {
     /// so they are reported at once instead of being retried.
     func openModuleCamera() async throws(ExitCode) -> ModuleCamera {
         let wanted = try chosenModule()
+        let scanFor = try moduleScanTimeout()
         let client = try await openBlueZ()
         let device: BlueZDevice
         do throws(BlueZError) {
             let adapter = try await client.adapter(named: chosenAdapter)
-            device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: moduleScanTimeout)
+            device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: scanFor)
             guard device.paired else { throw BlueZError.notPaired(wanted) }
         } catch {
             await client.close()

@@ -138,10 +138,11 @@ struct PairCommand: AsyncParsableCommand {
 
 /// Finds a module and pairs with it unless BlueZ already has a bond; returns the device.
 private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: PairingOptions) async throws(ExitCode) -> BlueZDevice {
+    let scanFor = try options.moduleScanTimeout()
     let client = try await options.openBlueZ()
     do throws(BlueZError) {
         let adapter = try await client.adapter(named: options.adapter)
-        let device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: moduleScanTimeout)
+        let device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: scanFor)
         try await client.pair(device.path, agent: options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes))
         let paired = await client.tree.device(at: device.path) ?? device
         await client.close()

@@ -36,6 +36,10 @@ struct GlobalOptions: ParsableArguments, Sendable {
         "The module to use, by address or name (default: the one `unleashed connect` remembered).", valueName: "address"))
     var module: String?
 
+    @Option(name: .customLong("scan-timeout"), help: ArgumentHelp(
+        "How long to scan for a module that BlueZ does not know yet.", valueName: "duration"))
+    var scanTimeout = "10s"
+
     var demoMode: Bool {
         demo || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["UNLEASHED_DEMO"]?.lowercased() ?? "")
     }

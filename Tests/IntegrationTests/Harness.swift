@@ -1,0 +1,125 @@
+import DBus
+import Foundation
+import Synchronization
+import UnleashedTestSupport
+
+/// What a finished command printed and returned.
+struct CommandResult: Sendable {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+
+    /// Each stdout line parsed as a JSON object (`--json` prints one per line or one in all).
+    var jsonLines: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    var json: [String: Any]? { jsonLines.first }
+}
+
+/// The built executables, next to the test bundle.
+enum Built {
+    static let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    static let unleashed = directory.appendingPathComponent("unleashed")
+    static let sim = directory.appendingPathComponent("unleashed-sim")
+}
+
+/// Runs a program to its end without blocking a thread of the cooperative pool (a test that
+/// waits synchronously can starve the in-process parts of other tests on a 2-core machine).
+func runProgram(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> CommandResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = environment
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    let (exited, exit) = AsyncStream.makeStream(of: Int32.self)
+    process.terminationHandler = { exit.yield($0.terminationStatus); exit.finish() }
+    try process.run()
+    async let stdout = readToEnd(out.fileHandleForReading)
+    async let stderr = readToEnd(err.fileHandleForReading)
+    var status: Int32 = -1
+    for await code in exited { status = code }
+    return CommandResult(status: status, stdout: await stdout, stderr: await stderr)
+}
+
+private func readToEnd(_ handle: FileHandle) async -> String {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self))
+        }
+    }
+}
+
+/// A private system bus with the project's fake bluetoothd (`unleashed-sim bluez`) on it, and
+/// the environment that points the `unleashed` command at it.
+final class SimulatedBluetooth: Sendable {
+    let bus: PrivateBus
+    let control: DBusConnection
+    let stateDirectory: URL
+    private let process: Process
+    private let log: URL
+
+    static let first = "F0:5E:D0:00:00:01"
+    static let second = "F0:5E:D0:00:00:02"
+
+    /// Starts a bus and the fake; `arguments` go to `unleashed-sim bluez` (`--modules 2` etc.).
+    init(_ arguments: [String] = []) async throws {
+        bus = try PrivateBus()
+        stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-it-\(UUID())")
+        try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
+        log = stateDirectory.appendingPathComponent("sim.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        process = Process()
+        process.executableURL = Built.sim
+        process.arguments = ["bluez", "--bus", bus.address] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        control = try await DBusConnection.open(.address(bus.address))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await control.nameOwner("org.unleashed.Simulator") == nil {
+            guard process.isRunning, ContinuousClock.now < deadline else {
+                throw FixtureError("unleashed-sim bluez did not start: \(simLog)")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    deinit {
+        control.close()
+        kill(process.processIdentifier, SIGKILL)
+        try? FileManager.default.removeItem(at: stateDirectory)
+    }
+
+    /// What the fake logged so far, for failure messages.
+    var simLog: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// The environment of an `unleashed` command run against this bus, with its own state and journal.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+        environment["XDG_STATE_HOME"] = stateDirectory.path
+        environment["UNLEASHED_JOURNAL"] = stateDirectory.appendingPathComponent("journal.sqlite").path
+        environment["UNLEASHED_DEMO"] = nil
+        return environment
+    }
+
+    /// Runs `unleashed` against the fake.
+    func unleashed(_ arguments: String...) async throws -> CommandResult {
+        try await runProgram(Built.unleashed, arguments, environment: environment)
+    }
+
+    /// Calls the fake's control interface (`org.unleashed.Simulator1`).
+    @discardableResult
+    func simulator(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
+        try await control.call("org.unleashed.Simulator", path: "/org/unleashed/Simulator", interface: "org.unleashed.Simulator1",
+                               member: member, body)
+    }
+
+    /// The fake's counters.
+    func stats() async throws -> [String: Int] {
+        (try await simulator("Stats").first?.dictionaryValue ?? [:]).compactMapValues(\.intValue)
+    }
+}
