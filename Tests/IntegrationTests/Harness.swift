@@ -79,7 +79,10 @@ final class SimulatedBluetooth: Sendable {
         try process.run()
         control = try await DBusConnection.open(.address(bus.address))
         let deadline = ContinuousClock.now + .seconds(30)
-        while try await control.nameOwner("org.unleashed.Simulator") == nil {
+        while true {
+            let simulator = try await control.nameOwner("org.unleashed.Simulator")
+            let bluez = try await control.nameOwner("org.bluez")
+            if simulator != nil && bluez != nil { break }
             guard process.isRunning, ContinuousClock.now < deadline else {
                 throw FixtureError("unleashed-sim bluez did not start: \(simLog)")
             }
