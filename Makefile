@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez clean
 
 setup:
 	scripts/setup
@@ -37,6 +37,12 @@ bench: setup
 # Time-lapse timing: the engine against a naive sleep-after-each-shot loop (docs/performance.md).
 bench-timing: setup
 	swift run -c release unleashed-timing-bench
+
+# The BlueZ path: request round trip, connect-to-ready and CPU per request through a private
+# dbus-daemon and the fake bluetoothd, beside the in-process link (docs/performance.md).
+bench-bluez: setup
+	swift build -c release --product unleashed-sim
+	swift run -c release unleashed-bluez-bench
 
 clean:
 	rm -rf .build .build-fuzz

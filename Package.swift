@@ -81,6 +81,12 @@ let package = Package(
             path: "Benchmarks/unleashed-timing-bench",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "unleashed-bluez-bench",
+            dependencies: ["BlueZ", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator"],
+            path: "Benchmarks/unleashed-bluez-bench",
+            swiftSettings: strict
+        ),
         .target(
             name: "UnleashedTestSupport",
             dependencies: [

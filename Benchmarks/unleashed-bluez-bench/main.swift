@@ -1,0 +1,184 @@
+// The BlueZ path's cost: a request's round trip (the Command write out, the response notification
+// back) through a real dbus-daemon and the fake bluetoothd (`unleashed-sim bluez`), the time from
+// "connect" to a ready module, and the CPU time each request costs the client, the fake
+// bluetoothd and the bus daemon. Side by side in the same run: the same requests over the
+// in-process simulated link (demo mode), which has no D-Bus at all.
+//
+// Usage: unleashed-bluez-bench [--requests N] [--connects N] [--json]
+//        (build with -c release; `make bench-bluez`)
+
+import BlueZ
+import DBus
+import Foundation
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } }
+let requests = option("--requests") ?? 5000
+let connects = option("--connects") ?? 20
+let printJSON = arguments.contains("--json")
+guard requests >= 10, connects >= 1 else {
+    FileHandle.standardError.write(Data("usage: unleashed-bluez-bench [--requests N (10 or more)] [--connects N] [--json]\n".utf8))
+    exit(64)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("unleashed-bluez-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+// MARK: - Processes: a private bus and the fake bluetoothd
+
+/// Starts a program and returns it with the first line it prints.
+func start(_ path: String, _ arguments: [String]) throws -> (Process, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var printed = Data()
+    while !printed.contains(UInt8(ascii: "\n")) {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        printed.append(chunk)
+    }
+    return (process, String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "")
+}
+
+/// User plus system CPU time of a process so far, from /proc.
+func cpuTime(of pid: Int32) -> Duration {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let afterName = stat.range(of: ") ") else { return .zero }
+    let fields = stat[afterName.upperBound...].split(separator: " ")
+    let ticks = (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+    return .milliseconds(ticks * 1000 / Int(sysconf(Int32(_SC_CLK_TCK))))
+}
+
+func ownCPUTime() -> Duration {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func duration(_ time: timeval) -> Duration { .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec)) }
+    return duration(usage.ru_utime) + duration(usage.ru_stime)
+}
+
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluez-bench-\(UUID())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+let config = directory.appendingPathComponent("bus.conf")
+try """
+    <busconfig><type>system</type><listen>unix:path=\(directory.path)/bus.sock</listen><auth>EXTERNAL</auth>
+    <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/></policy></busconfig>
+    """.write(to: config, atomically: true, encoding: .utf8)
+let (busDaemon, address) = try start("/usr/bin/dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"])
+guard address.hasPrefix("unix:") else { fail("dbus-daemon did not start") }
+let simPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim").path
+let (sim, ready) = try start(simPath, ["bluez", "--bus", address, "--modules", "1"])
+guard ready == "ready" else { fail("unleashed-sim bluez did not start (build it: swift build -c release --product unleashed-sim)") }
+defer {
+    kill(sim.processIdentifier, SIGKILL)
+    kill(busDaemon.processIdentifier, SIGKILL)
+    try? FileManager.default.removeItem(at: directory)
+}
+
+// MARK: - Measurements
+
+struct Samples {
+    var values: [Duration] = []
+
+    func percentile(_ p: Double) -> Double {
+        let sorted = values.sorted()
+        let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
+        return milliseconds(sorted[Swift.max(min(rank, sorted.count) - 1, 0)])
+    }
+
+    var max: Double { milliseconds(values.max() ?? .zero) }
+
+    func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    }
+}
+
+/// Times `count` requests (a setting read: one request out, one response back).
+func roundTrips(_ camera: ModuleCamera, count: Int) async throws -> Samples {
+    var samples = Samples()
+    samples.values.reserveCapacity(count)
+    for _ in 0..<count {
+        let start = ContinuousClock.now
+        _ = try await camera.value(of: .iso)
+        samples.values.append(ContinuousClock.now - start)
+    }
+    return samples
+}
+
+let module = "F0:5E:D0:00:00:01"
+let bus = DBusConnection.Bus.address(address)
+do {
+    let client = try await BlueZClient.open(bus: bus)
+    let adapter = try await client.adapter(named: nil)
+    let device = try await client.findModule(module, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: .seconds(10))
+    try await client.pair(device.path, agent: PairingAgent { _ in .accept })
+    await client.close()
+} catch {
+    fail("pairing with the simulated module failed: \(error)")
+}
+
+func bluezCamera() async throws -> ModuleCamera {
+    try await ModuleCamera(connection: ModuleConnection(provider: BlueZLinkProvider(bus: bus, module: module)), name: module)
+}
+
+var connectTimes = Samples()
+for _ in 0..<connects {
+    let start = ContinuousClock.now
+    let camera = try await bluezCamera()
+    connectTimes.values.append(ContinuousClock.now - start)
+    await camera.close()
+}
+
+let camera = try await bluezCamera()
+_ = try await roundTrips(camera, count: 100)  // warm-up
+let (clientBefore, simBefore, busBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: busDaemon.processIdentifier))
+let overBlueZ = try await roundTrips(camera, count: requests)
+let (clientAfter, simAfter, busAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: busDaemon.processIdentifier))
+await camera.close()
+
+let demo = try await Demo.start(stateFile: nil, options: DemoOptions(profile: CameraProfile.named("nikon-z")))
+_ = try await roundTrips(demo.camera, count: 100)
+let demoBefore = ownCPUTime()
+let inMemory = try await roundTrips(demo.camera, count: requests)
+let demoCPU = ownCPUTime() - demoBefore
+try await demo.finish()
+
+func perRequest(_ duration: Duration) -> Double { Samples().milliseconds(duration) * 1000 / Double(requests) }
+
+let rows: [(String, Samples, Double, Double?, Double?)] = [
+    ("BlueZ over D-Bus (fake bluetoothd)", overBlueZ, perRequest(clientAfter - clientBefore), perRequest(simAfter - simBefore), perRequest(busAfter - busBefore)),
+    ("in-process simulated link (demo)", inMemory, perRequest(demoCPU), nil, nil),
+]
+
+if printJSON {
+    let json: [String: Any] = [
+        "requests": requests,
+        "connectToReadyMs": ["p50": connectTimes.percentile(50), "max": connectTimes.max, "samples": connects],
+        "roundTrips": rows.map { row -> [String: Any] in
+            var entry: [String: Any] = ["path": row.0, "p50Ms": row.1.percentile(50), "p99Ms": row.1.percentile(99), "maxMs": row.1.max,
+                                        "clientCPUMicrosPerRequest": row.2]
+            entry["bluetoothdCPUMicrosPerRequest"] = row.3
+            entry["busDaemonCPUMicrosPerRequest"] = row.4
+            return entry
+        },
+    ]
+    print(String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self))
+} else {
+    print("Round trip of a request (setting read: Command write out, Event notification back), \(requests) requests")
+    print("path                                  p50 ms   p99 ms   max ms   CPU µs/request: client  bluetoothd  dbus-daemon")
+    for (name, samples, client, bluetoothd, busCPU) in rows {
+        let cpu = String(format: "%8.1f  %10@  %11@", client, bluetoothd.map { String(format: "%.1f", $0) } ?? "-", busCPU.map { String(format: "%.1f", $0) } ?? "-")
+        print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
+              + String(format: "  %7.3f  %7.3f  %7.3f                  ", samples.percentile(50), samples.percentile(99), samples.max) + cpu)
+    }
+    print(String(format: "Connect to ready (Connect, services resolved, StartNotify, hello), %d connections: p50 %.1f ms, max %.1f ms",
+                 connects, connectTimes.percentile(50), connectTimes.max))
+}
