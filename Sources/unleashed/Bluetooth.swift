@@ -63,8 +63,8 @@ extension GlobalOptions {
     func chosenModule() throws(ExitCode) -> String {
         if let module { return module }
         if let remembered = RememberedModule.load() { return remembered.address }
-        throw fail(code: "noModuleChosen", "no module chosen: run `unleashed connect` once (it remembers the module), or pass --module ADDRESS",
-                   status: .usage)
+        throw fail(code: "noModule", "no module chosen: run `unleashed connect` once (it remembers the module) or pass --module ADDRESS; "
+                   + "without a module, run with --demo (or UNLEASHED_DEMO=1) to use the built-in simulator", status: .unavailable)
     }
 
     /// The adapter chosen by --adapter, else the remembered module's, else the first.

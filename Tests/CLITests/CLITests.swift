@@ -40,6 +40,8 @@ struct CLI {
         env["UNLEASHED_DEMO_STATE"] = stateFile.path
         env["UNLEASHED_DEMO"] = nil
         env["UNLEASHED_JOURNAL"] = journalFile.path
+        // No module remembered by whoever runs the tests.
+        env["XDG_STATE_HOME"] = stateFile.deletingLastPathComponent().appendingPathComponent("no-state-\(UUID())").path
         env.merge(environment) { _, new in new }
         process.environment = env
         let out = Pipe(), err = Pipe()
