@@ -59,6 +59,27 @@ extension GlobalOptions {
         }
     }
 
+    /// Runs `body` with a BlueZ client, the chosen adapter, and the device BlueZ knows by the
+    /// address or name `wanted` (nil when it knows none), then closes the client; BlueZ errors
+    /// become messages and exit statuses.
+    func withKnownModule<Result>(
+        _ wanted: String, _ body: (BlueZClient, BlueZAdapter, BlueZDevice?) async throws(BlueZError) -> Result
+    ) async throws(ExitCode) -> Result {
+        let client = try await openBlueZ()
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: chosenAdapter)
+            let device = await client.tree.devices(on: adapter.path).first {
+                $0.address.caseInsensitiveCompare(wanted) == .orderedSame || $0.name == wanted
+            }
+            let result = try await body(client, adapter, device)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw fail(error)
+        }
+    }
+
     /// The module named by --module, else the remembered one.
     func chosenModule() throws(ExitCode) -> String {
         if let module { return module }

@@ -246,21 +246,13 @@ struct DisconnectCommand: AsyncParsableCommand {
     func run() async throws {
         try options.requireBluetooth("disconnect")
         let wanted = try address ?? options.chosenModule()
-        let client = try await options.openBlueZ()
-        do throws(BlueZError) {
-            let adapter = try await client.adapter(named: options.chosenAdapter)
-            guard let device = await client.tree.devices(on: adapter.path).first(where: {
-                $0.address.caseInsensitiveCompare(wanted) == .orderedSame || $0.name == wanted
-            }) else { throw BlueZError.moduleNotFound(wanted) }
-            let wasConnected = device.connected
-            if wasConnected { await client.disconnect(device.path) }
-            await client.close()
-            options.emit(["address": .string(device.address), "wasConnected": .bool(wasConnected)]) {
-                wasConnected ? "Disconnected from \(device.name ?? device.address)." : "\(device.name ?? device.address) was not connected."
-            }
-        } catch {
-            await client.close()
-            throw options.fail(error)
+        let (device, wasConnected) = try await options.withKnownModule(wanted) { client, _, device throws(BlueZError) in
+            guard let device else { throw BlueZError.moduleNotFound(wanted) }
+            if device.connected { await client.disconnect(device.path) }
+            return (device, device.connected)
+        }
+        options.emit(["address": .string(device.address), "wasConnected": .bool(wasConnected)]) {
+            wasConnected ? "Disconnected from \(device.name ?? device.address)." : "\(device.name ?? device.address) was not connected."
         }
     }
 }
@@ -279,24 +271,16 @@ struct ForgetCommand: AsyncParsableCommand {
     func run() async throws {
         try options.requireBluetooth("forget")
         let wanted = try address ?? options.chosenModule()
-        let client = try await options.openBlueZ()
-        do throws(BlueZError) {
-            let adapter = try await client.adapter(named: options.chosenAdapter)
-            let device = await client.tree.devices(on: adapter.path).first {
-                $0.address.caseInsensitiveCompare(wanted) == .orderedSame || $0.name == wanted
-            }
+        let device = try await options.withKnownModule(wanted) { client, adapter, device throws(BlueZError) in
             if let device { try await client.remove(device.path, from: adapter) }
-            await client.close()
-            let remembered = RememberedModule.load()
-            if let remembered, remembered.address.caseInsensitiveCompare(device?.address ?? wanted) == .orderedSame {
-                RememberedModule.forget()
-            }
-            options.emit(["address": .string(device?.address ?? wanted), "removed": .bool(device != nil)]) {
-                device == nil ? "BlueZ did not know \(wanted); nothing to forget." : "Forgot \(device?.name ?? wanted) (\(device?.address ?? wanted))."
-            }
-        } catch {
-            await client.close()
-            throw options.fail(error)
+            return device
+        }
+        if let remembered = RememberedModule.load(), remembered.address.caseInsensitiveCompare(device?.address ?? wanted) == .orderedSame {
+            RememberedModule.forget()
+        }
+        options.emit(["address": .string(device?.address ?? wanted), "removed": .bool(device != nil)]) {
+            guard let device else { return "BlueZ did not know \(wanted); nothing to forget." }
+            return "Forgot \(device.name ?? wanted) (\(device.address))."
         }
     }
 }
