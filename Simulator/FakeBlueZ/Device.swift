@@ -238,7 +238,9 @@ extension FakeBlueZ {
         for call in device.connectCalls { call.fail(connectError) }
         devices[path]?.connectCalls = []
         if let pairing = device.pairing { finishPairing(path, pairing.id, failure: pairError) }
-        update(path, InterfaceSpec.device.name, ["ServicesResolved": .bool(false), "Connected": .bool(false)])
+        // Two signals, in BlueZ's order: the services go before the link.
+        update(path, InterfaceSpec.device.name, ["ServicesResolved": .bool(false)])
+        update(path, InterfaceSpec.device.name, ["Connected": .bool(false)])
         unexportGATT(path)
         scheduleRemovalIfTemporary(path)
     }
