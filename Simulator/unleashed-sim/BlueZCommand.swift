@@ -39,11 +39,20 @@ struct BlueZCommand: AsyncParsableCommand {
     @Option(help: "The ATT MTU of every link (23-517).")
     var mtu = 247
 
-    @Option(help: ArgumentHelp("How pairing authenticates: justworks (no agent), confirm (the agent confirms the passkey), passkey (the agent enters it).", valueName: "mode"))
-    var pairing = FakeBlueZ.PairingMode.justWorks.rawValue
+    @Option(help: ArgumentHelp("How pairing authenticates: justworks (no agent), confirm (the agent confirms the passkey), passkey (the agent enters it). Default: justworks.", valueName: "mode"),
+            transform: Self.pairingMode)
+    var pairing = FakeBlueZ.PairingMode.justWorks
 
-    @Option(help: ArgumentHelp("What goes wrong, and when (see below).", valueName: "plan"))
-    var faults = ""
+    @Option(help: ArgumentHelp("What goes wrong, and when (see below). Default: nothing.", valueName: "plan"), transform: Self.faultPlan)
+    var faults = FakeBlueZ.FaultPlan()
+
+    @Option(help: ArgumentHelp("How long an unpaired, unconnected device stays after discovery stops (BlueZ's TemporaryTimeout). Default: 30s.", valueName: "duration"),
+            transform: Self.duration)
+    var temporaryTimeout = FakeBlueZ.Timing().temporaryTimeout
+
+    @Option(help: ArgumentHelp("How long a read or a write request stays in flight (a second one meanwhile gets InProgress). Default: 10ms.", valueName: "duration"),
+            transform: Self.duration)
+    var hold = FakeBlueZ.Timing().operationHold
 
     @Option(help: ArgumentHelp("The camera body on every module: \(CameraProfile.all.map(\.id).joined(separator: ", ")).", valueName: "id"))
     var profile = CameraProfile.all[0].id
@@ -55,15 +64,27 @@ struct BlueZCommand: AsyncParsableCommand {
         case on, off
     }
 
-    func validate() throws {
-        guard FakeBlueZ.PairingMode(rawValue: pairing) != nil else {
-            throw ValidationError("no pairing mode '\(pairing)'; there are: \(FakeBlueZ.PairingMode.allCases.map(\.rawValue).joined(separator: ", "))")
+    static func pairingMode(_ text: String) throws -> FakeBlueZ.PairingMode {
+        guard let mode = FakeBlueZ.PairingMode(rawValue: text) else {
+            throw ValidationError("no pairing mode '\(text)'; there are: \(FakeBlueZ.PairingMode.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        return mode
+    }
+
+    static func faultPlan(_ text: String) throws -> FakeBlueZ.FaultPlan {
         do {
-            _ = try FakeBlueZ.FaultPlan(parsing: faults)
+            return try FakeBlueZ.FaultPlan(parsing: text)
         } catch {
             throw ValidationError(error.description)
         }
+    }
+
+    static func duration(_ text: String) throws -> Duration {
+        guard let duration = parseDuration(text) else { throw ValidationError("'\(text)' is not a duration such as 250ms, 3s or 1m") }
+        return duration
+    }
+
+    func validate() throws {
         guard CameraProfile.named(profile) != nil else {
             throw ValidationError("no camera profile '\(profile)'; there are: \(CameraProfile.all.map(\.id).joined(separator: ", "))")
         }
@@ -73,10 +94,12 @@ struct BlueZCommand: AsyncParsableCommand {
         let log: @Sendable (String) -> Void = { line in
             FileHandle.standardError.write(Data("unleashed-sim: \(line)\n".utf8))
         }
+        var timing = FakeBlueZ.Timing()
+        timing.temporaryTimeout = temporaryTimeout
+        timing.operationHold = hold
         let configuration = FakeBlueZ.Configuration(
-            modules: modules, adapters: adapters, powered: powered == .on, mtu: mtu,
-            pairing: FakeBlueZ.PairingMode(rawValue: pairing) ?? .justWorks, faults: (try? FakeBlueZ.FaultPlan(parsing: faults)) ?? FakeBlueZ.FaultPlan(),
-            profile: CameraProfile.named(profile) ?? CameraProfile.all[0], seed: seed, log: log)
+            modules: modules, adapters: adapters, powered: powered == .on, mtu: mtu, pairing: pairing, faults: faults,
+            profile: CameraProfile.named(profile) ?? CameraProfile.all[0], seed: seed, timing: timing, log: log)
         let target: DBusConnection.Bus = bus.map { .address($0) } ?? .system
         let fake = FakeBlueZ(configuration: configuration)
         do {

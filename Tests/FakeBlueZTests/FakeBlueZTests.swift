@@ -246,6 +246,33 @@ struct FakeBlueZTests {
         await rig.stop()
     }
 
+    @Test("the plan's linkloss drops the link after the first connection; resolve-delay holds ServicesResolved back")
+    func plannedFaults() async throws {
+        let plan = try FakeBlueZ.FaultPlan(parsing: "linkloss=5s@400ms,resolve-delay=250ms")
+        let rig = try await Rig { $0.faults = plan }
+        try await rig.discover()
+        let start = ContinuousClock.now
+        try await rig.call(Rig.firstDevice, "org.bluez.Device1", "Connect")
+        let resolved = try await rig.signals.wait(for: .changed(Rig.firstDevice, "ServicesResolved", .bool(true)))
+        #expect(ContinuousClock.now - start >= .milliseconds(250))
+        try await rig.signals.wait(for: .changed(Rig.firstDevice, "Connected", .bool(false)), from: resolved)
+        #expect(await rig.fake.statistics["linkLosses"] == 1)
+        await rig.stop()
+    }
+
+    @Test("after discovery stops, an unpaired device goes after the TemporaryTimeout; a paired one stays")
+    func temporaryDevices() async throws {
+        let rig = try await Rig { $0.timing.temporaryTimeout = .milliseconds(200) }
+        try await rig.pair()
+        let second = "/org/bluez/hci0/dev_F0_5E_D0_00_00_02"
+        try await rig.signals.wait(for: .interfacesAdded(second))
+        try await rig.call(Rig.firstDevice, "org.bluez.Device1", "Disconnect")
+        try await rig.call(Rig.adapter, "org.bluez.Adapter1", "StopDiscovery")
+        try await rig.signals.wait(for: .interfacesRemoved(second))
+        #expect(try await rig.managedObjects()[Rig.firstDevice] != nil)
+        await rig.stop()
+    }
+
     @Test("a bluetoothd restart drops org.bluez, then brings back the adapter and the paired device, disconnected")
     func restart() async throws {
         let rig = try await Rig()
