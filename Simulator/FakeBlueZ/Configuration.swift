@@ -25,6 +25,7 @@ extension FakeBlueZ {
         /// Where the fake says what happens (stderr in `unleashed-sim`).
         public var log: @Sendable (String) -> Void
 
+        /// Two modules on one powered adapter, Just Works pairing, no faults, real timing.
         public init(
             modules: Int = 2, adapters: Int = 1, powered: Bool = true, mtu: Int = 247,
             pairing: PairingMode = .justWorks, faults: FaultPlan = FaultPlan(),
@@ -74,6 +75,7 @@ extension FakeBlueZ {
         /// Under the `connect-abort` fault, how long `Connected` stays true before the abort.
         public var abortDelay: Duration = .milliseconds(20)
 
+        /// A real adapter's timing.
         public init() {}
     }
 }

@@ -18,9 +18,11 @@ import UnleashedSimulator
 public actor FakeBlueZ {
     /// The bus name bluetoothd owns.
     public static let busName = "org.bluez"
-    /// The control interface's bus name, object path and interface.
+    /// The control interface's bus name: a name of its own, so that it stays through a restart.
     public static let controlName = "org.unleashed.Simulator"
+    /// The control interface's object path.
     public static let controlPath = "/org/unleashed/Simulator"
+    /// The control interface's interface name.
     public static let controlInterface = "org.unleashed.Simulator1"
 
     /// How the fake was set up.

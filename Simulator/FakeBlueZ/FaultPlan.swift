@@ -27,7 +27,9 @@ extension FakeBlueZ {
 
         /// Something that happens `after` a starting point and lasts `length`.
         public struct TimedFault: Sendable, Hashable {
+            /// How long it lasts.
             public var length: Duration
+            /// When it happens, from its starting point.
             public var after: Duration
 
             public init(length: Duration, after: Duration) {
@@ -36,6 +38,7 @@ extension FakeBlueZ {
             }
         }
 
+        /// No faults.
         public init() {}
 
         /// Reads a plan; the error names the item at fault and says what was expected. An empty
