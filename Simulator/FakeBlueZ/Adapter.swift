@@ -31,6 +31,9 @@ struct DiscoveryFilter: Equatable {
 
     static let keys = ["UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable", "Pattern"]
 
+    /// No filter: everything BlueZ finds.
+    init() {}
+
     /// Nil when a key is unknown, a value has the wrong type, or RSSI and Pathloss are both set.
     init?(_ entries: [String: DBusValue]) {
         for (key, value) in entries {
@@ -191,7 +194,7 @@ extension FakeBlueZ {
     func reportAdvertisements(adapter index: Int, cameraOn: [Bool]) {
         let adapter = adapters[index]
         guard adapter.powered, !adapter.discoveryClients.isEmpty else { return }
-        let filters = adapter.discoveryClients.map { adapter.filters[$0] ?? DiscoveryFilter([:])! }
+        let filters = adapter.discoveryClients.map { adapter.filters[$0] ?? DiscoveryFilter() }
         for module in modules where module.radio.timeOutOfRange == .zero {
             let rssi = module.baseRSSI + Int(random.next() % 7) - 3
             guard filters.contains(where: { $0.accepts(module, rssi: rssi) }) else { continue }

@@ -89,17 +89,33 @@ public actor FakeBlueZ {
         for module in modules {
             log("module \(module.address) (\(module.serialNumber), \(module.name)): passkey \(module.passkeyText)")
         }
+        do throws(FakeBlueZError) {
+            try await serveControl(on: bus)
+            try await bringUp()
+        } catch {
+            stop()
+            throw error
+        }
+        scheduleRestarts(faults.restarts)
+    }
+
+    /// Takes the control name (after making sure `org.bluez` is free, the likelier clash) and
+    /// starts handling calls and watching clients leave the bus.
+    private func serveControl(on bus: DBusConnection.Bus) async throws(FakeBlueZError) {
         let control = try await open(bus)
         self.control = control
         let sink = calls.continuation
         control.handleMethodCalls { sink.yield(IncomingCall(endpoint: .control, call: $0)) }
-        try await take(Self.controlName, on: control)
         let departures = control.signals()
         do {
+            if let owner = try await control.nameOwner(Self.busName) { throw FakeBlueZError.nameTaken(Self.busName, owner: owner) }
             try await control.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
+        } catch let error as FakeBlueZError {
+            throw error
         } catch {
-            throw .bus(error)
+            throw .bus(error as? DBusError ?? DBusError(name: DBusError.failedName, message: "\(error)"))
         }
+        try await take(Self.controlName, on: control)
         background.append(Task { [weak self] in
             for await signal in departures where signal.isSignal("org.freedesktop.DBus", "NameOwnerChanged") {
                 guard signal.body.count == 3, let name = signal.body[0].stringValue, name.hasPrefix(":"),
@@ -115,8 +131,6 @@ public actor FakeBlueZ {
                 await self.handle(incoming)
             }
         })
-        try await bringUp()
-        scheduleRestarts(faults.restarts)
     }
 
     /// Releases both names, drops every link and closes the connections.

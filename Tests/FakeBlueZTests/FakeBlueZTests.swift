@@ -445,8 +445,9 @@ struct FakeBlueZTests {
         let rig = try await Rig { $0.adapters = 0 }
         #expect(try await rig.managedObjects().keys.sorted() == ["/org/bluez"])
         let second = FakeBlueZ()
-        await #expect(throws: FakeBlueZError.self) { try await second.start(bus: .address(rig.bus.address)) }
-        await second.stop()
+        let error = await #expect(throws: FakeBlueZError.self) { try await second.start(bus: .address(rig.bus.address)) }
+        #expect(error == .nameTaken(FakeBlueZ.busName, owner: try await rig.client.nameOwner(FakeBlueZ.busName)))
+        #expect(try await rig.client.nameOwner(FakeBlueZ.controlName) != nil)
         await rig.stop()
     }
 
