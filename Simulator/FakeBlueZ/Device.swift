@@ -235,13 +235,14 @@ extension FakeBlueZ {
         case .down: break
         }
         devices[path]?.link = .down
-        for call in device.connectCalls { call.fail(connectError) }
-        devices[path]?.connectCalls = []
-        if let pairing = device.pairing { finishPairing(path, pairing.id, failure: pairError) }
-        // Two signals, in BlueZ's order: the services go before the link.
+        // Two signals, in BlueZ's order: the services go before the link. Callers hear of the
+        // failure after both, so a client that retries at once sees a disconnected device.
         update(path, InterfaceSpec.device.name, ["ServicesResolved": .bool(false)])
         update(path, InterfaceSpec.device.name, ["Connected": .bool(false)])
         unexportGATT(path)
+        devices[path]?.connectCalls = []
+        for call in device.connectCalls { call.fail(connectError) }
+        if let pairing = device.pairing { finishPairing(path, pairing.id, failure: pairError) }
         scheduleRemovalIfTemporary(path)
     }
 
