@@ -51,14 +51,7 @@ extension FakeBlueZ {
     }
 
     private var controlIntrospection: String {
-        var xml = "<node>\n  <interface name=\"\(Self.controlInterface)\">\n"
-        for method in InterfaceSpec.control.methods {
-            xml += "    <method name=\"\(method.name)\">\n"
-            for type in Self.completeTypes(method.arguments) { xml += "      <arg type=\"\(type)\" direction=\"in\"/>\n" }
-            for type in Self.completeTypes(method.returns) { xml += "      <arg type=\"\(type)\" direction=\"out\"/>\n" }
-            xml += "    </method>\n"
-        }
-        return xml + "  </interface>\n</node>\n"
+        "<node>\n  <interface name=\"\(Self.controlInterface)\">\n" + Self.methodsXML(InterfaceSpec.control) + "  </interface>\n</node>\n"
     }
 
     // MARK: - In-process controls

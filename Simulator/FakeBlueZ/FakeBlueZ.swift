@@ -107,14 +107,14 @@ public actor FakeBlueZ {
         let sink = calls.continuation
         control.handleMethodCalls { sink.yield(IncomingCall(endpoint: .control, call: $0)) }
         let departures = control.signals()
-        do {
-            if let owner = try await control.nameOwner(Self.busName) { throw FakeBlueZError.nameTaken(Self.busName, owner: owner) }
+        let bluetoothd: String?
+        do throws(DBusError) {
+            bluetoothd = try await control.nameOwner(Self.busName)
             try await control.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'")
-        } catch let error as FakeBlueZError {
-            throw error
         } catch {
-            throw .bus(error as? DBusError ?? DBusError(name: DBusError.failedName, message: "\(error)"))
+            throw .bus(error)
         }
+        if let bluetoothd { throw .nameTaken(Self.busName, owner: bluetoothd) }
         try await take(Self.controlName, on: control)
         background.append(Task { [weak self] in
             for await signal in departures where signal.isSignal("org.freedesktop.DBus", "NameOwnerChanged") {
@@ -260,17 +260,13 @@ public actor FakeBlueZ {
     }
 
     private func take(_ name: String, on connection: DBusConnection) async throws(FakeBlueZError) {
-        do {
-            guard try await connection.requestName(name) else {
-                throw FakeBlueZError.nameTaken(name, owner: try await connection.nameOwner(name))
-            }
-        } catch let error as FakeBlueZError {
-            throw error
-        } catch let error as DBusError {
-            throw .bus(error)
+        let owned: Bool
+        do throws(DBusError) {
+            owned = try await connection.requestName(name)
         } catch {
-            throw .bus(DBusError(name: DBusError.failedName, message: "\(error)"))
+            throw .bus(error)
         }
+        guard owned else { throw .nameTaken(name, owner: (try? await connection.nameOwner(name)) ?? nil) }
     }
 
     private func validate(_ configuration: Configuration) throws(FakeBlueZError) {

@@ -156,13 +156,7 @@ extension FakeBlueZ {
 
             """
         for name in names.sorted() {
-            xml += "  <interface name=\"\(name)\">\n"
-            for method in InterfaceSpec.all[name]?.methods ?? [] {
-                xml += "    <method name=\"\(method.name)\">\n"
-                for type in Self.completeTypes(method.arguments) { xml += "      <arg type=\"\(type)\" direction=\"in\"/>\n" }
-                for type in Self.completeTypes(method.returns) { xml += "      <arg type=\"\(type)\" direction=\"out\"/>\n" }
-                xml += "    </method>\n"
-            }
+            xml += "  <interface name=\"\(name)\">\n" + Self.methodsXML(InterfaceSpec.all[name])
             for (property, value) in (objects[path]?[name] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let access = InterfaceSpec.all[name]?.writable[property] == nil ? "read" : "readwrite"
                 xml += "    <property name=\"\(property)\" type=\"\(value.signature)\" access=\"\(access)\"/>\n"
@@ -171,6 +165,18 @@ extension FakeBlueZ {
         }
         for child in children(of: path) { xml += "  <node name=\"\(child)\"/>\n" }
         return xml + "</node>\n"
+    }
+
+    /// The `<method>` elements of an interface.
+    static func methodsXML(_ spec: InterfaceSpec?) -> String {
+        var xml = ""
+        for method in spec?.methods ?? [] {
+            xml += "    <method name=\"\(method.name)\">\n"
+            for type in completeTypes(method.arguments) { xml += "      <arg type=\"\(type)\" direction=\"in\"/>\n" }
+            for type in completeTypes(method.returns) { xml += "      <arg type=\"\(type)\" direction=\"out\"/>\n" }
+            xml += "    </method>\n"
+        }
+        return xml
     }
 
     /// Splits a signature into its complete types: `aya{sv}` into `ay` and `a{sv}`.
