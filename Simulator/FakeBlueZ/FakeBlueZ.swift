@@ -138,8 +138,8 @@ public actor FakeBlueZ {
         guard !stopped else { return }
         stopped = true
         restarting?.cancel()
-        for task in faultTasks + background { task.cancel() }
         for path in devices.keys { dropLink(path, connectError: BlueZError.failed("Cancelled"), pairError: BlueZError.authenticationCanceled) }
+        for task in faultTasks + background + adapters.compactMap(\.ticker) + devices.values.compactMap(\.removal) { task.cancel() }
         bluez?.close()
         bluez = nil
         control?.close()
