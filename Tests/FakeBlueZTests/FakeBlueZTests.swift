@@ -58,6 +58,15 @@ struct FakeBlueZTests {
         await rig.stop()
     }
 
+    @Test("RSSI is reported again while discovering")
+    func rssiUpdates() async throws {
+        let rig = try await Rig()
+        try await rig.discover()
+        let first = try await rig.signals.wait(for: .interfacesAdded(Rig.firstDevice))
+        try await rig.signals.wait(for: .changed(Rig.firstDevice, "RSSI"), from: first)
+        await rig.stop()
+    }
+
     @Test("a discovery filter for another service, or for BR/EDR, finds no module")
     func filterExcludes() async throws {
         let rig = try await Rig()
@@ -118,9 +127,9 @@ struct FakeBlueZTests {
         await rig.stop()
     }
 
-    @Test("a hello written to Command is answered on Event as Value changes, once paired and subscribed")
+    @Test("a hello written to Command is answered on Event as Value changes, once paired and subscribed (MTU 23: several packets each way)")
     func roundTrip() async throws {
-        let rig = try await Rig()
+        let rig = try await Rig { $0.mtu = 23 }
         try await rig.pair()
         #expect(try await rig.property(Rig.firstDevice, "org.bluez.Device1", "Paired") == .bool(true))
         #expect(try await rig.property(Rig.firstDevice, "org.bluez.Device1", "Bonded") == .bool(true))
@@ -129,6 +138,7 @@ struct FakeBlueZTests {
         try await rig.signals.wait(for: .changed(Rig.event, "Notifying", .bool(true)))
 
         let mtu = try #require(try await rig.property(Rig.command, "org.bluez.GattCharacteristic1", "MTU")?.intValue)
+        #expect(mtu == 23)
         let hello = Message(.request(.hello), id: 1, fields: Fields {
             $0.minProtocolVersion = 1
             $0.maxProtocolVersion = 1
@@ -152,8 +162,8 @@ struct FakeBlueZTests {
         #expect(response?.fields.protocolVersion == 1)
 
         let stats = try await rig.control("Stats").first?.dictionaryValue ?? [:]
-        #expect((stats["writes"]?.intValue ?? 0) >= 1)
-        #expect((stats["notifications"]?.intValue ?? 0) >= 1)
+        #expect((stats["writes"]?.intValue ?? 0) >= 2)
+        #expect((stats["notifications"]?.intValue ?? 0) >= 2)
         #expect(stats["pairCalls"]?.intValue == 1)
         try await rig.call(Rig.event, "org.bluez.GattCharacteristic1", "StopNotify")
         let stopped = await rig.failure(Rig.event, "org.bluez.GattCharacteristic1", "StopNotify")
