@@ -1,0 +1,127 @@
+import DBus
+import UnleashedKit
+public import UnleashedSimulator
+
+/// The control interface, `org.unleashed.Simulator1` at `/org/unleashed/Simulator` on the bus
+/// name `org.unleashed.Simulator`: what a test does to the radio and to bluetoothd. Each method
+/// is also callable in-process.
+extension FakeBlueZ {
+    func handleControl(_ call: DBusIncomingCall) async {
+        let message = call.message
+        if message.path == Self.controlPath, message.interface == InterfaceSpec.introspectable.name, message.member == "Introspect" {
+            return call.reply([.string(controlIntrospection)])
+        }
+        guard message.path == Self.controlPath else { return call.fail(BlueZError.unhandled(message, objectExists: false)) }
+        guard message.interface == Self.controlInterface, let method = InterfaceSpec.control.method(message.member ?? ""),
+              method.arguments == message.signature else {
+            return call.fail(BlueZError.unhandled(message, objectExists: true))
+        }
+        let body = message.body
+        switch method.name {
+        case "LoseLink":
+            guard loseLink(address: body[0].stringValue ?? "", for: .milliseconds(body[1].intValue ?? 0)) else {
+                return call.fail(Self.unknownModule(body[0].stringValue ?? ""))
+            }
+            call.reply()
+        case "RestartBluetoothd":
+            await restartBluetoothd(down: .milliseconds(body[0].intValue ?? 0))
+            call.reply()
+        case "SetFaults":
+            do throws(FaultPlanError) {
+                setFaults(try FaultPlan(parsing: body[0].stringValue ?? ""))
+                call.reply()
+            } catch {
+                call.fail("org.unleashed.Simulator.Error.InvalidFaults", error.description)
+            }
+        case "SetPowered":
+            setPowered(body[0].boolValue ?? true)
+            call.reply()
+        case "Passkey":
+            guard let passkey = passkey(address: body[0].stringValue ?? "") else { return call.fail(Self.unknownModule(body[0].stringValue ?? "")) }
+            call.reply([.uint32(passkey)])
+        case "Stats":
+            call.reply([.properties(statistics.mapValues { .uint32(UInt32(clamping: $0)) })])
+        default:
+            call.reply([.strings(moduleAddresses)])
+        }
+    }
+
+    private static func unknownModule(_ address: String) -> DBusError {
+        DBusError(name: "org.unleashed.Simulator.Error.UnknownModule", message: "no simulated module has the address '\(address)'")
+    }
+
+    private var controlIntrospection: String {
+        "<node>\n  <interface name=\"\(Self.controlInterface)\">\n" + Self.methodsXML(InterfaceSpec.control) + "  </interface>\n</node>\n"
+    }
+
+    // MARK: - In-process controls
+
+    /// The addresses of the simulated modules, in order.
+    public var moduleAddresses: [String] { modules.map(\.address) }
+
+    /// The simulated module with this address (any case), to steer its camera directly.
+    public func module(address: String) -> VirtualModule? {
+        simulatedModule(address)?.module
+    }
+
+    /// The passkey the module with this address shows or expects when pairing.
+    public func passkey(address: String) -> UInt32? {
+        simulatedModule(address)?.passkey
+    }
+
+    /// Counters of what clients did and what happened: `connectCalls`, `connectAborts`,
+    /// `disconnectCalls`, `pairCalls`, `readCalls`, `writeCalls`, `writes` (packets that reached
+    /// a module), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`.
+    public var statistics: [String: Int] {
+        let names = ["connectCalls", "connectAborts", "disconnectCalls", "pairCalls", "readCalls", "writeCalls", "writes",
+                     "notifications", "startDiscoveryCalls", "linkLosses", "restarts"]
+        return Dictionary(uniqueKeysWithValues: names.map { ($0, counters[$0] ?? 0) })
+    }
+
+    /// Drops the module's link now and keeps it out of range for `duration`; false when no
+    /// module has this address.
+    @discardableResult
+    public func loseLink(address: String, for duration: Duration) -> Bool {
+        guard let module = simulatedModule(address) else { return false }
+        log("\(module.name) goes out of range for \(duration.compactText)")
+        module.radio.loseLink(for: duration)
+        return true
+    }
+
+    /// Restarts bluetoothd; see the control interface's `RestartBluetoothd`.
+    public func restart(down: Duration) async {
+        await restartBluetoothd(down: down)
+    }
+
+    /// Replaces the fault plan: counts start afresh, `linkloss` runs from each module's next
+    /// connection and `restart` from now.
+    public func setFaults(_ plan: FaultPlan) {
+        for task in faultTasks { task.cancel() }
+        faultTasks = []
+        linkLossArmed = []
+        faults = plan
+        log("faults: connect-abort=\(plan.connectAborts), refuse-pairing=\(plan.refusePairing), "
+            + "linkloss×\(plan.linkLosses.count), restart×\(plan.restarts.count)")
+        scheduleRestarts(plan.restarts)
+    }
+
+    /// Powers every adapter on or off, as `rfkill` would.
+    public func setPowered(_ on: Bool) {
+        for index in adapters.indices { setPowered(on, adapter: index) }
+    }
+
+    private func simulatedModule(_ address: String) -> SimulatedModule? {
+        modules.first { $0.address.caseInsensitiveCompare(address) == .orderedSame }
+    }
+
+    /// Starts the `linkloss` faults of a module at its first connection under the current plan.
+    func startLinkLossFaults(module index: Int) {
+        guard linkLossArmed.insert(index).inserted else { return }
+        let address = modules[index].address
+        for outage in faults.linkLosses {
+            faultTasks.append(schedule(after: outage.after) { fake in
+                fake.loseLink(address: address, for: outage.length)
+            })
+        }
+    }
+}
