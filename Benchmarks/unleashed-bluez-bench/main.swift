@@ -70,7 +70,7 @@ try FileManager.default.createDirectory(at: directory, withIntermediateDirectori
 let config = directory.appendingPathComponent("bus.conf")
 try """
     <busconfig><type>system</type><listen>unix:path=\(directory.path)/bus.sock</listen><auth>EXTERNAL</auth>
-    <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/></policy></busconfig>
+    <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/></policy></busconfig>
     """.write(to: config, atomically: true, encoding: .utf8)
 let (busDaemon, address) = try start("/usr/bin/dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"])
 guard address.hasPrefix("unix:") else { fail("dbus-daemon did not start") }
@@ -119,7 +119,7 @@ do {
     let client = try await BlueZClient.open(bus: bus)
     let adapter = try await client.adapter(named: nil)
     let device = try await client.findModule(module, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: .seconds(10))
-    try await client.pair(device.path, agent: PairingAgent { _ in .accept })
+    try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: PairingAgent { _ in .accept })
     await client.close()
 } catch {
     fail("pairing with the simulated module failed: \(error)")

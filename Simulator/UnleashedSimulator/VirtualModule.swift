@@ -255,6 +255,9 @@ public actor VirtualModule {
     }
 
     private func answer(_ id: UInt16, opcode: Opcode, fields: Fields) {
+        // A hello starts a new client session (PROTOCOL.md §7.1): the ids of earlier requests,
+        // perhaps another program's on a link it left up, are not repeats any more.
+        if opcode == .hello { recentResponses = [] }
         if let cached = recentResponses.first(where: { $0.id == id }) {
             repeatedRequests += 1
             try? port?.notify(cached.packets)

@@ -368,10 +368,13 @@ public actor BlueZClient {
 
     // MARK: - Pairing
 
-    /// Pairs with the device, answering BlueZ's questions through `agent`. Marks it trusted first
-    /// so that BlueZ reconnects it without asking.
-    public func pair(_ devicePath: String, agent: PairingAgent, timeout: Duration = .seconds(60)) async throws(BlueZError) {
+    /// Pairs with the device, answering BlueZ's questions through `agent`. Connects first, with
+    /// the retries of ``connect(_:serviceUUID:policy:)`` (`Pair` would connect too, but without
+    /// them), and marks the device trusted so that BlueZ reconnects it without asking.
+    public func pair(_ devicePath: String, serviceUUID: String, agent: PairingAgent,
+                     policy: ConnectPolicy = ConnectPolicy(), timeout: Duration = .seconds(60)) async throws(BlueZError) {
         if tree.device(at: devicePath)?.paired == true { return }
+        try await connect(devicePath, serviceUUID: serviceUUID, policy: policy)
         try await agent.register(on: self)
         defer { Task { await agent.unregister(from: self) } }
         try? await set(devicePath, BlueZName.device, "Trusted", .bool(true))

@@ -143,7 +143,7 @@ private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: Pairi
     do throws(BlueZError) {
         let adapter = try await client.adapter(named: options.adapter)
         let device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: scanFor)
-        try await client.pair(device.path, agent: options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes))
+        try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes))
         let paired = await client.tree.device(at: device.path) ?? device
         await client.close()
         return paired

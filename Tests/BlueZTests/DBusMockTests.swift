@@ -41,7 +41,7 @@ struct DBusMockTests {
         try await mock.addModule()
         let client = try await BlueZClient.open(bus: .address(mock.bus.address))
         defer { Task { await client.close() } }
-        try await client.pair(MockBlueZ.devicePath, agent: PairingAgent { _ in .accept })
+        try await client.pair(MockBlueZ.devicePath, serviceUUID: service, agent: PairingAgent { _ in .accept })
         #expect(await client.tree.device(at: MockBlueZ.devicePath)?.paired == true)
         #expect(try await mock.calls("/org/bluez", "RegisterAgent").first?.first == .objectPath(PairingAgent.path))
 
@@ -93,7 +93,7 @@ struct DBusMockTests {
         let client = try await BlueZClient.open(bus: .address(mock.bus.address))
         defer { Task { await client.close() } }
         await #expect(throws: BlueZError.pairingRefused("Authentication Rejected")) {
-            try await client.pair(MockBlueZ.devicePath, agent: PairingAgent { _ in .accept })
+            try await client.pair(MockBlueZ.devicePath, serviceUUID: service, agent: PairingAgent { _ in .accept })
         }
     }
 

@@ -338,22 +338,29 @@ public actor ModuleConnection {
         return requestedSinceKeepAlive ? nil : session
     }
 
+    /// Closes the link and reports it closed only once it is: a program that disconnects and
+    /// exits must not leave the module linked (BlueZ keeps a link its client forgot).
     private func closeLink() {
-        releaseLink()
+        let closing = releaseLink()
         let current = generation
-        Task { [weak self] in await self?.deliver(.linkClosed, for: current) }
+        Task { [weak self] in
+            await closing.value
+            await self?.deliver(.linkClosed, for: current)
+        }
     }
 
     /// Drops the session and link of the current generation; results still on their way for
     /// them are ignored from now on. Requests outstanding on the session fail as disconnected.
-    private func releaseLink() {
+    /// Returns the task that closes them.
+    @discardableResult
+    private func releaseLink() -> Task<Void, Never> {
         generation += 1
         step?.cancel()
         keepAlive?.cancel()
         let (oldSession, oldLink) = (session, link)
         session = nil
         link = nil
-        Task {
+        return Task {
             await oldSession?.close()
             await oldLink?.close()
         }
