@@ -124,6 +124,16 @@ struct FakeBlueZTests {
         #expect(notConnected?.name == "org.bluez.Error.NotConnected")
         let gone = await rig.failure(Rig.event, "org.bluez.GattCharacteristic1", "StartNotify")
         #expect(gone?.name == DBusError.unknownObjectName)
+
+        let reply = try await rig.call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        #expect(reply.map(\.signature) == ["a{oa{sa{sv}}}"])
+        for signal in rig.signals.all where signal.interface == "org.freedesktop.DBus.ObjectManager" {
+            #expect(signal.path == "/")
+            #expect(signal.signature == (signal.member == "InterfacesAdded" ? "oa{sa{sv}}" : "oas"))
+        }
+        for signal in rig.signals.all where signal.interface == "org.freedesktop.DBus.Properties" {
+            #expect(signal.member == "PropertiesChanged" && signal.signature == "sa{sv}as")
+        }
         await rig.stop()
     }
 
