@@ -29,7 +29,7 @@ struct Device {
 
     enum Link {
         case down
-        case connecting(Task<Void, Never>?)
+        case connecting(Task<Void, Never>)
         case up(ActiveLink)
     }
 
@@ -156,7 +156,6 @@ extension FakeBlueZ {
         let aborting = faults.connectAborts > 0
         if aborting { faults.connectAborts -= 1 }
         let delay = configuration.timing.linkDelay
-        devices[path]?.link = .connecting(nil)
         let task = Task { [weak self] in
             try? await Task.sleep(for: delay)
             guard !Task.isCancelled, let self else { return }
@@ -169,7 +168,8 @@ extension FakeBlueZ {
                 await self.perform { $0.connectionFailed(path, attempt, "\(error)") }
             }
         }
-        if devices[path]?.attempt == attempt, devices[path]?.isConnecting == true { devices[path]?.link = .connecting(task) }
+        // The task reports back through the actor, so it cannot act before this is set.
+        devices[path]?.link = .connecting(task)
     }
 
     /// The `connect-abort` fault: the link comes up and drops at once, as BlueZ reports a
@@ -230,7 +230,7 @@ extension FakeBlueZ {
         guard let device = devices[path] else { return }
         devices[path]?.attempt += 1
         switch device.link {
-        case .connecting(let task): task?.cancel()
+        case .connecting(let task): task.cancel()
         case .up(let active): Task { await active.link.close() }
         case .down: break
         }

@@ -54,18 +54,20 @@ public actor FakeBlueZ {
     private var background: [Task<Void, Never>] = []
     private var stopped = false
 
-    private let calls: (stream: AsyncStream<IncomingCall>, continuation: AsyncStream<IncomingCall>.Continuation)
+    private let incoming: (stream: AsyncStream<Incoming>, continuation: AsyncStream<Incoming>.Continuation)
     private let ending: (stream: AsyncStream<String>, continuation: AsyncStream<String>.Continuation)
 
-    /// A method call and the connection it came in on.
-    struct IncomingCall: Sendable {
-        enum Endpoint: Sendable {
-            case bluez(incarnation: Int)
-            case control
-        }
+    /// What the fake handles, one at a time in the order it arrived: method calls, and clients
+    /// leaving the bus (after their last calls, so that no session outlives its client).
+    enum Incoming: Sendable {
+        case call(DBusIncomingCall, from: Endpoint)
+        case departure(String)
+    }
 
-        let endpoint: Endpoint
-        let call: DBusIncomingCall
+    /// The connection a call came in on.
+    enum Endpoint: Sendable {
+        case bluez(incarnation: Int)
+        case control
     }
 
     /// A fake that has not touched any bus yet; ``start(bus:)`` brings it up.
@@ -73,7 +75,7 @@ public actor FakeBlueZ {
         self.configuration = configuration
         faults = configuration.faults
         random = SplitMix64(seed: configuration.seed)
-        calls = AsyncStream.makeStream(of: IncomingCall.self)
+        incoming = AsyncStream.makeStream(of: Incoming.self)
         ending = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -104,8 +106,8 @@ public actor FakeBlueZ {
     private func serveControl(on bus: DBusConnection.Bus) async throws(FakeBlueZError) {
         let control = try await open(bus)
         self.control = control
-        let sink = calls.continuation
-        control.handleMethodCalls { sink.yield(IncomingCall(endpoint: .control, call: $0)) }
+        let sink = incoming.continuation
+        control.handleMethodCalls { sink.yield(.call($0, from: .control)) }
         let departures = control.signals()
         let bluetoothd: String?
         do throws(DBusError) {
@@ -120,15 +122,15 @@ public actor FakeBlueZ {
             for await signal in departures where signal.isSignal("org.freedesktop.DBus", "NameOwnerChanged") {
                 guard signal.body.count == 3, let name = signal.body[0].stringValue, name.hasPrefix(":"),
                       signal.body[2].stringValue == "" else { continue }
-                await self?.clientLeft(name)
+                sink.yield(.departure(name))
             }
             await self?.busLost()
         })
-        let calls = calls.stream
+        let stream = incoming.stream
         background.append(Task { [weak self] in
-            for await incoming in calls {
+            for await next in stream {
                 guard let self else { return }
-                await self.handle(incoming)
+                await self.handle(next)
             }
         })
     }
@@ -144,7 +146,7 @@ public actor FakeBlueZ {
         bluez = nil
         control?.close()
         control = nil
-        calls.continuation.finish()
+        incoming.continuation.finish()
         ending.continuation.finish()
     }
 
@@ -162,8 +164,8 @@ public actor FakeBlueZ {
         let connection = try await open(bus)
         incarnation += 1
         let incarnation = self.incarnation
-        let sink = calls.continuation
-        connection.handleMethodCalls { sink.yield(IncomingCall(endpoint: .bluez(incarnation: incarnation), call: $0)) }
+        let sink = incoming.continuation
+        connection.handleMethodCalls { sink.yield(.call($0, from: .bluez(incarnation: incarnation))) }
         exportStaticObjects()
         do {
             try await take(Self.busName, on: connection)

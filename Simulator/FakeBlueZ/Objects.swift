@@ -87,16 +87,18 @@ extension FakeBlueZ {
         }
     }
 
-    func handle(_ incoming: IncomingCall) async {
-        switch incoming.endpoint {
-        case .control:
-            await handleControl(incoming.call)
-        case .bluez(let incarnation):
+    func handle(_ incoming: Incoming) async {
+        switch incoming {
+        case .departure(let name):
+            clientLeft(name)
+        case .call(let call, from: .control):
+            await handleControl(call)
+        case .call(let call, from: .bluez(let incarnation)):
             // A call that reached an earlier bluetoothd dies with it.
             guard incarnation == self.incarnation, bluez != nil else {
-                return incoming.call.fail(DBusError(name: DBusError.noReplyName, message: "bluetoothd restarted"))
+                return call.fail(DBusError(name: DBusError.noReplyName, message: "bluetoothd restarted"))
             }
-            await handleBlueZ(incoming.call)
+            await handleBlueZ(call)
         }
     }
 

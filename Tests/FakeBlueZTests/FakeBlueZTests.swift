@@ -124,13 +124,28 @@ struct FakeBlueZTests {
         #expect(notConnected?.name == "org.bluez.Error.NotConnected")
         let gone = await rig.failure(Rig.event, "org.bluez.GattCharacteristic1", "StartNotify")
         #expect(gone?.name == DBusError.unknownObjectName)
+
+        let reply = try await rig.call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        #expect(reply.map(\.signature) == ["a{oa{sa{sv}}}"])
+        for signal in rig.signals.all where signal.interface == "org.freedesktop.DBus.ObjectManager" {
+            #expect(signal.path == "/")
+            #expect(signal.signature == (signal.member == "InterfacesAdded" ? "oa{sa{sv}}" : "oas"))
+        }
+        for signal in rig.signals.all where signal.interface == "org.freedesktop.DBus.Properties" {
+            #expect(signal.member == "PropertiesChanged" && signal.signature == "sa{sv}as")
+        }
         await rig.stop()
     }
 
     @Test("a hello written to Command is answered on Event as Value changes, once paired and subscribed (MTU 23: several packets each way)")
     func roundTrip() async throws {
         let rig = try await Rig { $0.mtu = 23 }
-        try await rig.pair()
+        try await rig.discover()
+        try await rig.call(Rig.firstDevice, "org.freedesktop.DBus.Properties", "Set",
+                           [.string("org.bluez.Device1"), .string("Trusted"), .variant(.bool(true))])
+        try await rig.signals.wait(for: .changed(Rig.firstDevice, "Trusted", .bool(true)))
+        try await rig.call(Rig.firstDevice, "org.bluez.Device1", "Pair")
+        try await rig.signals.wait(for: .changed(Rig.firstDevice, "ServicesResolved", .bool(true)))
         #expect(try await rig.property(Rig.firstDevice, "org.bluez.Device1", "Paired") == .bool(true))
         #expect(try await rig.property(Rig.firstDevice, "org.bluez.Device1", "Bonded") == .bool(true))
         try await rig.call(Rig.event, "org.bluez.GattCharacteristic1", "StartNotify")
@@ -355,6 +370,35 @@ struct FakeBlueZTests {
         await rig.stop()
     }
 
+    @Test("CancelPairing ends a pairing waiting on the agent, and tells the agent")
+    func cancelPairing() async throws {
+        let rig = try await Rig { $0.pairing = .confirm }
+        try await rig.discover()
+        let agent = try await DBusConnection.open(.address(rig.bus.address))
+        let held = Mutex<[DBusIncomingCall]>([])
+        agent.handleMethodCalls { call in
+            held.withLock { $0.append(call) }
+            if call.message.member == "Cancel" { call.reply() }
+        }
+        try await rig.call("/org/bluez", "org.bluez.AgentManager1", "RegisterAgent",
+                           [.objectPath("/test/agent"), .string("DisplayYesNo")], on: agent)
+        async let pair = rig.outcome(Rig.firstDevice, "Pair", [], interface: "org.bluez.Device1", on: agent)
+        while !held.withLock({ $0.contains { $0.message.member == "RequestConfirmation" } }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let missing = await rig.failure(Rig.adapter, "org.bluez.Adapter1", "RemoveDevice", [.objectPath("/org/bluez/hci0/dev_F0_5E_D0_00_00_09")])
+        #expect(missing?.name == "org.bluez.Error.DoesNotExist")
+        try await rig.call(Rig.firstDevice, "org.bluez.Device1", "CancelPairing")
+        #expect(await pair?.name == "org.bluez.Error.AuthenticationCanceled")
+        let none = await rig.failure(Rig.firstDevice, "org.bluez.Device1", "CancelPairing")
+        #expect(none?.name == "org.bluez.Error.DoesNotExist")
+        while !held.withLock({ $0.contains { $0.message.member == "Cancel" } }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        agent.close()
+        await rig.stop()
+    }
+
     @Test("passkey pairing compares what the agent enters with the module's passkey")
     func passkeyPairing() async throws {
         let rig = try await Rig { $0.pairing = .passkey }
@@ -479,9 +523,9 @@ struct FakeBlueZTests {
 extension FakeBlueZRig {
     /// The error a call to a characteristic (or `interface`) ends with, nil on success.
     func outcome(_ path: String, _ member: String, _ body: [DBusValue],
-                 interface: String = "org.bluez.GattCharacteristic1") async -> DBusError? {
+                 interface: String = "org.bluez.GattCharacteristic1", on connection: DBusConnection? = nil) async -> DBusError? {
         do {
-            try await call(path, interface, member, body)
+            try await call(path, interface, member, body, on: connection)
             return nil
         } catch {
             return error
