@@ -173,11 +173,15 @@ if printJSON {
     print(String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self))
 } else {
     print("Round trip of a request (setting read: Command write out, Event notification back), \(requests) requests")
-    print("path                                  p50 ms   p99 ms   max ms   CPU µs/request: client  bluetoothd  dbus-daemon")
+    func column(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+    func micros(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "-" }
+    print("path".padding(toLength: 36, withPad: " ", startingAt: 0) + column("p50 ms", 9) + column("p99 ms", 9) + column("max ms", 9)
+          + "   CPU µs per request:" + column("client", 8) + column("bluetoothd", 12) + column("dbus-daemon", 13))
     for (name, samples, client, bluetoothd, busCPU) in rows {
-        let cpu = String(format: "%8.1f  %10@  %11@", client, bluetoothd.map { String(format: "%.1f", $0) } ?? "-", busCPU.map { String(format: "%.1f", $0) } ?? "-")
         print(name.padding(toLength: 36, withPad: " ", startingAt: 0)
-              + String(format: "  %7.3f  %7.3f  %7.3f                  ", samples.percentile(50), samples.percentile(99), samples.max) + cpu)
+              + column(String(format: "%.3f", samples.percentile(50)), 9) + column(String(format: "%.3f", samples.percentile(99)), 9)
+              + column(String(format: "%.3f", samples.max), 9) + String(repeating: " ", count: 22)
+              + column(micros(client), 8) + column(micros(bluetoothd), 12) + column(micros(busCPU), 13))
     }
     print(String(format: "Connect to ready (Connect, services resolved, StartNotify, hello), %d connections: p50 %.1f ms, max %.1f ms",
                  connects, connectTimes.percentile(50), connectTimes.max))

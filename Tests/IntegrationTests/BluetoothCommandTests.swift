@@ -101,6 +101,28 @@ struct BluetoothCommandTests {
         #expect(pair.stderr.contains("pairing refused"), "\(pair.stderr)")
     }
 
+    @Test("pairing that asks to confirm a passkey: refused without --yes when no one can answer, done with it")
+    func pairingConfirmation() async throws {
+        let sim = try await SimulatedBluetooth(["--pairing", "confirm"])
+        let unanswered = try await sim.unleashed("pair", SimulatedBluetooth.first)
+        #expect(unanswered.status == 65)
+        #expect(unanswered.stderr.contains("rerun with --yes"), "\(unanswered.stderr)")
+        let confirmed = try await sim.unleashed("pair", SimulatedBluetooth.first, "--yes")
+        #expect(confirmed.status == 0, "\(confirmed.stderr)\n\(sim.simLog)")
+        #expect(confirmed.stdout.contains("Paired with Unleashed 0001"))
+    }
+
+    @Test("passkey entry: the passkey the module shows pairs, a wrong one is refused")
+    func pairingPasskey() async throws {
+        let sim = try await SimulatedBluetooth(["--pairing", "passkey"])
+        let shown = try #require(try await sim.simulator("Passkey", [.string(SimulatedBluetooth.first)]).first?.intValue)
+        let wrong = try await sim.unleashed("pair", SimulatedBluetooth.first, "--passkey", "\((shown + 1) % 1_000_000)")
+        #expect(wrong.status == 65, "\(wrong.stderr)")
+        let right = try await sim.unleashed("--json", "pair", SimulatedBluetooth.first, "--passkey", "\(shown)")
+        #expect(right.status == 0, "\(right.stderr)\n\(sim.simLog)")
+        #expect(right.json?["paired"] as? Bool == true)
+    }
+
     @Test("a module that is not there: 'not found' after the scan timeout")
     func moduleNotFound() async throws {
         let sim = try await SimulatedBluetooth()
