@@ -41,6 +41,30 @@ struct DBusConnectionTests {
         #expect(reply[16].dictionaryValue?["ManufacturerData"]?.integerKeyedDictionaryValue?[0x03EF]?.bytesValue == [1, 0xF0, 3])
     }
 
+    @Test("a file descriptor crosses the bus as a working duplicate that the receiver owns")
+    func fileDescriptor() async throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let writeEnd = ends[1]
+        let server = try await server { call in call.reply([.unixFD(writeEnd)]) }
+        defer { server.close() }
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        let reply = try await client.call("org.unleashed.Test", path: "/fd", interface: "a.b", member: "AcquireNotify")
+        close(writeEnd)
+        guard case .unixFD(let received) = reply.first else {
+            Issue.record("no fd in \(reply)")
+            return
+        }
+        #expect(received != writeEnd)
+        #expect(write(received, "ping", 4) == 4)
+        close(received)
+        var buffer = [UInt8](repeating: 0, count: 8)
+        #expect(read(ends[0], &buffer, 8) == 4)
+        #expect(Array(buffer.prefix(4)) == Array("ping".utf8))
+    }
+
     @Test("an error reply keeps its name and message")
     func errorReply() async throws {
         let server = try await server { $0.fail("org.bluez.Error.InProgress", "Operation already in progress") }
