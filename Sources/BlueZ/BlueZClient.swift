@@ -183,6 +183,8 @@ public actor BlueZClient {
             return try await connection.call(BlueZName.service, path: path, interface: interface, member: member, body, timeout: timeout)
         } catch where error.name == DBusError.serviceUnknownName {
             throw .bluezNotRunning
+        } catch where error.name == "org.freedesktop.DBus.Error.AccessDenied" {
+            throw .permissionDenied(error.message)
         } catch {
             throw .dbus(error)
         }

@@ -8,6 +8,8 @@ public enum BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
     case bluezNotRunning
     /// BlueZ has no adapter at all.
     case noAdapter
+    /// The bus's policy does not let this user talk to BlueZ.
+    case permissionDenied(String)
     /// No adapter has this name; the others are listed.
     case adapterNotFound(String, available: [String])
     /// The adapter is there but switched off.
@@ -33,6 +35,8 @@ public enum BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .noSystemBus(let reason): "cannot reach the D-Bus system bus (\(reason)); is dbus running?"
         case .bluezNotRunning: "org.bluez is not on the system bus: is bluetoothd running? (systemctl status bluetooth)"
+        case .permissionDenied(let reason):
+            "not allowed to talk to bluetoothd (\(reason)): add your user to the bluetooth group (sudo adduser $USER bluetooth) and log in again"
         case .noAdapter: "no Bluetooth adapter found: plug one in, or check `rfkill list` and `bluetoothctl list`"
         case .adapterNotFound(let name, let available):
             "no Bluetooth adapter named \(name); available: \(available.isEmpty ? "none" : available.joined(separator: ", "))"
@@ -51,7 +55,7 @@ public enum BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Errors that retrying cannot fix: the user has to act first.
     public var needsUserAction: Bool {
         switch self {
-        case .noSystemBus, .bluezNotRunning, .noAdapter, .adapterNotFound, .adapterPoweredOff, .notPaired, .pairingRefused, .notAModule: true
+        case .noSystemBus, .bluezNotRunning, .permissionDenied, .noAdapter, .adapterNotFound, .adapterPoweredOff, .notPaired, .pairingRefused, .notAModule: true
         default: false
         }
     }

@@ -161,6 +161,7 @@ extension Output {
         switch error {
         case .noSystemBus: ("noSystemBus", .unavailable)
         case .bluezNotRunning: ("bluetoothdNotRunning", .unavailable)
+        case .permissionDenied: ("permissionDenied", .unavailable)
         case .noAdapter: ("noAdapter", .unavailable)
         case .adapterNotFound: ("adapterNotFound", .unavailable)
         case .adapterPoweredOff: ("adapterPoweredOff", .unavailable)

@@ -143,6 +143,16 @@ struct BluetoothCommandTests {
         #expect(connect.stderr.contains("hci0 is powered off"), "\(connect.stderr)")
     }
 
+    @Test("a bus policy that keeps the user from bluetoothd: the message says to join the bluetooth group")
+    func permissionDenied() async throws {
+        let sim = try await SimulatedBluetooth(busRules: #"<deny send_destination="org.bluez" send_interface="org.freedesktop.DBus.ObjectManager"/>"#)
+        let result = try await sim.unleashed("--json", "adapters")
+        #expect(result.status == 69)
+        let error = try #require(result.json?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "permissionDenied")
+        #expect((error["message"] as? String)?.contains("bluetooth group") == true, "\(error)")
+    }
+
     @Test("no bluetoothd on the bus, and no bus at all")
     func missingBusAndDaemon() async throws {
         let bus = try PrivateBus()

@@ -65,8 +65,8 @@ final class SimulatedBluetooth: Sendable {
     static let second = "F0:5E:D0:00:00:02"
 
     /// Starts a bus and the fake; `arguments` go to `unleashed-sim bluez` (`--modules 2` etc.).
-    init(_ arguments: [String] = []) async throws {
-        bus = try PrivateBus()
+    init(_ arguments: [String] = [], busRules: String = "") async throws {
+        bus = try PrivateBus(extraRules: busRules)
         stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-it-\(UUID())")
         try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
         log = stateDirectory.appendingPathComponent("sim.log")

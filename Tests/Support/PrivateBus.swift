@@ -16,7 +16,9 @@ public final class PrivateBus: Sendable {
     private let directory: URL
 
     /// Starts a bus that lets every local client own any name, as a test bus should.
-    public init() throws {
+    ///
+    /// - Parameter extraRules: more policy rules, e.g. a `<deny .../>` to test a locked-down bus.
+    public init(extraRules: String = "") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus.sock").path
@@ -33,6 +35,7 @@ public final class PrivateBus: Sendable {
                 <allow own="*"/>
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
+                \(extraRules)
               </policy>
             </busconfig>
             """.write(to: config, atomically: true, encoding: .utf8)
