@@ -148,7 +148,7 @@ final class DBusLoop: @unchecked Sendable {
 
     private func run() {
         while let connection {
-            runJobs(connection)
+            runJobs()
             guard self.connection != nil else { break }
             while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
             if dbus_connection_get_is_connected(connection) == 0 {
@@ -158,15 +158,23 @@ final class DBusLoop: @unchecked Sendable {
             waitForActivity()
         }
         stopAccepting()
-        for job in queue.withLock({ $0.jobs }) { job(nil) }
+        // Taken out of the queue, not copied: a job left there would keep what it captures (the
+        // loop itself, for a shutdown job) alive for good.
+        for job in takeJobs() { job(nil) }
     }
 
-    private func runJobs(_ connection: OpaquePointer) {
-        let jobs = queue.withLock { state in
+    private func runJobs() {
+        // Once a job has closed the connection, the rest run with nil, as every job does after
+        // the loop has ended: a caller waiting on one still hears back, and a job that releases
+        // something (a message reference) still does.
+        for job in takeJobs() { job(self.connection) }
+    }
+
+    private func takeJobs() -> [Job] {
+        queue.withLock { state in
             defer { state.jobs.removeAll(keepingCapacity: true) }
             return state.jobs
         }
-        for job in jobs where self.connection != nil { job(connection) }
     }
 
     /// Polls the enabled watches and the wake-up fd until something happens or the nearest
