@@ -31,6 +31,13 @@ final class DBusLoop: @unchecked Sendable {
         wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
     }
 
+    // Closed here, not when the thread ends: a perform() that queued its job just before the loop
+    // stopped still writes to the fd after the thread is gone, and by then the number could
+    // belong to another connection's socket.
+    deinit {
+        close(wakeFD)
+    }
+
     var isConnected: Bool { connected.load(ordering: .acquiring) }
 
     /// Starts the thread, which opens the connection with `open` (blocking, on the thread) and
@@ -48,7 +55,6 @@ final class DBusLoop: @unchecked Sendable {
                 opened(.success(unique))
                 run()
             }
-            close(wakeFD)
         }
         thread.name = name
         thread.start()
