@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing leak-check clean
 
 setup:
 	scripts/setup
@@ -37,6 +37,10 @@ bench: setup
 # Time-lapse timing: the engine against a naive sleep-after-each-shot loop (docs/performance.md).
 bench-timing: setup
 	swift run -c release unleashed-timing-bench
+
+# The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
+leak-check: setup
+	scripts/leak-check
 
 clean:
 	rm -rf .build .build-fuzz
