@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez leak-check clean
 
 setup:
 	scripts/setup
@@ -43,6 +43,10 @@ bench-timing: setup
 bench-bluez: setup
 	swift build -c release --product unleashed-sim
 	swift run -c release unleashed-bluez-bench
+
+# The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
+leak-check: setup
+	scripts/leak-check
 
 clean:
 	rm -rf .build .build-fuzz

@@ -87,6 +87,12 @@ let package = Package(
             path: "Benchmarks/unleashed-bluez-bench",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "unleashed-dbus-soak",
+            dependencies: ["DBus"],
+            path: "Benchmarks/unleashed-dbus-soak",
+            swiftSettings: strict
+        ),
         .target(
             name: "UnleashedTestSupport",
             dependencies: [

@@ -3,6 +3,7 @@
 
 #include <dbus/dbus.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 
 /* libdbus defines its type codes and message types as macros of character constants, which Swift
    does not import; these re-export them as constants. */
@@ -33,5 +34,11 @@ static const int CDBUS_MESSAGE_TYPE_SIGNAL = DBUS_MESSAGE_TYPE_SIGNAL;
 static const int CDBUS_NAME_FLAG_DO_NOT_QUEUE = DBUS_NAME_FLAG_DO_NOT_QUEUE;
 static const int CDBUS_NAME_FLAG_REPLACE_EXISTING = DBUS_NAME_FLAG_REPLACE_EXISTING;
 static const int CDBUS_NAME_FLAG_ALLOW_REPLACEMENT = DBUS_NAME_FLAG_ALLOW_REPLACEMENT;
+
+/* prctl is variadic, which Swift does not import. Names the calling thread; the kernel keeps at
+   most 15 bytes. */
+static inline void cdbus_name_this_thread(const char *name) {
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+}
 
 #endif

@@ -49,7 +49,7 @@ public final class DBusConnection: Sendable {
     public static func open(_ bus: Bus) async throws(DBusError) -> DBusConnection {
         let loop = DBusLoop()
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<String, DBusError>, Never>) in
-            loop.start(name: "dbus \(bus)", open: { connect(to: bus) }, opened: { continuation.resume(returning: $0) })
+            loop.start(open: { connect(to: bus) }, opened: { continuation.resume(returning: $0) })
         }
         return DBusConnection(loop: loop, uniqueName: try result.get())
     }

@@ -42,9 +42,12 @@ final class DBusLoop: @unchecked Sendable {
 
     /// Starts the thread, which opens the connection with `open` (blocking, on the thread) and
     /// reports the outcome before it starts looping.
-    func start(name: String, open: @escaping @Sendable () -> Result<OpaquePointer, DBusError>,
+    func start(open: @escaping @Sendable () -> Result<OpaquePointer, DBusError>,
                opened: @escaping @Sendable (Result<String, DBusError>) -> Void) {
         let thread = Thread { [self] in
+            // Named for ps -L, top -H and gdb. (Foundation's Thread.name does not reliably reach
+            // the kernel on Linux.)
+            cdbus_name_this_thread("dbus-loop")
             switch open() {
             case .failure(let error):
                 stopAccepting()
@@ -56,7 +59,6 @@ final class DBusLoop: @unchecked Sendable {
                 run()
             }
         }
-        thread.name = name
         thread.start()
     }
 
