@@ -21,6 +21,7 @@ test: setup
 	python3 Protocol/tools/make_vectors.py --check
 	swift build --build-tests
 	swift test
+	scripts/leak-check
 	scripts/fuzz $(FUZZ_SECONDS)
 
 # Regenerates Protocol/vectors from Protocol/tools/make_vectors.py (an implementation of
