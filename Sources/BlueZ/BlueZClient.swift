@@ -117,7 +117,18 @@ public actor BlueZClient {
             return
         }
         guard message.sender == bluezOwner || message.sender == BlueZName.service else { return }
+        // Characteristic values are the transport's business; the mirror skips them, which
+        // saves a tree update and a pass over the waiters for every notification.
+        if Self.isValueOnly(message) { return }
         if tree.apply(message) { settleWaiters() }
+    }
+
+    private static func isValueOnly(_ message: DBusMessage) -> Bool {
+        guard message.member == "PropertiesChanged", message.body.count == 3,
+              message.body[0].stringValue == BlueZName.characteristic,
+              case .array(_, let changed) = message.body[1], changed.count == 1,
+              case .dictEntry(.string("Value"), _) = changed[0] else { return false }
+        return true
     }
 
     private func busGone() {
