@@ -84,9 +84,22 @@ public final class BlueZTransport: Transport {
             throw .packetTooLarge(size: large.count, limit: limit)
         }
         let options = DBusValue.properties(["type": .string("command")])
-        let calls = packets.map { DBusConnection.Call(path: commandPath, interface: BlueZName.characteristic, member: "WriteValue", [.bytes($0), options]) }
-        for outcome in await connection.callAll(BlueZName.service, calls, timeout: .seconds(5)) {
-            guard case .failure(let error) = outcome else { continue }
+        var unsent = packets[...]
+        for attempt in 1...Self.inProgressAttempts {
+            let calls = unsent.map {
+                DBusConnection.Call(path: commandPath, interface: BlueZName.characteristic, member: "WriteValue", [.bytes($0), options])
+            }
+            let outcomes = await connection.callAll(BlueZName.service, calls, timeout: .seconds(5))
+            guard let failed = outcomes.firstIndex(where: { if case .failure = $0 { true } else { false } }),
+                  case .failure(let error) = outcomes[failed] else { return }
+            // Another client's write is in flight on the characteristic (BlueZ allows one): wait
+            // and send again from the first packet that failed. Packets after it that did get
+            // through arrive twice, which the reassembler ignores (PROTOCOL.md §3.2).
+            if error.name == BlueZName.Error.inProgress && attempt < Self.inProgressAttempts {
+                unsent = unsent.dropFirst(failed)
+                try? await Task.sleep(for: .milliseconds(10))
+                continue
+            }
             if !connection.isConnected || error.name == DBusError.disconnectedName || error.message == "Not connected"
                 || error.name == BlueZName.Error.notConnected || error.name == DBusError.unknownObjectName
                 || error.name == DBusError.serviceUnknownName {
@@ -95,6 +108,9 @@ public final class BlueZTransport: Transport {
             throw .failed("writing to the module failed: \(error)")
         }
     }
+
+    /// How often a write refused with `InProgress` is tried, 10 ms apart.
+    static let inProgressAttempts = 100
 
     public func close() async {
         pump.cancel()

@@ -70,6 +70,27 @@ struct DBusMockTests {
         await transport.close()
     }
 
+    @Test("a write refused with InProgress (another client's write in flight) is sent again")
+    func writeInProgress() async throws {
+        let mock = try await MockBlueZ()
+        try await mock.addModule()
+        try await mock.addMethod(MockBlueZ.commandPath, "org.bluez.GattCharacteristic1", "WriteValue", in: "aya{sv}", """
+            self.writes = getattr(self, 'writes', 0) + 1
+            if self.writes <= 2:
+                raise dbus.exceptions.DBusException('Operation already in progress', name='org.bluez.Error.InProgress')
+            """)
+        let client = try await BlueZClient.open(bus: .address(mock.bus.address))
+        defer { Task { await client.close() } }
+        try await client.pair(MockBlueZ.devicePath, serviceUUID: service, agent: PairingAgent { _ in .accept })
+        let link = try await BlueZLinkProvider(bus: .address(mock.bus.address), module: MockBlueZ.address).connect()
+        let transport = try await link.resolveServices()
+        try await transport.send([[0x01, 0x02]])
+        let writes = try await mock.calls(MockBlueZ.commandPath, "WriteValue")
+        #expect(writes.count == 3)
+        #expect(writes.allSatisfy { $0.first?.bytesValue == [0x01, 0x02] })
+        await transport.close()
+    }
+
     @Test("connect retries le-connection-abort-by-local and succeeds on the third attempt")
     func abortedTwice() async throws {
         let mock = try await MockBlueZ()
