@@ -83,7 +83,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-bluez-bench",
-            dependencies: ["BlueZ", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator"],
+            dependencies: ["BlueZ", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-bluez-bench",
             swiftSettings: strict
         ),

@@ -13,6 +13,7 @@ import Foundation
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
+import UnleashedTestSupport
 
 let arguments = CommandLine.arguments
 func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } }
@@ -31,24 +32,6 @@ func fail(_ message: String) -> Never {
 
 // MARK: - Processes: a private bus and the fake bluetoothd
 
-/// Starts a program and returns it with the first line it prints.
-func start(_ path: String, _ arguments: [String]) throws -> (Process, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    var printed = Data()
-    while !printed.contains(UInt8(ascii: "\n")) {
-        let chunk = output.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        printed.append(chunk)
-    }
-    return (process, String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "")
-}
-
 /// User plus system CPU time of a process so far, from /proc.
 func cpuTime(of pid: Int32) -> Duration {
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -65,22 +48,13 @@ func ownCPUTime() -> Duration {
     return duration(usage.ru_utime) + duration(usage.ru_stime)
 }
 
-let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bluez-bench-\(UUID())")
-try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-let config = directory.appendingPathComponent("bus.conf")
-try """
-    <busconfig><type>system</type><listen>unix:path=\(directory.path)/bus.sock</listen><auth>EXTERNAL</auth>
-    <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/></policy></busconfig>
-    """.write(to: config, atomically: true, encoding: .utf8)
-let (busDaemon, address) = try start("/usr/bin/dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"])
-guard address.hasPrefix("unix:") else { fail("dbus-daemon did not start") }
+let bus = try PrivateBus()
+let address = bus.address
 let simPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim").path
-let (sim, ready) = try start(simPath, ["bluez", "--bus", address, "--modules", "1"])
+let (sim, ready) = try launchReadingFirstLine(simPath, ["bluez", "--bus", address, "--modules", "1"])
 guard ready == "ready" else { fail("unleashed-sim bluez did not start (build it: swift build -c release --product unleashed-sim)") }
 defer {
     kill(sim.processIdentifier, SIGKILL)
-    kill(busDaemon.processIdentifier, SIGKILL)
-    try? FileManager.default.removeItem(at: directory)
 }
 
 // MARK: - Measurements
@@ -114,9 +88,9 @@ func roundTrips(_ camera: ModuleCamera, count: Int) async throws -> Samples {
 }
 
 let module = "F0:5E:D0:00:00:01"
-let bus = DBusConnection.Bus.address(address)
+let busAddress = DBusConnection.Bus.address(address)
 do {
-    let client = try await BlueZClient.open(bus: bus)
+    let client = try await BlueZClient.open(bus: busAddress)
     let adapter = try await client.adapter(named: nil)
     let device = try await client.findModule(module, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: .seconds(10))
     try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: PairingAgent { _ in .accept })
@@ -126,7 +100,7 @@ do {
 }
 
 func bluezCamera() async throws -> ModuleCamera {
-    try await ModuleCamera(connection: ModuleConnection(provider: BlueZLinkProvider(bus: bus, module: module)), name: module)
+    try await ModuleCamera(connection: ModuleConnection(provider: BlueZLinkProvider(bus: busAddress, module: module)), name: module)
 }
 
 var connectTimes = Samples()
@@ -139,9 +113,9 @@ for _ in 0..<connects {
 
 let camera = try await bluezCamera()
 _ = try await roundTrips(camera, count: 100)  // warm-up
-let (clientBefore, simBefore, busBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: busDaemon.processIdentifier))
+let (clientBefore, simBefore, busBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid))
 let overBlueZ = try await roundTrips(camera, count: requests)
-let (clientAfter, simAfter, busAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: busDaemon.processIdentifier))
+let (clientAfter, simAfter, busAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid))
 await camera.close()
 
 let demo = try await Demo.start(stateFile: nil, options: DemoOptions(profile: CameraProfile.named("nikon-z")))

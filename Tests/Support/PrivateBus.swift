@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Why a test's own process (a bus, a fake bluetoothd) could not be started.
 public struct FixtureError: Error, CustomStringConvertible {
@@ -39,21 +39,7 @@ public final class PrivateBus: Sendable {
               </policy>
             </busconfig>
             """.write(to: config, atomically: true, encoding: .utf8)
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: Self.dbusDaemon)
-        daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--print-address=1"]
-        let output = Pipe()
-        daemon.standardOutput = output
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        // The daemon keeps stdout open: read up to the end of the address line, not to EOF.
-        var printed = Data()
-        while !printed.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            printed.append(chunk)
-        }
-        let line = String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        let (daemon, line) = try launchReadingFirstLine(Self.dbusDaemon, ["--config-file=\(config.path)", "--nofork", "--print-address=1"])
         guard line.hasPrefix("unix:") else {
             daemon.terminate()
             throw FixtureError("dbus-daemon did not start; scripts/setup installs the dbus package")
@@ -75,4 +61,23 @@ public final class PrivateBus: Sendable {
     static var dbusDaemon: String {
         ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "dbus-daemon"
     }
+}
+
+/// Starts a program and returns it with the first line it prints on standard output (an address,
+/// a "ready"). Programs that keep standard output open are read up to that line, not to EOF.
+public func launchReadingFirstLine(_ path: String, _ arguments: [String]) throws -> (Process, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var printed = Data()
+    while !printed.contains(UInt8(ascii: "\n")) {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        printed.append(chunk)
+    }
+    return (process, String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "")
 }
