@@ -1,5 +1,6 @@
 public import DBus
 import Foundation
+import Synchronization
 
 /// One client of BlueZ on its own D-Bus connection: the mirror of BlueZ's objects, kept current,
 /// and the operations a module client needs (discovery, connect, pair, disconnect, forget), each
@@ -248,10 +249,12 @@ public actor BlueZClient {
         _ = try? await call(adapter.path, BlueZName.adapter, "SetDiscoveryFilter", [.properties([:])])
     }
 
-    /// The devices on `adapter` that advertise `serviceUUID` or the module's company identifier.
+    /// The devices on `adapter` advertising now (BlueZ gives an RSSI only to devices a scan has
+    /// heard) that offer `serviceUUID` or carry the module's company identifier. A paired module
+    /// that is switched off is known to BlueZ but not listed.
     public func modules(on adapter: BlueZAdapter, serviceUUID: String) -> [BlueZDevice] {
         tree.devices(on: adapter.path).filter {
-            $0.serviceUUIDs.contains(serviceUUID.lowercased()) || $0.advertisement != nil
+            $0.rssi != nil && ($0.serviceUUIDs.contains(serviceUUID.lowercased()) || $0.advertisement != nil)
         }
     }
 
@@ -332,14 +335,22 @@ public actor BlueZClient {
             } catch .connectionLost(let reason) {
                 lastError = .connectionLost(reason)
                 try? await Task.sleep(for: policy.backoff * attempt)
+            } catch .timedOut(let what) {
+                // Services never resolved: drop the half-made link before the next attempt.
+                lastError = .timedOut(what)
+                await disconnect(devicePath)
+            } catch .notAModule(let reason) {
+                await disconnect(devicePath)
+                throw .notAModule(reason)
             }
         }
+        await disconnect(devicePath)
         throw lastError
     }
 
     private func connectOnce(_ devicePath: String, serviceUUID: String, policy: ConnectPolicy) async throws(BlueZError) {
-        let device = tree.device(at: devicePath)
-        if device?.connected != true {
+        let sawConnected = SeenFlag(tree.device(at: devicePath)?.connected == true)
+        if !sawConnected.isSet {
             do {
                 try await call(devicePath, BlueZName.device, "Connect", timeout: policy.connectTimeout)
             } catch .dbus(let error) where error.name == BlueZName.Error.alreadyConnected {
@@ -351,9 +362,22 @@ public actor BlueZClient {
             guard let device = snapshot.tree.device(at: devicePath) else {
                 return .failed(.connectionLost("the device disappeared from BlueZ"))
             }
-            guard device.connected else { return .failed(.connectionLost("the module disconnected during service discovery")) }
-            // ServicesResolved can turn true before the objects are exported (bluez#1489): check both.
-            return device.servicesResolved && snapshot.tree.hasService(serviceUUID, device: devicePath) ? .satisfied : .pending
+            // The Connect reply can overtake the Connected=true signal: a false seen before any
+            // true is stale, not a drop.
+            if device.connected { sawConnected.set() }
+            guard device.connected || !sawConnected.isSet else {
+                return .failed(.connectionLost("the module disconnected during service discovery"))
+            }
+            return device.connected && device.servicesResolved ? .satisfied : .pending
+        }
+        // ServicesResolved can turn true before the objects are exported (bluez#1489): give them
+        // a moment, then conclude the device has no such service.
+        do {
+            try await wait(for: "the module's service", timeout: .seconds(2)) { snapshot in
+                snapshot.tree.hasService(serviceUUID, device: devicePath) ? .satisfied : .pending
+            }
+        } catch .timedOut {
+            throw .notAModule("the device has no Unleashed service (\(serviceUUID))")
         }
     }
 
@@ -362,11 +386,18 @@ public actor BlueZClient {
             || message.contains("br-connection-canceled")
     }
 
-    /// Takes the link down and waits (briefly) for BlueZ to report it; never fails.
-    public func disconnect(_ devicePath: String) async {
+    /// Takes the link down and waits (briefly) for BlueZ to report it; true when it did.
+    @discardableResult
+    public func disconnect(_ devicePath: String) async -> Bool {
         _ = try? await call(devicePath, BlueZName.device, "Disconnect", timeout: .seconds(10))
-        try? await wait(for: "disconnecting", timeout: .seconds(5)) { snapshot in
-            snapshot.tree.device(at: devicePath)?.connected == true ? .pending : .satisfied
+        do {
+            try await wait(for: "disconnecting", timeout: .seconds(5)) { snapshot in
+                guard snapshot.bluezPresent else { return .failed(.bluezNotRunning) }
+                return snapshot.tree.device(at: devicePath)?.connected == true ? .pending : .satisfied
+            }
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -388,6 +419,15 @@ public actor BlueZClient {
                      policy: ConnectPolicy = ConnectPolicy(), timeout: Duration = .seconds(60)) async throws(BlueZError) {
         if tree.device(at: devicePath)?.paired == true { return }
         try await connect(devicePath, serviceUUID: serviceUUID, policy: policy)
+        do {
+            try await bond(devicePath, agent: agent, timeout: timeout)
+        } catch {
+            await disconnect(devicePath)
+            throw error
+        }
+    }
+
+    private func bond(_ devicePath: String, agent: PairingAgent, timeout: Duration) async throws(BlueZError) {
         try await agent.register(on: self)
         defer { Task { await agent.unregister(from: self) } }
         try? await set(devicePath, BlueZName.device, "Trusted", .bool(true))
@@ -407,4 +447,15 @@ public actor BlueZClient {
             snapshot.tree.device(at: devicePath)?.paired == true ? .satisfied : .pending
         }
     }
+}
+
+/// A flag that wait conditions (sendable closures) can set.
+private final class SeenFlag: Sendable {
+    private let value: Mutex<Bool>
+
+    init(_ initial: Bool) { value = Mutex(initial) }
+
+    var isSet: Bool { value.withLock { $0 } }
+
+    func set() { value.withLock { $0 = true } }
 }

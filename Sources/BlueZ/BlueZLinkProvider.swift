@@ -56,6 +56,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
                 let adapter = try await client.adapter(named: adapterName)
                 let device = try await client.findModule(module, on: adapter, serviceUUID: gatt.service, timeout: .seconds(10))
                 guard device.paired else { throw BlueZError.notPaired(module) }
+                // connect() takes the link down itself when it fails.
                 try await client.connect(device.path, serviceUUID: gatt.service, policy: policy)
                 return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt)
             } catch {

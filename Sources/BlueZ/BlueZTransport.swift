@@ -64,9 +64,14 @@ public final class BlueZTransport: Transport {
             }
             return nil
         }
-        if message.isSignal(BlueZName.objectManager, "InterfacesRemoved"), let path = message.body.first?.stringValue,
-           path == devicePath || eventPath.hasPrefix(path + "/") || path == eventPath {
-            return .disconnected(reason: "the module's objects were removed from BlueZ")
+        if message.isSignal(BlueZName.objectManager, "InterfacesRemoved"), message.body.count == 2,
+           let path = message.body[0].stringValue, let removed = message.body[1].stringArrayValue {
+            // Only the device itself or the Event characteristic (or a parent of it) going away
+            // ends the link; another interface leaving the device's path (Battery1) does not.
+            let deviceGone = path == devicePath && removed.contains(BlueZName.device)
+            let eventGone = path != devicePath && (path == eventPath || eventPath.hasPrefix(path + "/"))
+            if deviceGone || eventGone { return .disconnected(reason: "the module's objects were removed from BlueZ") }
+            return nil
         }
         if message.isSignal("org.freedesktop.DBus", "NameOwnerChanged"), message.body.count == 3,
            message.body[0].stringValue == BlueZName.service, message.body[2].stringValue?.isEmpty == true {

@@ -107,7 +107,7 @@ public final class DBusConnection: Sendable {
 
     /// Emits a signal from `path`.
     public func emit(path: String, interface: String, member: String, _ body: [DBusValue] = []) {
-        guard DBusMessage.isValidObjectPath(path) else { return }
+        guard DBusMessage.isValidObjectPath(path), DBusMessage.isValidInterface(interface), DBusMessage.isValidMember(member) else { return }
         loop.perform { connection in
             _ = DBusLoop.send(connection, build: { dbus_message_new_signal(path, interface, member) }, body: body)
         }

@@ -294,6 +294,12 @@ final class DBusLoop: @unchecked Sendable {
         guard DBusMessage.isValidObjectPath(path) else {
             return complete(.failure(DBusError(name: DBusError.invalidArgsName, message: "'\(path)' is not a D-Bus object path")))
         }
+        // libdbus aborts the process on an invalid name: check each first.
+        guard destination.map(DBusMessage.isValidBusName) ?? true, interface.map(DBusMessage.isValidInterface) ?? true,
+              DBusMessage.isValidMember(member) else {
+            let names = [destination, interface, member].compactMap { $0 }.joined(separator: " ")
+            return complete(.failure(DBusError(name: DBusError.invalidArgsName, message: "invalid D-Bus name among '\(names)'")))
+        }
         guard let message = dbus_message_new_method_call(destination, path, interface, member) else {
             return complete(.failure(DBusError(name: DBusError.failedName, message: "out of memory")))
         }
@@ -340,7 +346,8 @@ final class DBusLoop: @unchecked Sendable {
     /// Answers a method call with an error.
     func reply(to call: OpaquePointer, error: DBusError) {
         guard let connection, dbus_message_get_no_reply(call) == 0 else { return }
-        guard let reply = dbus_message_new_error(call, error.name, error.message) else { return }
+        let name = error.name.withCString { dbus_validate_error_name($0, nil) != 0 } ? error.name : DBusError.failedName
+        guard let reply = dbus_message_new_error(call, name, error.message) else { return }
         dbus_connection_send(connection, reply, nil)
         dbus_message_unref(reply)
     }

@@ -209,6 +209,10 @@ extension DBusMessage {
         path.withCString { dbus_validate_path($0, nil) != 0 }
     }
 
+    static func isValidBusName(_ name: String) -> Bool { name.withCString { dbus_validate_bus_name($0, nil) != 0 } }
+    static func isValidInterface(_ name: String) -> Bool { name.withCString { dbus_validate_interface($0, nil) != 0 } }
+    static func isValidMember(_ name: String) -> Bool { name.withCString { dbus_validate_member($0, nil) != 0 } }
+
     private static func appendBasic<T: BitwiseCopyable>(_ value: T, _ type: Int32, _ iterator: inout DBusMessageIter) -> Bool {
         var copy = value
         return dbus_message_iter_append_basic(&iterator, type, &copy) != 0

@@ -136,8 +136,11 @@ struct PairCommand: AsyncParsableCommand {
     }
 }
 
-/// Finds a module and pairs with it unless BlueZ already has a bond; returns the device.
-private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: PairingOptions) async throws(ExitCode) -> BlueZDevice {
+/// Finds a module and pairs with it unless BlueZ already has a bond; returns the device. Unless
+/// `keepLink` (a connection follows at once), the link pairing made is taken down again, so the
+/// module is free for other clients.
+private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: PairingOptions,
+                        keepLink: Bool = false) async throws(ExitCode) -> BlueZDevice {
     let scanFor = try options.moduleScanTimeout()
     let client = try await options.openBlueZ()
     do throws(BlueZError) {
@@ -145,6 +148,7 @@ private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: Pairi
         let device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: scanFor)
         try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes))
         let paired = await client.tree.device(at: device.path) ?? device
+        if !keepLink { await client.disconnect(device.path) }
         await client.close()
         return paired
     } catch {
@@ -175,7 +179,7 @@ struct ConnectCommand: AsyncParsableCommand {
         let known = address ?? options.module ?? RememberedModule.load()?.address
         let wanted: String
         if let known { wanted = known } else { wanted = try await onlyModuleInRange() }
-        let device = try await pairDevice(wanted, options: options, pairing: pairing)
+        let device = try await pairDevice(wanted, options: options, pairing: pairing, keepLink: true)
         var connected = options
         connected.module = device.address
         connected.adapter = options.adapter
@@ -248,8 +252,11 @@ struct DisconnectCommand: AsyncParsableCommand {
         let wanted = try address ?? options.chosenModule()
         let (device, wasConnected) = try await options.withKnownModule(wanted) { client, _, device throws(BlueZError) in
             guard let device else { throw BlueZError.moduleNotFound(wanted) }
-            if device.connected { await client.disconnect(device.path) }
-            return (device, device.connected)
+            guard device.connected else { return (device, false) }
+            guard await client.disconnect(device.path) else {
+                throw BlueZError.connectionFailed("BlueZ did not take the link to \(device.address) down within 5 s")
+            }
+            return (device, true)
         }
         options.emit(["address": .string(device.address), "wasConnected": .bool(wasConnected)]) {
             wasConnected ? "Disconnected from \(device.name ?? device.address)." : "\(device.name ?? device.address) was not connected."

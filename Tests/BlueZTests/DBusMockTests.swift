@@ -105,6 +105,21 @@ struct DBusMockTests {
         #expect(await client.tree.device(at: MockBlueZ.devicePath)?.servicesResolved == true)
     }
 
+    @Test("a device whose resolved services lack the Unleashed service is 'not a module', and is disconnected")
+    func notAModule() async throws {
+        let mock = try await MockBlueZ()
+        let path = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_01"
+        _ = try await mock.mock("AddDevice", [.string("hci0"), .string("AA:BB:CC:DD:EE:01"), .string("Headphones")])
+        try await mock.addMethod(path, "org.bluez.Device1", "Connect",
+            "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True), 'ServicesResolved': dbus.Boolean(True)})")
+        let client = try await BlueZClient.open(bus: .address(mock.bus.address))
+        defer { Task { await client.close() } }
+        await #expect(throws: BlueZError.notAModule("the device has no Unleashed service (\(service))")) {
+            try await client.connect(path, serviceUUID: service)
+        }
+        #expect(try await mock.calls(path, "Disconnect").count >= 1)
+    }
+
     @Test("a refused pairing is reported as refused, with the agent's reason")
     func pairingRefused() async throws {
         let mock = try await MockBlueZ()

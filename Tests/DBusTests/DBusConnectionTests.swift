@@ -117,6 +117,12 @@ struct DBusConnectionTests {
             try await client.call("org.bluez", path: "/", interface: "a.b", member: "C", [.array(element: "s", [.int32(1)])])
         }
         #expect(array?.name == DBusError.invalidArgsName)
+        for (destination, interface, member) in [("org..bluez", "a.b", "C"), ("org.bluez", "no dots", "C"), ("org.bluez", "a.b", "Bad-Member")] {
+            let name = await #expect(throws: DBusError.self) {
+                try await client.call(destination, path: "/", interface: interface, member: member)
+            }
+            #expect(name?.name == DBusError.invalidArgsName, "\(destination) \(interface) \(member)")
+        }
     }
 
     @Test("signals that match a rule arrive in order, with their bodies")

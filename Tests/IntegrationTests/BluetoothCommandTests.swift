@@ -110,6 +110,7 @@ struct BluetoothCommandTests {
         let confirmed = try await sim.unleashed("pair", SimulatedBluetooth.first, "--yes")
         #expect(confirmed.status == 0, "\(confirmed.stderr)\n\(sim.simLog)")
         #expect(confirmed.stdout.contains("Paired with Unleashed 0001"))
+        #expect((try await sim.stats()["disconnectCalls"] ?? 0) >= 1, "pairing leaves the module free for other clients")
     }
 
     @Test("passkey entry: the passkey the module shows pairs, a wrong one is refused")

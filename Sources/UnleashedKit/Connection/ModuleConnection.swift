@@ -81,6 +81,8 @@ public actor ModuleConnection {
     private var generation = 0
     private var step: Task<Void, Never>?
     private var retryTimer: Task<Void, Never>?
+    /// Closes the links before; the latest waits for the ones before it.
+    private var closing: Task<Void, Never>?
     private var keepAlive: Task<Void, Never>?
     private var requestedSinceKeepAlive = false
     private var waiters: [Int: StateWaiter] = [:]
@@ -141,6 +143,7 @@ public actor ModuleConnection {
     public func disconnect() async {
         apply(.disconnectRequested)
         _ = await waitForState(timeout: nil) { $0 == .idle }
+        await closing?.value
     }
 
     /// Sends a request on the ready session.
@@ -224,8 +227,9 @@ public actor ModuleConnection {
 
     private func startConnect() {
         generation += 1
-        let (current, provider) = (generation, provider)
+        let (current, provider, closing) = (generation, provider, closing)
         step = Task { [weak self] in
+            await closing?.value
             do throws(LinkError) {
                 let link = try await provider.connect()
                 guard let self else { return await link.close() }
@@ -357,13 +361,18 @@ public actor ModuleConnection {
         generation += 1
         step?.cancel()
         keepAlive?.cancel()
-        let (oldSession, oldLink) = (session, link)
+        let (oldSession, oldLink, previous) = (session, link, closing)
         session = nil
         link = nil
-        return Task {
+        // Closes run one after another, and the next link waits for them (startConnect): a
+        // disconnect still on its way must not take down the link made after it.
+        let task = Task {
+            await previous?.value
             await oldSession?.close()
             await oldLink?.close()
         }
+        closing = task
+        return task
     }
 
     private func scheduleRetry(after delay: Duration) {
