@@ -56,13 +56,14 @@ struct BluetoothCommandTests {
     func linkLossDuringRun() async throws {
         let sim = try await SimulatedBluetooth()
         #expect(try await sim.unleashed("connect", SimulatedBluetooth.first).status == 0)
-        async let running = sim.unleashed("timelapse", "--interval", "500ms", "--frames", "24", "--json")
-        try await Task.sleep(for: .seconds(3))
+        async let running = sim.unleashed("timelapse", "--interval", "500ms", "--frames", "30", "--json")
+        // A few frames in (hello and requests), whenever the command got going.
+        try await sim.waitForWrites(8)
         try await sim.simulator("LoseLink", [.string(SimulatedBluetooth.first), .uint32(3000)])
         let run = try await running
         #expect(run.status == 0, "\(run.stderr)\n\(sim.simLog)")
         let frames = run.jsonLines.filter { $0["frame"] != nil }
-        #expect(frames.count == 24)
+        #expect(frames.count == 30)
         let outcomes = frames.compactMap { $0["outcome"] as? String }
         #expect(outcomes.contains { $0 != "taken" }, "the outage cost frames: \(outcomes)")
         #expect(outcomes.suffix(3).allSatisfy { $0 == "taken" }, "shooting again after the reconnect: \(outcomes)")
@@ -73,13 +74,14 @@ struct BluetoothCommandTests {
     func bluetoothdRestart() async throws {
         let sim = try await SimulatedBluetooth()
         #expect(try await sim.unleashed("connect", SimulatedBluetooth.first).status == 0)
-        async let running = sim.unleashed("timelapse", "--interval", "500ms", "--frames", "24", "--json")
-        try await Task.sleep(for: .seconds(3))
+        async let running = sim.unleashed("timelapse", "--interval", "500ms", "--frames", "30", "--json")
+        // A few frames in (hello and requests), whenever the command got going.
+        try await sim.waitForWrites(8)
         try await sim.simulator("RestartBluetoothd", [.uint32(1500)])
         let run = try await running
         #expect(run.status == 0, "\(run.stderr)\n\(sim.simLog)")
         let outcomes = run.jsonLines.compactMap { $0["outcome"] as? String }
-        #expect(outcomes.count == 24)
+        #expect(outcomes.count == 30)
         #expect(outcomes.suffix(3).allSatisfy { $0 == "taken" }, "\(outcomes)")
     }
 

@@ -121,6 +121,17 @@ final class SimulatedBluetooth: Sendable {
                                member: member, body)
     }
 
+    /// Waits until `count` more packets have reached the modules than when called (a run is
+    /// under way), however slowly a loaded machine starts the command.
+    func waitForWrites(_ count: Int, timeout: Duration = .seconds(60)) async throws {
+        let start = try await stats()["writes"] ?? 0
+        let deadline = ContinuousClock.now + timeout
+        while try await (stats()["writes"] ?? 0) < start + count {
+            guard ContinuousClock.now < deadline else { throw FixtureError("no progress in \(timeout): \(simLog)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// The fake's counters.
     func stats() async throws -> [String: Int] {
         (try await simulator("Stats").first?.dictionaryValue ?? [:]).compactMapValues(\.intValue)
