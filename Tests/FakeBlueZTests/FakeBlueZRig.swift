@@ -52,14 +52,14 @@ struct FakeBlueZRig {
     @discardableResult
     func call(_ path: String, _ interface: String, _ member: String, _ body: [DBusValue] = [],
               on connection: DBusConnection? = nil) async throws(DBusError) -> [DBusValue] {
-        try await (connection ?? client).call(FakeBlueZ.busName, path: path, interface: interface, member: member, body, timeout: .seconds(20))
+        try await (connection ?? client).call(FakeBlueZ.busName, path: path, interface: interface, member: member, body, timeout: .seconds(60))
     }
 
     /// Calls the control interface.
     @discardableResult
     func control(_ member: String, _ body: [DBusValue] = []) async throws(DBusError) -> [DBusValue] {
         try await client.call(FakeBlueZ.controlName, path: FakeBlueZ.controlPath, interface: FakeBlueZ.controlInterface,
-                              member: member, body, timeout: .seconds(20))
+                              member: member, body, timeout: .seconds(60))
     }
 
     /// The error a call fails with (a test fails if it succeeds).
@@ -173,7 +173,9 @@ final class SignalLog: Sendable {
 
     /// Waits for the first signal at or after `start` that matches; returns its position.
     @discardableResult
-    func wait(for match: Match, from start: Int = 0, timeout: Duration = .seconds(10)) async throws -> Int {
+    /// Generous by default: on a loaded 2-core machine the suite's synchronous process waits can
+    /// starve the fake (which runs in this process) for many seconds; a real hang still fails.
+    func wait(for match: Match, from start: Int = 0, timeout: Duration = .seconds(60)) async throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let found = messages.withLock { messages in
