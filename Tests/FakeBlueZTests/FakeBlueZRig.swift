@@ -171,10 +171,10 @@ final class SignalLog: Sendable {
         }
     }
 
-    /// Waits for the first signal at or after `start` that matches; returns its position.
-    @discardableResult
-    /// Generous by default: on a loaded 2-core machine the suite's synchronous process waits can
+    /// Waits for the first signal at or after `start` that matches; returns its position. The
+    /// timeout is generous: on a loaded 2-core machine the suite's synchronous process waits can
     /// starve the fake (which runs in this process) for many seconds; a real hang still fails.
+    @discardableResult
     func wait(for match: Match, from start: Int = 0, timeout: Duration = .seconds(60)) async throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
