@@ -101,9 +101,7 @@ public struct Demo: Sendable {
     /// `$XDG_STATE_HOME/unleashed/demo-camera.json`, else `~/.local/state/unleashed/demo-camera.json`.
     public static func defaultStateFile(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         if let path = environment["UNLEASHED_DEMO_STATE"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/state")
-        return stateHome.appendingPathComponent("unleashed/demo-camera.json")
+        return unleashedStateDirectory(environment: environment).appendingPathComponent("demo-camera.json")
     }
 
     /// Starts the simulated module, restoring its camera from `stateFile` when there is one, and

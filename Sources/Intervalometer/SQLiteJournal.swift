@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import UnleashedKit
 
 /// The run journal in an SQLite file: what lets a time-lapse survive a crash or a power cut and
 /// what `unleashed runs` reads afterwards.
@@ -46,14 +47,7 @@ public final class SQLiteJournal: RunJournal {
     /// (the XDG place for state that should outlive a reboot but is not a document).
     public static func defaultPath(environment: [String: String]) -> String {
         if let path = environment["UNLEASHED_JOURNAL"], !path.isEmpty { return path }
-        let stateHome: String
-        if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty {
-            stateHome = xdg
-        } else {
-            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-            stateHome = (home as NSString).appendingPathComponent(".local/state")
-        }
-        return (stateHome as NSString).appendingPathComponent("unleashed/journal.sqlite")
+        return unleashedStateDirectory(environment: environment).appendingPathComponent("journal.sqlite").path
     }
 
     // MARK: RunJournal

@@ -13,10 +13,7 @@ struct RememberedModule: Codable, Hashable {
 
     /// `$XDG_STATE_HOME/unleashed/module.json`, else `~/.local/state/unleashed/module.json`.
     static var file: URL {
-        let environment = ProcessInfo.processInfo.environment
-        let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".local/state")
-        return stateHome.appendingPathComponent("unleashed/module.json")
+        unleashedStateDirectory().appendingPathComponent("module.json")
     }
 
     static func load() -> RememberedModule? {
