@@ -1,3 +1,4 @@
+public import UnleashedSimulator
 import UnleashedKit
 
 extension FakeBlueZ {
@@ -88,16 +89,6 @@ extension FakeBlueZ {
         }
     }
 
-    /// A fault plan item that could not be read.
-    public struct FaultPlanError: Error, Hashable, Sendable, CustomStringConvertible {
-        public var item: String
-        public var expected: String
-
-        public init(item: String, expected: String) {
-            self.item = item
-            self.expected = expected
-        }
-
-        public var description: String { "cannot read the fault '\(item)': expected \(expected)" }
-    }
+    /// A fault plan item that could not be read (the simulator's one error type for plans).
+    public typealias FaultPlanError = UnleashedSimulator.FaultPlanError
 }

@@ -133,7 +133,10 @@ public struct DemoFaults: Hashable, Sendable {
 }
 
 /// A `--demo-faults` item that could not be read.
-public struct DemoFaultsError: Error, Hashable, Sendable, CustomStringConvertible {
+public typealias DemoFaultsError = FaultPlanError
+
+/// An item of a fault plan (`--demo-faults`, `unleashed-sim bluez --faults`) that could not be read.
+public struct FaultPlanError: Error, Hashable, Sendable, CustomStringConvertible {
     public var item: String
     public var expected: String
 

@@ -262,10 +262,7 @@ public actor BlueZClient {
     /// `timeout`.
     public func findModule(_ wanted: String, on adapter: BlueZAdapter, serviceUUID: String,
                            timeout: Duration) async throws(BlueZError) -> BlueZDevice {
-        let match: @Sendable (BlueZDevice) -> Bool = { device in
-            device.address.caseInsensitiveCompare(wanted) == .orderedSame
-                || device.name?.caseInsensitiveCompare(wanted) == .orderedSame
-        }
+        let match: @Sendable (BlueZDevice) -> Bool = { $0.matches(wanted) }
         if let known = tree.devices(on: adapter.path).first(where: match) { return known }
         try await startDiscovery(on: adapter, serviceUUID: serviceUUID)
         do {

@@ -1,4 +1,5 @@
 public import DBus
+import Foundation
 
 /// A mirror of BlueZ's objects (`path -> interface -> properties`), loaded from
 /// `GetManagedObjects` and kept current from `InterfacesAdded`, `InterfacesRemoved` and
@@ -142,6 +143,12 @@ public struct BlueZDevice: Sendable, Hashable {
         servicesResolved = properties["ServicesResolved"]?.boolValue ?? false
         serviceUUIDs = (properties["UUIDs"]?.stringArrayValue ?? []).map { $0.lowercased() }
         manufacturerData = (properties["ManufacturerData"]?.integerKeyedDictionaryValue ?? [:]).compactMapValues(\.bytesValue)
+    }
+
+    /// True when `wanted` is this device's address or name, in any case: how a person names a
+    /// module on the command line.
+    public func matches(_ wanted: String) -> Bool {
+        address.caseInsensitiveCompare(wanted) == .orderedSame || name?.caseInsensitiveCompare(wanted) == .orderedSame
     }
 
     /// What the module says about itself in its advertisement, if it is a module.

@@ -65,9 +65,7 @@ extension GlobalOptions {
         let client = try await openBlueZ()
         do throws(BlueZError) {
             let adapter = try await client.adapter(named: chosenAdapter)
-            let device = await client.tree.devices(on: adapter.path).first {
-                $0.address.caseInsensitiveCompare(wanted) == .orderedSame || $0.name == wanted
-            }
+            let device = await client.tree.devices(on: adapter.path).first { $0.matches(wanted) }
             let result = try await body(client, adapter, device)
             await client.close()
             return result
