@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Intervalometer", targets: ["Intervalometer"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
+        .library(name: "GPhoto2", targets: ["GPhoto2"]),
         .executable(name: "unleashed-sim", targets: ["unleashed-sim"]),
     ],
     dependencies: [
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.0.6"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -35,6 +37,8 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "BlueZ", dependencies: ["DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
+        .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
+        .target(name: "GPhoto2", dependencies: ["CGPhoto2", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
             dependencies: ["UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
@@ -52,9 +56,23 @@ let package = Package(
             path: "Simulator/FakeBlueZ",
             swiftSettings: strict
         ),
+        .systemLibrary(
+            name: "CTurboJPEG", path: "Simulator/CTurboJPEG", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
+        ),
+        .target(
+            name: "PTPIPCamera",
+            dependencies: [
+                "UnleashedSimulator", "UnleashedProtocol", "UnleashedKit", "CTurboJPEG",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Simulator/PTPIPCamera",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "unleashed-sim",
-            dependencies: ["FakeBlueZ", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Simulator/unleashed-sim",
             swiftSettings: strict
         ),
@@ -62,6 +80,7 @@ let package = Package(
             name: "unleashed",
             dependencies: [
                 "BlueZ",
+                "GPhoto2",
                 "UnleashedKit",
                 "UnleashedSimulator",
                 "Intervalometer",
@@ -85,6 +104,12 @@ let package = Package(
             name: "unleashed-bluez-bench",
             dependencies: ["BlueZ", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-bluez-bench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "unleashed-gphoto2-bench",
+            dependencies: ["GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
+            path: "Benchmarks/unleashed-gphoto2-bench",
             swiftSettings: strict
         ),
         .executableTarget(
@@ -155,6 +180,20 @@ let package = Package(
         .testTarget(
             name: "BlueZTests",
             dependencies: ["BlueZ", "FakeBlueZ", "DBus", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "PTPIPCameraTests",
+            dependencies: [
+                "PTPIPCamera", "UnleashedSimulator", "UnleashedProtocol", "UnleashedTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GPhoto2Tests",
+            dependencies: ["GPhoto2", "PTPIPCamera", "UnleashedKit", "UnleashedProtocol", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

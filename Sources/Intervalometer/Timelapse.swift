@@ -335,10 +335,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                                 exposure: exposure)
         let camera = camera
         let work = Task { () async -> Result<SlotWork, CameraError> in
-            do throws(CameraError) {
-                return .success(try await command(camera))
-            } catch {
-                return .failure(error)
+            await CaptureContext.$frame.withValue(frame) {
+                do throws(CameraError) {
+                    return .success(try await command(camera))
+                } catch {
+                    return .failure(error)
+                }
             }
         }
         if stoppable { stoppableWork = work }

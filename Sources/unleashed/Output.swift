@@ -35,7 +35,27 @@ enum Output {
             case .invalidRequest: ("invalidRequest", .software)
             default: ("link", .unavailable)
             }
+        case .device(let failure):
+            switch failure.kind {
+            case .busy: ("busy", .temporary)
+            case .cardFull: ("cardFull", .refused)
+            case .unsupported: ("unsupported", .refused)
+            case .disconnected: ("notConnected", .unavailable)
+            case .timedOut: ("timedOut", .unavailable)
+            case .permissionDenied: ("permissionDenied", .unavailable)
+            case .failed: ("camera", .unavailable)
+            }
         }
+    }
+
+    /// A downloaded picture, for `--json`.
+    static func json(_ file: SavedFile) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [
+            "path": .string(file.path), "bytes": .integer(Int64(file.bytes)), "cameraPath": .string(file.cameraPath),
+            "shotCounter": .integer(Int64(file.shotCounter)),
+        ]
+        members["frame"] = file.frame.map { .integer(Int64($0)) }
+        return members
     }
 
     /// Unix milliseconds as an ISO 8601 UTC timestamp.

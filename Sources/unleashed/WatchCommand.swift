@@ -96,6 +96,11 @@ struct WatchCommand: AsyncParsableCommand {
             return ("error", members, Output.style.paint("camera error: \(status)" + (message.map { " (\($0))" } ?? ""), .red))
         case .missedEvents(let count):
             return ("missedEvents", ["count": .integer(Int64(count))], "\(count) events lost on the way")
+        case .fileSaved(let file):
+            return ("fileSaved", Output.json(file), "saved \(file.path) (\(file.bytes) bytes)")
+        case .fileNotSaved(let cameraPath, let reason):
+            return ("fileNotSaved", ["cameraPath": .string(cameraPath), "reason": .string(reason)],
+                    Output.style.paint("could not save \(cameraPath): \(reason)", .red))
         }
     }
 }

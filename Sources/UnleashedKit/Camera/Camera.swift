@@ -218,6 +218,10 @@ public enum CameraEvent: Hashable, Sendable {
     case error(StatusCode, message: String?)
     /// Events were lost on the way; the state they carried is re-read when it matters.
     case missedEvents(Int)
+    /// A picture was copied to this computer (backends that download).
+    case fileSaved(SavedFile)
+    /// A picture could not be copied; it is still on the camera at `cameraPath`.
+    case fileNotSaved(cameraPath: String, reason: String)
 }
 
 /// Why a camera operation failed, worded for the person who asked.
@@ -247,6 +251,8 @@ public enum CameraError: Error, Hashable, Sendable {
     case cancelled
     /// A failure below the camera API that fits none of the above.
     case session(SessionError)
+    /// A failure of a camera reached without the module (USB through libgphoto2).
+    case device(DeviceFailure)
 }
 
 extension CameraError: CustomStringConvertible {
@@ -291,6 +297,8 @@ extension CameraError: CustomStringConvertible {
             "stopped before it finished"
         case .session(let error):
             error.description
+        case .device(let failure):
+            failure.message
         }
     }
 

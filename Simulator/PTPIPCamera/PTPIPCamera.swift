@@ -1,0 +1,3 @@
+import CTurboJPEG
+import NIOCore
+import NIOPosix

@@ -1,0 +1,7 @@
+#ifndef UNLEASHED_CGPHOTO2_SHIM_H
+#define UNLEASHED_CGPHOTO2_SHIM_H
+
+#include <gphoto2/gphoto2.h>
+#include <gphoto2/gphoto2-port-result.h>
+
+#endif
