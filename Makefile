@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez leak-check clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 leak-check clean
 
 setup:
 	scripts/setup
@@ -44,6 +44,12 @@ bench-timing: setup
 bench-bluez: setup
 	swift build -c release --product unleashed-sim
 	swift run -c release unleashed-bluez-bench
+
+# Time-lapse timing over the libgphoto2 backend (the simulated PTP/IP camera, with and without
+# downloads) beside the module backend, in one run (docs/performance.md).
+bench-gphoto2: setup
+	swift build -c release --product unleashed-sim
+	swift run -c release unleashed-gphoto2-bench
 
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup

@@ -1,1 +1,113 @@
-print("not yet")
+// Time-lapse timing over the libgphoto2 backend: how late each slot's shot command goes out
+// against its deadline, for a run of the intervalometer engine on
+//   1. the module backend (the in-process simulated module and camera),
+//   2. the libgphoto2 backend driving `unleashed-sim ptpip` (a separate process) through the real
+//      libgphoto2, pictures left on the card,
+//   3. the same with every picture downloaded to a folder between frames,
+// side by side in one run, with the same simulated body (nikon-z: its shutter lag and write time).
+// Also prints, per scenario, the time from the trigger to the camera's report (shot latency) and
+// the pictures downloaded.
+//
+// Usage: unleashed-gphoto2-bench [--frames N] [--interval-ms MS]
+//        (build both with -c release; `make bench-gphoto2`)
+
+import Foundation
+import GPhoto2
+import Intervalometer
+import UnleashedKit
+import UnleashedSimulator
+import UnleashedTestSupport
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } }
+let frames = option("--frames") ?? 200
+let intervalMs = option("--interval-ms") ?? 500
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("unleashed-gphoto2-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+guard frames >= 2, intervalMs >= 50 else { fail("usage: unleashed-gphoto2-bench [--frames N (2 or more)] [--interval-ms MS (50 or more)]") }
+
+/// What one scenario measured.
+struct Measurement {
+    let scenario: String
+    /// Per slot, from its deadline to the shot command going out, in microseconds.
+    let lateness: [Int64]
+    /// Per shot, from the command to the camera's report, in microseconds.
+    let shotLatency: [Int64]
+    let taken: Int
+    let notTaken: Int
+    let downloaded: Int
+}
+
+func percentile(_ values: [Int64], _ p: Double) -> Int64 {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
+    return sorted[max(min(rank, sorted.count) - 1, 0)]
+}
+
+let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gphoto2-bench-\(UUID())")
+try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+// libgphoto2 keeps its settings under $HOME; the benchmark leaves the user's alone.
+setenv("HOME", scratch.path, 1)
+defer { try? FileManager.default.removeItem(at: scratch) }
+
+/// Runs `frames` slots at `intervalMs` on `camera` and reads the lateness back from the journal.
+func timelapse(_ scenario: String, on camera: any Camera, downloads: Bool) async throws -> Measurement {
+    let journal = try SQLiteJournal(path: scratch.appendingPathComponent("\(UUID()).sqlite").path)
+    let run = Timelapse(plan: RunPlan(intervalMs: Int64(intervalMs), stop: .frames(frames)), camera: camera, journal: journal,
+                        clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+    let ending = try await run.start(cameraName: "bench")
+    let saved = await camera.settle()
+    let records = try journal.frames(of: ending.run.id)
+    let shotLatency = records.compactMap { record in record.completedMs.map { ($0 - record.sentMs) * 1000 } }
+    return Measurement(scenario: scenario, lateness: records.compactMap(\.latenessMicros), shotLatency: shotLatency,
+                       taken: records.count(where: { $0.outcome == .taken }), notTaken: records.count(where: { $0.outcome != .taken }),
+                       downloaded: downloads ? saved : 0)
+}
+
+func moduleBackend() async throws -> Measurement {
+    guard var profile = CameraProfile.named("nikon-z") else { fail("the nikon-z profile is missing") }
+    profile.cardCapacity = UInt32(max(frames * 2, 10_000))
+    let demo = try await Demo.start(stateFile: nil, options: DemoOptions(profile: profile))
+    let measured = try await timelapse("module (in-process simulator)", on: demo.camera, downloads: false)
+    try await demo.finish()
+    return measured
+}
+
+func tetheredBackend(download: Bool) async throws -> Measurement {
+    let simPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim").path
+    let (sim, first) = try launchReadingFirstLine(simPath, ["ptpip", "--port", "0", "--profile", "nikon-z",
+                                                            "--card-capacity", "\(max(frames * 2, 10_000))"])
+    defer { kill(sim.processIdentifier, SIGKILL) }
+    guard let port = first.split(separator: ":").last.flatMap({ Int($0.filter(\.isNumber)) }) else {
+        fail("unleashed-sim ptpip did not start (build it: swift build -c release --product unleashed-sim); it printed: \(first)")
+    }
+    let folder = scratch.appendingPathComponent("downloads-\(UUID())")
+    let camera = try await GPhoto2Camera.open(port: "ptpip:127.0.0.1:\(port)",
+                                              downloads: download ? DownloadPolicy(folder: folder.path) : nil)
+    let measured = try await timelapse(download ? "libgphoto2, downloading each picture" : "libgphoto2, pictures left on the card",
+                                       on: camera, downloads: download)
+    await camera.close()
+    return measured
+}
+
+func row(_ m: Measurement) -> String {
+    func ms(_ micros: Int64) -> String { String(format: "%.3f", Double(micros) / 1000) }
+    return "| \(m.scenario) | \(m.taken) | \(m.notTaken) | \(ms(percentile(m.lateness, 50))) | \(ms(percentile(m.lateness, 99))) | "
+        + "\(ms(m.lateness.max() ?? 0)) | \(ms(percentile(m.shotLatency, 50))) | \(ms(percentile(m.shotLatency, 99))) | \(m.downloaded) |"
+}
+
+print("Time-lapse over each backend: \(frames) frames at \(intervalMs) ms, simulated body nikon-z, release build")
+print("| backend | taken | not taken | lateness p50 ms | p99 ms | max ms | shot latency p50 ms | p99 ms | downloaded |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+do {
+    print(row(try await moduleBackend()))
+    print(row(try await tetheredBackend(download: false)))
+    print(row(try await tetheredBackend(download: true)))
+} catch {
+    fail("\(error)")
+}

@@ -182,6 +182,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private func runSlots(resumed: Bool = false) async throws(TimelapseError) -> RunEnding {
         guard let run else { preconditionFailure("no run") }
         if let hooks { _ = await hooks.run(.start, frame: nil, environment: ["ARGUMENT": "\(run.id)"]) }
+        var downloads: DownloadHookRelay?
+        if let hooks { downloads = DownloadHookRelay(hooks: hooks, events: await camera.events()) }
         var failure: TimelapseError?
         do throws(TimelapseError) {
             if resumed { try recordMissedSlots(upTo: elapsed(), reason: "the run was not running") }
@@ -192,6 +194,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let state: RunState = failure == nil ? .finished : .failed
         let reason = failure?.description ?? stopReason ?? "all slots done"
         try? journal.finish(run: run.id, state: state, reason: reason)
+        if let downloads { await downloads.finish(after: await camera.settle()) }
         if let hooks { _ = await hooks.run(.stop, frame: nil, environment: ["ARGUMENT": reason]) }
         if let failure { throw failure }
         return RunEnding(run: run, state: state, reason: reason)

@@ -36,6 +36,10 @@ struct RememberedModule: Codable, Hashable {
 extension GlobalOptions {
     /// Refuses commands that need real Bluetooth in demo mode, where there is none to use.
     func requireBluetooth(_ command: String) throws(ExitCode) {
+        if try chosenBackend() == .gphoto2 {
+            throw usage("`unleashed \(command)` is for Unleashed modules; with --backend gphoto2, `unleashed cameras` "
+                + "lists the cameras libgphoto2 finds")
+        }
         guard !demoMode else {
             throw fail(code: "usage", "`unleashed \(command)` needs BlueZ; the --demo module is in-process and needs no Bluetooth. "
                 + "To try it against a simulated bluetoothd, see docs/simulator-bluez.md", status: .usage)

@@ -2,6 +2,7 @@ import ArgumentParser
 import BlueZ
 import Dispatch
 import Foundation
+import GPhoto2
 import Synchronization
 import UnleashedKit
 import UnleashedProtocol
@@ -40,18 +41,55 @@ struct GlobalOptions: ParsableArguments, Sendable {
         "How long to scan for a module that BlueZ does not know yet.", valueName: "duration"))
     var scanTimeout = "10s"
 
+    @Option(help: ArgumentHelp(
+        "What drives the camera: unleashed (a module over Bluetooth) or gphoto2 (a camera on USB or PTP/IP "
+            + "through libgphoto2). Default: $UNLEASHED_BACKEND, else unleashed.",
+        valueName: "backend"))
+    var backend: BackendChoice?
+
+    @Option(help: ArgumentHelp(
+        "The camera's libgphoto2 port, for --backend gphoto2: usb: (the first USB camera, the default), "
+            + "usb:BUS,DEV, or ptpip:HOST[:PORT]. `unleashed cameras` lists them.",
+        valueName: "port"))
+    var port: String?
+
+    @Option(help: ArgumentHelp(
+        "Copy every picture taken to this folder (--backend gphoto2), between frames of a time-lapse.",
+        valueName: "folder"))
+    var download: String?
+
+    @Option(help: ArgumentHelp(
+        "Names for downloaded pictures: %F frame, %n shot in this session, %t time, %f the camera's name "
+            + "for the file, %C its suffix, %% a percent sign. Default: %f.%C.",
+        valueName: "template"))
+    var filename: String?
+
     var demoMode: Bool {
         demo || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["UNLEASHED_DEMO"]?.lowercased() ?? "")
+    }
+
+    /// The backend chosen by --backend, else by $UNLEASHED_BACKEND, else the module.
+    func chosenBackend() throws(ExitCode) -> BackendChoice {
+        if let backend { return backend }
+        guard let named = ProcessInfo.processInfo.environment["UNLEASHED_BACKEND"], !named.isEmpty else { return .unleashed }
+        guard let choice = BackendChoice(rawValue: named.lowercased()) else {
+            throw usage("UNLEASHED_BACKEND: '\(named)' is not a backend; use unleashed or gphoto2")
+        }
+        return choice
     }
 
     /// Connects to the camera, runs `body`, and turns any failure into a message and exit
     /// status. Ctrl-C cancels `body` (which then ends what it started, e.g. closes a bulb
     /// exposure), or calls `onInterrupt` instead when given (a time-lapse stops on its own
     /// terms); a second Ctrl-C exits at once.
-    func withCamera(onInterrupt: (@Sendable () -> Void)? = nil,
-                    _ body: @escaping @Sendable (ModuleCamera) async throws(CameraError) -> Void) async throws {
+    ///
+    /// Pictures a tethered camera copies to this computer are listed as they arrive: a line
+    /// each, or with `savedFiles: .summary` one line at the end (JSON: always a line each).
+    func withCamera(onInterrupt: (@Sendable () -> Void)? = nil, savedFiles: SavedFileReport.TextLines = .eachFile,
+                    _ body: @escaping @Sendable (any Camera) async throws(CameraError) -> Void) async throws {
         let backend = try await openBackend()
         let camera = backend.camera
+        let report = download == nil ? nil : SavedFileReport(await camera.events(), options: self, text: savedFiles)
         let work = Task { () async -> CameraError? in
             do throws(CameraError) {
                 try await body(camera)
@@ -68,11 +106,20 @@ struct GlobalOptions: ParsableArguments, Sendable {
         } catch {
             if failure == nil { throw error }
         }
+        await report?.done()
         if let failure { throw fail(failure) }
     }
 
-    /// The camera to drive: the simulator's in demo mode, else the module over Bluetooth.
+    /// The camera to drive: the simulator's in demo mode, a camera through libgphoto2 with
+    /// --backend gphoto2, else the module over Bluetooth.
     private func openBackend() async throws(ExitCode) -> CameraBackend {
+        if try chosenBackend() == .gphoto2 {
+            return .tethered(try await openTetheredCamera())
+        }
+        if port != nil { throw usage("--port names a libgphoto2 port; add --backend gphoto2") }
+        if download != nil || filename != nil {
+            throw usage("the module does not transfer pictures; --download and --filename need --backend gphoto2")
+        }
         guard demoMode else {
             return .bluetooth(try await openModuleCamera())
         }
@@ -149,15 +196,25 @@ struct GlobalOptions: ParsableArguments, Sendable {
     }
 }
 
+/// The backends `--backend` chooses from.
+enum BackendChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// A camera behind an Unleashed module, over Bluetooth (or the --demo simulator).
+    case unleashed
+    /// A camera tethered by USB (or reached over PTP/IP), through libgphoto2.
+    case gphoto2
+}
+
 /// Where the camera of one command comes from.
 enum CameraBackend {
     case demo(Demo)
     case bluetooth(ModuleCamera)
+    case tethered(GPhoto2Camera)
 
-    var camera: ModuleCamera {
+    var camera: any Camera {
         switch self {
         case .demo(let demo): demo.camera
         case .bluetooth(let camera): camera
+        case .tethered(let camera): camera
         }
     }
 
@@ -171,6 +228,8 @@ enum CameraBackend {
                 throw options.fail(error)
             }
         case .bluetooth(let camera):
+            await camera.close()
+        case .tethered(let camera):
             await camera.close()
         }
     }

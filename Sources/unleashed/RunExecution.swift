@@ -18,7 +18,7 @@ struct RunExecution {
         let plan = start.plan
         let controls = RunControls()
         let outcome = Mutex<Result<RunEnding, TimelapseError>?>(nil)
-        try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }) { camera throws(CameraError) in
+        try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }, savedFiles: .summary) { camera throws(CameraError) in
             let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: ContinuousClock(),
                                 wallClock: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
                                 hooks: plan.hook.map(HookRunner.init(program:)))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GPhoto2
 import UnleashedKit
 import UnleashedProtocol
 
@@ -6,7 +7,11 @@ struct SettingsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "settings",
         abstract: "List, read and change camera settings.",
-        discussion: "Settings: \(SettingID.userNames.joined(separator: ", ")).",
+        discussion: """
+            Settings: \(SettingID.userNames.joined(separator: ", ")). With --backend gphoto2, any other \
+            setting the camera has is reached by its libgphoto2 path or name (e.g. \
+            /main/settings/capturetarget or capturetarget); `settings list --all` lists them.
+            """,
         subcommands: [List.self, Get.self, Set.self]
     )
 
@@ -15,8 +20,17 @@ struct SettingsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
+        @Flag(help: "With --backend gphoto2: every setting the camera has, by its libgphoto2 path.")
+        var all = false
+
         func run() async throws {
+            let all = all
             try await options.withCamera { camera throws(CameraError) in
+                if all, let tethered = camera as? GPhoto2Camera {
+                    let widgets = try await tethered.widgets()
+                    options.emit(.array(widgets.map(WidgetText.json))) { widgets.map(WidgetText.line).joined(separator: "\n") }
+                    return
+                }
                 let settings = try await camera.settings()
                 options.emit(.array(settings.map(json))) {
                     settings.map(human).joined(separator: "\n")
@@ -54,7 +68,12 @@ struct SettingsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.withCamera { camera throws(CameraError) in
-                guard let setting = SettingID(userName: name) else { throw .unknownSetting(name) }
+                guard let setting = SettingID(userName: name) else {
+                    guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
+                    let widget = try await tethered.widget(name)
+                    options.emit(WidgetText.json(widget)) { "\(widget.path) \(widget.value ?? "")" }
+                    return
+                }
                 let value = try await camera.value(of: setting)
                 options.emit(["setting": .string(setting.userName), "value": .string(value.text)]) {
                     "\(setting.userName) \(value.text)"
@@ -86,14 +105,41 @@ struct SettingsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            let text = value.joined(separator: " ")
             try await options.withCamera { camera throws(CameraError) in
-                guard let setting = SettingID(userName: name) else { throw .unknownSetting(name) }
-                let wanted = try camera.parse(value.joined(separator: " "), for: setting)
+                guard let setting = SettingID(userName: name) else {
+                    guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
+                    let widget = try await tethered.setWidget(name, to: text)
+                    options.emit(WidgetText.json(widget)) { "\(widget.path) set to \(widget.value ?? text)" }
+                    return
+                }
+                let wanted = try camera.parse(text, for: setting)
                 let applied = try await camera.set(wanted)
                 options.emit(["setting": .string(setting.userName), "value": .string(applied.text)]) {
                     "\(setting.userName) set to \(applied.text)"
                 }
             }
         }
+    }
+}
+
+/// How a libgphoto2 setting (a widget) is printed.
+enum WidgetText {
+    static func json(_ widget: Widget) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "setting": .string(widget.path), "label": .string(widget.label),
+            "choices": .array(widget.choices.map(JSONValue.string)), "readOnly": .bool(widget.readOnly),
+        ]
+        members["value"] = widget.value.map(JSONValue.string)
+        return .object(members)
+    }
+
+    static func line(_ widget: Widget) -> String {
+        let path = widget.path.padding(toLength: 44, withPad: " ", startingAt: 0)
+        let value = (widget.value ?? "").padding(toLength: 16, withPad: " ", startingAt: 0)
+        let offered = widget.readOnly ? "read-only" : widget.choices.count > 8
+            ? "\(widget.choices.prefix(3).joined(separator: ", ")) ... (\(widget.choices.count) values)"
+            : widget.choices.joined(separator: ", ")
+        return path + value + offered
     }
 }

@@ -33,7 +33,7 @@ struct Unleashed: AsyncParsableCommand {
             ShootCommand.self, BulbCommand.self, VideoCommand.self, TimeCommand.self, GeotagCommand.self,
             TimelapseCommand.self, RunsCommand.self,
             AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
-            ForgetCommand.self,
+            ForgetCommand.self, CamerasCommand.self,
         ]
     )
 

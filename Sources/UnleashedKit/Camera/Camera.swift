@@ -62,6 +62,23 @@ public protocol Camera: Actor {
 
     /// The last metered EV the camera reported, if it meters.
     var lastMeteredEV: ExposureStops? { get async }
+
+    /// Waits until the work the camera does after its shots (copying pictures to this computer)
+    /// is done; returns how many pictures it has reported, as ``CameraEvent/fileSaved(_:)`` or
+    /// ``CameraEvent/fileNotSaved(cameraPath:reason:)``, since it was opened. A run calls it
+    /// before its `stop` hook so that the hook comes after the last picture's `download`.
+    func settle() async -> Int
+}
+
+extension Camera {
+    /// Backends that copy no pictures have nothing to wait for.
+    public func settle() async -> Int { 0 }
+
+    /// Reads a value as a person typed it for `setting`.
+    public nonisolated func parse(_ text: String, for setting: SettingID) throws(CameraError) -> SettingValue {
+        guard let value = SettingValue(setting: setting, text: text) else { throw .unreadableValue(setting, text) }
+        return value
+    }
 }
 
 /// Who answered: the module and the camera behind it.

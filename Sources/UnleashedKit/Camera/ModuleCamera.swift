@@ -114,12 +114,6 @@ public actor ModuleCamera: Camera {
         return value
     }
 
-    /// Reads a value as a person typed it for `setting`.
-    public nonisolated func parse(_ text: String, for setting: SettingID) throws(CameraError) -> SettingValue {
-        guard let value = SettingValue(setting: setting, text: text) else { throw .unreadableValue(setting, text) }
-        return value
-    }
-
     /// - Throws: ``CameraError/valueNotOffered(_:nearest:offered:)`` naming the nearest offered
     ///   values, so the caller can say what would work; nothing is sent then.
     public func set(_ value: SettingValue) async throws(CameraError) -> SettingValue {
