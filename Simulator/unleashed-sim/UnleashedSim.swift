@@ -7,6 +7,6 @@ struct UnleashedSim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unleashed-sim",
         abstract: "Serves simulated Unleashed modules to real clients, for tests and trying things out without hardware.",
-        subcommands: [BlueZCommand.self]
+        subcommands: [BlueZCommand.self, PTPIPCommand.self]
     )
 }

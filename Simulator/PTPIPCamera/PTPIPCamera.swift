@@ -1,3 +1,0 @@
-import CTurboJPEG
-import NIOCore
-import NIOPosix

@@ -1,0 +1,524 @@
+import CGPhoto2
+import Foundation
+public import UnleashedKit
+public import UnleashedProtocol
+
+/// A camera reached through libgphoto2: on USB, or over the network with PTP/IP.
+///
+/// The libgphoto2 session is opened once and kept: reopening costs a second or more per call on
+/// real cameras. Every libgphoto2 call runs on one dedicated thread (this actor's executor),
+/// because libgphoto2 is neither thread-safe nor non-blocking. Pictures are taken with
+/// `gp_camera_trigger_capture` and confirmed by the camera's file-added event; downloads (when
+/// a ``DownloadPolicy`` is given) run between operations, so they never delay the next trigger
+/// by more than one file.
+///
+/// When the camera goes away (unplugged, switched off), the failing operation reports it and
+/// the next one tries once to open the camera again, so a run picks up when it comes back.
+public actor GPhoto2Camera: UnleashedKit.Camera {
+    public nonisolated let identity: CameraIdentity
+    private let session: Session
+    private let downloads: DownloadPolicy?
+
+    /// The port the camera was opened on, e.g. `usb:001,004` or `ptpip:192.168.1.20`.
+    public nonisolated var port: String { session.port }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { OwnerThread.shared.asUnownedSerialExecutor() }
+
+    /// How long after the exposure time a picture may take to be reported.
+    static let shotReportGrace: Duration = .seconds(10)
+    /// How long one `gp_camera_wait_for_event` call may block, so cancellation is seen quickly.
+    static let eventSlice: Int32 = 100
+
+    private var subscribers: [Int: AsyncStream<CameraEvent>.Continuation] = [:]
+    private var nextSubscriber = 0
+    /// Pictures taken in this session.
+    private var pictures = 0
+    private var lastFrame: Int?
+    private var pending: [PendingFile] = []
+    private var downloader: Task<Void, Never>?
+    /// Why the session was lost, until it is opened again.
+    private var lost: GPhoto2Error?
+    private var closing = false
+    private var exposure: Duration
+    private var videoStarted: ContinuousClock.Instant?
+
+    public var lastMeteredEV: ExposureStops? { nil }
+
+    public var isReady: Bool { !closing && lost == nil }
+
+    private struct PendingFile {
+        var folder: String
+        var name: String
+        var shot: Int
+        var frame: Int?
+        var time: Date
+        var cameraPath: String { folder.hasSuffix("/") ? folder + name : folder + "/" + name }
+    }
+
+    private init(session: Session, widgets: [Widget], downloads: DownloadPolicy?) {
+        self.session = session
+        self.downloads = downloads
+        exposure = Self.exposureTime(in: widgets) ?? .zero
+        let value = { (name: String) in widgets.first { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 } }
+        identity = CameraIdentity(
+            name: session.port, firmwareVersion: value("deviceversion"),
+            capabilities: Self.capabilities(widgets: widgets, operations: session.operations),
+            cameraModel: value("cameramodel") ?? value("model") ?? session.model)
+    }
+
+    /// Opens the camera on `port` and keeps the session until ``close()``.
+    ///
+    /// - Parameters:
+    ///   - port: `usb:BUS,DEV`, `ptpip:HOST[:PORT]`, or nil / `usb:` for the first camera on USB.
+    ///   - downloads: where to copy each picture taken; nil leaves pictures on the camera only.
+    public static func open(port: String?, downloads: DownloadPolicy? = nil) async throws(CameraError) -> GPhoto2Camera {
+        if let port, !(port.isEmpty || port == "usb" || port.hasPrefix("usb:") || port.hasPrefix("ptpip:")) {
+            throw .invalidArgument("'\(port)' is not a camera port; write usb:, usb:BUS,DEV or ptpip:HOST[:PORT]")
+        }
+        let opened = await OwnerThread.shared.perform {
+            Result { () throws(GPhoto2Error) -> (Session, [Widget]) in
+                let session = try Session.open(port: port)
+                // Some drivers offer no configuration; the camera can still shoot.
+                return (session, (try? session.widgets()) ?? [])
+            }
+        }
+        switch opened {
+        case .success(let (session, widgets)): return GPhoto2Camera(session: session, widgets: widgets, downloads: downloads)
+        case .failure(let error): throw CameraError(error)
+        }
+    }
+
+    deinit {
+        let session = session
+        OwnerThread.shared.submit { session.disconnect() }
+    }
+
+    private static func capabilities(widgets: [Widget], operations: CameraOperation) -> Capabilities {
+        let names = Set(widgets.map(\.name))
+        var capabilities: Capabilities = []
+        if operations.rawValue & GP_OPERATION_TRIGGER_CAPTURE.rawValue != 0 { capabilities.insert(.shoot) }
+        if !widgets.isEmpty { capabilities.insert(.readSettings) }
+        if SettingWidgets.names.contains(where: { SettingWidgets.widget(for: $0.setting, in: widgets).map { !$0.readOnly } ?? false }) {
+            capabilities.insert(.writeSettings)
+        }
+        if names.contains("bulb") { capabilities.insert(.bulb) }
+        if names.contains("movie") || names.contains("movierecordtarget") { capabilities.insert(.video) }
+        if names.contains("autofocusdrive") { capabilities.insert(.focus) }
+        if clockWidget(in: widgets) != nil { capabilities.insert(.setTime) }
+        return capabilities
+    }
+
+    private static func exposureTime(in widgets: [Widget]) -> Duration? {
+        guard let widget = SettingWidgets.widget(for: .shutterSpeed, in: widgets), let text = widget.value,
+              case .shutterSpeed(let speed)? = SettingWidgets.value(fromChoice: text, for: .shutterSpeed) else { return nil }
+        return .milliseconds(Int64(speed.seconds * 1000))
+    }
+
+    // MARK: - Events
+
+    public func events() -> AsyncStream<CameraEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: CameraEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        if closing {
+            continuation.finish()
+            return stream
+        }
+        nextSubscriber += 1
+        let id = nextSubscriber
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) {
+        subscribers[id] = nil
+    }
+
+    private func emit(_ event: CameraEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    // MARK: - Session upkeep
+
+    /// Fails when closed; reopens the camera once when the session was lost.
+    private func ensureOpen() throws(CameraError) {
+        guard !closing else { throw .device(DeviceFailure(.disconnected, "the camera connection was closed")) }
+        guard lost != nil else { return }
+        do {
+            try session.connect()
+        } catch {
+            throw .device(DeviceFailure(.disconnected, error.kind == .disconnected ? error.description
+                                                                                   : "the camera is gone: \(error.description)"))
+        }
+        lost = nil
+        emit(.connection(.ready))
+        startDownloads()
+    }
+
+    /// Runs libgphoto2 work, marking the session lost when the failure broke it.
+    private func attempt<T>(_ body: () throws(GPhoto2Error) -> T) throws(CameraError) -> T {
+        do {
+            return try body()
+        } catch {
+            if error.losesSession, lost == nil {
+                lost = error
+                session.disconnect()
+                emit(.connection(.reconnecting(attempt: 1, nextDelay: .zero)))
+            }
+            throw CameraError(error)
+        }
+    }
+
+    // MARK: - Status and settings
+
+    public func status() async throws(CameraError) -> CameraStatus {
+        try ensureOpen()
+        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        var storage: (state: StorageState, picturesLeft: Int?)?
+        do {
+            storage = try session.storage()
+        } catch where !error.losesSession {
+            storage = nil  // not every driver reports storage
+        } catch {
+            _ = try attempt { () throws(GPhoto2Error) in throw error }
+        }
+        let battery = widgets.first { $0.name == "batterylevel" }?.value.flatMap(Self.percentage)
+        exposure = Self.exposureTime(in: widgets) ?? exposure
+        return CameraStatus(
+            connection: .ready, moduleBattery: nil, cameraBattery: battery, storage: storage?.state,
+            shotsRemaining: storage?.picturesLeft, cameraPower: .on, exposureMode: nil, meteredEV: nil,
+            busy: false, shotCounter: pictures)
+    }
+
+    /// Reads "75%", "75" or "75 %" as 75.
+    static func percentage(_ text: String) -> Int? {
+        let digits = text.trimmingCharacters(in: .whitespaces).prefix { $0.isASCII && $0.isNumber }
+        guard let value = Int(digits), (0...100).contains(value) else { return nil }
+        return value
+    }
+
+    public func settings() async throws(CameraError) -> [SettingDescriptor] {
+        try ensureOpen()
+        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        exposure = Self.exposureTime(in: widgets) ?? exposure
+        return SettingWidgets.names.compactMap { entry in
+            SettingWidgets.widget(for: entry.setting, in: widgets).flatMap { SettingWidgets.descriptor(entry.setting, from: $0) }
+        }
+    }
+
+    /// The control carrying `setting` and its typed state.
+    private func settingWidget(_ setting: SettingID) throws(CameraError) -> (Widget, SettingDescriptor) {
+        try ensureOpen()
+        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        guard let widget = SettingWidgets.widget(for: setting, in: widgets) else { throw .settingNotOffered(setting) }
+        guard let descriptor = SettingWidgets.descriptor(setting, from: widget) else {
+            throw .device(DeviceFailure(.failed, "the camera's \(setting.displayName) is '\(widget.value ?? "")', which is not a "
+                + "value this program reads; use `unleashed settings get \(widget.path)` instead"))
+        }
+        return (widget, descriptor)
+    }
+
+    public func value(of setting: SettingID) async throws(CameraError) -> SettingValue {
+        try settingWidget(setting).1.value
+    }
+
+    /// - Throws: ``CameraError/valueNotOffered(_:nearest:offered:)`` naming the nearest offered
+    ///   values when the camera does not offer `value`; nothing is sent then.
+    public func set(_ value: SettingValue) async throws(CameraError) -> SettingValue {
+        let (widget, descriptor) = try settingWidget(value.setting)
+        guard !descriptor.readOnly else { throw .readOnly(value.setting) }
+        guard let choice = SettingWidgets.choice(for: value, in: widget) else {
+            throw .valueNotOffered(value, nearest: value.nearest(among: descriptor.choices), offered: descriptor.choices)
+        }
+        let written = try attempt { () throws(GPhoto2Error) in try session.write(.text(choice), to: widget) }
+        let inEffect = written.value.flatMap { SettingWidgets.value(fromChoice: $0, for: value.setting) } ?? value
+        if case .shutterSpeed(let speed) = inEffect { exposure = .milliseconds(Int64(speed.seconds * 1000)) }
+        emit(.settingChanged(inEffect))
+        return inEffect
+    }
+
+    // MARK: - Raw controls
+
+    /// Every control the camera offers, with its value and choices now.
+    public func widgets() async throws(CameraError) -> [Widget] {
+        try ensureOpen()
+        return try attempt { () throws(GPhoto2Error) in try session.widgets() }
+    }
+
+    /// One control, by full path (`/main/imgsettings/iso`) or name (`iso`).
+    public func widget(_ pathOrName: String) async throws(CameraError) -> Widget {
+        let widgets = try await widgets()
+        guard let found = widgets.first(where: { $0.isNamed(pathOrName) }) else {
+            throw .invalidArgument("the camera has no control '\(pathOrName)'; `unleashed settings list` shows them all")
+        }
+        return found
+    }
+
+    /// Sets one control from text (a choice, a number, `1`/`0` for switches, `now` for dates);
+    /// returns it as the camera has it afterwards.
+    public func setWidget(_ pathOrName: String, to text: String) async throws(CameraError) -> Widget {
+        let widget = try await widget(pathOrName)
+        guard !widget.readOnly else {
+            throw .invalidArgument("\(widget.path) is read-only on this camera")
+        }
+        let value = try WidgetAccess.encode(text, for: widget)
+        let written = try attempt { () throws(GPhoto2Error) in try session.write(value, to: widget) }
+        if let setting = SettingWidgets.setting(carriedBy: widget, among: [widget]),
+           let typed = written.value.flatMap({ SettingWidgets.value(fromChoice: $0, for: setting) }) {
+            if case .shutterSpeed(let speed) = typed { exposure = .milliseconds(Int64(speed.seconds * 1000)) }
+            emit(.settingChanged(typed))
+        }
+        return written
+    }
+
+    /// Sets a control the backend itself drives (bulb, movie, focus, clock).
+    @discardableResult
+    private func drive(_ widget: Widget, _ value: WidgetAccess.Value) throws(CameraError) -> Widget {
+        try attempt { () throws(GPhoto2Error) in try session.write(value, to: widget) }
+    }
+
+    private func control(_ names: String...) throws(CameraError) -> Widget? {
+        try ensureOpen()
+        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        for name in names {
+            if let found = widgets.first(where: { $0.name == name }) { return found }
+        }
+        return nil
+    }
+
+    // MARK: - Capture
+
+    public func shoot() async throws(CameraError) -> Shot {
+        try ensureOpen()
+        collectEvents()
+        let started = ContinuousClock.now
+        try attempt { () throws(GPhoto2Error) in try session.triggerCapture() }
+        return try awaitPicture(since: started, within: exposure + Self.shotReportGrace)
+    }
+
+    /// Waits for the camera to report the picture just triggered; queues its file.
+    private func awaitPicture(since started: ContinuousClock.Instant, within limit: Duration) throws(CameraError) -> Shot {
+        let number = pictures + 1
+        let frame = CaptureContext.frame
+        while started.duration(to: .now) < limit {
+            guard !Task.isCancelled else { throw .cancelled }
+            let event = try attempt { () throws(GPhoto2Error) in try session.nextEvent(milliseconds: Self.eventSlice) }
+            guard case .fileAdded(let folder, let name) = event else { continue }
+            let latency = started.duration(to: .now)
+            pictures = number
+            lastFrame = frame
+            queue(PendingFile(folder: folder, name: name, shot: number, frame: frame, time: Date()))
+            emit(.shotCompleted(counter: number, cameraTime: nil))
+            startDownloads()
+            return Shot(counter: number, latency: latency)
+        }
+        throw .shotNotReported(after: limit)
+    }
+
+    /// Takes in the events waiting now (files that came late, e.g. the JPEG of a RAW+JPEG pair),
+    /// without waiting for more.
+    private func collectEvents() {
+        guard lost == nil else { return }
+        for _ in 0..<100 {
+            guard let event = try? attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: 1) }) else { return }
+            switch event {
+            case .timeout: return
+            case .fileAdded(let folder, let name):
+                queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
+            case .captureComplete, .other: continue
+            }
+        }
+    }
+
+    private func queue(_ file: PendingFile) {
+        guard downloads != nil else { return }
+        pending.append(file)
+    }
+
+    public func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure {
+        guard duration >= .milliseconds(1), duration <= .seconds(86_400) else {
+            throw .invalidArgument("a bulb exposure lasts from 1 ms to 24 h")
+        }
+        let widgets = try await widgets()
+        guard let bulb = widgets.first(where: { $0.name == "bulb" }) else {
+            throw .notSupported("bulb exposures are", because: "libgphoto2 offers no 'bulb' control for it")
+        }
+        if let shutter = SettingWidgets.widget(for: .shutterSpeed, in: widgets),
+           let current = shutter.value.flatMap({ SettingWidgets.value(fromChoice: $0, for: .shutterSpeed) }),
+           current != .shutterSpeed(.bulb),
+           shutter.choices.contains(where: { SettingWidgets.value(fromChoice: $0, for: .shutterSpeed) == .shutterSpeed(.bulb) }) {
+            throw .notInBulbMode(current: current)
+        }
+        collectEvents()
+        let started = ContinuousClock.now
+        try drive(bulb, .integer(1))
+        var ending = BulbExposure.Ending.deadline
+        var failure: CameraError?
+        while started.duration(to: .now) < duration {
+            if Task.isCancelled { ending = .stoppedEarly; break }
+            let left = duration - started.duration(to: .now)
+            let slice = min(Self.eventSlice, Int32(max(1, left.wholeMilliseconds)))
+            do {
+                if case .fileAdded(let folder, let name) = try attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: slice) }) {
+                    queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
+                }
+            } catch {
+                failure = error
+                break
+            }
+        }
+        // Close the shutter however the wait ended.
+        do {
+            try ensureOpen()
+            try drive(bulb, .integer(0))
+        } catch {
+            throw failure ?? error
+        }
+        let exposed = started.duration(to: .now)
+        if let failure { throw failure }
+        let shot = try awaitPicture(since: started, within: exposed + Self.shotReportGrace)
+        return BulbExposure(shot: shot, exposed: exposed, ending: ending)
+    }
+
+    // MARK: - Other operations
+
+    public func focus(hold: Bool) async throws(CameraError) -> FocusResult {
+        guard let drive = try control("autofocusdrive") else {
+            throw .notSupported("autofocus is", because: "libgphoto2 offers no 'autofocusdrive' control for it")
+        }
+        try self.drive(drive, .integer(1))
+        return .acquired
+    }
+
+    /// Nothing is held: ``focus(hold:)`` drives focus once and lets go.
+    public func release() async throws(CameraError) {}
+
+    public func startVideo() async throws(CameraError) {
+        if let movie = try control("movie") {
+            try drive(movie, .integer(1))
+        } else if let target = try control("movierecordtarget"), let card = target.choices.first(where: { $0.lowercased() == "card" }) {
+            if let mode = try control("eosmoviemode") { try drive(mode, .integer(1)) }
+            try drive(target, .text(card))
+        } else {
+            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
+        }
+        videoStarted = .now
+    }
+
+    public func stopVideo() async throws(CameraError) -> Duration {
+        if let movie = try control("movie") {
+            try drive(movie, .integer(0))
+        } else if let target = try control("movierecordtarget"), let none = target.choices.first(where: { $0.lowercased() == "none" }) {
+            try drive(target, .text(none))
+        } else {
+            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
+        }
+        defer { videoStarted = nil }
+        return videoStarted.map { $0.duration(to: .now) } ?? .zero
+    }
+
+    /// The control that sets the camera's clock: a date, or a switch that copies this computer's.
+    private static func clockWidget(in widgets: [Widget]) -> Widget? {
+        widgets.first { $0.name == "datetime" && $0.kind == .date && !$0.readOnly }
+            ?? widgets.first { ($0.name == "syncdatetime" || $0.name == "syncdatetimeutc") && $0.kind == .toggle }
+    }
+
+    public func setTime(_ time: WallTime) async throws(CameraError) {
+        guard let clock = Self.clockWidget(in: try await widgets()) else {
+            throw .notSupported("setting the clock is", because: "libgphoto2 offers no 'datetime' or 'syncdatetime' control for it")
+        }
+        if clock.kind == .date {
+            try drive(clock, .integer(Int32(clamping: time.unixMilliseconds / 1000)))
+        } else {
+            try drive(clock, .integer(1))
+        }
+    }
+
+    public func geotag(_ position: GeoPosition) async throws(CameraError) {
+        throw .notSupported("geotags are", because: "libgphoto2 has no way to send a position to a camera")
+    }
+
+    // MARK: - Downloads
+
+    private func startDownloads() {
+        guard downloads != nil, downloader == nil, !pending.isEmpty, lost == nil else { return }
+        downloader = Task { await self.downloadPending() }
+    }
+
+    /// Saves queued files one at a time, letting any waiting operation (the next trigger) go
+    /// first before each file.
+    private func downloadPending() async {
+        while lost == nil {
+            await Task.yield()
+            collectEvents()
+            guard lost == nil, !pending.isEmpty else { break }
+            save(pending.removeFirst())
+        }
+        downloader = nil
+    }
+
+    private func save(_ file: PendingFile) {
+        guard let downloads else { return }
+        let data: Data
+        do {
+            data = try attempt { () throws(GPhoto2Error) in try session.download(folder: file.folder, name: file.name) }
+        } catch {
+            if lost != nil {
+                pending.insert(file, at: 0)  // fetched when the camera is back
+            } else {
+                emit(.fileNotSaved(cameraPath: file.cameraPath, reason: error.description))
+            }
+            return
+        }
+        let name = downloads.template.fileName(frame: file.frame, counter: file.shot, time: file.time, cameraFileName: file.name)
+        let path: String
+        do {
+            path = try PictureWriter.write(data, folder: downloads.folder, name: name)
+        } catch {
+            emit(.fileNotSaved(cameraPath: file.cameraPath, reason: "could not write it to \(downloads.folder): \(error.localizedDescription)"))
+            return
+        }
+        if downloads.deleteFromCamera {
+            _ = try? attempt { () throws(GPhoto2Error) in try session.delete(folder: file.folder, name: file.name) }
+        }
+        emit(.fileSaved(SavedFile(path: path, bytes: data.count, cameraPath: file.cameraPath, frame: file.frame, shotCounter: file.shot)))
+    }
+
+    // MARK: - Closing
+
+    /// Saves every picture still to be downloaded (opening the camera again once if it was
+    /// lost), then ends the session.
+    public func close() async {
+        guard !closing else { return }
+        closing = true
+        if let downloader { await downloader.value }
+        collectEvents()
+        if !pending.isEmpty, lost != nil {
+            closing = false
+            _ = try? ensureOpen()
+            closing = true
+        }
+        while lost == nil, !pending.isEmpty { save(pending.removeFirst()) }
+        for file in pending {
+            emit(.fileNotSaved(cameraPath: file.cameraPath, reason: "the camera was gone when the connection closed; the picture is still on the camera"))
+        }
+        pending = []
+        session.disconnect()
+        emit(.connection(.idle))
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+}
+
+/// Finding cameras, for `unleashed cameras`.
+public enum GPhoto2Detection {
+    /// The cameras libgphoto2 finds now. Network (PTP/IP) cameras are not found this way; open
+    /// them by address.
+    public static func detect() async throws(CameraError) -> [DetectedCamera] {
+        let found = await OwnerThread.shared.perform {
+            Result { () throws(GPhoto2Error) -> [DetectedCamera] in try Session.autodetect() }
+        }
+        do { return try found.get() } catch { throw CameraError(error) }
+    }
+}

@@ -1,0 +1,274 @@
+import CGPhoto2
+import Foundation
+import UnleashedProtocol
+
+/// A camera found on a port.
+public struct DetectedCamera: Hashable, Sendable {
+    /// libgphoto2's name for the model, e.g. "Canon EOS 80D".
+    public var model: String
+    /// The port to open it on, e.g. `usb:001,004`.
+    public var port: String
+
+    public init(model: String, port: String) {
+        self.model = model
+        self.port = port
+    }
+}
+
+/// Something a camera reported through `gp_camera_wait_for_event`.
+enum DeviceEvent: Hashable, Sendable {
+    case timeout
+    case fileAdded(folder: String, name: String)
+    case captureComplete
+    case other
+}
+
+/// The message libgphoto2 last reported through a context, kept to explain the next failure.
+private final class ContextMessages {
+    var last: String?
+}
+
+/// The driver and port lists, loaded once per process: loading reads every driver from disk.
+private enum DriverLists {
+    nonisolated(unsafe) static var abilities: OpaquePointer?
+    nonisolated(unsafe) static var ports: OpaquePointer?
+
+    static func load(_ context: OpaquePointer) throws(GPhoto2Error) -> (abilities: OpaquePointer, ports: OpaquePointer) {
+        if let abilities, let ports { return (abilities, ports) }
+        var abilitiesList: OpaquePointer?
+        var portList: OpaquePointer?
+        let action = "load libgphoto2's camera drivers"
+        try check(gp_abilities_list_new(&abilitiesList), action)
+        try check(gp_abilities_list_load(abilitiesList, context), action)
+        try check(gp_port_info_list_new(&portList), action)
+        try check(gp_port_info_list_load(portList), action)
+        guard let abilitiesList, let portList else { throw GPhoto2Error(code: GP_ERROR_LIBRARY, action: action) }
+        (abilities, ports) = (abilitiesList, portList)
+        return (abilitiesList, portList)
+    }
+
+    private static func check(_ result: Int32, _ action: String) throws(GPhoto2Error) {
+        if result < GP_OK { throw GPhoto2Error(code: result, action: action) }
+    }
+}
+
+/// libgphoto2's handle on one camera, opened on a fixed model and port, and reopened in place
+/// when the camera comes back. Used on the owner thread only.
+final class Session: @unchecked Sendable {
+    let model: String
+    let port: String
+    private(set) var operations = GP_OPERATION_NONE
+    private let context: OpaquePointer
+    private let messages = ContextMessages()
+    private var camera: UnsafeMutablePointer<CGPhoto2.Camera>?
+
+    private init(model: String, port: String) {
+        self.model = model
+        self.port = port
+        context = gp_context_new()
+        gp_context_set_error_func(context, { _, text, data in
+            guard let text, let data else { return }
+            Unmanaged<ContextMessages>.fromOpaque(data).takeUnretainedValue().last = String(cString: text)
+        }, Unmanaged.passUnretained(messages).toOpaque())
+    }
+
+    deinit {
+        disconnect()
+        gp_context_unref(context)
+    }
+
+    static let noCameraMessage = "no camera found on USB; check the cable, that the camera is on and in PTP/PC mode, "
+        + "and that no other program (gvfs, a photo app) holds it — see docs/usb-cameras.md"
+
+    /// Opens the camera on `port`: `usb:BUS,DEV`, `ptpip:HOST[:PORT]`, or nil / `usb:` for the
+    /// first camera found on USB.
+    static func open(port requested: String?) throws(GPhoto2Error) -> Session {
+        let wanted = requested?.trimmingCharacters(in: .whitespaces) ?? ""
+        let model: String, port: String
+        if wanted.hasPrefix("ptpip:") {
+            // Network cameras are not found by detection; libgphoto2 drives them as this model.
+            (model, port) = ("PTP/IP Camera", wanted)
+        } else {
+            let specific = wanted.hasPrefix("usb:") && wanted.count > 4 ? wanted : nil
+            let found = try autodetect().filter { camera in
+                specific.map { camera.port == $0 } ?? (wanted.isEmpty || camera.port.hasPrefix("usb:"))
+            }
+            guard let first = found.first else {
+                let message = specific.map { "no camera found on \($0); `unleashed cameras` lists the cameras found" }
+                throw GPhoto2Error(code: GP_ERROR_MODEL_NOT_FOUND, action: "find a camera",
+                                   explanation: message ?? noCameraMessage)
+            }
+            (model, port) = (first.model, first.port)
+        }
+        let session = Session(model: model, port: port)
+        try session.connect()
+        return session
+    }
+
+    /// The cameras libgphoto2 finds on USB (and other ports it can probe).
+    static func autodetect() throws(GPhoto2Error) -> [DetectedCamera] {
+        let context = gp_context_new()
+        defer { gp_context_unref(context) }
+        var list: OpaquePointer?
+        guard gp_list_new(&list) == GP_OK, let list else { throw GPhoto2Error(code: GP_ERROR_NO_MEMORY, action: "look for cameras") }
+        defer { gp_list_free(list) }
+        let count = gp_camera_autodetect(list, context)
+        guard count >= GP_OK else { throw GPhoto2Error(code: count, action: "look for cameras") }
+        return (0..<gp_list_count(list)).compactMap { index in
+            var name: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?
+            guard gp_list_get_name(list, index, &name) == GP_OK, gp_list_get_value(list, index, &value) == GP_OK,
+                  let name, let value else { return nil }
+            return DetectedCamera(model: String(cString: name), port: String(cString: value))
+        }
+    }
+
+    /// Sets up the driver and port for the model and starts the PTP session.
+    func connect() throws(GPhoto2Error) {
+        disconnect()
+        let action = "open the camera on \(port)"
+        let lists = try DriverLists.load(context)
+        let modelIndex = gp_abilities_list_lookup_model(lists.abilities, model)
+        guard modelIndex >= GP_OK else {
+            throw GPhoto2Error(code: modelIndex, action: action,
+                               explanation: "libgphoto2 has no driver for the camera model '\(model)'")
+        }
+        var abilities = CameraAbilities()
+        try check(gp_abilities_list_get_abilities(lists.abilities, modelIndex, &abilities), action)
+        let portIndex = gp_port_info_list_lookup_path(lists.ports, port)
+        guard portIndex >= GP_OK else {
+            throw GPhoto2Error(code: portIndex, action: action,
+                               explanation: "libgphoto2 cannot open the port '\(port)'; is its port driver installed?")
+        }
+        var info: GPPortInfo?
+        try check(gp_port_info_list_get_info(lists.ports, portIndex, &info), action)
+        var handle: UnsafeMutablePointer<CGPhoto2.Camera>?
+        try check(gp_camera_new(&handle), action)
+        guard let handle else { throw GPhoto2Error(code: GP_ERROR_NO_MEMORY, action: action) }
+        do {
+            try check(gp_camera_set_abilities(handle, abilities), action)
+            try check(gp_camera_set_port_info(handle, info), action)
+            try check(gp_camera_init(handle, context), action)
+        } catch {
+            gp_camera_unref(handle)
+            throw error
+        }
+        operations = abilities.operations
+        camera = handle
+    }
+
+    /// Ends the PTP session and releases the port; harmless when not connected.
+    func disconnect() {
+        guard let camera else { return }
+        gp_camera_exit(camera, context)
+        gp_camera_unref(camera)
+        self.camera = nil
+    }
+
+    private func check(_ result: Int32, _ action: String) throws(GPhoto2Error) {
+        guard result < GP_OK else { return }
+        throw GPhoto2Error(code: result, action: action, detail: messages.last)
+    }
+
+    /// Makes one call on the open camera; `action` says what it does, for the error.
+    @discardableResult
+    func call(_ action: String, _ body: (UnsafeMutablePointer<CGPhoto2.Camera>, OpaquePointer) -> Int32) throws(GPhoto2Error) -> Int32 {
+        guard let camera else { throw GPhoto2Error(code: GP_ERROR_IO, action: action, detail: "the camera is not open") }
+        messages.last = nil
+        let result = body(camera, context)
+        try check(result, action)
+        return result
+    }
+
+    // MARK: - Configuration
+
+    /// Every control in the camera's configuration tree.
+    func widgets() throws(GPhoto2Error) -> [Widget] {
+        var root: OpaquePointer?
+        try call("read the camera's settings") { gp_camera_get_config($0, &root, $1) }
+        guard let root else { return [] }
+        defer { gp_widget_free(root) }
+        return WidgetAccess.leaves(of: root).map(\.widget)
+    }
+
+    /// Sends `value` to the control `widget`, then reads back what the camera kept.
+    func write(_ value: WidgetAccess.Value, to widget: Widget) throws(GPhoto2Error) -> Widget {
+        let action = "set \(widget.name)"
+        var node: OpaquePointer?
+        try call(action) { gp_camera_get_single_config($0, widget.name, &node, $1) }
+        guard let node else { throw GPhoto2Error(code: GP_ERROR_BAD_PARAMETERS, action: action) }
+        defer { gp_widget_free(node) }
+        try check(WidgetAccess.assign(value, to: node), action)
+        try call(action) { gp_camera_set_single_config($0, widget.name, node, $1) }
+        return try read(widget)
+    }
+
+    /// The control's state now.
+    func read(_ widget: Widget) throws(GPhoto2Error) -> Widget {
+        var node: OpaquePointer?
+        try call("read \(widget.name)") { gp_camera_get_single_config($0, widget.name, &node, $1) }
+        guard let node else { return widget }
+        defer { gp_widget_free(node) }
+        return WidgetAccess.describe(node, path: widget.path)
+    }
+
+    // MARK: - Capture and files
+
+    func triggerCapture() throws(GPhoto2Error) {
+        try call("take a picture") { gp_camera_trigger_capture($0, $1) }
+    }
+
+    /// The next event, waiting at most `milliseconds`.
+    func nextEvent(milliseconds: Int32) throws(GPhoto2Error) -> DeviceEvent {
+        var type = GP_EVENT_UNKNOWN
+        var data: UnsafeMutableRawPointer?
+        try call("wait for the camera") { gp_camera_wait_for_event($0, milliseconds, &type, &data, $1) }
+        defer { free(data) }
+        switch type {
+        case GP_EVENT_TIMEOUT:
+            return .timeout
+        case GP_EVENT_CAPTURE_COMPLETE:
+            return .captureComplete
+        case GP_EVENT_FILE_ADDED:
+            guard let path = data?.assumingMemoryBound(to: CameraFilePath.self).pointee else { return .other }
+            return .fileAdded(folder: Self.string(path.folder), name: Self.string(path.name))
+        default:
+            return .other
+        }
+    }
+
+    func download(folder: String, name: String) throws(GPhoto2Error) -> Data {
+        let action = "download \(folder)/\(name)"
+        var file: OpaquePointer?
+        try check(gp_file_new(&file), action)
+        defer { gp_file_unref(file) }
+        try call(action) { gp_camera_file_get($0, folder, name, GP_FILE_TYPE_NORMAL, file, $1) }
+        var bytes: UnsafePointer<CChar>?
+        var size: UInt = 0
+        try check(gp_file_get_data_and_size(file, &bytes, &size), action)
+        guard let bytes else { return Data() }
+        return Data(bytes: bytes, count: Int(size))
+    }
+
+    func delete(folder: String, name: String) throws(GPhoto2Error) {
+        try call("delete \(folder)/\(name) from the camera") { gp_camera_file_delete($0, folder, name, $1) }
+    }
+
+    /// The first storage's state and how many more pictures fit, as the camera guesses.
+    func storage() throws(GPhoto2Error) -> (state: StorageState, picturesLeft: Int?) {
+        var infos: UnsafeMutablePointer<CameraStorageInformation>?
+        var count: Int32 = 0
+        try call("read the memory card's state") { gp_camera_get_storageinfo($0, &infos, &count, $1) }
+        defer { free(infos) }
+        guard let infos, count > 0 else { return (.noCard, nil) }
+        let info = infos.pointee
+        let has = { (field: CameraStorageInfoFields) in info.fields.rawValue & field.rawValue != 0 }
+        let left = has(GP_STORAGEINFO_FREESPACEIMAGES) ? Int(info.freeimages) : nil
+        let full = left == 0 || (has(GP_STORAGEINFO_FREESPACEKBYTES) && info.freekbytes == 0)
+        let readOnly = has(GP_STORAGEINFO_ACCESS) && info.access != GP_STORAGEINFO_AC_READWRITE
+        return (full ? .full : readOnly ? .readOnly : .ok, left)
+    }
+
+    private static func string<T>(_ characters: T) -> String {
+        withUnsafeBytes(of: characters) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}
