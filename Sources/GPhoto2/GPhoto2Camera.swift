@@ -96,7 +96,8 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private static func capabilities(widgets: [Widget], operations: CameraOperation) -> Capabilities {
         let names = Set(widgets.map(\.name))
         var capabilities: Capabilities = []
-        if operations.rawValue & GP_OPERATION_TRIGGER_CAPTURE.rawValue != 0 { capabilities.insert(.shoot) }
+        let captures = GP_OPERATION_TRIGGER_CAPTURE.rawValue | GP_OPERATION_CAPTURE_IMAGE.rawValue
+        if operations.rawValue & captures != 0 { capabilities.insert(.shoot) }
         if !widgets.isEmpty { capabilities.insert(.readSettings) }
         if SettingWidgets.names.contains(where: { SettingWidgets.widget(for: $0.setting, in: widgets).map { !$0.readOnly } ?? false }) {
             capabilities.insert(.writeSettings)
@@ -161,12 +162,18 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         do {
             return try body()
         } catch {
-            if error.losesSession, lost == nil {
-                lost = error
+            var failure = error
+            // PTP/IP reports a dropped connection as a generic PTP error, not an I/O error; a
+            // camera that no longer answers a harmless request is gone.
+            if failure.kind == .failed, !session.answers() {
+                failure = GPhoto2Error(code: GP_ERROR_IO, action: error.action, detail: error.detail ?? error.codeText)
+            }
+            if failure.losesSession, lost == nil {
+                lost = failure
                 session.disconnect()
                 emit(.connection(.reconnecting(attempt: 1, nextDelay: .zero)))
             }
-            throw CameraError(error)
+            throw CameraError(failure)
         }
     }
 
