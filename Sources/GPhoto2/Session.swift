@@ -152,10 +152,16 @@ final class Session: @unchecked Sendable {
         var handle: UnsafeMutablePointer<CGPhoto2.Camera>?
         try check(gp_camera_new(&handle), action)
         guard let handle else { throw GPhoto2Error(code: GP_ERROR_NO_MEMORY, action: action) }
-        do {
+        do throws(GPhoto2Error) {
             try check(gp_camera_set_abilities(handle, abilities), action)
             try check(gp_camera_set_port_info(handle, info), action)
-            try check(guardingStandardInput { gp_camera_init(handle, context) }, action)
+            let result = guardingStandardInput { gp_camera_init(handle, context) }
+            if result < GP_OK {
+                // The port's own message says why it could not be opened ("Access denied").
+                let portMessage = handle.pointee.port.flatMap { gp_port_get_error($0) }.map { String(cString: $0) }
+                throw GPhoto2Error(code: result, action: action, detail: [messages.last, portMessage]
+                    .compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "; ").nilIfEmpty)
+            }
         } catch {
             gp_camera_unref(handle)
             throw error
@@ -307,4 +313,8 @@ final class Session: @unchecked Sendable {
     private static func string<T>(_ characters: T) -> String {
         withUnsafeBytes(of: characters) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

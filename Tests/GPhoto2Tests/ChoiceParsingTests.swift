@@ -23,6 +23,19 @@ import UnleashedProtocol
         #expect(parse("Time", .shutterSpeed) == nil)
     }
 
+    @Test func genericPTPDecimalShutterSpeedsSnapToNominalOnes() {
+        #expect(parse("0.0080s", .shutterSpeed) == "1/125")
+        #expect(parse("0.0001s", .shutterSpeed) == "1/8000")
+        #expect(parse("0.0166s", .shutterSpeed) == "1/60")
+        #expect(parse("0.3000s", .shutterSpeed) == "0.3s")
+        #expect(parse("30.0000s", .shutterSpeed) == "30s")
+        #expect(parse("0.0000s", .shutterSpeed) == nil)
+    }
+
+    @Test func genericPTPAutoISO() {
+        #expect(parse("65535", .iso) == "auto")
+    }
+
     @Test func apertureChoices() {
         #expect(parse("f/5.6", .aperture) == "f/5.6")
         #expect(parse("8", .aperture) == "f/8")

@@ -21,6 +21,12 @@ import UnleashedKit
         #expect(GPhoto2Error(code: GP_ERROR, action: "take a picture", detail: "PTP Device Busy").kind == .busy)
     }
 
+    @Test func libusbAccessDeniedIsAPermissionProblem() {
+        let error = GPhoto2Error(code: GP_ERROR_IO, action: "open the camera on usb:001,004",
+                                 detail: "Could not open USB device (Access denied (insufficient permissions)).")
+        #expect(error.kind == .permissionDenied)
+    }
+
     @Test func messagesAreForAPerson() {
         #expect(GPhoto2Error(code: GP_ERROR_NO_SPACE, action: "take a picture").description == "the memory card is full")
         let claim = GPhoto2Error(code: GP_ERROR_IO_USB_CLAIM, action: "open the camera on usb:001,004").description

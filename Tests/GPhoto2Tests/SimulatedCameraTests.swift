@@ -21,9 +21,11 @@ struct SimulatedCamera {
     let server: PTPIPCameraServer
     let camera: GPhoto2Camera
 
-    static func start(cardCapacity: Int? = nil, downloads: DownloadPolicy? = nil) async throws -> SimulatedCamera {
+    static func start(cardCapacity: Int? = nil, faults: PTPIPFaultPlan = PTPIPFaultPlan(),
+                      downloads: DownloadPolicy? = nil) async throws -> SimulatedCamera {
         _ = TestHome.path
-        let server = try await PTPIPCameraServer.start(port: 0, options: PTPIPCameraOptions(cardCapacity: cardCapacity, timeScale: 0.01))
+        let options = PTPIPCameraOptions(cardCapacity: cardCapacity, faults: faults, timeScale: 0.01)
+        let server = try await PTPIPCameraServer.start(port: 0, options: options)
         do {
             let camera = try await GPhoto2Camera.open(port: "ptpip:127.0.0.1:\(server.port)", downloads: downloads)
             return SimulatedCamera(server: server, camera: camera)
@@ -55,6 +57,10 @@ struct SimulatedCameraTests {
         let status = try await sim.camera.status()
         #expect(status.connection == .ready)
         #expect(status.shotCounter == 0)
+        #expect(status.cameraBattery == 100)
+        #expect(status.storage == .ok)
+        #expect((status.shotsRemaining ?? 0) > 0)
+        #expect(sim.camera.identity.cameraModel?.isEmpty == false)
         let settings = try await sim.camera.settings()
         let names = Set(settings.map(\.setting))
         #expect(names.isSuperset(of: [.iso, .shutterSpeed, .aperture]), "\(settings)")
@@ -166,6 +172,44 @@ struct SimulatedCameraTests {
             if case .invalidArgument? = error as? CameraError { return true }
             return false
         }
+        await sim.stop()
+    }
+
+    @Test func aBusyCameraIsReportedAsBusy() async throws {
+        let sim = try await SimulatedCamera.start(faults: PTPIPFaultPlan(busy: 1))
+        await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .busy }
+        #expect(await sim.camera.isReady)
+        await sim.stop()
+    }
+
+    @Test func operationsTheCameraLacksSaySo() async throws {
+        let sim = try await SimulatedCamera.start()
+        await #expect { try await sim.camera.startVideo() } throws: { deviceKind($0) == .unsupported }
+        await #expect { _ = try await sim.camera.focus(hold: false) } throws: { deviceKind($0) == .unsupported }
+        await #expect {
+            try await sim.camera.geotag(GeoPosition(latitude: 1, longitude: 2, fixTime: 0))
+        } throws: { deviceKind($0) == .unsupported }
+        #expect(!sim.camera.identity.capabilities.contains(.video))
+        await sim.stop()
+    }
+
+    @Test func setsTheCameraClock() async throws {
+        let sim = try await SimulatedCamera.start()
+        let now = UInt64(Date().timeIntervalSince1970) * 1000
+        try await sim.camera.setTime(WallTime(unixMilliseconds: now, utcOffsetMinutes: 0))
+        let clock = try await sim.camera.widget("datetime")
+        let seconds = try #require(clock.value.flatMap { Int($0) })
+        #expect(abs(seconds - Int(now / 1000)) <= 2)
+        await sim.stop()
+    }
+
+    @Test func bulbOnAGenericCameraFailsWithAReason() async throws {
+        let sim = try await SimulatedCamera.start()
+        await #expect { _ = try await sim.camera.bulb(.milliseconds(200)) } throws: { error in
+            guard let kind = deviceKind(error) else { return false }
+            return kind == .unsupported || kind == .failed
+        }
+        _ = try await sim.camera.shoot()
         await sim.stop()
     }
 }
