@@ -44,7 +44,12 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
 
     public var lastMeteredEV: ExposureStops? { nil }
 
-    public var isReady: Bool { !closing && lost == nil }
+    /// A lost camera is tried once more here: schedulers ask this before each slot and skip
+    /// the slot when it is false, so this is where a run notices that the camera is back.
+    public var isReady: Bool {
+        if lost != nil, !closing { _ = try? ensureOpen() }
+        return !closing && lost == nil
+    }
 
     private struct PendingFile {
         var folder: String

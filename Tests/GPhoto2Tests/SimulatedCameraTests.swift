@@ -149,9 +149,10 @@ struct SimulatedCameraTests {
         #expect(await sim.camera.isReady == false)
         await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .disconnected }
         await sim.server.replug()
+        #expect(await sim.camera.isReady, "asking is what reopens the camera before a run's next slot")
         let shot = try await sim.camera.shoot()
         #expect(shot.counter == 2)
-        #expect(await sim.camera.isReady)
+        #expect(await sim.server.stats().sessionsOpened == 2)
         await sim.stop()
         var states: [ConnectionState] = []
         for await event in events { if case .connection(let state) = event { states.append(state) } }
