@@ -1,5 +1,5 @@
 import Foundation
-import GPhoto2
+@testable import GPhoto2
 import Testing
 
 @Suite struct FilenameTemplateTests {
@@ -48,5 +48,19 @@ import Testing
     @Test func unknownCodeMessageListsTheCodes() {
         let message = FilenameTemplateError.unknownCode("x", in: "%x").description
         #expect(message.contains("%F") && message.contains("%C") && message.contains("'%x'"))
+    }
+}
+
+@Suite struct PictureWriterTests {
+    @Test func neverOverwritesAndCreatesTheFolder() throws {
+        let folder = temporaryFolder() + "/nested"
+        let first = try PictureWriter.write(Data([1]), folder: folder, name: "0001.jpg")
+        let second = try PictureWriter.write(Data([2]), folder: folder, name: "0001.jpg")
+        let third = try PictureWriter.write(Data([3]), folder: folder, name: "0001.jpg")
+        #expect([first, second, third].map { ($0 as NSString).lastPathComponent } == ["0001.jpg", "0001-2.jpg", "0001-3.jpg"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: first)) == Data([1]))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: third)) == Data([3]))
+        // No temporary files are left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["0001-2.jpg", "0001-3.jpg", "0001.jpg"])
     }
 }

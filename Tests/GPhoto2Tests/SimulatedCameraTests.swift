@@ -213,4 +213,15 @@ struct SimulatedCameraTests {
         _ = try await sim.camera.shoot()
         await sim.stop()
     }
+
+    @Test func deletesFromTheCameraOnlyAfterSaving() async throws {
+        let folder = temporaryFolder()
+        let sim = try await SimulatedCamera.start(downloads: DownloadPolicy(folder: folder, deleteFromCamera: true))
+        let taken = [try await sim.camera.shoot(), try await sim.camera.shoot()]
+        #expect(taken.map(\.counter) == [1, 2])
+        await sim.camera.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == 2)
+        #expect(await sim.server.files().isEmpty)
+        await sim.server.stop()
+    }
 }
