@@ -142,10 +142,10 @@ struct DeviceProperties: Sendable {
 
     init(profile: CameraProfile, batteryPercent: Int) {
         for (setting, code, dataType) in SettingMapping.settings {
-            guard let ladder = profile.choices(for: setting), !ladder.isEmpty else { continue }
+            guard let offered = profile.choices(for: setting), !offered.isEmpty else { continue }
             // Neighbouring speeds above 1/4000 s share a value in units of 0.1 ms; the first one stands for them.
             var seen: Set<Int64> = []
-            let ladder = ladder.filter { seen.insert(SettingMapping.ptpValue($0)).inserted }
+            let ladder = offered.filter { seen.insert(SettingMapping.ptpValue($0)).inserted }
             let values = ladder.map(SettingMapping.ptpValue)
             let initial = profile.defaults[setting].map(SettingMapping.ptpValue) ?? values[0]
             byCode[code] = DeviceProperty(code: code, dataType: dataType, writable: true, factoryDefault: .integer(initial),

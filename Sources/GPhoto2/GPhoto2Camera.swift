@@ -44,7 +44,12 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
 
     public var lastMeteredEV: ExposureStops? { nil }
 
-    public var isReady: Bool { !closing && lost == nil }
+    /// A lost camera is tried once more here: schedulers ask this before each slot and skip
+    /// the slot when it is false, so this is where a run notices that the camera is back.
+    public var isReady: Bool {
+        if lost != nil, !closing { _ = try? ensureOpen() }
+        return !closing && lost == nil
+    }
 
     private struct PendingFile {
         var folder: String
@@ -96,7 +101,8 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private static func capabilities(widgets: [Widget], operations: CameraOperation) -> Capabilities {
         let names = Set(widgets.map(\.name))
         var capabilities: Capabilities = []
-        if operations.rawValue & GP_OPERATION_TRIGGER_CAPTURE.rawValue != 0 { capabilities.insert(.shoot) }
+        let captures = GP_OPERATION_TRIGGER_CAPTURE.rawValue | GP_OPERATION_CAPTURE_IMAGE.rawValue
+        if operations.rawValue & captures != 0 { capabilities.insert(.shoot) }
         if !widgets.isEmpty { capabilities.insert(.readSettings) }
         if SettingWidgets.names.contains(where: { SettingWidgets.widget(for: $0.setting, in: widgets).map { !$0.readOnly } ?? false }) {
             capabilities.insert(.writeSettings)
@@ -109,8 +115,13 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     }
 
     private static func exposureTime(in widgets: [Widget]) -> Duration? {
-        guard let widget = SettingWidgets.widget(for: .shutterSpeed, in: widgets), let text = widget.value,
-              case .shutterSpeed(let speed)? = SettingWidgets.value(fromChoice: text, for: .shutterSpeed) else { return nil }
+        guard let widget = SettingWidgets.widget(for: .shutterSpeed, in: widgets), let text = widget.value else { return nil }
+        return SettingWidgets.value(fromChoice: text, for: .shutterSpeed).flatMap(exposureTime(of:))
+    }
+
+    /// How long the shutter stays open at `value`, when it is a timed shutter speed.
+    private static func exposureTime(of value: SettingValue) -> Duration? {
+        guard case .shutterSpeed(let speed) = value, !speed.isBulb else { return nil }
         return .milliseconds(Int64(speed.seconds * 1000))
     }
 
@@ -161,20 +172,25 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         do {
             return try body()
         } catch {
-            if error.losesSession, lost == nil {
-                lost = error
+            var failure = error
+            // PTP/IP reports a dropped connection as a generic PTP error, not an I/O error; a
+            // camera that no longer answers a harmless request is gone.
+            if failure.kind == .failed, !session.answers() {
+                failure = GPhoto2Error(code: GP_ERROR_IO, action: error.action, detail: error.detail ?? error.codeText)
+            }
+            if failure.losesSession, lost == nil {
+                lost = failure
                 session.disconnect()
                 emit(.connection(.reconnecting(attempt: 1, nextDelay: .zero)))
             }
-            throw CameraError(error)
+            throw CameraError(failure)
         }
     }
 
     // MARK: - Status and settings
 
     public func status() async throws(CameraError) -> CameraStatus {
-        try ensureOpen()
-        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        let widgets = try readWidgets()
         var storage: (state: StorageState, picturesLeft: Int?)?
         do {
             storage = try session.storage()
@@ -184,7 +200,6 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             _ = try attempt { () throws(GPhoto2Error) in throw error }
         }
         let battery = widgets.first { $0.name == "batterylevel" }?.value.flatMap(Self.percentage)
-        exposure = Self.exposureTime(in: widgets) ?? exposure
         return CameraStatus(
             connection: .ready, moduleBattery: nil, cameraBattery: battery, storage: storage?.state,
             shotsRemaining: storage?.picturesLeft, cameraPower: .on, exposureMode: nil, meteredEV: nil,
@@ -199,9 +214,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     }
 
     public func settings() async throws(CameraError) -> [SettingDescriptor] {
-        try ensureOpen()
-        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
-        exposure = Self.exposureTime(in: widgets) ?? exposure
+        let widgets = try readWidgets()
         return SettingWidgets.names.compactMap { entry in
             SettingWidgets.widget(for: entry.setting, in: widgets).flatMap { SettingWidgets.descriptor(entry.setting, from: $0) }
         }
@@ -209,8 +222,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
 
     /// The control carrying `setting` and its typed state.
     private func settingWidget(_ setting: SettingID) throws(CameraError) -> (Widget, SettingDescriptor) {
-        try ensureOpen()
-        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        let widgets = try readWidgets()
         guard let widget = SettingWidgets.widget(for: setting, in: widgets) else { throw .settingNotOffered(setting) }
         guard let descriptor = SettingWidgets.descriptor(setting, from: widget) else {
             throw .device(DeviceFailure(.failed, "the camera's \(setting.displayName) is '\(widget.value ?? "")', which is not a "
@@ -233,7 +245,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         }
         let written = try attempt { () throws(GPhoto2Error) in try session.write(.text(choice), to: widget) }
         let inEffect = written.value.flatMap { SettingWidgets.value(fromChoice: $0, for: value.setting) } ?? value
-        if case .shutterSpeed(let speed) = inEffect { exposure = .milliseconds(Int64(speed.seconds * 1000)) }
+        exposure = Self.exposureTime(of: inEffect) ?? exposure
         emit(.settingChanged(inEffect))
         return inEffect
     }
@@ -242,14 +254,20 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
 
     /// Every control the camera offers, with its value and choices now.
     public func widgets() async throws(CameraError) -> [Widget] {
+        try readWidgets()
+    }
+
+    /// The configuration tree now; the shutter speed in it is remembered for the next shot's wait.
+    private func readWidgets() throws(CameraError) -> [Widget] {
         try ensureOpen()
-        return try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        exposure = Self.exposureTime(in: widgets) ?? exposure
+        return widgets
     }
 
     /// One control, by full path (`/main/imgsettings/iso`) or name (`iso`).
     public func widget(_ pathOrName: String) async throws(CameraError) -> Widget {
-        let widgets = try await widgets()
-        guard let found = widgets.first(where: { $0.isNamed(pathOrName) }) else {
+        guard let found = try readWidgets().first(where: { $0.isNamed(pathOrName) }) else {
             throw .invalidArgument("the camera has no control '\(pathOrName)'; `unleashed settings list` shows them all")
         }
         return found
@@ -266,7 +284,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         let written = try attempt { () throws(GPhoto2Error) in try session.write(value, to: widget) }
         if let setting = SettingWidgets.setting(carriedBy: widget, among: [widget]),
            let typed = written.value.flatMap({ SettingWidgets.value(fromChoice: $0, for: setting) }) {
-            if case .shutterSpeed(let speed) = typed { exposure = .milliseconds(Int64(speed.seconds * 1000)) }
+            exposure = Self.exposureTime(of: typed) ?? exposure
             emit(.settingChanged(typed))
         }
         return written
@@ -279,8 +297,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     }
 
     private func control(_ names: String...) throws(CameraError) -> Widget? {
-        try ensureOpen()
-        let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
+        let widgets = try readWidgets()
         for name in names {
             if let found = widgets.first(where: { $0.name == name }) { return found }
         }
@@ -340,7 +357,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         guard duration >= .milliseconds(1), duration <= .seconds(86_400) else {
             throw .invalidArgument("a bulb exposure lasts from 1 ms to 24 h")
         }
-        let widgets = try await widgets()
+        let widgets = try readWidgets()
         guard let bulb = widgets.first(where: { $0.name == "bulb" }) else {
             throw .notSupported("bulb exposures are", because: "libgphoto2 offers no 'bulb' control for it")
         }
@@ -425,7 +442,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     }
 
     public func setTime(_ time: WallTime) async throws(CameraError) {
-        guard let clock = Self.clockWidget(in: try await widgets()) else {
+        guard let clock = Self.clockWidget(in: try readWidgets()) else {
             throw .notSupported("setting the clock is", because: "libgphoto2 offers no 'datetime' or 'syncdatetime' control for it")
         }
         if clock.kind == .date {

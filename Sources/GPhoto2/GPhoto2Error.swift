@@ -32,14 +32,17 @@ public struct GPhoto2Error: Error, Hashable, Sendable, CustomStringConvertible {
     /// How a caller should treat the failure.
     public var kind: DeviceFailure.Kind {
         let text = (detail ?? "").lowercased()
+        // libusb's "Access denied (insufficient permissions)" arrives as a plain I/O error.
+        if [GP_ERROR_IO, GP_ERROR_IO_INIT, GP_ERROR_IO_READ, GP_ERROR_IO_WRITE].contains(code),
+           text.contains("permission") || text.contains("access denied") {
+            return .permissionDenied
+        }
         switch code {
         case GP_ERROR_CAMERA_BUSY: return .busy
         case GP_ERROR_NO_SPACE: return .cardFull
         case GP_ERROR_IO_USB_CLAIM, GP_ERROR_IO_LOCK: return .permissionDenied
         case GP_ERROR_TIMEOUT: return .timedOut
         case GP_ERROR_NOT_SUPPORTED: return .unsupported
-        case GP_ERROR_IO_INIT where text.contains("permission") || text.contains("access denied"):
-            return .permissionDenied
         case GP_ERROR_IO, GP_ERROR_IO_READ, GP_ERROR_IO_WRITE, GP_ERROR_IO_UPDATE, GP_ERROR_IO_INIT,
              GP_ERROR_IO_USB_FIND, GP_ERROR_IO_USB_CLEAR_HALT, GP_ERROR_MODEL_NOT_FOUND, GP_ERROR_UNKNOWN_PORT:
             return .disconnected

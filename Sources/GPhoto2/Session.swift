@@ -87,7 +87,7 @@ final class Session: @unchecked Sendable {
         let model: String, port: String
         if wanted.hasPrefix("ptpip:") {
             // Network cameras are not found by detection; libgphoto2 drives them as this model.
-            (model, port) = ("PTP/IP Camera", wanted)
+            (model, port) = ("PTP/IP Camera", withEventPort(wanted))
         } else {
             let specific = wanted.hasPrefix("usb:") && wanted.count > 4 ? wanted : nil
             let found = try autodetect().filter { camera in
@@ -103,6 +103,14 @@ final class Session: @unchecked Sendable {
         let session = Session(model: model, port: port)
         try session.connect()
         return session
+    }
+
+    /// libgphoto2 opens the PTP/IP event connection on 15740 unless the path names a second
+    /// port; a camera given one other port (`ptpip:HOST:PORT`) serves both connections on it.
+    static func withEventPort(_ path: String) -> String {
+        let address = path.dropFirst("ptpip:".count).split(separator: ":", omittingEmptySubsequences: false)
+        guard address.count == 2, let port = Int(address[1]), port != 15740 else { return path }
+        return "\(path):\(port)"
     }
 
     /// The cameras libgphoto2 finds on USB (and other ports it can probe).
@@ -144,10 +152,16 @@ final class Session: @unchecked Sendable {
         var handle: UnsafeMutablePointer<CGPhoto2.Camera>?
         try check(gp_camera_new(&handle), action)
         guard let handle else { throw GPhoto2Error(code: GP_ERROR_NO_MEMORY, action: action) }
-        do {
+        do throws(GPhoto2Error) {
             try check(gp_camera_set_abilities(handle, abilities), action)
             try check(gp_camera_set_port_info(handle, info), action)
-            try check(gp_camera_init(handle, context), action)
+            let result = guardingStandardInput { gp_camera_init(handle, context) }
+            if result < GP_OK {
+                // The port's own message says why it could not be opened ("Access denied").
+                let portMessage = handle.pointee.port.flatMap { gp_port_get_error($0) }.map { String(cString: $0) }
+                throw GPhoto2Error(code: result, action: action, detail: [messages.last, portMessage]
+                    .compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "; ").nilIfEmpty)
+            }
         } catch {
             gp_camera_unref(handle)
             throw error
@@ -159,9 +173,27 @@ final class Session: @unchecked Sendable {
     /// Ends the PTP session and releases the port; harmless when not connected.
     func disconnect() {
         guard let camera else { return }
-        gp_camera_exit(camera, context)
-        gp_camera_unref(camera)
+        guardingStandardInput {
+            gp_camera_exit(camera, context)
+            gp_camera_unref(camera)
+        }
         self.camera = nil
+    }
+
+    /// libgphoto2 2.5.30 closes file descriptor 0 whenever a PTP/IP session ends (the unused
+    /// third socket of its PTP/IP state is left 0 and closed with the other two). Closing this
+    /// process's standard input is bad enough; once 0 is reused for a socket, the next session
+    /// end closes someone else's connection. So fd 0 is saved around the calls that can end a
+    /// PTP/IP session and put back afterwards.
+    private func guardingStandardInput<T>(_ body: () -> T) -> T {
+        guard port.hasPrefix("ptpip:") else { return body() }
+        let saved = dup(0)
+        let result = body()
+        if saved >= 0 {
+            dup2(saved, 0)
+            close(saved)
+        }
+        return result
     }
 
     private func check(_ result: Int32, _ action: String) throws(GPhoto2Error) {
@@ -253,6 +285,16 @@ final class Session: @unchecked Sendable {
         try call("delete \(folder)/\(name) from the camera") { gp_camera_file_delete($0, folder, name, $1) }
     }
 
+    /// Whether the camera still answers a request that changes nothing.
+    func answers() -> Bool {
+        var infos: UnsafeMutablePointer<CameraStorageInformation>?
+        var count: Int32 = 0
+        guard let camera else { return false }
+        let result = gp_camera_get_storageinfo(camera, &infos, &count, context)
+        free(infos)
+        return result >= GP_OK || result == GP_ERROR_NOT_SUPPORTED
+    }
+
     /// The first storage's state and how many more pictures fit, as the camera guesses.
     func storage() throws(GPhoto2Error) -> (state: StorageState, picturesLeft: Int?) {
         var infos: UnsafeMutablePointer<CameraStorageInformation>?
@@ -271,4 +313,8 @@ final class Session: @unchecked Sendable {
     private static func string<T>(_ characters: T) -> String {
         withUnsafeBytes(of: characters) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

@@ -58,7 +58,12 @@ enum SettingWidgets {
             return imageFormat(text).map(SettingValue.imageFormat)
         case .focusMode:
             return focusMode(text).map(SettingValue.focusMode)
-        case .shutterSpeed, .iso, .aperture:
+        case .shutterSpeed:
+            return SettingValue(setting: setting, text: text) ?? shutterSpeed(decimalSeconds: text)
+        case .iso:
+            // Generic PTP drivers print ExposureIndex 0xFFFF, which PTP defines as automatic, as a number.
+            return text == "65535" ? .iso(.auto) : SettingValue(setting: setting, text: text)
+        case .aperture:
             return SettingValue(setting: setting, text: text)
         default:
             return nil
@@ -71,6 +76,31 @@ enum SettingWidgets {
         let twentyFourths = (stops * 24).rounded()
         guard abs(stops * 24 - twentyFourths) < 0.25, abs(twentyFourths) <= 360 else { return nil }
         return SettingValue(setting: .exposureCompensation, rawValue: UInt32(bitPattern: Int32(twentyFourths)))
+    }
+
+    /// The nominal denominators of fast shutter speeds in third stops, as cameras label them.
+    private static let nominalDenominators = [
+        8000, 6400, 5000, 4000, 3200, 2500, 2000, 1600, 1250, 1000, 800, 640, 500, 400, 320, 250, 200, 160, 125,
+        100, 80, 60, 50, 40, 30, 25, 20, 15, 13, 10, 8, 6, 5, 4, 3,
+    ]
+
+    /// Generic PTP drivers print the exposure time in seconds to four decimals ("0.0080s"), which
+    /// names no nominal speed exactly; fast speeds snap to the nearest nominal 1/n within a third
+    /// of a stop, slow ones to tenths of a second.
+    static func shutterSpeed(decimalSeconds text: String) -> SettingValue? {
+        var number = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if number.hasSuffix("s") || number.hasSuffix("\"") { number.removeLast() }
+        guard let seconds = Double(number), seconds.isFinite, seconds > 0 else { return nil }
+        if seconds >= 0.3 {
+            let tenths = (seconds * 10).rounded()
+            guard abs(seconds * 10 - tenths) < 0.05 * tenths else { return nil }
+            return ShutterSpeed(seconds: Int(tenths), per: 10).map(SettingValue.shutterSpeed)
+        }
+        let stopsAway = { (denominator: Int) in abs(log2(seconds * Double(denominator))) }
+        guard let nearest = nominalDenominators.min(by: { stopsAway($0) < stopsAway($1) }), stopsAway(nearest) <= 0.34 else {
+            return nil
+        }
+        return ShutterSpeed(seconds: 1, per: nearest).map(SettingValue.shutterSpeed)
     }
 
     private static func words(_ text: String) -> String {
