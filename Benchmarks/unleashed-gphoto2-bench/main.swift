@@ -63,7 +63,10 @@ func timelapse(_ scenario: String, on camera: any Camera, downloads: Bool) async
     let ending = try await run.start(cameraName: "bench")
     let saved = await camera.settle()
     let records = try journal.frames(of: ending.run.id)
-    let shotLatency = records.compactMap { record in record.completedMs.map { ($0 - record.sentMs) * 1000 } }
+    let shotLatency = records.compactMap { record -> Int64? in
+        guard let sent = record.sentMs, let completed = record.completedMs else { return nil }
+        return (completed - sent) * 1000
+    }
     return Measurement(scenario: scenario, lateness: records.compactMap(\.latenessMicros), shotLatency: shotLatency,
                        taken: records.count(where: { $0.outcome == .taken }), notTaken: records.count(where: { $0.outcome != .taken }),
                        downloaded: downloads ? saved : 0)

@@ -39,6 +39,8 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     /// Why the session was lost, until it is opened again.
     private var lost: GPhoto2Error?
     private var closing = false
+    /// Pictures reported saved or not saved so far (``settle()``).
+    private var reportedFiles = 0
     private var exposure: Duration
     private var videoStarted: ContinuousClock.Instant?
 
@@ -147,6 +149,10 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     }
 
     private func emit(_ event: CameraEvent) {
+        switch event {
+        case .fileSaved, .fileNotSaved: reportedFiles += 1
+        default: break
+        }
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
@@ -500,6 +506,15 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             _ = try? attempt { () throws(GPhoto2Error) in try session.delete(folder: file.folder, name: file.name) }
         }
         emit(.fileSaved(SavedFile(path: path, bytes: data.count, cameraPath: file.cameraPath, frame: file.frame, shotCounter: file.shot)))
+    }
+
+    /// Saves the pictures still waiting to be downloaded (while the camera is there), and
+    /// returns how many pictures have been reported saved or not saved so far.
+    public func settle() async -> Int {
+        if let downloader { await downloader.value }
+        collectEvents()
+        while lost == nil, !pending.isEmpty { save(pending.removeFirst()) }
+        return reportedFiles
     }
 
     // MARK: - Closing
