@@ -82,6 +82,9 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         if let port, !(port.isEmpty || port == "usb" || port.hasPrefix("usb:") || port.hasPrefix("ptpip:")) {
             throw .invalidArgument("'\(port)' is not a camera port; write usb:, usb:BUS,DEV or ptpip:HOST[:PORT]")
         }
+        // libgphoto2's PTP/IP driver writes to its sockets with write(2): a camera that went away
+        // would raise SIGPIPE and end the process instead of failing the call.
+        signal(SIGPIPE, SIG_IGN)
         let opened = await OwnerThread.shared.perform {
             Result { () throws(GPhoto2Error) -> (Session, [Widget]) in
                 let session = try Session.open(port: port)

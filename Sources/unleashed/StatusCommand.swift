@@ -1,4 +1,5 @@
 import ArgumentParser
+import GPhoto2
 import UnleashedKit
 import UnleashedProtocol
 
@@ -19,11 +20,12 @@ struct StatusCommand: AsyncParsableCommand {
             let status = try await camera.status()
             let settings = status.cameraPower == .on ? try await camera.settings() : []
             let identity = camera.identity
-            options.emit(json(identity, status, settings)) { human(identity, status, settings) }
+            let tethered = camera is GPhoto2Camera
+            options.emit(json(identity, status, settings, tethered: tethered)) { human(identity, status, settings, tethered: tethered) }
         }
     }
 
-    private func json(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor]) -> JSONValue {
+    private func json(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor], tethered: Bool) -> JSONValue {
         var cameraMembers: [String: JSONValue] = [
             "model": identity.cameraModel.map(JSONValue.string) ?? .null,
             "power": .string(status.cameraPower.description),
@@ -42,30 +44,41 @@ struct StatusCommand: AsyncParsableCommand {
         moduleMembers["firmware"] = identity.firmwareVersion.map(JSONValue.string)
         moduleMembers["protocolVersion"] = identity.protocolVersion.map { .integer(Int64($0)) }
         moduleMembers["battery"] = status.moduleBattery.map { .integer(Int64($0)) }
-        return [
+        var members: [String: JSONValue] = [
             "connection": .string(status.connection.phase.rawValue),
-            "module": .object(moduleMembers),
+            "backend": .string(tethered ? BackendChoice.gphoto2.rawValue : BackendChoice.unleashed.rawValue),
             "camera": .object(cameraMembers),
             "settings": .object(Dictionary(uniqueKeysWithValues: settings.map { ($0.setting.userName, JSONValue.string($0.value.text)) })),
         ]
+        if tethered {
+            cameraMembers["port"] = .string(identity.name)
+            cameraMembers["capabilities"] = moduleMembers["capabilities"]
+            cameraMembers["shotsThisSession"] = .integer(Int64(status.shotCounter))
+            members["camera"] = .object(cameraMembers)
+        } else {
+            members["module"] = .object(moduleMembers)
+        }
+        return .object(members)
     }
 
-    private func human(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor]) -> String {
+    private func human(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor], tethered: Bool) -> String {
         let style = Output.style
         let linkUp = status.connection == .ready
         var bar = [
             style.paint(linkUp ? "● connected" : "○ \(status.connection)", linkUp ? .green : .red),
-            "module \(Output.percent(status.moduleBattery))",
             "camera \(status.cameraPower == .on ? Output.percent(status.cameraBattery) : status.cameraPower.description)",
         ]
+        if !tethered { bar.insert("module \(Output.percent(status.moduleBattery))", at: 1) }
         if let left = status.shotsRemaining {
             bar.append(style.paint("\(left) shots left", status.storage == .full ? .red : .plain))
         }
         if let ev = status.meteredEV { bar.append("EV \(Output.ev(ev))") }
         var lines = [
             bar.joined(separator: "  "),
-            "Module    \(identity.name), firmware \(identity.firmwareVersion ?? "unknown"), protocol v\(identity.protocolVersion.map(String.init) ?? "?"), "
-                + "battery \(Output.percent(status.moduleBattery)), \(status.shotCounter) shots triggered",
+            tethered
+                ? "Port      \(identity.name) (libgphoto2), \(status.shotCounter) shots this session"
+                : "Module    \(identity.name), firmware \(identity.firmwareVersion ?? "unknown"), protocol v\(identity.protocolVersion.map(String.init) ?? "?"), "
+                    + "battery \(Output.percent(status.moduleBattery)), \(status.shotCounter) shots triggered",
             "Camera    \(identity.cameraModel ?? "none attached"), \(status.cameraPower), battery \(Output.percent(status.cameraBattery))"
                 + (status.busy ? ", busy" : ", ready"),
         ]

@@ -9,7 +9,12 @@ final class SimulatedTetheredCamera: Sendable {
     /// Where the simulator mirrors its memory card.
     let card: URL
     private let arguments: [String]
-    private let state = Mutex(State())
+    private let state = Shared()
+
+    private final class Shared: Sendable {
+        let value = Mutex(State())
+        func withLock<T>(_ body: (inout State) -> T) -> T { value.withLock { body(&$0) } }
+    }
 
     private struct State {
         var process: Process?
