@@ -224,4 +224,22 @@ struct SimulatedCameraTests {
         #expect(await sim.server.files().isEmpty)
         await sim.server.stop()
     }
+
+    @Test func everyPictureIsAccountedForWhenTheCameraGoesAwayBeforeClosing() async throws {
+        let folder = temporaryFolder()
+        let sim = try await SimulatedCamera.start(downloads: DownloadPolicy(folder: folder))
+        let events = await sim.camera.events()
+        for _ in 0..<3 { _ = try await sim.camera.shoot() }
+        await sim.server.unplug()
+        await sim.camera.close()
+        var saved: [String] = [], notSaved: [String] = []
+        for await event in events {
+            if case .fileSaved(let file) = event { saved.append(file.cameraPath) }
+            if case .fileNotSaved(let path, _) = event { notSaved.append(path) }
+        }
+        #expect(saved.count + notSaved.count == 3)
+        #expect(Set(saved).isDisjoint(with: notSaved))
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).count == saved.count)
+        await sim.server.stop()
+    }
 }
