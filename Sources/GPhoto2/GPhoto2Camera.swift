@@ -296,14 +296,6 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         try attempt { () throws(GPhoto2Error) in try session.write(value, to: widget) }
     }
 
-    private func control(_ names: String...) throws(CameraError) -> Widget? {
-        let widgets = try readWidgets()
-        for name in names {
-            if let found = widgets.first(where: { $0.name == name }) { return found }
-        }
-        return nil
-    }
-
     // MARK: - Capture
 
     public func shoot() async throws(CameraError) -> Shot {
@@ -401,7 +393,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     // MARK: - Other operations
 
     public func focus(hold: Bool) async throws(CameraError) -> FocusResult {
-        guard let drive = try control("autofocusdrive") else {
+        guard let drive = try readWidgets().first(where: { $0.name == "autofocusdrive" }) else {
             throw .notSupported("autofocus is", because: "libgphoto2 offers no 'autofocusdrive' control for it")
         }
         try self.drive(drive, .integer(1))
@@ -412,27 +404,32 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     public func release() async throws(CameraError) {}
 
     public func startVideo() async throws(CameraError) {
-        if let movie = try control("movie") {
-            try drive(movie, .integer(1))
-        } else if let target = try control("movierecordtarget"), let card = target.choices.first(where: { $0.lowercased() == "card" }) {
-            if let mode = try control("eosmoviemode") { try drive(mode, .integer(1)) }
-            try drive(target, .text(card))
-        } else {
-            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
-        }
+        try record(true)
         videoStarted = .now
     }
 
     public func stopVideo() async throws(CameraError) -> Duration {
-        if let movie = try control("movie") {
-            try drive(movie, .integer(0))
-        } else if let target = try control("movierecordtarget"), let none = target.choices.first(where: { $0.lowercased() == "none" }) {
-            try drive(target, .text(none))
-        } else {
-            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
-        }
+        try record(false)
         defer { videoStarted = nil }
         return videoStarted.map { $0.duration(to: .now) } ?? .zero
+    }
+
+    /// Starts or stops recording with the generic `movie` switch, or Canon's record target
+    /// ("Card" records, "None" stops; the body must be in movie mode, `eosmoviemode`).
+    private func record(_ on: Bool) throws(CameraError) {
+        let widgets = try readWidgets()
+        let named = { (name: String) in widgets.first { $0.name == name } }
+        if let movie = named("movie") {
+            try drive(movie, .integer(on ? 1 : 0))
+            return
+        }
+        let target = on ? "card" : "none"
+        guard let recordTarget = named("movierecordtarget"),
+              let choice = recordTarget.choices.first(where: { $0.lowercased() == target }) else {
+            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
+        }
+        if on, let movieMode = named("eosmoviemode") { try drive(movieMode, .integer(1)) }
+        try drive(recordTarget, .text(choice))
     }
 
     /// The control that sets the camera's clock: a date, or a switch that copies this computer's.
