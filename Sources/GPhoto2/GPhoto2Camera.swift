@@ -333,8 +333,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             guard let event = try? attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: 1) }) else { return }
             switch event {
             case .timeout: return
-            case .fileAdded(let folder, let name):
-                queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
+            case .fileAdded(let folder, let name): queueLate(folder: folder, name: name)
             case .captureComplete, .other: continue
             }
         }
@@ -343,6 +342,11 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private func queue(_ file: PendingFile) {
         guard downloads != nil else { return }
         pending.append(file)
+    }
+
+    /// Queues a file that arrived after its shot was reported; it belongs to the last shot.
+    private func queueLate(folder: String, name: String) {
+        queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
     }
 
     public func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure {
@@ -370,7 +374,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             let slice = min(Self.eventSlice, Int32(max(1, left.wholeMilliseconds)))
             do {
                 if case .fileAdded(let folder, let name) = try attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: slice) }) {
-                    queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
+                    queueLate(folder: folder, name: name)
                 }
             } catch {
                 failure = error
