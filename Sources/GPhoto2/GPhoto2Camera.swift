@@ -159,8 +159,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         do {
             try session.connect()
         } catch {
-            throw .device(DeviceFailure(.disconnected, error.kind == .disconnected ? error.description
-                                                                                   : "the camera is gone: \(error.description)"))
+            throw .device(DeviceFailure(.disconnected, "the camera is gone: \(error.description)"))
         }
         lost = nil
         emit(.connection(.ready))
@@ -193,11 +192,10 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         let widgets = try readWidgets()
         var storage: (state: StorageState, picturesLeft: Int?)?
         do {
-            storage = try session.storage()
-        } catch where !error.losesSession {
-            storage = nil  // not every driver reports storage
+            storage = try attempt { () throws(GPhoto2Error) in try session.storage() }
         } catch {
-            _ = try attempt { () throws(GPhoto2Error) in throw error }
+            // Not every driver reports storage; only a camera that went away fails the status.
+            if lost != nil { throw error }
         }
         let battery = widgets.first { $0.name == "batterylevel" }?.value.flatMap(Self.percentage)
         return CameraStatus(
@@ -365,7 +363,11 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         }
         collectEvents()
         let started = ContinuousClock.now
-        try drive(bulb, .integer(1))
+        do {
+            try drive(bulb, .integer(1))
+        } catch .device(let failure) where failure.kind == .unsupported {
+            throw .notSupported("bulb exposures are", because: "it refuses libgphoto2's 'bulb' control (\(failure.message))")
+        }
         var ending = BulbExposure.Ending.deadline
         var failure: CameraError?
         while started.duration(to: .now) < duration {

@@ -159,6 +159,7 @@ final class Session: @unchecked Sendable {
             if result < GP_OK {
                 // The port's own message says why it could not be opened ("Access denied").
                 let portMessage = handle.pointee.port.flatMap { gp_port_get_error($0) }.map { String(cString: $0) }
+                    .flatMap { $0 == "No error description available" ? nil : $0 }
                 throw GPhoto2Error(code: result, action: action, detail: [messages.last, portMessage]
                     .compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "; ").nilIfEmpty)
             }

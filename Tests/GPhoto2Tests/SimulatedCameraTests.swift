@@ -145,7 +145,7 @@ struct SimulatedCameraTests {
         let events = await sim.camera.events()
         _ = try await sim.camera.shoot()
         await sim.server.unplug()
-        await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .disconnected }
+        await #expect { _ = try await sim.camera.status() } throws: { deviceKind($0) == .disconnected }
         #expect(await sim.camera.isReady == false)
         await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .disconnected }
         await sim.server.replug()
@@ -204,11 +204,11 @@ struct SimulatedCameraTests {
         await sim.stop()
     }
 
-    @Test func bulbOnAGenericCameraFailsWithAReason() async throws {
+    @Test func bulbOnACameraThatRefusesItSaysSo() async throws {
         let sim = try await SimulatedCamera.start()
         await #expect { _ = try await sim.camera.bulb(.milliseconds(200)) } throws: { error in
-            guard let kind = deviceKind(error) else { return false }
-            return kind == .unsupported || kind == .failed
+            guard case .device(let failure)? = error as? CameraError else { return false }
+            return failure.kind == .unsupported && failure.message.hasPrefix("bulb exposures are not supported by this camera")
         }
         _ = try await sim.camera.shoot()
         await sim.stop()
@@ -241,5 +241,18 @@ struct SimulatedCameraTests {
         #expect(Set(saved).isDisjoint(with: notSaved))
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).count == saved.count)
         await sim.server.stop()
+    }
+
+    @Test func aShotOnAnUnpluggedCameraReportsItGone() async throws {
+        let sim = try await SimulatedCamera.start()
+        _ = try await sim.camera.shoot()
+        await sim.server.unplug()
+        await #expect { _ = try await sim.camera.shoot() } throws: { error in
+            guard case .device(let failure)? = error as? CameraError else { return false }
+            return failure.kind == .disconnected && failure.message.hasPrefix("the camera is gone")
+        }
+        await sim.server.replug()
+        #expect(try await sim.camera.shoot().counter == 2)
+        await sim.stop()
     }
 }
