@@ -366,13 +366,23 @@ public actor PTPIPCameraServer {
 
     /// Answers at once, as PTP cameras do; the picture arrives later with ObjectAdded and
     /// CaptureComplete on the event connection.
+    ///
+    /// A refusal is followed by an event ending the capture: StoreFull for a full card,
+    /// CaptureComplete (nothing taken) for a busy camera. libgphoto2 2.5.30's generic capture
+    /// ignores InitiateCapture's response code and waits for events, so without them it would
+    /// wait forever; with them it reports an error.
     private func initiateCapture(_ request: OperationRequest, connection number: UInt32) -> OperationReply {
         guard camera.freePictures > 0 else {
             counters.refusedFull += 1
             options.onEvent(.refused(reason: "full"))
+            raiseLater([Self.event(PTPEvent.storeFull, transactionID: request.transactionID, parameters: [TetheredCamera.storageID])],
+                       connection: number)
             return .code(PTPResponse.storeFull)
         }
-        guard !isExposing, writesPending < options.profile.bufferDepth, !busyFaultStrikes() else { return refuseBusy() }
+        guard !isExposing, writesPending < options.profile.bufferDepth, !busyFaultStrikes() else {
+            raiseLater([Self.event(PTPEvent.captureComplete, transactionID: request.transactionID)], connection: number)
+            return refuseBusy()
+        }
         isExposing = true
         writesPending += 1
         camera.capturesPending += 1
@@ -401,11 +411,20 @@ public actor PTPIPCameraServer {
         if camera.freePictures == 0 {
             events.append(Self.event(PTPEvent.storeFull, transactionID: transactionID, parameters: [TetheredCamera.storageID]))
         }
+        await raise(events, connection: number)
+    }
+
+    /// Raises events once the current operation's response is on its way.
+    private func raiseLater(_ events: [PTPIPPacket], connection number: UInt32) {
+        tasks.append(Task { await self.raise(events, connection: number) })
+    }
+
+    private func raise(_ events: [PTPIPPacket], connection number: UInt32) async {
         guard let writer = sessions[number]?.events else { return }
         do {
             try await writer.write(contentsOf: events)
         } catch {
-            options.log("could not send capture events to connection \(number): \(error)")
+            options.log("could not send events to connection \(number): \(error)")
         }
     }
 
