@@ -311,6 +311,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         while started.duration(to: .now) < limit {
             guard !Task.isCancelled else { throw .cancelled }
             let event = try attempt { () throws(GPhoto2Error) in try session.nextEvent(milliseconds: Self.eventSlice) }
+            if event == .storeFull { throw CameraError(GPhoto2Error(code: GP_ERROR_NO_SPACE, action: "take a picture")) }
             guard case .fileAdded(let folder, let name) = event else { continue }
             let latency = started.duration(to: .now)
             pictures = number
@@ -332,7 +333,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             switch event {
             case .timeout: return
             case .fileAdded(let folder, let name): queueLate(folder: folder, name: name)
-            case .captureComplete, .other: continue
+            case .captureComplete, .storeFull, .other: continue
             }
         }
     }

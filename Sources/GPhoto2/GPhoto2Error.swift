@@ -48,7 +48,7 @@ public struct GPhoto2Error: Error, Hashable, Sendable, CustomStringConvertible {
             return .disconnected
         default:
             // PTP drivers report a full card and a busy camera as a generic error with text.
-            if text.contains("store full") || text.contains("storefull") || text.contains("no space") { return .cardFull }
+            if ["store full", "storefull", "no space", "ran full"].contains(where: text.contains) { return .cardFull }
             if text.contains("device busy") || text.contains("devicebusy") { return .busy }
             if text.contains("not supported") { return .unsupported }
             return .failed

@@ -20,6 +20,8 @@ enum DeviceEvent: Hashable, Sendable {
     case timeout
     case fileAdded(folder: String, name: String)
     case captureComplete
+    /// The card filled up (PTP's StoreFull event, which libgphoto2 passes on as unknown).
+    case storeFull
     case other
 }
 
@@ -261,6 +263,10 @@ final class Session: @unchecked Sendable {
             return .timeout
         case GP_EVENT_CAPTURE_COMPLETE:
             return .captureComplete
+        case GP_EVENT_UNKNOWN:
+            // Generic PTP drivers describe events they do not handle as "PTP Event 400a, Param1 ...".
+            let text = data.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+            return text.lowercased().contains("event 400a") ? .storeFull : .other
         case GP_EVENT_FILE_ADDED:
             guard let path = data?.assumingMemoryBound(to: CameraFilePath.self).pointee else { return .other }
             return .fileAdded(folder: Self.string(path.folder), name: Self.string(path.name))
