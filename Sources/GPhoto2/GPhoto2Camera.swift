@@ -20,7 +20,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private let downloads: DownloadPolicy?
 
     /// The port the camera was opened on, e.g. `usb:001,004` or `ptpip:192.168.1.20`.
-    public nonisolated var port: String { session.port }
+    public nonisolated let port: String
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { OwnerThread.shared.asUnownedSerialExecutor() }
 
@@ -63,10 +63,11 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private init(session: Session, widgets: [Widget], downloads: DownloadPolicy?) {
         self.session = session
         self.downloads = downloads
+        port = session.port
         exposure = Self.exposureTime(in: widgets) ?? .zero
         let value = { (name: String) in widgets.first { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 } }
         identity = CameraIdentity(
-            name: session.port, firmwareVersion: value("deviceversion"),
+            name: port, firmwareVersion: value("deviceversion"),
             capabilities: Self.capabilities(widgets: widgets, operations: session.operations),
             cameraModel: value("cameramodel") ?? value("model") ?? session.model)
     }
@@ -157,7 +158,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         guard !closing else { throw .device(DeviceFailure(.disconnected, "the camera connection was closed")) }
         guard lost != nil else { return }
         do {
-            try session.connect()
+            try session.reconnect()
         } catch {
             throw .device(DeviceFailure(.disconnected, "the camera is gone: \(error.description)"))
         }

@@ -58,7 +58,8 @@ private enum DriverLists {
 /// when the camera comes back. Used on the owner thread only.
 final class Session: @unchecked Sendable {
     let model: String
-    let port: String
+    /// The port now: a USB camera gets a new device number each time it is plugged in.
+    private(set) var port: String
     private(set) var operations = GP_OPERATION_NONE
     private let context: OpaquePointer
     private let messages = ContextMessages()
@@ -93,7 +94,7 @@ final class Session: @unchecked Sendable {
         } else {
             let specific = wanted.hasPrefix("usb:") && wanted.count > 4 ? wanted : nil
             let found = try autodetect().filter { camera in
-                specific.map { camera.port == $0 } ?? (wanted.isEmpty || camera.port.hasPrefix("usb:"))
+                specific.map { camera.port == $0 } ?? camera.port.hasPrefix("usb:")
             }
             guard let first = found.first else {
                 let message = specific.map { "no camera found on \($0); `unleashed cameras` lists the cameras found" }
@@ -171,6 +172,19 @@ final class Session: @unchecked Sendable {
         }
         operations = abilities.operations
         camera = handle
+    }
+
+    /// Opens the camera again after it went away. A USB camera plugged back in has a new
+    /// device number, so when its old port fails it is looked for by model.
+    func reconnect() throws(GPhoto2Error) {
+        do {
+            try connect()
+        } catch where port.hasPrefix("usb:") {
+            guard let moved = try? Self.autodetect().first(where: { $0.model == model && $0.port.hasPrefix("usb:") }),
+                  moved.port != port else { throw error }
+            port = moved.port
+            try connect()
+        }
     }
 
     /// Ends the PTP session and releases the port; harmless when not connected.
