@@ -297,12 +297,24 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
 
     // MARK: - Capture
 
+    /// How many times a trigger refused as busy is sent again. Busy means nothing was done, so
+    /// a retry is safe; cameras say it while still writing the previous picture.
+    static let busyRetries = 3
+
     public func shoot() async throws(CameraError) -> Shot {
         try ensureOpen()
         collectEvents()
-        let started = ContinuousClock.now
-        try attempt { () throws(GPhoto2Error) in try session.triggerCapture() }
-        return try awaitPicture(since: started, within: exposure + Self.shotReportGrace)
+        var retries = Self.busyRetries
+        while true {
+            let started = ContinuousClock.now
+            do {
+                try attempt { () throws(GPhoto2Error) in try session.triggerCapture() }
+                return try awaitPicture(since: started, within: exposure + Self.shotReportGrace)
+            } catch .device(let failure) where failure.kind == .busy && retries > 0 && !Task.isCancelled {
+                retries -= 1
+                collectEvents(waiting: 200)
+            }
+        }
     }
 
     /// Waits for the camera to report the picture just triggered; queues its file.
@@ -326,11 +338,11 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     }
 
     /// Takes in the events waiting now (files that came late, e.g. the JPEG of a RAW+JPEG pair),
-    /// without waiting for more.
-    private func collectEvents() {
+    /// waiting at most `milliseconds` for each next one.
+    private func collectEvents(waiting milliseconds: Int32 = 1) {
         guard lost == nil else { return }
         for _ in 0..<100 {
-            guard let event = try? attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: 1) }) else { return }
+            guard let event = try? attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: milliseconds) }) else { return }
             switch event {
             case .timeout: return
             case .fileAdded(let folder, let name): queueLate(folder: folder, name: name)

@@ -176,10 +176,17 @@ struct SimulatedCameraTests {
         await sim.stop()
     }
 
-    @Test func aBusyCameraIsReportedAsBusy() async throws {
+    @Test func aCameraThatStaysBusyIsReportedAsBusy() async throws {
         let sim = try await SimulatedCamera.start(faults: PTPIPFaultPlan(busy: 1))
         await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .busy }
         #expect(await sim.camera.isReady)
+        await sim.stop()
+    }
+
+    @Test func aBusyTriggerIsSentAgain() async throws {
+        let sim = try await SimulatedCamera.start(faults: PTPIPFaultPlan(busy: 0.5))
+        for expected in 1...6 { #expect(try await sim.camera.shoot().counter == expected) }
+        #expect(await sim.server.stats().refusedBusy > 0)
         await sim.stop()
     }
 
