@@ -118,6 +118,7 @@ final class Session: @unchecked Sendable {
 
     /// The cameras libgphoto2 finds on USB (and other ports it can probe).
     static func autodetect() throws(GPhoto2Error) -> [DetectedCamera] {
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         let context = gp_context_new()
         defer { gp_context_unref(context) }
         var list: OpaquePointer?
@@ -135,6 +136,7 @@ final class Session: @unchecked Sendable {
 
     /// Sets up the driver and port for the model and starts the PTP session.
     func connect() throws(GPhoto2Error) {
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         disconnect()
         let action = "open the camera on \(port)"
         let lists = try DriverLists.load(context)
@@ -190,6 +192,7 @@ final class Session: @unchecked Sendable {
     /// Ends the PTP session and releases the port; harmless when not connected.
     func disconnect() {
         guard let camera else { return }
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         guardingStandardInput {
             gp_camera_exit(camera, context)
             gp_camera_unref(camera)
@@ -221,6 +224,7 @@ final class Session: @unchecked Sendable {
     /// Makes one call on the open camera; `action` says what it does, for the error.
     @discardableResult
     func call(_ action: String, _ body: (UnsafeMutablePointer<CGPhoto2.Camera>, OpaquePointer) -> Int32) throws(GPhoto2Error) -> Int32 {
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         guard let camera else { throw GPhoto2Error(code: GP_ERROR_IO, action: action, detail: "the camera is not open") }
         messages.last = nil
         let result = body(camera, context)
