@@ -156,6 +156,10 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     /// Fails when closed; reopens the camera once when the session was lost.
     private func ensureOpen() throws(CameraError) {
         guard !closing else { throw .device(DeviceFailure(.disconnected, "the camera connection was closed")) }
+        try reopenIfLost()
+    }
+
+    private func reopenIfLost() throws(CameraError) {
         guard lost != nil else { return }
         do {
             try session.reconnect()
@@ -476,7 +480,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     // MARK: - Downloads
 
     private func startDownloads() {
-        guard downloads != nil, downloader == nil, !pending.isEmpty, lost == nil else { return }
+        guard downloads != nil, downloader == nil, !pending.isEmpty, lost == nil, !closing else { return }
         downloader = Task { await self.downloadPending() }
     }
 
@@ -528,11 +532,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         closing = true
         if let downloader { await downloader.value }
         collectEvents()
-        if !pending.isEmpty, lost != nil {
-            closing = false
-            _ = try? ensureOpen()
-            closing = true
-        }
+        if !pending.isEmpty { _ = try? reopenIfLost() }
         while lost == nil, !pending.isEmpty { save(pending.removeFirst()) }
         for file in pending {
             emit(.fileNotSaved(cameraPath: file.cameraPath, reason: "the camera was gone when the connection closed; the picture is still on the camera"))
