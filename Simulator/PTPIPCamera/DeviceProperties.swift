@@ -142,15 +142,15 @@ struct DeviceProperties: Sendable {
 
     init(profile: CameraProfile, batteryPercent: Int) {
         for (setting, code, dataType) in SettingMapping.settings {
-            guard let offered = profile.choices(for: setting), !offered.isEmpty else { continue }
+            guard let ladder = profile.choices(for: setting), !ladder.isEmpty else { continue }
             // Neighbouring speeds above 1/4000 s share a value in units of 0.1 ms; the first one stands for them.
             var seen: Set<Int64> = []
-            let ladder = offered.filter { seen.insert(SettingMapping.ptpValue($0)).inserted }
-            let values = ladder.map(SettingMapping.ptpValue)
+            let distinct = ladder.filter { seen.insert(SettingMapping.ptpValue($0)).inserted }
+            let values = distinct.map(SettingMapping.ptpValue)
             let initial = profile.defaults[setting].map(SettingMapping.ptpValue) ?? values[0]
             byCode[code] = DeviceProperty(code: code, dataType: dataType, writable: true, factoryDefault: .integer(initial),
                                           current: .integer(initial), form: .enumeration(values.map { .integer($0) }))
-            settingsByCode[code] = Dictionary(uniqueKeysWithValues: zip(values, ladder))
+            settingsByCode[code] = Dictionary(uniqueKeysWithValues: zip(values, distinct))
         }
         byCode[PTPProperty.batteryLevel] = DeviceProperty(
             code: PTPProperty.batteryLevel, dataType: PTPDataType.uint8, writable: false, factoryDefault: .integer(100),

@@ -33,7 +33,10 @@ public actor PTPIPCameraServer {
     private var isExposing = false
     /// Pictures taken but not written yet; the buffer holds `bufferDepth` of them.
     private var writesPending = 0
-    private var tasks: [Task<Void, Never>] = []
+    /// Work running on its own (accepting, fault timers, captures, late events), so that stop
+    /// can end it; each entry removes itself when done.
+    private var tasks: [Int: Task<Void, Never>] = [:]
+    private var nextTaskNumber = 0
 
     /// What the server knows about one client's command connection.
     private struct CommandSession {
@@ -70,12 +73,24 @@ public actor PTPIPCameraServer {
     }
 
     private func begin(_ listener: Listener) {
-        tasks.append(Task { await self.accept(listener) })
+        spawn { await $0.accept(listener) }
         if !options.faults.unplugs.isEmpty {
-            tasks.append(Task { await self.runUnplugFaults() })
+            spawn { await $0.runUnplugFaults() }
         }
         options.log("PTP/IP camera '\(options.profile.model)' listening on port \(port)")
     }
+
+    private func spawn(_ work: @escaping @Sendable (PTPIPCameraServer) async -> Void) {
+        let number = nextTaskNumber
+        nextTaskNumber += 1
+        // The task cannot reach `finished` before this actor method has stored it.
+        tasks[number] = Task {
+            await work(self)
+            self.finished(number)
+        }
+    }
+
+    private func finished(_ number: Int) { tasks[number] = nil }
 
     /// Counters of what happened so far.
     public func stats() -> PTPIPStats { counters }
@@ -102,11 +117,13 @@ public actor PTPIPCameraServer {
 
     /// Stops listening and drops every connection.
     public func stop() async {
-        for task in tasks { task.cancel() }
+        for task in tasks.values { task.cancel() }
         for channel in channels.values { channel.close(promise: nil) }
         try? await listener.close()
-        for task in tasks { await task.value }
-        tasks.removeAll()
+        while let (number, task) = tasks.first {
+            await task.value
+            tasks[number] = nil
+        }
     }
 
     // MARK: Connections
@@ -366,20 +383,30 @@ public actor PTPIPCameraServer {
 
     /// Answers at once, as PTP cameras do; the picture arrives later with ObjectAdded and
     /// CaptureComplete on the event connection.
+    ///
+    /// A refusal is followed by an event ending the capture: StoreFull for a full card,
+    /// CaptureComplete (nothing taken) for a busy camera. libgphoto2 2.5.30's generic capture
+    /// ignores InitiateCapture's response code and waits for events, so without them it would
+    /// wait forever; with them it reports an error.
     private func initiateCapture(_ request: OperationRequest, connection number: UInt32) -> OperationReply {
         guard camera.freePictures > 0 else {
             counters.refusedFull += 1
             options.onEvent(.refused(reason: "full"))
+            raiseLater([Self.event(PTPEvent.storeFull, transactionID: request.transactionID, parameters: [TetheredCamera.storageID])],
+                       connection: number)
             return .code(PTPResponse.storeFull)
         }
-        guard !isExposing, writesPending < options.profile.bufferDepth, !busyFaultStrikes() else { return refuseBusy() }
+        guard !isExposing, writesPending < options.profile.bufferDepth, !busyFaultStrikes() else {
+            raiseLater([Self.event(PTPEvent.captureComplete, transactionID: request.transactionID)], connection: number)
+            return refuseBusy()
+        }
         isExposing = true
         writesPending += 1
         camera.capturesPending += 1
         let profile = options.profile
         let exposure = scaled(profile.shutterLag + camera.properties.exposureTime)
         let writing = scaled(profile.writeTime)
-        tasks.append(Task { await self.runCapture(exposure: exposure, writing: writing, transactionID: request.transactionID, connection: number) })
+        spawn { await $0.runCapture(exposure: exposure, writing: writing, transactionID: request.transactionID, connection: number) }
         return .ok
     }
 
@@ -401,11 +428,20 @@ public actor PTPIPCameraServer {
         if camera.freePictures == 0 {
             events.append(Self.event(PTPEvent.storeFull, transactionID: transactionID, parameters: [TetheredCamera.storageID]))
         }
+        await raise(events, connection: number)
+    }
+
+    /// Raises events once the current operation's response is on its way.
+    private func raiseLater(_ events: [PTPIPPacket], connection number: UInt32) {
+        spawn { await $0.raise(events, connection: number) }
+    }
+
+    private func raise(_ events: [PTPIPPacket], connection number: UInt32) async {
         guard let writer = sessions[number]?.events else { return }
         do {
             try await writer.write(contentsOf: events)
         } catch {
-            options.log("could not send capture events to connection \(number): \(error)")
+            options.log("could not send events to connection \(number): \(error)")
         }
     }
 

@@ -20,7 +20,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private let downloads: DownloadPolicy?
 
     /// The port the camera was opened on, e.g. `usb:001,004` or `ptpip:192.168.1.20`.
-    public nonisolated var port: String { session.port }
+    public nonisolated let port: String
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { OwnerThread.shared.asUnownedSerialExecutor() }
 
@@ -65,10 +65,11 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private init(session: Session, widgets: [Widget], downloads: DownloadPolicy?) {
         self.session = session
         self.downloads = downloads
+        port = session.port
         exposure = Self.exposureTime(in: widgets) ?? .zero
         let value = { (name: String) in widgets.first { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 } }
         identity = CameraIdentity(
-            name: session.port, firmwareVersion: value("deviceversion"),
+            name: port, firmwareVersion: value("deviceversion"),
             capabilities: Self.capabilities(widgets: widgets, operations: session.operations),
             cameraModel: value("cameramodel") ?? value("model") ?? session.model)
     }
@@ -164,12 +165,15 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     /// Fails when closed; reopens the camera once when the session was lost.
     private func ensureOpen() throws(CameraError) {
         guard !closing else { throw .device(DeviceFailure(.disconnected, "the camera connection was closed")) }
+        try reopenIfLost()
+    }
+
+    private func reopenIfLost() throws(CameraError) {
         guard lost != nil else { return }
         do {
-            try session.connect()
+            try session.reconnect()
         } catch {
-            throw .device(DeviceFailure(.disconnected, error.kind == .disconnected ? error.description
-                                                                                   : "the camera is gone: \(error.description)"))
+            throw .device(DeviceFailure(.disconnected, "the camera is gone: \(error.description)"))
         }
         lost = nil
         emit(.connection(.ready))
@@ -202,11 +206,10 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         let widgets = try readWidgets()
         var storage: (state: StorageState, picturesLeft: Int?)?
         do {
-            storage = try session.storage()
-        } catch where !error.losesSession {
-            storage = nil  // not every driver reports storage
+            storage = try attempt { () throws(GPhoto2Error) in try session.storage() }
         } catch {
-            _ = try attempt { () throws(GPhoto2Error) in throw error }
+            // Not every driver reports storage; only a camera that went away fails the status.
+            if lost != nil { throw error }
         }
         let battery = widgets.first { $0.name == "batterylevel" }?.value.flatMap(Self.percentage)
         return CameraStatus(
@@ -305,22 +308,26 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         try attempt { () throws(GPhoto2Error) in try session.write(value, to: widget) }
     }
 
-    private func control(_ names: String...) throws(CameraError) -> Widget? {
-        let widgets = try readWidgets()
-        for name in names {
-            if let found = widgets.first(where: { $0.name == name }) { return found }
-        }
-        return nil
-    }
-
     // MARK: - Capture
+
+    /// How many times a trigger refused as busy is sent again. Busy means nothing was done, so
+    /// a retry is safe; cameras say it while still writing the previous picture.
+    static let busyRetries = 3
 
     public func shoot() async throws(CameraError) -> Shot {
         try ensureOpen()
         collectEvents()
-        let started = ContinuousClock.now
-        try attempt { () throws(GPhoto2Error) in try session.triggerCapture() }
-        return try awaitPicture(since: started, within: exposure + Self.shotReportGrace)
+        var retries = Self.busyRetries
+        while true {
+            let started = ContinuousClock.now
+            do {
+                try attempt { () throws(GPhoto2Error) in try session.triggerCapture() }
+                return try awaitPicture(since: started, within: exposure + Self.shotReportGrace)
+            } catch .device(let failure) where failure.kind == .busy && retries > 0 && !Task.isCancelled {
+                retries -= 1
+                collectEvents(waiting: 200)
+            }
+        }
     }
 
     /// Waits for the camera to report the picture just triggered; queues its file.
@@ -330,6 +337,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         while started.duration(to: .now) < limit {
             guard !Task.isCancelled else { throw .cancelled }
             let event = try attempt { () throws(GPhoto2Error) in try session.nextEvent(milliseconds: Self.eventSlice) }
+            if event == .storeFull { throw CameraError(GPhoto2Error(code: GP_ERROR_NO_SPACE, action: "take a picture")) }
             guard case .fileAdded(let folder, let name) = event else { continue }
             let latency = started.duration(to: .now)
             pictures = number
@@ -343,16 +351,15 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     }
 
     /// Takes in the events waiting now (files that came late, e.g. the JPEG of a RAW+JPEG pair),
-    /// without waiting for more.
-    private func collectEvents() {
+    /// waiting at most `milliseconds` for each next one.
+    private func collectEvents(waiting milliseconds: Int32 = 1) {
         guard lost == nil else { return }
         for _ in 0..<100 {
-            guard let event = try? attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: 1) }) else { return }
+            guard let event = try? attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: milliseconds) }) else { return }
             switch event {
             case .timeout: return
-            case .fileAdded(let folder, let name):
-                queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
-            case .captureComplete, .other: continue
+            case .fileAdded(let folder, let name): queueLate(folder: folder, name: name)
+            case .captureComplete, .storeFull, .other: continue
             }
         }
     }
@@ -360,6 +367,11 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private func queue(_ file: PendingFile) {
         guard downloads != nil else { return }
         pending.append(file)
+    }
+
+    /// Queues a file that arrived after its shot was reported; it belongs to the last shot.
+    private func queueLate(folder: String, name: String) {
+        queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
     }
 
     public func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure {
@@ -378,7 +390,11 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         }
         collectEvents()
         let started = ContinuousClock.now
-        try drive(bulb, .integer(1))
+        do {
+            try drive(bulb, .integer(1))
+        } catch .device(let failure) where failure.kind == .unsupported {
+            throw .notSupported("bulb exposures are", because: "it refuses libgphoto2's 'bulb' control (\(failure.message))")
+        }
         var ending = BulbExposure.Ending.deadline
         var failure: CameraError?
         while started.duration(to: .now) < duration {
@@ -387,7 +403,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             let slice = min(Self.eventSlice, Int32(max(1, left.wholeMilliseconds)))
             do {
                 if case .fileAdded(let folder, let name) = try attempt({ () throws(GPhoto2Error) in try session.nextEvent(milliseconds: slice) }) {
-                    queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
+                    queueLate(folder: folder, name: name)
                 }
             } catch {
                 failure = error
@@ -410,7 +426,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     // MARK: - Other operations
 
     public func focus(hold: Bool) async throws(CameraError) -> FocusResult {
-        guard let drive = try control("autofocusdrive") else {
+        guard let drive = try readWidgets().first(where: { $0.name == "autofocusdrive" }) else {
             throw .notSupported("autofocus is", because: "libgphoto2 offers no 'autofocusdrive' control for it")
         }
         try self.drive(drive, .integer(1))
@@ -421,27 +437,32 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     public func release() async throws(CameraError) {}
 
     public func startVideo() async throws(CameraError) {
-        if let movie = try control("movie") {
-            try drive(movie, .integer(1))
-        } else if let target = try control("movierecordtarget"), let card = target.choices.first(where: { $0.lowercased() == "card" }) {
-            if let mode = try control("eosmoviemode") { try drive(mode, .integer(1)) }
-            try drive(target, .text(card))
-        } else {
-            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
-        }
+        try record(true)
         videoStarted = .now
     }
 
     public func stopVideo() async throws(CameraError) -> Duration {
-        if let movie = try control("movie") {
-            try drive(movie, .integer(0))
-        } else if let target = try control("movierecordtarget"), let none = target.choices.first(where: { $0.lowercased() == "none" }) {
-            try drive(target, .text(none))
-        } else {
-            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
-        }
+        try record(false)
         defer { videoStarted = nil }
         return videoStarted.map { $0.duration(to: .now) } ?? .zero
+    }
+
+    /// Starts or stops recording with the generic `movie` switch, or Canon's record target
+    /// ("Card" records, "None" stops; the body must be in movie mode, `eosmoviemode`).
+    private func record(_ on: Bool) throws(CameraError) {
+        let widgets = try readWidgets()
+        let named = { (name: String) in widgets.first { $0.name == name } }
+        if let movie = named("movie") {
+            try drive(movie, .integer(on ? 1 : 0))
+            return
+        }
+        let target = on ? "card" : "none"
+        guard let recordTarget = named("movierecordtarget"),
+              let choice = recordTarget.choices.first(where: { $0.lowercased() == target }) else {
+            throw .notSupported("video recording is", because: "libgphoto2 offers no 'movie' or 'movierecordtarget' control for it")
+        }
+        if on, let movieMode = named("eosmoviemode") { try drive(movieMode, .integer(1)) }
+        try drive(recordTarget, .text(choice))
     }
 
     /// The control that sets the camera's clock: a date, or a switch that copies this computer's.
@@ -468,7 +489,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     // MARK: - Downloads
 
     private func startDownloads() {
-        guard downloads != nil, downloader == nil, !pending.isEmpty, lost == nil else { return }
+        guard downloads != nil, downloader == nil, !pending.isEmpty, lost == nil, !closing else { return }
         downloader = Task { await self.downloadPending() }
     }
 
@@ -529,11 +550,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         closing = true
         if let downloader { await downloader.value }
         collectEvents()
-        if !pending.isEmpty, lost != nil {
-            closing = false
-            _ = try? ensureOpen()
-            closing = true
-        }
+        if !pending.isEmpty { _ = try? reopenIfLost() }
         while lost == nil, !pending.isEmpty { save(pending.removeFirst()) }
         for file in pending {
             emit(.fileNotSaved(cameraPath: file.cameraPath, reason: "the camera was gone when the connection closed; the picture is still on the camera"))

@@ -48,8 +48,9 @@ public struct GPhoto2Error: Error, Hashable, Sendable, CustomStringConvertible {
             return .disconnected
         default:
             // PTP drivers report a full card and a busy camera as a generic error with text.
-            if text.contains("store full") || text.contains("storefull") || text.contains("no space") { return .cardFull }
+            if ["store full", "storefull", "no space", "ran full"].contains(where: text.contains) { return .cardFull }
             if text.contains("device busy") || text.contains("devicebusy") { return .busy }
+            if text.contains("not supported") { return .unsupported }
             return .failed
         }
     }
@@ -69,6 +70,8 @@ public struct GPhoto2Error: Error, Hashable, Sendable, CustomStringConvertible {
         switch kind {
         case .busy: return "the camera is busy and could not \(action); try again in a moment (\(reported))"
         case .cardFull: return "the memory card is full"
+        case .disconnected where action.hasPrefix("open"):
+            return "could not \(action): \(reported); check that the camera is on, connected and in PTP/PC mode"
         case .disconnected: return "the camera is gone: could not \(action): \(reported)"
         case .timedOut: return "the camera did not answer in time while trying to \(action) (\(reported))"
         case .unsupported: return "this camera cannot \(action): \(reported)"

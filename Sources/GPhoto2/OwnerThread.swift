@@ -17,6 +17,8 @@ final class OwnerThread: SerialExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Work] = []
     private var head = 0
+    /// Set once by the thread itself before it takes any work.
+    private var owner: pthread_t?
 
     private init() {
         let thread = Thread { [self] in run() }
@@ -47,7 +49,13 @@ final class OwnerThread: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether the caller runs on the owner thread; libgphoto2 wrappers assert it.
+    var isCurrent: Bool {
+        owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
+
     private func run() {
+        owner = pthread_self()
         while true {
             condition.lock()
             while head == queue.count { condition.wait() }

@@ -20,6 +20,8 @@ enum DeviceEvent: Hashable, Sendable {
     case timeout
     case fileAdded(folder: String, name: String)
     case captureComplete
+    /// The card filled up (PTP's StoreFull event, which libgphoto2 passes on as unknown).
+    case storeFull
     case other
 }
 
@@ -56,7 +58,8 @@ private enum DriverLists {
 /// when the camera comes back. Used on the owner thread only.
 final class Session: @unchecked Sendable {
     let model: String
-    let port: String
+    /// The port now: a USB camera gets a new device number each time it is plugged in.
+    private(set) var port: String
     private(set) var operations = GP_OPERATION_NONE
     private let context: OpaquePointer
     private let messages = ContextMessages()
@@ -91,7 +94,7 @@ final class Session: @unchecked Sendable {
         } else {
             let specific = wanted.hasPrefix("usb:") && wanted.count > 4 ? wanted : nil
             let found = try autodetect().filter { camera in
-                specific.map { camera.port == $0 } ?? (wanted.isEmpty || camera.port.hasPrefix("usb:"))
+                specific.map { camera.port == $0 } ?? camera.port.hasPrefix("usb:")
             }
             guard let first = found.first else {
                 let message = specific.map { "no camera found on \($0); `unleashed cameras` lists the cameras found" }
@@ -115,6 +118,7 @@ final class Session: @unchecked Sendable {
 
     /// The cameras libgphoto2 finds on USB (and other ports it can probe).
     static func autodetect() throws(GPhoto2Error) -> [DetectedCamera] {
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         let context = gp_context_new()
         defer { gp_context_unref(context) }
         var list: OpaquePointer?
@@ -132,6 +136,7 @@ final class Session: @unchecked Sendable {
 
     /// Sets up the driver and port for the model and starts the PTP session.
     func connect() throws(GPhoto2Error) {
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         disconnect()
         let action = "open the camera on \(port)"
         let lists = try DriverLists.load(context)
@@ -159,6 +164,7 @@ final class Session: @unchecked Sendable {
             if result < GP_OK {
                 // The port's own message says why it could not be opened ("Access denied").
                 let portMessage = handle.pointee.port.flatMap { gp_port_get_error($0) }.map { String(cString: $0) }
+                    .flatMap { $0 == "No error description available" ? nil : $0 }
                 throw GPhoto2Error(code: result, action: action, detail: [messages.last, portMessage]
                     .compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "; ").nilIfEmpty)
             }
@@ -170,9 +176,23 @@ final class Session: @unchecked Sendable {
         camera = handle
     }
 
+    /// Opens the camera again after it went away. A USB camera plugged back in has a new
+    /// device number, so when its old port fails it is looked for by model.
+    func reconnect() throws(GPhoto2Error) {
+        do {
+            try connect()
+        } catch where port.hasPrefix("usb:") {
+            guard let moved = try? Self.autodetect().first(where: { $0.model == model && $0.port.hasPrefix("usb:") }),
+                  moved.port != port else { throw error }
+            port = moved.port
+            try connect()
+        }
+    }
+
     /// Ends the PTP session and releases the port; harmless when not connected.
     func disconnect() {
         guard let camera else { return }
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         guardingStandardInput {
             gp_camera_exit(camera, context)
             gp_camera_unref(camera)
@@ -204,6 +224,7 @@ final class Session: @unchecked Sendable {
     /// Makes one call on the open camera; `action` says what it does, for the error.
     @discardableResult
     func call(_ action: String, _ body: (UnsafeMutablePointer<CGPhoto2.Camera>, OpaquePointer) -> Int32) throws(GPhoto2Error) -> Int32 {
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
         guard let camera else { throw GPhoto2Error(code: GP_ERROR_IO, action: action, detail: "the camera is not open") }
         messages.last = nil
         let result = body(camera, context)
@@ -260,6 +281,10 @@ final class Session: @unchecked Sendable {
             return .timeout
         case GP_EVENT_CAPTURE_COMPLETE:
             return .captureComplete
+        case GP_EVENT_UNKNOWN:
+            // Generic PTP drivers describe events they do not handle as "PTP Event 400a, Param1 ...".
+            let text = data.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+            return text.lowercased().contains("event 400a") ? .storeFull : .other
         case GP_EVENT_FILE_ADDED:
             guard let path = data?.assumingMemoryBound(to: CameraFilePath.self).pointee else { return .other }
             return .fileAdded(folder: Self.string(path.folder), name: Self.string(path.name))

@@ -19,6 +19,7 @@ import UnleashedKit
     @Test func ptpDriverTextRevealsAFullCardOrBusyCamera() {
         #expect(GPhoto2Error(code: GP_ERROR, action: "take a picture", detail: "PTP Store Full").kind == .cardFull)
         #expect(GPhoto2Error(code: GP_ERROR, action: "take a picture", detail: "PTP Device Busy").kind == .busy)
+        #expect(GPhoto2Error(code: GP_ERROR, action: "set bulb", detail: "PTP Device Prop Not Supported").kind == .unsupported)
     }
 
     @Test func libusbAccessDeniedIsAPermissionProblem() {

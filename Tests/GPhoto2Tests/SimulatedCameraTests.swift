@@ -145,7 +145,7 @@ struct SimulatedCameraTests {
         let events = await sim.camera.events()
         _ = try await sim.camera.shoot()
         await sim.server.unplug()
-        await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .disconnected }
+        await #expect { _ = try await sim.camera.status() } throws: { deviceKind($0) == .disconnected }
         #expect(await sim.camera.isReady == false)
         await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .disconnected }
         await sim.server.replug()
@@ -176,10 +176,17 @@ struct SimulatedCameraTests {
         await sim.stop()
     }
 
-    @Test func aBusyCameraIsReportedAsBusy() async throws {
+    @Test func aCameraThatStaysBusyIsReportedAsBusy() async throws {
         let sim = try await SimulatedCamera.start(faults: PTPIPFaultPlan(busy: 1))
         await #expect { _ = try await sim.camera.shoot() } throws: { deviceKind($0) == .busy }
         #expect(await sim.camera.isReady)
+        await sim.stop()
+    }
+
+    @Test func aBusyTriggerIsSentAgain() async throws {
+        let sim = try await SimulatedCamera.start(faults: PTPIPFaultPlan(busy: 0.5))
+        for expected in 1...6 { #expect(try await sim.camera.shoot().counter == expected) }
+        #expect(await sim.server.stats().refusedBusy > 0)
         await sim.stop()
     }
 
@@ -204,11 +211,11 @@ struct SimulatedCameraTests {
         await sim.stop()
     }
 
-    @Test func bulbOnAGenericCameraFailsWithAReason() async throws {
+    @Test func bulbOnACameraThatRefusesItSaysSo() async throws {
         let sim = try await SimulatedCamera.start()
         await #expect { _ = try await sim.camera.bulb(.milliseconds(200)) } throws: { error in
-            guard let kind = deviceKind(error) else { return false }
-            return kind == .unsupported || kind == .failed
+            guard case .device(let failure)? = error as? CameraError else { return false }
+            return failure.kind == .unsupported && failure.message.hasPrefix("bulb exposures are not supported by this camera")
         }
         _ = try await sim.camera.shoot()
         await sim.stop()
@@ -223,5 +230,36 @@ struct SimulatedCameraTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == 2)
         #expect(await sim.server.files().isEmpty)
         await sim.server.stop()
+    }
+
+    @Test func everyPictureIsAccountedForWhenTheCameraGoesAwayBeforeClosing() async throws {
+        let folder = temporaryFolder()
+        let sim = try await SimulatedCamera.start(downloads: DownloadPolicy(folder: folder))
+        let events = await sim.camera.events()
+        for _ in 0..<3 { _ = try await sim.camera.shoot() }
+        await sim.server.unplug()
+        await sim.camera.close()
+        var saved: [String] = [], notSaved: [String] = []
+        for await event in events {
+            if case .fileSaved(let file) = event { saved.append(file.cameraPath) }
+            if case .fileNotSaved(let path, _) = event { notSaved.append(path) }
+        }
+        #expect(saved.count + notSaved.count == 3)
+        #expect(Set(saved).isDisjoint(with: notSaved))
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).count == saved.count)
+        await sim.server.stop()
+    }
+
+    @Test func aShotOnAnUnpluggedCameraReportsItGone() async throws {
+        let sim = try await SimulatedCamera.start()
+        _ = try await sim.camera.shoot()
+        await sim.server.unplug()
+        await #expect { _ = try await sim.camera.shoot() } throws: { error in
+            guard case .device(let failure)? = error as? CameraError else { return false }
+            return failure.kind == .disconnected && failure.message.hasPrefix("the camera is gone")
+        }
+        await sim.server.replug()
+        #expect(try await sim.camera.shoot().counter == 2)
+        await sim.stop()
     }
 }
