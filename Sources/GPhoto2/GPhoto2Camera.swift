@@ -280,7 +280,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     /// One control, by full path (`/main/imgsettings/iso`) or name (`iso`).
     public func widget(_ pathOrName: String) async throws(CameraError) -> Widget {
         guard let found = try readWidgets().first(where: { $0.isNamed(pathOrName) }) else {
-            throw .invalidArgument("the camera has no control '\(pathOrName)'; `unleashed settings list` shows them all")
+            throw .invalidArgument("the camera has no control '\(pathOrName)'; `unleashed settings list --all` shows them all")
         }
         return found
     }
