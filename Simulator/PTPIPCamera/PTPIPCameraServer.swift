@@ -44,6 +44,8 @@ public actor PTPIPCameraServer {
     private struct CommandSession {
         var sessionOpen = false
         var events: NIOAsyncChannelOutboundWriter<PTPIPPacket>?
+        /// Closed with the command connection: the pair belongs together.
+        var eventChannel: (any Channel)?
     }
 
     /// Starts listening; returns once connections are accepted.
@@ -138,6 +140,8 @@ public actor PTPIPCameraServer {
                         group.addTask { await self.serve(connection) }
                     }
                 }
+            } catch is CancellationError {
+                // stop() ended it.
             } catch {
                 options.log("stopped accepting connections: \(error)")
             }
@@ -157,7 +161,7 @@ public actor PTPIPCameraServer {
                 guard let first = try await packets.next() else { return }
                 switch first.type {
                 case .initCommandRequest: try await serveCommands(first, packets: &packets, outbound: outbound)
-                case .initEventRequest: try await serveEvents(first, packets: &packets, outbound: outbound)
+                case .initEventRequest: try await serveEvents(first, packets: &packets, outbound: outbound, channel: channel)
                 default:
                     try await outbound.write(Self.initFail)
                     throw PTPIPProtocolError("expected an init request, got packet type \(first.type.rawValue)")
@@ -293,7 +297,7 @@ public actor PTPIPCameraServer {
     }
 
     private nonisolated func serveEvents(_ request: PTPIPPacket, packets: inout NIOAsyncChannelInboundStream<PTPIPPacket>.AsyncIterator,
-                                         outbound: NIOAsyncChannelOutboundWriter<PTPIPPacket>) async throws {
+                                         outbound: NIOAsyncChannelOutboundWriter<PTPIPPacket>, channel: any Channel) async throws {
         var payload = request.payload
         guard let number: UInt32 = payload.readLE(), await canAttachEvents(to: number) else {
             try await outbound.write(Self.initFail)
@@ -301,13 +305,19 @@ public actor PTPIPCameraServer {
             return
         }
         try await outbound.write(.make(.initEventAck))
-        await attachEvents(outbound, to: number)
-        while let packet = try await packets.next() {
-            guard packet.type == .probeRequest else {
-                throw PTPIPProtocolError("unexpected packet type \(packet.type.rawValue) on an event connection")
+        await attachEvents(outbound, channel: channel, to: number)
+        do {
+            while let packet = try await packets.next() {
+                guard packet.type == .probeRequest else {
+                    throw PTPIPProtocolError("unexpected packet type \(packet.type.rawValue) on an event connection")
+                }
+                try await outbound.write(.make(.probeResponse))
             }
-            try await outbound.write(.make(.probeResponse))
+        } catch {
+            await detachEvents(from: number)
+            throw error
         }
+        await detachEvents(from: number)
     }
 
     private func openCommandConnection(clientName: String) -> UInt32 {
@@ -320,6 +330,7 @@ public actor PTPIPCameraServer {
 
     private func closeCommandConnection(_ number: UInt32) {
         guard let session = sessions.removeValue(forKey: number) else { return }
+        session.eventChannel?.close(promise: nil)
         if session.sessionOpen { options.log("connection \(number) dropped with its session open") }
     }
 
@@ -327,8 +338,14 @@ public actor PTPIPCameraServer {
         sessions[number].map { $0.events == nil } ?? false
     }
 
-    private func attachEvents(_ writer: NIOAsyncChannelOutboundWriter<PTPIPPacket>, to number: UInt32) {
+    private func attachEvents(_ writer: NIOAsyncChannelOutboundWriter<PTPIPPacket>, channel: any Channel, to number: UInt32) {
         sessions[number]?.events = writer
+        sessions[number]?.eventChannel = channel
+    }
+
+    private func detachEvents(from number: UInt32) {
+        sessions[number]?.events = nil
+        sessions[number]?.eventChannel = nil
     }
 
     private var openSessionCount: Int { sessions.values.filter(\.sessionOpen).count }

@@ -229,6 +229,7 @@ struct PTPIPCameraServerTests {
             let truncated = try await RawPTPIPClient(port: server.port)
             try truncated.command.send(packet: 6, [1, 0])
             #expect(await truncated.command.isClosedByPeer(), "an Operation Request too short for its fields")
+            #expect(await truncated.events.isClosedByPeer(), "the event connection goes with its command connection")
             truncated.close()
             let badEvent = try Socket(port: server.port)
             try badEvent.send(packet: 3, RawPTPIPClient.le32(999))
