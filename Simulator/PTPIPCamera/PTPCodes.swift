@@ -25,6 +25,7 @@ public enum PTPResponse {
     public static let ok: UInt16 = 0x2001
     public static let generalError: UInt16 = 0x2002
     public static let sessionNotOpen: UInt16 = 0x2003
+    public static let invalidTransactionID: UInt16 = 0x2004
     public static let operationNotSupported: UInt16 = 0x2005
     public static let parameterNotSupported: UInt16 = 0x2006
     public static let invalidStorageID: UInt16 = 0x2008
@@ -64,6 +65,7 @@ public enum PTPProperty {
 /// PTP object format codes the simulated camera stores.
 enum PTPObjectFormat {
     static let undefined: UInt16 = 0x3000
+    static let avi: UInt16 = 0x300A
     static let exifJPEG: UInt16 = 0x3801
 }
 

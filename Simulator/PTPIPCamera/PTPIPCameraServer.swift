@@ -33,6 +33,8 @@ public actor PTPIPCameraServer {
     private var isExposing = false
     /// Pictures taken but not written yet; the buffer holds `bufferDepth` of them.
     private var writesPending = 0
+    /// The clip being recorded (InitiateOpenCapture): its transaction, its client, its start.
+    private var recording: (transactionID: UInt32, connection: UInt32, started: ContinuousClock.Instant)?
     /// Work running on its own (accepting, fault timers, captures, late events), so that stop
     /// can end it; each entry removes itself when done.
     private var tasks: [Int: Task<Void, Never>] = [:]
@@ -42,6 +44,8 @@ public actor PTPIPCameraServer {
     private struct CommandSession {
         var sessionOpen = false
         var events: NIOAsyncChannelOutboundWriter<PTPIPPacket>?
+        /// Closed with the command connection: the pair belongs together.
+        var eventChannel: (any Channel)?
     }
 
     /// Starts listening; returns once connections are accepted.
@@ -136,6 +140,8 @@ public actor PTPIPCameraServer {
                         group.addTask { await self.serve(connection) }
                     }
                 }
+            } catch is CancellationError {
+                // stop() ended it.
             } catch {
                 options.log("stopped accepting connections: \(error)")
             }
@@ -155,7 +161,7 @@ public actor PTPIPCameraServer {
                 guard let first = try await packets.next() else { return }
                 switch first.type {
                 case .initCommandRequest: try await serveCommands(first, packets: &packets, outbound: outbound)
-                case .initEventRequest: try await serveEvents(first, packets: &packets, outbound: outbound)
+                case .initEventRequest: try await serveEvents(first, packets: &packets, outbound: outbound, channel: channel)
                 default:
                     try await outbound.write(Self.initFail)
                     throw PTPIPProtocolError("expected an init request, got packet type \(first.type.rawValue)")
@@ -291,7 +297,7 @@ public actor PTPIPCameraServer {
     }
 
     private nonisolated func serveEvents(_ request: PTPIPPacket, packets: inout NIOAsyncChannelInboundStream<PTPIPPacket>.AsyncIterator,
-                                         outbound: NIOAsyncChannelOutboundWriter<PTPIPPacket>) async throws {
+                                         outbound: NIOAsyncChannelOutboundWriter<PTPIPPacket>, channel: any Channel) async throws {
         var payload = request.payload
         guard let number: UInt32 = payload.readLE(), await canAttachEvents(to: number) else {
             try await outbound.write(Self.initFail)
@@ -299,13 +305,19 @@ public actor PTPIPCameraServer {
             return
         }
         try await outbound.write(.make(.initEventAck))
-        await attachEvents(outbound, to: number)
-        while let packet = try await packets.next() {
-            guard packet.type == .probeRequest else {
-                throw PTPIPProtocolError("unexpected packet type \(packet.type.rawValue) on an event connection")
+        await attachEvents(outbound, channel: channel, to: number)
+        do {
+            while let packet = try await packets.next() {
+                guard packet.type == .probeRequest else {
+                    throw PTPIPProtocolError("unexpected packet type \(packet.type.rawValue) on an event connection")
+                }
+                try await outbound.write(.make(.probeResponse))
             }
-            try await outbound.write(.make(.probeResponse))
+        } catch {
+            await detachEvents(from: number)
+            throw error
         }
+        await detachEvents(from: number)
     }
 
     private func openCommandConnection(clientName: String) -> UInt32 {
@@ -318,6 +330,7 @@ public actor PTPIPCameraServer {
 
     private func closeCommandConnection(_ number: UInt32) {
         guard let session = sessions.removeValue(forKey: number) else { return }
+        session.eventChannel?.close(promise: nil)
         if session.sessionOpen { options.log("connection \(number) dropped with its session open") }
     }
 
@@ -325,8 +338,14 @@ public actor PTPIPCameraServer {
         sessions[number].map { $0.events == nil } ?? false
     }
 
-    private func attachEvents(_ writer: NIOAsyncChannelOutboundWriter<PTPIPPacket>, to number: UInt32) {
+    private func attachEvents(_ writer: NIOAsyncChannelOutboundWriter<PTPIPPacket>, channel: any Channel, to number: UInt32) {
         sessions[number]?.events = writer
+        sessions[number]?.eventChannel = channel
+    }
+
+    private func detachEvents(from number: UInt32) {
+        sessions[number]?.events = nil
+        sessions[number]?.eventChannel = nil
     }
 
     private var openSessionCount: Int { sessions.values.filter(\.sessionOpen).count }
@@ -364,6 +383,10 @@ public actor PTPIPCameraServer {
             return .ok
         case PTPOperation.initiateCapture:
             return initiateCapture(request, connection: number)
+        case PTPOperation.initiateOpenCapture:
+            return startRecording(request, connection: number)
+        case PTPOperation.terminateOpenCapture:
+            return stopRecording(request)
         case PTPOperation.setDevicePropValue where busyFaultStrikes():
             return refuseBusy()
         default:
@@ -396,7 +419,7 @@ public actor PTPIPCameraServer {
                        connection: number)
             return .code(PTPResponse.storeFull)
         }
-        guard !isExposing, writesPending < options.profile.bufferDepth, !busyFaultStrikes() else {
+        guard !isExposing, recording == nil, writesPending < options.profile.bufferDepth, !busyFaultStrikes() else {
             raiseLater([Self.event(PTPEvent.captureComplete, transactionID: request.transactionID)], connection: number)
             return refuseBusy()
         }
@@ -407,6 +430,33 @@ public actor PTPIPCameraServer {
         let exposure = scaled(profile.shutterLag + camera.properties.exposureTime)
         let writing = scaled(profile.writeTime)
         spawn { await $0.runCapture(exposure: exposure, writing: writing, transactionID: request.transactionID, connection: number) }
+        return .ok
+    }
+
+    /// Starts a clip (libgphoto2's `movie` widget set to 1); it is stored when it stops.
+    private func startRecording(_ request: OperationRequest, connection number: UInt32) -> OperationReply {
+        guard camera.freePictures > 0 else {
+            counters.refusedFull += 1
+            options.onEvent(.refused(reason: "full"))
+            return .code(PTPResponse.storeFull)
+        }
+        guard !isExposing, recording == nil else { return refuseBusy() }
+        recording = (request.transactionID, number, ContinuousClock.now)
+        camera.capturesPending += 1
+        return .ok
+    }
+
+    /// Ends the clip started in the transaction named by the first parameter, as PTP asks;
+    /// ObjectAdded and CaptureComplete follow.
+    private func stopRecording(_ request: OperationRequest) -> OperationReply {
+        guard let clip = recording else { return .code(PTPResponse.generalError) }
+        guard request.parameter(0) == clip.transactionID else { return .code(PTPResponse.invalidTransactionID) }
+        recording = nil
+        camera.capturesPending -= 1
+        let object = camera.storeClip(length: ContinuousClock.now - clip.started, at: Date())
+        counters.captures += 1
+        options.onEvent(.capture(file: object.name, bytes: object.bytes))
+        raiseLater(captureEvents(object, transactionID: clip.transactionID), connection: clip.connection)
         return .ok
     }
 
@@ -421,6 +471,11 @@ public actor PTPIPCameraServer {
         let object = camera.storePicture(at: Date())
         counters.captures += 1
         options.onEvent(.capture(file: object.name, bytes: object.bytes))
+        await raise(captureEvents(object, transactionID: transactionID), connection: number)
+    }
+
+    /// ObjectAdded and CaptureComplete for a stored capture, and StoreFull if it filled the card.
+    private func captureEvents(_ object: StoredObject, transactionID: UInt32) -> [PTPIPPacket] {
         var events = [
             Self.event(PTPEvent.objectAdded, transactionID: transactionID, parameters: [object.handle]),
             Self.event(PTPEvent.captureComplete, transactionID: transactionID),
@@ -428,7 +483,7 @@ public actor PTPIPCameraServer {
         if camera.freePictures == 0 {
             events.append(Self.event(PTPEvent.storeFull, transactionID: transactionID, parameters: [TetheredCamera.storageID]))
         }
-        await raise(events, connection: number)
+        return events
     }
 
     /// Raises events once the current operation's response is on its way.

@@ -36,6 +36,7 @@ struct OperationReply: Sendable {
 struct StoredObject: Sendable {
     var handle: UInt32
     var name: String
+    var format: UInt16
     var bytes: [UInt8]
     var captured: Date
 }
@@ -53,7 +54,10 @@ struct TetheredCamera: Sendable {
     var properties: DeviceProperties
     private(set) var objects: [StoredObject] = []
     private var nextHandle: UInt32 = 1
+    /// Frames rendered so far (pictures, and clip frames); each shows its number.
     private(set) var framesTaken = 0
+    /// Files written so far; names count on from it.
+    private var filesWritten = 0
     private var batteryPercent = 100.0
     /// Captures triggered whose picture is not on the card yet; they hold a place on it.
     var capturesPending = 0
@@ -71,6 +75,7 @@ struct TetheredCamera: Sendable {
         PTPOperation.getStorageInfo, PTPOperation.getNumObjects, PTPOperation.getObjectHandles, PTPOperation.getObjectInfo,
         PTPOperation.getObject, PTPOperation.getPartialObject, PTPOperation.deleteObject, PTPOperation.initiateCapture,
         PTPOperation.getDevicePropDesc, PTPOperation.getDevicePropValue, PTPOperation.setDevicePropValue,
+        PTPOperation.initiateOpenCapture, PTPOperation.terminateOpenCapture,
     ]
 
     static let eventsSupported: [UInt16] = [
@@ -90,7 +95,7 @@ struct TetheredCamera: Sendable {
             buffer.writePTPArray(Self.eventsSupported)
             buffer.writePTPArray(properties.codes)
             buffer.writePTPArray([PTPObjectFormat.exifJPEG])
-            buffer.writePTPArray([PTPObjectFormat.exifJPEG])
+            buffer.writePTPArray([PTPObjectFormat.exifJPEG, PTPObjectFormat.avi])
             buffer.writePTPString("Unleashed Simulator")
             buffer.writePTPString(profile.model)
             buffer.writePTPString("1.0")
@@ -170,15 +175,15 @@ struct TetheredCamera: Sendable {
         guard storage == 0xFFFF_FFFF || storage == Self.storageID else { return nil }
         let format = request.parameter(1)
         let parent = request.parameter(2)
-        guard format == 0 || format == UInt32(PTPObjectFormat.exifJPEG), parent == 0 || parent == 0xFFFF_FFFF else { return [] }
-        return objects.map(\.handle)
+        guard parent == 0 || parent == 0xFFFF_FFFF else { return [] }
+        return objects.filter { format == 0 || format == UInt32($0.format) }.map(\.handle)
     }
 
     func object(_ handle: UInt32) -> StoredObject? { objects.first { $0.handle == handle } }
 
     private func objectInfo(_ object: StoredObject, to buffer: inout ByteBuffer) {
         buffer.writeLE(Self.storageID)
-        buffer.writeLE(PTPObjectFormat.exifJPEG)
+        buffer.writeLE(object.format)
         buffer.writeLE(UInt16(0))  // no protection
         buffer.writeLE(UInt32(object.bytes.count))
         buffer.writeLE(PTPObjectFormat.undefined)  // no thumbnail
@@ -209,13 +214,36 @@ struct TetheredCamera: Sendable {
     /// Takes the picture a finished capture stores and drains the battery for it.
     mutating func storePicture(at date: Date) -> StoredObject {
         framesTaken += 1
-        let name = String(format: "IMG_%04d.JPG", (framesTaken - 1) % 9999 + 1)
         let bytes = FrameRenderer.jpeg(frameNumber: framesTaken, exposureStops: properties.exposureStops) ?? []
-        let object = StoredObject(handle: nextHandle, name: name, bytes: bytes, captured: date)
+        drainBattery(by: profile.batteryDrain.perShot)
+        return store(prefix: "IMG", suffix: "JPG", format: PTPObjectFormat.exifJPEG, bytes: bytes, at: date)
+    }
+
+    /// Stores a clip recorded for `length`: a Motion JPEG AVI at one frame per second of
+    /// recording, at most ten, so that clips stay small.
+    mutating func storeClip(length: Duration, at date: Date) -> StoredObject {
+        let seconds = Double(length.components.seconds) + Double(length.components.attoseconds) / 1e18
+        var frames: [[UInt8]] = []
+        for _ in 0..<min(10, max(1, Int(seconds.rounded(.up)))) {
+            framesTaken += 1
+            frames.append(FrameRenderer.jpeg(frameNumber: framesTaken, exposureStops: properties.exposureStops) ?? [])
+        }
+        let bytes = MotionJPEGClip.avi(frames: frames, width: FrameRenderer.width, height: FrameRenderer.height, framesPerSecond: 1)
+        drainBattery(by: profile.batteryDrain.perVideoMinute * seconds / 60)
+        return store(prefix: "MOV", suffix: "AVI", format: PTPObjectFormat.avi, bytes: bytes, at: date)
+    }
+
+    private mutating func store(prefix: String, suffix: String, format: UInt16, bytes: [UInt8], at date: Date) -> StoredObject {
+        filesWritten += 1
+        let name = "\(prefix)_\(String(format: "%04d", (filesWritten - 1) % 9999 + 1)).\(suffix)"
+        let object = StoredObject(handle: nextHandle, name: name, format: format, bytes: bytes, captured: date)
         nextHandle += 1
         objects.append(object)
-        batteryPercent = max(0, batteryPercent - profile.batteryDrain.perShot)
-        properties.setBatteryPercent(Int(batteryPercent.rounded(.up)))
         return object
+    }
+
+    private mutating func drainBattery(by percent: Double) {
+        batteryPercent = max(0, batteryPercent - percent)
+        properties.setBatteryPercent(Int(batteryPercent.rounded(.up)))
     }
 }

@@ -11,8 +11,8 @@ struct PTPIPCommand: AsyncParsableCommand {
         abstract: "Serves a simulated camera over PTP/IP, the protocol libgphoto2's ptpip: port speaks.",
         discussion: """
             A simulation, not a real camera: standard PTP operations, ISO, shutter speed, aperture, exposure \
-            compensation, white balance, battery level and date/time as device properties, and captures that \
-            store small JPEGs on a card that fills.
+            compensation, white balance, battery level and date/time as device properties, captures that store \
+            small JPEGs on a card that fills, and movies (open capture) stored as small Motion JPEG AVIs.
 
             Prints {"listening":"HOST:PORT"} on stdout once it accepts connections, then one JSON object per \
             line for each connection, session, capture, download and refusal. Logs to stderr and runs until \

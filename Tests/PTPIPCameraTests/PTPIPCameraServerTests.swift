@@ -130,6 +130,29 @@ struct PTPIPCameraServerTests {
         }
     }
 
+    @Test("open capture records a clip: TerminateOpenCapture names its transaction, and an AVI lands on the card")
+    func movie() async throws {
+        try await withServer { server in
+            let client = try await openSession(server)
+            defer { client.close() }
+            #expect(try await client.call(0x101C, [0, 0]).code == 0x2001)
+            let started: UInt32 = 2  // OpenSession was transaction 1
+            #expect(try await client.call(0x100E).code == 0x2019, "no still while recording")
+            #expect(try await client.nextEvent().code == 0x400D, "the refused still is over")
+            #expect(try await client.call(0x1018, [started + 40]).code == 0x2004)
+            #expect(try await client.call(0x1018, [started]).code == 0x2001)
+            let added = try await client.nextEvent()
+            #expect(added.code == 0x4002)
+            #expect(try await client.nextEvent().code == 0x400D)
+            let handle = try #require(added.parameters.first)
+            let info = try #require(try await client.call(0x1008, [handle]).data)
+            #expect(RawPTPIPClient.u16(info, 4) == 0x300A)
+            let bytes = try #require(try await client.call(0x1009, [handle]).data)
+            #expect(Array(bytes.prefix(4)) == Array("RIFF".utf8) && Array(bytes[8..<12]) == Array("AVI ".utf8))
+            #expect(await server.files().map(\.name) == ["MOV_0001.AVI"])
+        }
+    }
+
     @Test("a picture's brightness follows ISO, shutter, aperture and compensation")
     func brightnessFollowsExposure() throws {
         var properties = DeviceProperties(profile: .nikonLike, batteryPercent: 100)
@@ -206,6 +229,7 @@ struct PTPIPCameraServerTests {
             let truncated = try await RawPTPIPClient(port: server.port)
             try truncated.command.send(packet: 6, [1, 0])
             #expect(await truncated.command.isClosedByPeer(), "an Operation Request too short for its fields")
+            #expect(await truncated.events.isClosedByPeer(), "the event connection goes with its command connection")
             truncated.close()
             let badEvent = try Socket(port: server.port)
             try badEvent.send(packet: 3, RawPTPIPClient.le32(999))
