@@ -28,14 +28,13 @@ struct CLI {
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed")
     }()
 
-    func run(_ arguments: String..., environment: [String: String] = [:]) throws -> Result {
-        try run(arguments: arguments, environment: environment)
+    func run(_ arguments: String..., environment: [String: String] = [:]) async throws -> Result {
+        try await run(arguments: arguments, environment: environment)
     }
 
-    func run(arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
+    /// Runs the binary to its end on a thread of its own, so that waiting for it never holds
+    /// one of the few threads that the other tests' async work runs on.
+    func run(arguments: [String], environment: [String: String] = [:]) async throws -> Result {
         var env = ProcessInfo.processInfo.environment
         env["UNLEASHED_DEMO_STATE"] = stateFile.path
         env["UNLEASHED_DEMO"] = nil
@@ -43,16 +42,29 @@ struct CLI {
         // No module remembered by whoever runs the tests.
         env["XDG_STATE_HOME"] = stateFile.deletingLastPathComponent().appendingPathComponent("no-state-\(UUID())").path
         env.merge(environment) { _, new in new }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+        let finalEnvironment = env
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                let process = Process()
+                process.executableURL = Self.binary
+                process.arguments = arguments
+                process.environment = finalEnvironment
+                let out = Pipe(), err = Pipe()
+                process.standardOutput = out
+                process.standardError = err
+                do {
+                    try process.run()
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                                                      stderr: String(decoding: stderr, as: UTF8.self)))
+            }
+        }
     }
 
     func cleanUp() {
@@ -65,8 +77,8 @@ struct CLI {
 @Suite("The unleashed command in demo mode", .timeLimit(.minutes(2)))
 struct CLITests {
     @Test("--help explains demo mode and the exit statuses")
-    func help() throws {
-        let result = try CLI().run("--help")
+    func help() async throws {
+        let result = try await CLI().run("--help")
         #expect(result.status == 0)
         #expect(result.stdout.contains("--demo"))
         #expect(result.stdout.contains("UNLEASHED_DEMO=1"))
@@ -78,16 +90,16 @@ struct CLITests {
     }
 
     @Test("status prints the module, the camera and its settings")
-    func status() throws {
+    func status() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let human = try cli.run("--demo", "status")
+        let human = try await cli.run("--demo", "status")
         #expect(human.status == 0)
         #expect(human.stdout.hasPrefix("● connected  module 100%  camera 86%  2140 shots left  EV +12\n"))
         #expect(human.stdout.contains("Camera    Simulated Nikon Z-style body, on, battery 86%, ready"))
         #expect(!human.stdout.contains("\u{1B}["), "no colour when the output is not a terminal")
         #expect(human.stdout.contains("Settings  iso 100, shutter-speed 1/125, aperture f/8"))
-        let json = try #require(try cli.run("status", "--demo", "--json").json)
+        let json = try #require(try await cli.run("status", "--demo", "--json").json)
         #expect((json["module"] as? [String: Any])?["firmware"] as? String == "1.0.0")
         #expect((json["camera"] as? [String: Any])?["power"] as? String == "on")
         #expect(json["connection"] as? String == "ready")
@@ -95,34 +107,34 @@ struct CLITests {
     }
 
     @Test("a value the camera does not offer is refused with the nearest values and exit status 65")
-    func refusedValue() throws {
+    func refusedValue() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let human = try cli.run("--demo", "settings", "set", "iso", "12345")
+        let human = try await cli.run("--demo", "settings", "set", "iso", "12345")
         #expect(human.status == 65)
         #expect(human.stdout.isEmpty)
         #expect(human.stderr == "error: ISO 12345 is not offered by this camera; nearest: 12800, 10000\n")
 
-        let json = try cli.run("--demo", "--json", "settings", "set", "iso", "12345")
+        let json = try await cli.run("--demo", "--json", "settings", "set", "iso", "12345")
         #expect(json.status == 65)
         let error = try #require(json.json?["error"] as? [String: Any])
         #expect(error["code"] as? String == "valueNotOffered")
         #expect(error["nearest"] as? [String] == ["12800", "10000"])
 
-        #expect(try cli.run("--demo", "settings", "get", "iso").stdout == "iso 100\n", "nothing changed")
+        #expect(try await cli.run("--demo", "settings", "get", "iso").stdout == "iso 100\n", "nothing changed")
     }
 
     @Test("a change sticks: later commands see it")
-    func settingPersists() throws {
+    func settingPersists() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let set = try cli.run("--demo", "settings", "set", "iso", "800")
+        let set = try await cli.run("--demo", "settings", "set", "iso", "800")
         #expect(set.status == 0)
         #expect(set.stdout == "iso set to 800\n")
-        #expect(try cli.run("--demo", "settings", "set", "ev", "-2/3").stdout == "exposure-compensation set to -2/3\n")
-        let get = try #require(try cli.run("--demo", "--json", "settings", "get", "iso").json)
+        #expect(try await cli.run("--demo", "settings", "set", "ev", "-2/3").stdout == "exposure-compensation set to -2/3\n")
+        let get = try #require(try await cli.run("--demo", "--json", "settings", "get", "iso").json)
         #expect(get["value"] as? String == "800")
-        let list = try cli.run("--demo", "--json", "settings", "list")
+        let list = try await cli.run("--demo", "--json", "settings", "list")
         let settings = try #require((try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [[String: Any]])
         let ev = try #require(settings.first { $0["setting"] as? String == "exposure-compensation" })
         #expect(ev["value"] as? String == "-2/3")
@@ -130,12 +142,12 @@ struct CLITests {
     }
 
     @Test("three shots count up and report their latency")
-    func shoot() throws {
+    func shoot() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         var counters: [Int] = []
         for _ in 0..<3 {
-            let result = try cli.run("--demo", "--json", "shoot")
+            let result = try await cli.run("--demo", "--json", "shoot")
             #expect(result.status == 0)
             let json = try #require(result.json)
             counters.append(json["counter"] as? Int ?? 0)
@@ -143,7 +155,7 @@ struct CLITests {
             #expect((json["cameraTime"] as? String)?.hasSuffix("Z") == true)
         }
         #expect(counters == [1, 2, 3])
-        let human = try cli.run("--demo", "shoot")
+        let human = try await cli.run("--demo", "shoot")
         #expect(human.stdout.hasPrefix("Shot 4 taken, reported "))
     }
 
@@ -151,70 +163,70 @@ struct CLITests {
         (["settings", "set", "shutter", "soon"], "'soon' is not a shutter speed value; write it like 1/250, 0.5s, 30s or bulb"),
         (["settings", "get", "zoom"], "there is no setting called 'zoom'"),
     ])
-    func badInput(arguments: [String], message: String) throws {
+    func badInput(arguments: [String], message: String) async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let result = try cli.run(arguments: ["--demo"] + arguments)
+        let result = try await cli.run(arguments: ["--demo"] + arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains(message))
     }
 
     @Test("without a module or --demo it says what to do; UNLEASHED_DEMO=1 selects the simulator")
-    func noModule() throws {
+    func noModule() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let result = try cli.run("status")
+        let result = try await cli.run("status")
         #expect(result.status == 69)
         #expect(result.stderr.contains("run with --demo (or UNLEASHED_DEMO=1)"))
-        #expect(try cli.run("status", environment: ["UNLEASHED_DEMO": "1"]).status == 0)
+        #expect(try await cli.run("status", environment: ["UNLEASHED_DEMO": "1"]).status == 0)
     }
 
     @Test("a damaged demo state file is reported, not a crash")
-    func damagedState() throws {
+    func damagedState() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
         try Data("{\"profile\": 7".utf8).write(to: cli.stateFile)
-        let result = try cli.run("--demo", "status")
+        let result = try await cli.run("--demo", "status")
         #expect(result.status == 69)
         #expect(result.stderr.contains("remove it to start with a new simulated camera"))
     }
 
     @Test("shoot --count takes a series, one JSON line per picture")
-    func shootSeries() throws {
+    func shootSeries() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let result = try cli.run("--demo", "--json", "shoot", "--count", "3")
+        let result = try await cli.run("--demo", "--json", "shoot", "--count", "3")
         #expect(result.status == 0)
         let counters = result.stdout.split(separator: "\n").compactMap { line in
             ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["counter"] as? Int
         }
         #expect(counters == [1, 2, 3])
-        let refused = try cli.run("--demo", "shoot", "--count", "0")
+        let refused = try await cli.run("--demo", "shoot", "--count", "0")
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("--count must be between 1 and 10000"))
     }
 
     @Test("focus, focus --hold and release")
-    func focus() throws {
+    func focus() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        #expect(try cli.run("--demo", "focus").stdout == "Focus acquired\n")
-        let held = try #require(try cli.run("--demo", "--json", "focus", "--hold").json)
+        #expect(try await cli.run("--demo", "focus").stdout == "Focus acquired\n")
+        let held = try #require(try await cli.run("--demo", "--json", "focus", "--hold").json)
         #expect(held["focus"] as? String == "acquired" && held["held"] as? Bool == true)
-        #expect(try cli.run("--demo", "release").stdout == "Released\n")
-        _ = try cli.run("--demo", "settings", "set", "focus-mode", "manual")
-        #expect(try cli.run("--demo", "focus").stdout == "The lens is in manual focus; nothing to do\n")
+        #expect(try await cli.run("--demo", "release").stdout == "Released\n")
+        _ = try await cli.run("--demo", "settings", "set", "focus-mode", "manual")
+        #expect(try await cli.run("--demo", "focus").stdout == "The lens is in manual focus; nothing to do\n")
     }
 
     @Test("bulb: refused until the shutter is set to bulb, then exposes for the time asked")
-    func bulb() throws {
+    func bulb() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let notBulb = try cli.run("--demo", "bulb", "500ms")
+        let notBulb = try await cli.run("--demo", "bulb", "500ms")
         #expect(notBulb.status == 65)
         #expect(notBulb.stderr.contains("needs the shutter speed set to bulb (it is 1/125)"))
-        #expect(try cli.run("--demo", "settings", "set", "shutter-speed", "bulb").status == 0)
-        let result = try cli.run("--demo", "--json", "bulb", "700ms")
+        #expect(try await cli.run("--demo", "settings", "set", "shutter-speed", "bulb").status == 0)
+        let result = try await cli.run("--demo", "--json", "bulb", "700ms")
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(result.json)
         #expect(json["ending"] as? String == "deadline")
@@ -223,10 +235,10 @@ struct CLITests {
     }
 
     @Test("video record, start and stop")
-    func video() throws {
+    func video() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let record = try cli.run("--demo", "--json", "video", "record", "1s")
+        let record = try await cli.run("--demo", "--json", "video", "record", "1s")
         #expect(record.status == 0, "\(record.stderr)")
         let lines = record.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let clip = try #require(lines.first { $0["frame"] != nil })
@@ -237,33 +249,33 @@ struct CLITests {
         let completed = try #require(clip["completedMs"] as? Int)
         #expect(completed >= 1000 && completed < 1500, "\(completed) ms")
         #expect((lines.last?["run"] as? [String: Any])?["state"] as? String == "finished")
-        let notRecording = try cli.run("--demo", "video", "stop")
+        let notRecording = try await cli.run("--demo", "video", "stop")
         #expect(notRecording.status == 65)
         #expect(notRecording.stderr.contains("error: "))
     }
 
     @Test("time sync and geotag")
-    func timeAndPlace() throws {
+    func timeAndPlace() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let time = try cli.run("--demo", "time", "sync")
+        let time = try await cli.run("--demo", "time", "sync")
         #expect(time.status == 0)
         #expect(time.stdout.hasPrefix("Camera clock set to "))
-        let place = try #require(try cli.run("--demo", "--json", "geotag", "--", "-33.8568", "151.2153", "5").json)
+        let place = try #require(try await cli.run("--demo", "--json", "geotag", "--", "-33.8568", "151.2153", "5").json)
         #expect(place["latitude"] as? Double == -33.8568 && place["altitude"] as? Double == 5)
-        let wrong = try cli.run("--demo", "geotag", "95", "10")
+        let wrong = try await cli.run("--demo", "geotag", "95", "10")
         #expect(wrong.status == 64)
         #expect(wrong.stderr == "error: latitude must be between -90 and 90 degrees\n")
-        let notANumber = try cli.run("--demo", "geotag", "north", "10")
+        let notANumber = try await cli.run("--demo", "geotag", "north", "10")
         #expect(notANumber.status == 64)
         #expect(notANumber.stderr == "error: latitude 'north' is not a number\n")
     }
 
     @Test("watch prints the link state and events, then stops at --for")
-    func watch() throws {
+    func watch() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let result = try cli.run("--demo", "--json", "watch", "--for", "500ms")
+        let result = try await cli.run("--demo", "--json", "watch", "--for", "500ms")
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -276,49 +288,49 @@ struct CLITests {
     @Test("a bad duration is refused before anything is sent", arguments: [
         ["bulb", "soon"], ["bulb", "1.5s"], ["video", "record", "3"], ["watch", "--for", "10"],
     ])
-    func badDuration(arguments: [String]) throws {
+    func badDuration(arguments: [String]) async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let result = try cli.run(arguments: ["--demo"] + arguments)
+        let result = try await cli.run(arguments: ["--demo"] + arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains("is not a duration; write it like 250ms, 30s, 1m30s or 2h"), "\(result.stderr)")
     }
 
     @Test("operations while the camera is off say so, with exit status 65; status still works")
-    func cameraOff() throws {
+    func cameraOff() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        #expect(try cli.run("--demo", "status").status == 0)
+        #expect(try await cli.run("--demo", "status").status == 0)
         var state = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: cli.stateFile))) as? [String: Any])
         state["power"] = "off"
         try JSONSerialization.data(withJSONObject: state).write(to: cli.stateFile)
-        let shot = try cli.run("--demo", "shoot")
+        let shot = try await cli.run("--demo", "shoot")
         #expect(shot.status == 65)
         #expect(shot.stderr.hasPrefix("error: the camera is off or asleep"))
-        let json = try cli.run("--demo", "--json", "settings", "set", "iso", "800")
+        let json = try await cli.run("--demo", "--json", "settings", "set", "iso", "800")
         #expect(json.status == 65 || json.status == 69)
-        let status = try #require(try cli.run("--demo", "--json", "status").json)
+        let status = try #require(try await cli.run("--demo", "--json", "status").json)
         #expect((status["camera"] as? [String: Any])?["power"] as? String == "off")
     }
 
     @Test("demo options: profiles, a fault plan, and clear errors for bad ones")
-    func demoOptions() throws {
+    func demoOptions() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let unknown = try cli.run("--demo", "--demo-profile", "leica", "status")
+        let unknown = try await cli.run("--demo", "--demo-profile", "leica", "status")
         #expect(unknown.status == 64)
         #expect(unknown.stderr.contains("no simulated camera called 'leica'"))
-        let badPlan = try cli.run("--demo", "--demo-faults", "drop=2", "status")
+        let badPlan = try await cli.run("--demo", "--demo-faults", "drop=2", "status")
         #expect(badPlan.status == 64)
         #expect(badPlan.stderr.contains("--demo-faults: cannot read 'drop=2': expected a probability from 0 to 1"))
-        let lossy = try cli.run("--demo", "--demo-seed", "3", "--demo-faults", "drop=0.05,reorder=0.02,busy=0.1", "--json", "shoot", "--count", "5")
+        let lossy = try await cli.run("--demo", "--demo-seed", "3", "--demo-faults", "drop=0.05,reorder=0.02,busy=0.1", "--json", "shoot", "--count", "5")
         #expect(lossy.status == 0, "\(lossy.stderr)")
         #expect(lossy.stdout.split(separator: "\n").count == 5)
-        let canon = try #require(try cli.run("--demo", "--demo-profile", "canon-r", "--json", "status").json)
+        let canon = try #require(try await cli.run("--demo", "--demo-profile", "canon-r", "--json", "status").json)
         #expect((canon["camera"] as? [String: Any])?["model"] as? String == CameraModels.canon)
-        let rebooted = try cli.run("--demo", "--demo-faults", "reboot@200ms", "--json", "shoot", "--count", "8")
+        let rebooted = try await cli.run("--demo", "--demo-faults", "reboot@200ms", "--json", "shoot", "--count", "8")
         #expect(rebooted.status == 0, "a module restart mid-series loses no shot: \(rebooted.stderr)")
-        let off = try cli.run("--demo", "--demo-faults", "poweroff@300ms", "shoot", "--count", "100")
+        let off = try await cli.run("--demo", "--demo-faults", "poweroff@300ms", "shoot", "--count", "100")
         #expect(off.status == 65)
         #expect(off.stderr.contains("the camera is off or asleep"))
     }

@@ -38,11 +38,11 @@ private struct JournalFixture {
 @Suite("unleashed runs: reading the run journal", .timeLimit(.minutes(2)))
 struct RunsCommandTests {
     @Test("list shows every run, newest first, with its counts; no module needed")
-    func list() throws {
+    func list() async throws {
         let (cli, fixture) = (CLI(), JournalFixture())
         defer { cli.cleanUp(); fixture.cleanUp() }
         let journal = try fixture.fill()
-        let human = try cli.run("runs", "list", environment: fixture.environment)
+        let human = try await cli.run("runs", "list", environment: fixture.environment)
         #expect(human.status == 0, "\(human.stderr)")
         #expect(human.stdout == """
             ID  STATE     CAMERA   INTERVAL  TAKEN  FAILED  SKIPPED  STARTED
@@ -50,7 +50,7 @@ struct RunsCommandTests {
              1  finished  SIM0001  5s            1       1        1  2026-11-18T11:06:40.000Z
 
             """)
-        let json = try cli.run("runs", "list", "--json", environment: fixture.environment)
+        let json = try await cli.run("runs", "list", "--json", environment: fixture.environment)
         let runs = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         #expect(runs.map { $0["id"] as? Int } == [2, 1])
         #expect(runs[1]["state"] as? String == "finished")
@@ -61,27 +61,27 @@ struct RunsCommandTests {
 
         // The journal is still open here, as during a run: what it appends shows at once.
         try journal.append(FrameRecord(frame: 2, scheduledMs: 90_000, outcome: .skipped), to: 2)
-        let later = try cli.run("runs", "list", environment: fixture.environment)
+        let later = try await cli.run("runs", "list", environment: fixture.environment)
         #expect(later.stdout.contains(" 2  running   SIM0002  1m30s         3       0        1  "), "\(later.stdout)")
     }
 
     @Test("list without a journal file says there are no runs and creates nothing")
-    func listEmpty() throws {
+    func listEmpty() async throws {
         let (cli, fixture) = (CLI(), JournalFixture())
         defer { cli.cleanUp(); fixture.cleanUp() }
-        let result = try cli.run("runs", "list", environment: fixture.environment)
+        let result = try await cli.run("runs", "list", environment: fixture.environment)
         #expect(result.status == 0)
         #expect(result.stdout == "No runs in \(fixture.path)\n")
         #expect(!FileManager.default.fileExists(atPath: fixture.path))
-        #expect(try cli.run("--json", "runs", "list", environment: fixture.environment).stdout == "[]\n")
+        #expect(try await cli.run("--json", "runs", "list", environment: fixture.environment).stdout == "[]\n")
     }
 
     @Test("show prints the plan and one line per frame")
-    func show() throws {
+    func show() async throws {
         let (cli, fixture) = (CLI(), JournalFixture())
         defer { cli.cleanUp(); fixture.cleanUp() }
         _ = try fixture.fill()
-        let first = try cli.run("runs", "show", "1", environment: fixture.environment)
+        let first = try await cli.run("runs", "show", "1", environment: fixture.environment)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout == """
             Run 1  finished (all 3 frames)
@@ -95,11 +95,11 @@ struct RunsCommandTests {
             3  due 10s  failed  late 2.000 ms  (refused, "busy")
 
             """)
-        let bracket = try cli.run("runs", "show", "2", environment: fixture.environment)
+        let bracket = try await cli.run("runs", "show", "2", environment: fixture.environment)
         #expect(bracket.stdout.contains("Plan     every 1m30s, until stopped, bracket of 3, 1 EV apart, overrun skip\n"))
         #expect(bracket.stdout.hasSuffix("1.3  due 0s  taken  late 2.000 ms  +1  shot 44\n"))
 
-        let json = try #require(try cli.run("runs", "show", "1", "--json", environment: fixture.environment).json)
+        let json = try #require(try await cli.run("runs", "show", "1", "--json", environment: fixture.environment).json)
         let run = try #require(json["run"] as? [String: Any])
         #expect(run["id"] as? Int == 1)
         #expect((run["plan"] as? [String: Any])?["intervalMs"] as? Int == 5000)
@@ -110,7 +110,7 @@ struct RunsCommandTests {
     }
 
     @Test("export --csv writes the frames as CSV to standard output or to a file")
-    func export() throws {
+    func export() async throws {
         let (cli, fixture) = (CLI(), JournalFixture())
         defer { cli.cleanUp(); fixture.cleanUp() }
         let journal = try fixture.fill()
@@ -118,17 +118,17 @@ struct RunsCommandTests {
         #expect(expected.hasPrefix(
             "frame,part,scheduled_ms,sent_ms,completed_ms,lateness_us,outcome,error,exposure,metered_ev,shot_counter\r\n"))
         #expect(expected.contains("\r\n3,1,10000,10002,,2000,failed,\"refused, \"\"busy\"\"\",,,\r\n"))
-        let stdout = try cli.run("runs", "export", "1", "--csv", environment: fixture.environment)
+        let stdout = try await cli.run("runs", "export", "1", "--csv", environment: fixture.environment)
         #expect(stdout.status == 0, "\(stdout.stderr)")
         #expect(stdout.stdout == expected)
 
         let file = fixture.directory.appendingPathComponent("run1.csv")
-        let written = try cli.run("runs", "export", "1", "--csv", "--output", file.path, environment: fixture.environment)
+        let written = try await cli.run("runs", "export", "1", "--csv", "--output", file.path, environment: fixture.environment)
         #expect(written.status == 0, "\(written.stderr)")
         #expect(written.stdout == "Wrote run 1 to \(file.path)\n")
         #expect(try String(contentsOf: file, encoding: .utf8) == expected)
 
-        let noFormat = try cli.run("runs", "export", "1", environment: fixture.environment)
+        let noFormat = try await cli.run("runs", "export", "1", environment: fixture.environment)
         #expect(noFormat.status == 64)
         #expect(noFormat.stderr.contains("--csv"))
     }
@@ -136,35 +136,35 @@ struct RunsCommandTests {
     @Test("an unknown run id is a usage error (64) that points at runs list", arguments: [
         ["runs", "show", "7"], ["runs", "export", "7", "--csv"],
     ])
-    func unknownRun(arguments: [String]) throws {
+    func unknownRun(arguments: [String]) async throws {
         let (cli, fixture) = (CLI(), JournalFixture())
         defer { cli.cleanUp(); fixture.cleanUp() }
         _ = try fixture.fill()
-        let human = try cli.run(arguments: arguments, environment: fixture.environment)
+        let human = try await cli.run(arguments: arguments, environment: fixture.environment)
         #expect(human.status == 64)
         #expect(human.stderr == "error: there is no run 7; `unleashed runs list` shows them\n")
         #expect(human.stdout.isEmpty)
-        let json = try cli.run(arguments: arguments + ["--json"], environment: fixture.environment)
+        let json = try await cli.run(arguments: arguments + ["--json"], environment: fixture.environment)
         #expect(json.status == 64)
         #expect((json.json?["error"] as? [String: Any])?["code"] as? String == "noSuchRun")
         let noJournal = JournalFixture()
-        let missing = try cli.run(arguments: arguments, environment: noJournal.environment)
+        let missing = try await cli.run(arguments: arguments, environment: noJournal.environment)
         #expect(missing.status == 64, "no journal file means no run 7 either")
         #expect(!FileManager.default.fileExists(atPath: noJournal.path))
     }
 
     @Test("a journal that cannot be opened exits 69, naming the file")
-    func unreadableJournal() throws {
+    func unreadableJournal() async throws {
         let (cli, fixture) = (CLI(), JournalFixture())
         defer { cli.cleanUp(); fixture.cleanUp() }
         try FileManager.default.createDirectory(at: fixture.directory, withIntermediateDirectories: true)
         try Data(repeating: 0xA5, count: 4096).write(to: URL(fileURLWithPath: fixture.path))
         for arguments in [["runs", "list"], ["runs", "show", "1"], ["runs", "export", "1", "--csv"]] {
-            let result = try cli.run(arguments: arguments, environment: fixture.environment)
+            let result = try await cli.run(arguments: arguments, environment: fixture.environment)
             #expect(result.status == 69, "\(arguments)")
             #expect(result.stderr.hasPrefix("error: the run journal \(fixture.path) is damaged"), "\(result.stderr)")
         }
-        let json = try #require(try cli.run("--json", "runs", "list", environment: fixture.environment).json)
+        let json = try #require(try await cli.run("--json", "runs", "list", environment: fixture.environment).json)
         #expect((json["error"] as? [String: Any])?["code"] as? String == "journal")
     }
 }

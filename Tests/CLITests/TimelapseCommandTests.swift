@@ -106,8 +106,8 @@ struct RunFixture {
         try BackgroundRun(cli, arguments, environment: environment)
     }
 
-    func run(_ arguments: String...) throws -> CLI.Result {
-        try cli.run(arguments: arguments, environment: environment)
+    func run(_ arguments: String...) async throws -> CLI.Result {
+        try await cli.run(arguments: arguments, environment: environment)
     }
 
     /// The journal's frames of `run`, read through the library from the file the binary wrote.
@@ -159,7 +159,7 @@ struct TimelapseCommandTests {
 
         // Stay down for a few slots, so that some pass while nothing runs.
         try await Task.sleep(for: .milliseconds(1200))
-        let resumed = try fixture.run("--demo", "timelapse", "--resume", "\(runID)", "--json")
+        let resumed = try await fixture.run("--demo", "timelapse", "--resume", "\(runID)", "--json")
         #expect(resumed.status == 0, "\(resumed.stderr)")
         let frames = try fixture.frames(of: Int64(runID))
         #expect(frames.map(\.frame) == Array(1...frameCount), "every slot recorded once, in order, none renumbered")
@@ -172,7 +172,7 @@ struct TimelapseCommandTests {
         #expect(afterResume.allSatisfy { abs(($0.sentMs ?? .max) - $0.scheduledMs) < 100 },
                 "the resumed run shoots on the original slots: \(afterResume.map { ($0.frame, $0.sentMs ?? -1) })")
         #expect(try fixture.record(of: Int64(runID))?.state == .finished)
-        let again = try fixture.run("--demo", "timelapse", "--resume", "\(runID)")
+        let again = try await fixture.run("--demo", "timelapse", "--resume", "\(runID)")
         #expect(again.status == 64)
         #expect(again.stderr.contains("has finished"))
     }
@@ -191,7 +191,7 @@ struct TimelapseCommandTests {
             """.write(toFile: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
 
-        let result = try fixture.run("--demo", "timelapse", "--interval", "300ms", "--frames", "3", "--hook", script, "--json")
+        let result = try await fixture.run("--demo", "timelapse", "--interval", "300ms", "--frames", "3", "--hook", script, "--json")
         #expect(result.status == 0, "\(result.stderr)")
         try await Task.sleep(for: .milliseconds(300))  // frame hooks run alongside; let the last one finish
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
@@ -215,7 +215,7 @@ struct TimelapseCommandTests {
         let stop = try #require(lines.last { $0[0] == "stop" })
         #expect(stop[1] == "all slots done")
 
-        let refused = try fixture.cli.run(arguments: ["--demo", "timelapse", "--interval", "300ms", "--frames", "3", "--hook", script],
+        let refused = try await fixture.cli.run(arguments: ["--demo", "timelapse", "--interval", "300ms", "--frames", "3", "--hook", script],
                                           environment: fixture.environment.merging(["REFUSE": "1"]) { $1 })
         #expect(refused.status == 65)
         #expect(refused.stderr.contains("the hook refused the run at init (exit status 3)"))
@@ -248,7 +248,7 @@ struct TimelapseCommandTests {
     func sigtermDuringBulb() async throws {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
-        #expect(try fixture.run("--demo", "settings", "set", "shutter-speed", "bulb").status == 0)
+        #expect(try await fixture.run("--demo", "settings", "set", "shutter-speed", "bulb").status == 0)
         // A long exposure, so the signal lands inside it even when the machine running the tests
         // is slow to wake this test.
         let run = try fixture.start("--interval", "25s", "--frames", "3", "--bulb", "20s", "--json")
@@ -266,8 +266,8 @@ struct TimelapseCommandTests {
         #expect((frame.completedMs ?? .max) < 19_000, "the shutter was closed at once, not after 20 s")
         #expect(try fixture.record(of: Int64(runID))?.state == .finished)
         // The camera is free again: a plain shot works right away.
-        #expect(try fixture.run("--demo", "settings", "set", "shutter-speed", "1/125").status == 0)
-        #expect(try fixture.run("--demo", "shoot").status == 0)
+        #expect(try await fixture.run("--demo", "settings", "set", "shutter-speed", "1/125").status == 0)
+        #expect(try await fixture.run("--demo", "shoot").status == 0)
     }
 
     @Test("Ctrl-C during the start delay ends the run before any frame, exit 130")
@@ -293,18 +293,18 @@ struct TimelapseCommandTests {
               (["--interval", "soon", "--frames", "3"], "is not a duration"),
               (["--resume", "7"], "there is no run 7"),
           ])
-    func refusedPlans(arguments: [String], message: String) throws {
+    func refusedPlans(arguments: [String], message: String) async throws {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
-        let result = try fixture.run(arguments: ["--demo", "timelapse"] + arguments)
+        let result = try await fixture.run(arguments: ["--demo", "timelapse"] + arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
-        #expect(try fixture.run(arguments: ["--demo", "status", "--json"]).stdout.contains("\"shotCounter\":0"))
+        #expect(try await fixture.run(arguments: ["--demo", "status", "--json"]).stdout.contains("\"shotCounter\":0"))
     }
 }
 
 extension RunFixture {
-    func run(arguments: [String]) throws -> CLI.Result {
-        try cli.run(arguments: arguments, environment: environment)
+    func run(arguments: [String]) async throws -> CLI.Result {
+        try await cli.run(arguments: arguments, environment: environment)
     }
 }

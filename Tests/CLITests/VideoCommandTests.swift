@@ -5,10 +5,10 @@ import Testing
 @Suite("unleashed video record and clips on the built binary (demo, real clock)", .serialized, .timeLimit(.minutes(2)))
 struct VideoCommandTests {
     @Test("video clips: one clip per slot on the original schedule, each journalled with its length, the camera left idle")
-    func clips() throws {
+    func clips() async throws {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
-        let result = try fixture.run(arguments: ["--demo", "--json", "video", "clips", "300ms", "--every", "700ms", "--frames", "3"])
+        let result = try await fixture.run(arguments: ["--demo", "--json", "video", "clips", "300ms", "--every", "700ms", "--frames", "3"])
         #expect(result.status == 0, "\(result.stderr)")
         let end = try #require(result.stdout.split(separator: "\n").last.flatMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -24,7 +24,7 @@ struct VideoCommandTests {
         #expect(frames.allSatisfy { abs(($0.sentMs ?? .max) - $0.scheduledMs) < 100 })
         #expect(frames.allSatisfy { (($0.completedMs ?? 0) - ($0.sentMs ?? 0)) >= 300 })
         #expect(try fixture.record(of: Int64(runID))?.plan.exposure == .video(milliseconds: 300))
-        #expect(try fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "no recording left running")
+        #expect(try await fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "no recording left running")
     }
 
     @Test("video record with --start-in waits, then records; Ctrl-C mid-clip stops the recording and keeps the clip (130)")
@@ -32,7 +32,7 @@ struct VideoCommandTests {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
         let began = Date()
-        let later = try fixture.run(arguments: ["--demo", "--json", "video", "record", "500ms", "--start-in", "1s"])
+        let later = try await fixture.run(arguments: ["--demo", "--json", "video", "record", "500ms", "--start-in", "1s"])
         #expect(later.status == 0, "\(later.stderr)")
         #expect(Date().timeIntervalSince(began) >= 1.5, "started after the delay, then recorded for 500 ms")
         let run = try #require(try SQLiteJournal(path: fixture.journalPath).runs().first)
@@ -49,7 +49,7 @@ struct VideoCommandTests {
         #expect(frame.outcome == .taken)
         #expect(frame.exposure?.hasPrefix("video 30000ms, ended early after ") == true, "\(frame.exposure ?? "nil")")
         #expect((frame.completedMs ?? .max) < 29_000)
-        #expect(try fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "the recording was stopped")
+        #expect(try await fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "the recording was stopped")
     }
 
     @Test("clips that cannot fit their interval, and bad lengths, are refused before recording (64)",
@@ -60,13 +60,13 @@ struct VideoCommandTests {
               (["video", "record", "later"], "is not a duration"),
               (["video", "record", "1s", "--start-in", "1s", "--start-at", "10:00"], "choose --start-in or --start-at"),
           ])
-    func refused(arguments: [String], message: String) throws {
+    func refused(arguments: [String], message: String) async throws {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
-        let result = try fixture.run(arguments: ["--demo"] + arguments)
+        let result = try await fixture.run(arguments: ["--demo"] + arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
-        #expect(try fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "nothing was recorded")
+        #expect(try await fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "nothing was recorded")
     }
 }
 

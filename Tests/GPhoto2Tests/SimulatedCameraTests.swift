@@ -192,12 +192,21 @@ struct SimulatedCameraTests {
 
     @Test func operationsTheCameraLacksSaySo() async throws {
         let sim = try await SimulatedCamera.start()
-        await #expect { try await sim.camera.startVideo() } throws: { deviceKind($0) == .unsupported }
         await #expect { _ = try await sim.camera.focus(hold: false) } throws: { deviceKind($0) == .unsupported }
         await #expect {
             try await sim.camera.geotag(GeoPosition(latitude: 1, longitude: 2, fixTime: 0))
         } throws: { deviceKind($0) == .unsupported }
-        #expect(!sim.camera.identity.capabilities.contains(.video))
+        #expect(!sim.camera.identity.capabilities.contains(.focus))
+        await sim.stop()
+    }
+
+    @Test func videoThroughTheMovieControl() async throws {
+        let sim = try await SimulatedCamera.start()
+        #expect(sim.camera.identity.capabilities.contains(.video), "the simulated camera offers open capture, libgphoto2's 'movie'")
+        try await sim.camera.startVideo()
+        try await Task.sleep(for: .milliseconds(300))
+        let length = try await sim.camera.stopVideo()
+        #expect(length >= .milliseconds(300))
         await sim.stop()
     }
 

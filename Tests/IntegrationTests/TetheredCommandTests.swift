@@ -123,16 +123,19 @@ struct TetheredCommandTests {
     @Test("the camera disappearing mid-run: frames fail with the reason, and the run picks up when it is back")
     func cameraDisappearsMidRun() async throws {
         let camera = try await SimulatedTetheredCamera()
-        async let running = camera.unleashed("timelapse", "--interval", "500ms", "--frames", "24", "--json")
+        async let running = camera.unleashed("timelapse", "--interval", "500ms", "--frames", "60", "--json")
         try await camera.waitForEvents("capture", count: 5)
         let port = camera.port
         camera.pullThePlug()
         try await Task.sleep(for: .seconds(2))
         try await camera.start(port: port)
+        // The run finds the camera again, however slowly a loaded machine lets it; 60 slots
+        // leave it about 25 s to do so.
+        try await camera.waitForEvents("capture", count: 5 + 3, timeout: .seconds(25))
         let run = try await running
         #expect(run.status == 0, "the run ends normally: \(run.stderr)")
         let frames = run.jsonLines.filter { $0["frame"] != nil }
-        #expect(frames.count == 24, "every slot is recorded")
+        #expect(frames.count == 60, "every slot is recorded")
         let failed = frames.filter { $0["outcome"] as? String == "failed" }
         #expect(!failed.isEmpty, "frames while the camera was gone failed")
         #expect(failed.allSatisfy { ($0["error"] as? String)?.contains("camera") == true }, "\(failed)")
