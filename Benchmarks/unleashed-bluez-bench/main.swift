@@ -48,10 +48,10 @@ func ownCPUTime() -> Duration {
     return duration(usage.ru_utime) + duration(usage.ru_stime)
 }
 
-let bus = try PrivateBus()
+let bus = try await PrivateBus()
 let address = bus.address
 let simPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim").path
-let (sim, ready) = try launchReadingFirstLine(simPath, ["bluez", "--bus", address, "--modules", "1"])
+let (sim, ready) = try await launchReadingFirstLine(simPath, ["bluez", "--bus", address, "--modules", "1"])
 guard ready == "ready" else { fail("unleashed-sim bluez did not start (build it: swift build -c release --product unleashed-sim)") }
 defer {
     kill(sim.processIdentifier, SIGKILL)

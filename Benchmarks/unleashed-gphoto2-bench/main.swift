@@ -83,7 +83,7 @@ func moduleBackend() async throws -> Measurement {
 
 func tetheredBackend(download: Bool) async throws -> Measurement {
     let simPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim").path
-    let (sim, first) = try launchReadingFirstLine(simPath, ["ptpip", "--port", "0", "--profile", "nikon-z",
+    let (sim, first) = try await launchReadingFirstLine(simPath, ["ptpip", "--port", "0", "--profile", "nikon-z",
                                                             "--card-capacity", "\(max(frames * 2, 10_000))"])
     defer { kill(sim.processIdentifier, SIGKILL) }
     guard let port = first.split(separator: ":").last.flatMap({ Int($0.filter(\.isNumber)) }) else {

@@ -19,7 +19,7 @@ final class MockBlueZ: Sendable {
     static let eventPath = servicePath + "/char000d"
 
     init() async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus()
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.python)
         process.arguments = ["-m", "dbusmock", "--system", "-t", "bluez5"]

@@ -9,8 +9,8 @@ import UnleashedTestSupport
 struct DBusConnectionTests {
     let bus: PrivateBus
 
-    init() throws {
-        bus = try PrivateBus()
+    init() async throws {
+        bus = try await PrivateBus()
     }
 
     /// A second connection on the same bus that answers every call with `answer`.

@@ -34,7 +34,7 @@ struct FakeBlueZRig {
     }
 
     init(_ configure: (inout FakeBlueZ.Configuration) -> Void = { _ in }) async throws {
-        bus = try PrivateBus()
+        bus = try await PrivateBus()
         var configuration = FakeBlueZ.Configuration(timing: Self.fastTiming)
         configure(&configuration)
         fake = FakeBlueZ(configuration: configuration)

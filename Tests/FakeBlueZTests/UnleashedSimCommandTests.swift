@@ -10,7 +10,7 @@ import UnleashedTestSupport
 struct UnleashedSimCommandTests {
     @Test("prints ready, serves org.bluez and the control interface, and exits 0 on SIGTERM")
     func servesAndStops() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         let simulator = try SimulatorProcess(["bluez", "--bus", bus.address, "--modules", "1", "--pairing", "passkey", "--seed", "7"])
         try await simulator.waitForOutput("ready\n")
         let client = try await DBusConnection.open(.address(bus.address))
@@ -37,7 +37,7 @@ struct UnleashedSimCommandTests {
 
     @Test("a second simulator on the same bus says org.bluez is taken and fails")
     func nameTaken() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         let first = try SimulatorProcess(["bluez", "--bus", bus.address])
         try await first.waitForOutput("ready\n")
         let second = try SimulatorProcess(["bluez", "--bus", bus.address])
@@ -49,7 +49,7 @@ struct UnleashedSimCommandTests {
 
     @Test("exits with an error when the bus goes away")
     func busGoesAway() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         let simulator = try SimulatorProcess(["bluez", "--bus", bus.address])
         try await simulator.waitForOutput("ready\n")
         bus.stop()

@@ -158,7 +158,7 @@ struct BluetoothCommandTests {
 
     @Test("no bluetoothd on the bus, and no bus at all")
     func missingBusAndDaemon() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus()
         var environment = ProcessInfo.processInfo.environment
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
         let noDaemon = try await runProgram(Built.unleashed, ["adapters"], environment: environment)

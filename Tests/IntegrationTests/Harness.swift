@@ -44,9 +44,11 @@ func runProgram(_ executable: URL, _ arguments: [String], environment: [String: 
     return CommandResult(status: status, stdout: await stdout, stderr: await stderr)
 }
 
+/// Reads on a thread of its own: Dispatch's global queues share their few threads with Swift
+/// concurrency, so a read blocked there for the length of a command starves every async test.
 private func readToEnd(_ handle: FileHandle) async -> String {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             continuation.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self))
         }
     }
@@ -66,7 +68,7 @@ final class SimulatedBluetooth: Sendable {
 
     /// Starts a bus and the fake; `arguments` go to `unleashed-sim bluez` (`--modules 2` etc.).
     init(_ arguments: [String] = [], busRules: String = "") async throws {
-        bus = try PrivateBus(extraRules: busRules)
+        bus = try await PrivateBus(extraRules: busRules)
         stateDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-it-\(UUID())")
         try FileManager.default.createDirectory(at: stateDirectory, withIntermediateDirectories: true)
         log = stateDirectory.appendingPathComponent("sim.log")

@@ -140,13 +140,14 @@ final class Socket {
     func read(_ count: Int) async throws -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
         var received = 0
-        let deadline = ContinuousClock.now + .seconds(5)
+        // Generous, for a loaded machine; a server that never answers still fails the test.
+        let deadline = ContinuousClock.now + .seconds(30)
         while received < count {
             let result = bytes[received...].withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if result == 0 { return nil }
             if result < 0 {
                 guard errno == EAGAIN || errno == EWOULDBLOCK else { throw RawPTPIPClient.ClientError(description: "receive failed: errno \(errno)") }
-                guard ContinuousClock.now < deadline else { throw RawPTPIPClient.ClientError(description: "nothing received for 5 s") }
+                guard ContinuousClock.now < deadline else { throw RawPTPIPClient.ClientError(description: "nothing received for 30 s") }
                 try await Task.sleep(for: .milliseconds(2))
                 continue
             }

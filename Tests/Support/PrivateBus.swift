@@ -18,7 +18,7 @@ public final class PrivateBus: Sendable {
     /// Starts a bus that lets every local client own any name, as a test bus should.
     ///
     /// - Parameter extraRules: more policy rules, e.g. a `<deny .../>` to test a locked-down bus.
-    public init(extraRules: String = "") throws {
+    public init(extraRules: String = "") async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus.sock").path
@@ -39,7 +39,7 @@ public final class PrivateBus: Sendable {
               </policy>
             </busconfig>
             """.write(to: config, atomically: true, encoding: .utf8)
-        let (daemon, line) = try launchReadingFirstLine(Self.dbusDaemon, ["--config-file=\(config.path)", "--nofork", "--print-address=1"])
+        let (daemon, line) = try await launchReadingFirstLine(Self.dbusDaemon, ["--config-file=\(config.path)", "--nofork", "--print-address=1"])
         guard line.hasPrefix("unix:") else {
             daemon.terminate()
             throw FixtureError("dbus-daemon did not start; scripts/setup installs the dbus package")
@@ -64,8 +64,10 @@ public final class PrivateBus: Sendable {
 }
 
 /// Starts a program and returns it with the first line it prints on standard output (an address,
-/// a "ready"). Programs that keep standard output open are read up to that line, not to EOF.
-public func launchReadingFirstLine(_ path: String, _ arguments: [String]) throws -> (Process, String) {
+/// a "ready"). Programs that keep standard output open are read up to that line, not to EOF. The
+/// reading waits on a thread of its own: a program slow to start on a loaded machine must not
+/// hold one of the few threads that every test's async work shares.
+public func launchReadingFirstLine(_ path: String, _ arguments: [String]) async throws -> (Process, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -73,11 +75,17 @@ public func launchReadingFirstLine(_ path: String, _ arguments: [String]) throws
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
-    var printed = Data()
-    while !printed.contains(UInt8(ascii: "\n")) {
-        let chunk = output.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        printed.append(chunk)
+    let reading = output.fileHandleForReading
+    let line = await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            var printed = Data()
+            while !printed.contains(UInt8(ascii: "\n")) {
+                let chunk = reading.availableData
+                if chunk.isEmpty { break }
+                printed.append(chunk)
+            }
+            continuation.resume(returning: String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "")
+        }
     }
-    return (process, String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "")
+    return (process, line)
 }
