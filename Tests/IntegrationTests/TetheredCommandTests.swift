@@ -4,7 +4,7 @@ import UnleashedTestSupport
 
 /// The built `unleashed --backend gphoto2` driving the simulated PTP/IP camera
 /// (`unleashed-sim ptpip`) through the real libgphoto2, as it drives a camera on USB.
-@Suite("unleashed over libgphoto2 (unleashed-sim ptpip)", .timeLimit(.minutes(3)))
+@Suite("unleashed over libgphoto2 (unleashed-sim ptpip)", .serialized, .timeLimit(.minutes(3)))
 struct TetheredCommandTests {
     @Test("status names the camera, its battery and its card")
     func status() async throws {
@@ -87,7 +87,7 @@ struct TetheredCommandTests {
         #expect(run.status == 0, "\(run.stderr)\(run.stdout)")
         let frames = run.jsonLines.filter { $0["frame"] != nil }
         #expect(frames.count == 20)
-        #expect(frames.allSatisfy { $0["outcome"] as? String == "taken" }, "\(frames)")
+        #expect(frames.allSatisfy { $0["outcome"] as? String == "taken" }, "\(frames)\n\(run.stderr)")
 
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(names == (1...20).map { String(format: "tl_%04d.jpg", $0) })
