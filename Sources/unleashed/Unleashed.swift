@@ -4,7 +4,7 @@ import ArgumentParser
 struct Unleashed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unleashed",
-        abstract: "Remote-control a camera through an Unleashed Bluetooth module.",
+        abstract: "Remote-control a camera through an Unleashed Bluetooth module, or one on USB through libgphoto2.",
         discussion: """
             Without hardware, add --demo (or set UNLEASHED_DEMO=1) to use the built-in simulator: a \
             simulated module and camera that speak the same protocol over a simulated radio. The \
@@ -16,11 +16,16 @@ struct Unleashed: AsyncParsableCommand {
             named by --module). Bluetooth goes through BlueZ on the system bus \
             ($DBUS_SYSTEM_BUS_ADDRESS points elsewhere, e.g. at `unleashed-sim bluez`).
 
+            With a camera on USB instead: `unleashed cameras` lists what libgphoto2 finds, and \
+            --backend gphoto2 (or UNLEASHED_BACKEND=gphoto2) makes every camera command and \
+            time-lapse use it; --port picks one (usb:BUS,DEV, or ptpip:HOST for a camera on the \
+            network), --download FOLDER copies each picture taken (see docs/usb-cameras.md).
+
             Exit status:
               0   success
               64  bad command line, setting name or value
               65  the camera refused the value or the request
-              69  no module, or the link to it failed
+              69  no module or camera, or the link to it failed
               70  internal error
               75  the camera is busy; try again
               130 stopped by Ctrl-C (what was started is ended: a bulb is closed, video stopped)
