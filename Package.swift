@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "GPhoto2", targets: ["GPhoto2"]),
+        .library(name: "Daemon", targets: ["Daemon"]),
         .executable(name: "unleashed-sim", targets: ["unleashed-sim"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks.git", from: "1.0.6"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         .target(
@@ -42,6 +44,11 @@ let package = Package(
         .target(
             name: "Intervalometer",
             dependencies: ["UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Daemon",
+            dependencies: ["UnleashedKit", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strict
         ),
         .target(
@@ -165,6 +172,11 @@ let package = Package(
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["Daemon", "UnleashedKit"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,153 @@
+import Foundation
+
+extension DaemonConfiguration {
+    /// Reads the merged tree over `defaults`: a key that is not written keeps its default.
+    static func decode(_ root: ConfigurationNode, defaults: DaemonConfiguration) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = defaults
+        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "reconnect", "tokens"])
+        configuration.backend = try top.value("backend", hint: { "'\($0)' is not a backend; use unleashed or gphoto2" },
+                                              Backend.init(rawValue:)) ?? defaults.backend
+        configuration.adapter = try top.string("adapter") ?? defaults.adapter
+        configuration.port = try top.string("port") ?? defaults.port
+        if let node = top.node("daemon") {
+            configuration.service = try decodeService(node, over: defaults.service)
+        }
+        if let node = top.node("reconnect") {
+            configuration.reconnect = try decodeReconnect(node, over: defaults.reconnect)
+        }
+        let modules = try top.tables("modules")
+        configuration.modules = try modules.map { item throws(ConfigurationError) in try decodeModule(item.node, path: item.path) }
+        try requireUniqueNames(modules, configuration.modules.map(\.name), what: "module")
+        let tokens = try top.tables("tokens")
+        configuration.tokens = try tokens.map { item throws(ConfigurationError) in try decodeToken(item.node, path: item.path) }
+        try requireUniqueNames(tokens, configuration.tokens.map(\.name), what: "token")
+        return configuration
+    }
+
+    private static func decodeService(_ node: ConfigurationNode, over defaults: Service) throws(ConfigurationError) -> Service {
+        let table = try TableReader(node, path: "daemon", known: ["socket", "socket_mode", "listen", "resume_runs", "journal", "locked"])
+        var service = defaults
+        service.socket = try table.string("socket") ?? defaults.socket
+        service.journal = try table.string("journal") ?? defaults.journal
+        service.resumeRuns = try table.bool("resume_runs") ?? defaults.resumeRuns
+        service.locked = try table.bool("locked") ?? defaults.locked
+        service.listen = try table.value("listen", hint: { "'\($0)' is not a listening address; write it like 127.0.0.1:8080" },
+                                         ListenAddress.init) ?? defaults.listen
+        if let node = table.node("socket_mode") {
+            service.socketMode = try fileMode(node, table: table)
+        }
+        return service
+    }
+
+    /// A mode written as a TOML octal integer (`0o660`) or as octal digits in a string (`"0660"`).
+    private static func fileMode(_ node: ConfigurationNode, table: TableReader) throws(ConfigurationError) -> Int {
+        let mode: Int?
+        let written: String
+        switch node.value {
+        case .integer(let number):
+            mode = number
+            written = String(number)
+        case .string(let text):
+            mode = text.allSatisfy { ("0"..."7").contains($0) } ? Int(text, radix: 8) : nil
+            written = text
+        default:
+            throw table.error("socket_mode", node, .wrongType(expected: "an octal mode like 0o660", found: node.typeName))
+        }
+        guard let mode, (0...0o777).contains(mode) else {
+            throw table.error("socket_mode", node, .invalidValue(
+                "'\(written)' is not a file mode; write it in octal like 0o660 or \"0660\""))
+        }
+        return mode
+    }
+
+    private static func decodeReconnect(_ node: ConfigurationNode, over defaults: ReconnectPolicy) throws(ConfigurationError) -> ReconnectPolicy {
+        let table = try TableReader(node, path: "reconnect", known: ["initial_delay", "max_delay", "give_up_after"])
+        var policy = defaults
+        policy.initialDelay = try table.duration("initial_delay") ?? defaults.initialDelay
+        policy.maxDelay = try table.duration("max_delay") ?? defaults.maxDelay
+        policy.giveUpAfter = try table.duration("give_up_after") ?? defaults.giveUpAfter
+        guard policy.initialDelay > .zero else {
+            throw table.error("initial_delay", table.node("initial_delay"), .invalidValue("must be longer than 0"))
+        }
+        guard policy.maxDelay >= policy.initialDelay else {
+            throw table.error("max_delay", table.node("max_delay") ?? table.node("initial_delay"), .invalidValue(
+                "\(policy.maxDelay.compactText) is shorter than initial_delay (\(policy.initialDelay.compactText))"))
+        }
+        return policy
+    }
+
+    private static func decodeModule(_ node: ConfigurationNode, path: String) throws(ConfigurationError) -> Module {
+        let table = try TableReader(node, path: path, known: ["name", "address", "adapter"])
+        guard let name = try table.string("name"), !name.isEmpty else {
+            throw table.error("name", table.node("name"), .missingKey("every module needs a name"))
+        }
+        guard let address = try table.value("address", hint: {
+            "'\($0)' is not a Bluetooth address; write it like AA:BB:CC:DD:EE:FF"
+        }, bluetoothAddress) else {
+            throw table.error("address", nil, .missingKey("every module needs its Bluetooth address"))
+        }
+        return Module(name: name, address: address, adapter: try table.string("adapter"))
+    }
+
+    private static func decodeToken(_ node: ConfigurationNode, path: String) throws(ConfigurationError) -> AccessToken {
+        let table = try TableReader(node, path: path, known: ["name", "token", "token_file", "role"])
+        guard let name = try table.string("name"), !name.isEmpty else {
+            throw table.error("name", table.node("name"), .missingKey("every token needs a name"))
+        }
+        let role = try table.value("role", hint: { "'\($0)' is not a role; use operator or viewer" },
+                                   AccessToken.Role.init(rawValue:)) ?? .viewer
+        let secret: String
+        switch (try table.string("token"), try table.string("token_file")) {
+        case (let token?, nil):
+            secret = token
+        case (nil, let file?):
+            secret = try readTokenFile(file, table: table)
+        case (.some, .some):
+            throw table.error("token_file", table.node("token_file"), .invalidValue("give token or token_file, not both"))
+        case (nil, nil):
+            throw table.error("token", nil, .missingKey("give the secret as token or token_file"))
+        }
+        guard secret.count >= 16 else {
+            throw table.error(table.node("token") == nil ? "token_file" : "token", table.node("token") ?? table.node("token_file"),
+                              .invalidValue("a token needs at least 16 characters to be hard to guess"))
+        }
+        return AccessToken(name: name, secret: secret, role: role)
+    }
+
+    /// The secret in a token file, its trailing newline dropped; a relative path is taken from
+    /// the directory of the file that names it.
+    private static func readTokenFile(_ file: String, table: TableReader) throws(ConfigurationError) -> String {
+        let node = table.node("token_file")
+        var path = file
+        if !path.hasPrefix("/"), let origin = node?.origin.name, origin.hasPrefix("/") {
+            path = URL(fileURLWithPath: origin).deletingLastPathComponent().appendingPathComponent(file).path
+        }
+        let text: String?
+        do throws(ConfigurationError) {
+            text = try readFile(path)
+        } catch {
+            throw table.error("token_file", node, .invalidValue("\(path): \(error.message)"))
+        }
+        guard let text else { throw table.error("token_file", node, .invalidValue("\(path): no such file")) }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Fails on the second of two entries of `items` with the same name, since a name is how
+    /// clients pick a module or how logs name a token.
+    private static func requireUniqueNames(_ items: [(path: String, node: ConfigurationNode)], _ names: [String],
+                                           what: String) throws(ConfigurationError) {
+        var seen: Set<String> = []
+        for (item, name) in zip(items, names) where !seen.insert(name).inserted {
+            guard case .table(let entries) = item.node.value, let node = entries.first(where: { $0.key == "name" })?.node else { continue }
+            throw ConfigurationError(origin: node.origin.name, line: node.origin.line, key: "\(item.path).name",
+                                     problem: .invalidValue("another \(what) is already named '\(name)'"))
+        }
+    }
+}
+
+/// `text` as a Bluetooth address in upper case (`AA:BB:CC:DD:EE:FF`), or nil when it is not one.
+func bluetoothAddress(_ text: String) -> String? {
+    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) else { return nil }
+    return text.uppercased()
+}

@@ -1,0 +1,124 @@
+import Foundation
+import UnleashedKit
+
+/// Everything the daemon is told by its configuration files and environment: where it
+/// listens, which camera backend it drives, the modules it knows, how it reconnects and who
+/// may control it. A plain value, read once at start and handed to whoever needs it.
+public struct DaemonConfiguration: Equatable, Sendable {
+    /// What drives the camera.
+    public enum Backend: String, CaseIterable, Sendable {
+        /// A camera behind an Unleashed module, over Bluetooth.
+        case unleashed
+        /// A camera on USB (or PTP/IP) through libgphoto2.
+        case gphoto2
+    }
+
+    /// Which set of files and defaults applies: the system service or one user's daemon.
+    public enum Scope: Sendable {
+        /// The system service: its socket is under `/run/unleashed`, its journal under `/var/lib/unleashed`.
+        case system
+        /// One user's daemon: socket under `$XDG_RUNTIME_DIR`, journal in the user's state directory.
+        case user
+    }
+
+    /// The control listeners and run handling.
+    public struct Service: Equatable, Sendable {
+        /// The Unix socket the CLI talks to.
+        public var socket: String
+        /// The socket's permission bits; 0o660 lets the socket's group in.
+        public var socketMode: Int
+        /// A TCP listener for the control API; none unless asked for.
+        public var listen: ListenAddress?
+        /// Whether runs the journal shows as unfinished are taken up again at start.
+        public var resumeRuns: Bool
+        /// The SQLite run journal.
+        public var journal: String
+        /// When true, every request needs a token, even on the Unix socket.
+        public var locked: Bool
+    }
+
+    /// A `host:port` to listen on (`127.0.0.1:8080`, `[::1]:8080`).
+    public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        /// Reads `host:port`; nil unless the port is 1...65535 and the host is not empty.
+        public init?(_ text: String) {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+                  (1...65535).contains(port) else { return nil }
+            var host = text[..<colon]
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+            guard !host.isEmpty, !host.contains(where: \.isWhitespace) else { return nil }
+            self.host = String(host)
+            self.port = port
+        }
+
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// A module the daemon may connect to, by a name people use.
+    public struct Module: Equatable, Sendable {
+        public var name: String
+        /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF`, upper case.
+        public var address: String
+        /// The adapter to reach it through, when not the default one.
+        public var adapter: String?
+    }
+
+    /// How long to wait between attempts to get a lost link back.
+    public struct ReconnectPolicy: Equatable, Sendable {
+        /// The first wait; each later one doubles, up to ``maxDelay``.
+        public var initialDelay: Duration
+        public var maxDelay: Duration
+        /// When to stop trying; nil tries for as long as the daemon runs.
+        public var giveUpAfter: Duration?
+    }
+
+    /// A secret that lets a client in, with what it may do.
+    public struct AccessToken: Equatable, Sendable, CustomStringConvertible {
+        /// What a token's holder may do.
+        public enum Role: String, CaseIterable, Sendable {
+            /// Start, stop and change runs and settings.
+            case `operator`
+            /// Read status, runs and events only.
+            case viewer
+        }
+
+        public var name: String
+        public var secret: String
+        public var role: Role
+
+        /// Names the token but never shows the secret, so that logging a configuration is safe.
+        public var description: String { "\(name) (\(role.rawValue))" }
+    }
+
+    public var service: Service
+    public var backend: Backend
+    /// The Bluetooth adapter (`hci0`); nil for the first one.
+    public var adapter: String?
+    /// The libgphoto2 port for the gphoto2 backend (`usb:`, `ptpip:HOST`); nil for the first USB camera.
+    public var port: String?
+    public var modules: [Module]
+    public var reconnect: ReconnectPolicy
+    public var tokens: [AccessToken]
+
+    /// The configuration when no file says otherwise.
+    public static func defaults(scope: Scope, environment: [String: String]) -> DaemonConfiguration {
+        let socket: String
+        let journal: String
+        switch scope {
+        case .system:
+            socket = "/run/unleashed/control.sock"
+            journal = "/var/lib/unleashed/journal.sqlite"
+        case .user:
+            let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            socket = runtime.map { "\($0)/unleashed/control.sock" } ?? "/run/unleashed/control.sock"
+            journal = unleashedStateDirectory(environment: environment).appendingPathComponent("journal.sqlite").path
+        }
+        return DaemonConfiguration(
+            service: Service(socket: socket, socketMode: 0o660, listen: nil, resumeRuns: true, journal: journal, locked: false),
+            backend: .unleashed, adapter: nil, port: nil, modules: [],
+            reconnect: ReconnectPolicy(initialDelay: .milliseconds(500), maxDelay: .seconds(30), giveUpAfter: nil),
+            tokens: [])
+    }
+}

@@ -1,0 +1,92 @@
+import UnleashedKit
+
+/// Reads the keys of one configuration table, turning each wrong type or value into a
+/// ``ConfigurationError`` that names the key and its origin, and reporting any key nobody read.
+struct TableReader {
+    private let entries: [(key: String, node: ConfigurationNode)]
+    private let path: String
+    private let origin: ValueOrigin
+    private let known: [String]
+
+    /// Reads `node`, a table at `path`, whose keys may only be `known`.
+    init(_ node: ConfigurationNode, path: String, known: [String]) throws(ConfigurationError) {
+        guard case .table(let entries) = node.value else {
+            throw ConfigurationError(origin: node.origin.name, line: node.origin.line, key: path,
+                                     problem: .wrongType(expected: "a table", found: node.typeName))
+        }
+        self.entries = entries
+        self.path = path
+        self.origin = node.origin
+        self.known = known
+        for (key, node) in entries where !known.contains(key) {
+            throw error(key, node, .unknownKey(suggestion: closestKey(to: key, among: known)))
+        }
+    }
+
+    /// The dotted name of `key` in this table.
+    func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func node(_ key: String) -> ConfigurationNode? { entries.first { $0.key == key }?.node }
+
+    /// An error about `key`, placed where `node` (else this table) was written.
+    func error(_ key: String, _ node: ConfigurationNode?, _ problem: ConfigurationError.Problem) -> ConfigurationError {
+        let at = node?.origin ?? origin
+        return ConfigurationError(origin: at.name, line: at.line, key: name(key), problem: problem)
+    }
+
+    func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let node = node(key) else { return nil }
+        guard case .string(let text) = node.value else { throw wrongType(key, node, expected: "a string") }
+        return text
+    }
+
+    func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        guard let node = node(key) else { return nil }
+        guard case .bool(let value) = node.value else { throw wrongType(key, node, expected: "true or false") }
+        return value
+    }
+
+    /// A string converted by `convert`; `nil` from it is an invalid value, explained by `hint`.
+    func value<T>(_ key: String, hint: (String) -> String, _ convert: (String) -> T?) throws(ConfigurationError) -> T? {
+        guard let text = try string(key) else { return nil }
+        guard let value = convert(text) else { throw error(key, node(key), .invalidValue(hint(text))) }
+        return value
+    }
+
+    /// A duration written like `500ms`, `30s` or `1m`.
+    func duration(_ key: String) throws(ConfigurationError) -> Duration? {
+        try value(key, hint: { "'\($0)' is not a duration; write it like 500ms, 30s or 1m" }, parseDuration)
+    }
+
+    /// The tables of an array of tables (`[[key]]`), each with the dotted name to read it by.
+    func tables(_ key: String) throws(ConfigurationError) -> [(path: String, node: ConfigurationNode)] {
+        guard let node = node(key) else { return [] }
+        guard case .array(let items) = node.value else { throw wrongType(key, node, expected: "an array of tables") }
+        return items.enumerated().map { (path: "\(name(key))[\($0.offset)]", node: $0.element) }
+    }
+
+    private func wrongType(_ key: String, _ node: ConfigurationNode, expected: String) -> ConfigurationError {
+        error(key, node, .wrongType(expected: expected, found: node.typeName))
+    }
+}
+
+/// The known key within two edits of `key` (a typo, a swapped letter), if there is one.
+func closestKey(to key: String, among known: [String]) -> String? {
+    known.map { (key: $0, distance: editDistance(key, $0)) }
+        .filter { $0.distance <= max(1, min(2, key.count / 3)) }
+        .min { $0.distance < $1.distance }?.key
+}
+
+/// Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    var previous = Array(0...b.count)
+    for (i, x) in a.enumerated() {
+        var current = [i + 1]
+        for (j, y) in b.enumerated() {
+            current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}
