@@ -64,6 +64,9 @@ struct ConfigurationNode: Sendable {
         if text.utf8.contains(0) {
             throw ConfigurationError(origin: file, problem: .unreadable("it contains a NUL byte; a TOML file is text"))
         }
+        if let (line, column) = HeaderCheck.badHeader(in: text) {
+            throw ConfigurationError(origin: file, line: line, problem: .syntax("a table name must start with a key", column: column))
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
@@ -75,22 +78,28 @@ struct ConfigurationNode: Sendable {
             throw ConfigurationError(origin: file, problem: .syntax(String(describing: error), column: nil))
         }
         let lines = KeyLines(text)
-        return convert(table, path: "", file: file, lines: lines)
+        return convert(table, path: "", depth: 0, file: file, lines: lines)
     }
 
-    private static func convert(_ value: any TOMLValueConvertible, path: String, file: String, lines: KeyLines) -> ConfigurationNode {
+    /// How deep tables and arrays may nest. The configuration needs three levels
+    /// (`tokens[0].name`); the limit keeps recursion over hostile input off the end of the stack.
+    static let maximumDepth = 16
+
+    private static func convert(_ value: any TOMLValueConvertible, path: String, depth: Int, file: String,
+                                lines: KeyLines) -> ConfigurationNode {
         let origin = ValueOrigin(name: file, line: lines.line(of: path))
+        if depth > maximumDepth { return ConfigurationNode(value: .other("a value nested too deep"), origin: origin) }
         switch value.type {
         case .table:
             guard let table = value.table else { break }
             let entries = table.keys.map { key in
-                (key: key, node: convert(table[key] ?? "", path: path.isEmpty ? key : "\(path).\(key)", file: file, lines: lines))
+                (key: key, node: convert(table[key] ?? "", path: path.isEmpty ? key : "\(path).\(key)", depth: depth + 1, file: file, lines: lines))
             }
             return ConfigurationNode(value: .table(entries), origin: origin)
         case .array:
             guard let array = value.array else { break }
             let items = array.enumerated().map { index, item in
-                convert(item, path: "\(path)[\(index)]", file: file, lines: lines)
+                convert(item, path: "\(path)[\(index)]", depth: depth + 1, file: file, lines: lines)
             }
             return ConfigurationNode(value: .array(items), origin: origin)
         case .string:

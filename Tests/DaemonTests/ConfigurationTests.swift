@@ -1,0 +1,286 @@
+import Foundation
+import Testing
+@testable import Daemon
+
+/// A scratch folder with configuration files, removed when the test ends.
+final class ConfigurationFiles {
+    let folder: String
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-config-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// Writes `text` to `name` in the folder and returns its path.
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String {
+        let path = "\(folder)/\(name)"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    var system: String { "\(folder)/unleashed.toml" }
+    var user: String { "\(folder)/config.toml" }
+
+    func load(environment: [String: String] = [:], scope: DaemonConfiguration.Scope = .user) throws(ConfigurationError) -> DaemonConfiguration {
+        try DaemonConfiguration.load(files: [system, user], environment: environment, scope: scope)
+    }
+
+    /// The message loading gives, or nil when it loads.
+    func failure(_ system: String, environment: [String: String] = [:]) throws -> String? {
+        try write("unleashed.toml", system)
+        do {
+            _ = try load(environment: environment)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+}
+
+@Suite struct DefaultsTests {
+    @Test func noFilesGiveTheUserDefaults() throws {
+        let files = try ConfigurationFiles()
+        let configuration = try files.load(environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "XDG_STATE_HOME": "/home/pi/.state"])
+        #expect(configuration.service.socket == "/run/user/1000/unleashed/control.sock")
+        #expect(configuration.service.socketMode == 0o660)
+        #expect(configuration.service.listen == nil)
+        #expect(configuration.service.resumeRuns)
+        #expect(!configuration.service.locked)
+        #expect(configuration.service.journal == "/home/pi/.state/unleashed/journal.sqlite")
+        #expect(configuration.backend == .unleashed)
+        #expect(configuration.adapter == nil && configuration.port == nil)
+        #expect(configuration.modules.isEmpty && configuration.tokens.isEmpty)
+        #expect(configuration.reconnect == .init(initialDelay: .milliseconds(500), maxDelay: .seconds(30), giveUpAfter: nil))
+    }
+
+    @Test func theSystemServiceUsesRun() throws {
+        let files = try ConfigurationFiles()
+        let configuration = try files.load(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], scope: .system)
+        #expect(configuration.service.socket == "/run/unleashed/control.sock")
+        #expect(configuration.service.journal == "/var/lib/unleashed/journal.sqlite")
+    }
+
+    @Test func filesFollowTheXDGVariables() {
+        #expect(DaemonConfiguration.files(scope: .user, environment: ["XDG_CONFIG_HOME": "/c", "HOME": "/h"])
+            == ["/etc/unleashed/unleashed.toml", "/c/unleashed/config.toml"])
+        #expect(DaemonConfiguration.files(scope: .user, environment: ["HOME": "/h"])
+            == ["/etc/unleashed/unleashed.toml", "/h/.config/unleashed/config.toml"])
+        #expect(DaemonConfiguration.files(scope: .system, environment: ["HOME": "/h"]) == ["/etc/unleashed/unleashed.toml"])
+    }
+}
+
+@Suite struct MergeTests {
+    @Test func everyKeyIsRead() throws {
+        let files = try ConfigurationFiles()
+        try files.write("unleashed.toml", """
+            backend = "gphoto2"
+            adapter = "hci1"
+            port = "ptpip:192.168.1.20"
+
+            [daemon]
+            socket = "/tmp/u.sock"
+            socket_mode = 0o600
+            listen = "[::1]:8443"
+            resume_runs = false
+            journal = "/srv/journal.sqlite"
+            locked = true
+
+            [reconnect]
+            initial_delay = "250ms"
+            max_delay = "1m"
+            give_up_after = "2h"
+
+            [[modules]]
+            name = "left"
+            address = "aa:bb:cc:dd:ee:01"
+
+            [[modules]]
+            name = "right"
+            address = "AA:BB:CC:DD:EE:02"
+            adapter = "hci0"
+
+            [[tokens]]
+            name = "ci"
+            token = "0123456789abcdef"
+            role = "operator"
+            """)
+        let configuration = try files.load()
+        #expect(configuration.backend == .gphoto2)
+        #expect(configuration.adapter == "hci1")
+        #expect(configuration.port == "ptpip:192.168.1.20")
+        #expect(configuration.service == .init(socket: "/tmp/u.sock", socketMode: 0o600, listen: .init("[::1]:8443"),
+                                                resumeRuns: false, journal: "/srv/journal.sqlite", locked: true))
+        #expect(configuration.service.listen?.host == "::1" && configuration.service.listen?.port == 8443)
+        #expect(configuration.reconnect == .init(initialDelay: .milliseconds(250), maxDelay: .seconds(60), giveUpAfter: .seconds(7200)))
+        #expect(configuration.modules == [.init(name: "left", address: "AA:BB:CC:DD:EE:01", adapter: nil),
+                                          .init(name: "right", address: "AA:BB:CC:DD:EE:02", adapter: "hci0")])
+        #expect(configuration.tokens == [.init(name: "ci", secret: "0123456789abcdef", role: .operator)])
+        #expect(configuration.tokens[0].description == "ci (operator)")
+    }
+
+    @Test func theUserFileOverridesTheSystemFileKeyByKey() throws {
+        let files = try ConfigurationFiles()
+        try files.write("unleashed.toml", """
+            adapter = "hci0"
+            [daemon]
+            socket = "/run/unleashed/control.sock"
+            listen = "127.0.0.1:8080"
+            [reconnect]
+            max_delay = "10s"
+            [[modules]]
+            name = "system"
+            address = "AA:BB:CC:DD:EE:01"
+            """)
+        try files.write("config.toml", """
+            [daemon]
+            listen = "127.0.0.1:9090"
+            [reconnect]
+            initial_delay = "1s"
+            [[modules]]
+            name = "mine"
+            address = "AA:BB:CC:DD:EE:02"
+            """)
+        let configuration = try files.load()
+        #expect(configuration.adapter == "hci0")
+        #expect(configuration.service.socket == "/run/unleashed/control.sock")
+        #expect(configuration.service.listen == .init("127.0.0.1:9090"))
+        #expect(configuration.reconnect.initialDelay == .seconds(1))
+        #expect(configuration.reconnect.maxDelay == .seconds(10))
+        #expect(configuration.modules.map(\.name) == ["mine"])
+    }
+
+    @Test func theEnvironmentOverridesTheFiles() throws {
+        let files = try ConfigurationFiles()
+        try files.write("config.toml", """
+            backend = "unleashed"
+            adapter = "hci0"
+            [daemon]
+            socket = "/from/file.sock"
+            """)
+        let configuration = try files.load(environment: [
+            "UNLEASHED_BACKEND": "gphoto2", "UNLEASHED_SOCKET": "/from/env.sock", "UNLEASHED_JOURNAL": "/env/journal.sqlite",
+            "UNLEASHED_ADAPTER": "hci2", "UNLEASHED_PORT": "usb:001,004", "UNLEASHED_LISTEN": "0.0.0.0:8080",
+        ])
+        #expect(configuration.backend == .gphoto2)
+        #expect(configuration.service.socket == "/from/env.sock")
+        #expect(configuration.service.journal == "/env/journal.sqlite")
+        #expect(configuration.adapter == "hci2")
+        #expect(configuration.port == "usb:001,004")
+        #expect(configuration.service.listen == .init("0.0.0.0:8080"))
+    }
+
+    @Test func aBadEnvironmentValueNamesTheVariable() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("", environment: ["UNLEASHED_BACKEND": "usb"])
+            == "environment variable UNLEASHED_BACKEND: backend: 'usb' is not a backend; use unleashed or gphoto2")
+    }
+
+    @Test func aTokenFileIsReadRelativeToItsConfigurationFile() throws {
+        let files = try ConfigurationFiles()
+        try files.write("ci.token", "s3cret-s3cret-s3cret\n")
+        try files.write("unleashed.toml", """
+            [[tokens]]
+            name = "ci"
+            token_file = "ci.token"
+            """)
+        let configuration = try files.load()
+        #expect(configuration.tokens == [.init(name: "ci", secret: "s3cret-s3cret-s3cret", role: .viewer)])
+        #expect(!String(describing: configuration.tokens).contains("s3cret"))
+    }
+}
+
+@Suite struct ErrorTests {
+    @Test func aDurationWithoutAUnit() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("""
+            [reconnect]
+            initial_delay = "1s"
+            max_delay = "30"
+            """) == "\(files.system):3: reconnect.max_delay: '30' is not a duration; write it like 500ms, 30s or 1m")
+    }
+
+    @Test func anUnknownKeySuggestsTheClosestOne() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("""
+            # comment
+
+            [daemon]
+            sokcet = "/tmp/x.sock"
+            """) == "\(files.system):4: daemon.sokcet: unknown key; did you mean 'socket'?")
+        #expect(try files.failure("colour = \"red\"\n") == "\(files.system):1: colour: unknown key")
+        #expect(try files.failure("[deamon]\nsocket = \"/x\"\n") == "\(files.system):1: deamon: unknown key; did you mean 'daemon'?")
+    }
+
+    @Test func aWrongType() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("[daemon]\nresume_runs = \"yes\"\n")
+            == "\(files.system):2: daemon.resume_runs: expected true or false, found a string")
+        #expect(try files.failure("[reconnect]\nmax_delay = 30\n")
+            == "\(files.system):2: reconnect.max_delay: expected a string, found an integer")
+        #expect(try files.failure("daemon = 3\n") == "\(files.system):1: daemon: expected a table, found an integer")
+        #expect(try files.failure("[daemon]\nsocket_mode = 660\n")
+            == "\(files.system):2: daemon.socket_mode: '660' is not a file mode; write it in octal like 0o660 or \"0660\"")
+    }
+
+    @Test func aSyntaxErrorGivesTheParsersLineAndColumn() throws {
+        let files = try ConfigurationFiles()
+        let message = try #require(try files.failure("backend = \"unleashed\"\n[daemon\nsocket = 1\n"))
+        #expect(message.hasPrefix("\(files.system):2:8: not valid TOML: "), "\(message)")
+    }
+
+    @Test func aBadModuleIsPlacedInItsTable() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("""
+            [[modules]]
+            name = "left"
+            address = "AA:BB:CC:DD:EE:01"
+
+            [[modules]]
+            name = "right"
+            address = "AA:BB:CC:DD:EE"
+            """) == "\(files.system):7: modules[1].address: 'AA:BB:CC:DD:EE' is not a Bluetooth address; write it like AA:BB:CC:DD:EE:FF")
+        #expect(try files.failure("[[modules]]\nname = \"left\"\n")
+            == "\(files.system):1: modules[0].address: missing; every module needs its Bluetooth address")
+        #expect(try files.failure("""
+            [[modules]]
+            name = "a"
+            address = "AA:BB:CC:DD:EE:01"
+            [[modules]]
+            name = "a"
+            address = "AA:BB:CC:DD:EE:02"
+            """) == "\(files.system):5: modules[1].name: another module is already named 'a'")
+    }
+
+    @Test func badTokens() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("[[tokens]]\nname = \"ci\"\ntoken = \"0123456789abcdef\"\nrole = \"admin\"\n")
+            == "\(files.system):4: tokens[0].role: 'admin' is not a role; use operator or viewer")
+        #expect(try files.failure("[[tokens]]\nname = \"ci\"\ntoken = \"short\"\n")
+            == "\(files.system):3: tokens[0].token: a token needs at least 16 characters to be hard to guess")
+        #expect(try files.failure("[[tokens]]\nname = \"ci\"\ntoken_file = \"absent.token\"\n")
+            == "\(files.system):3: tokens[0].token_file: \(files.folder)/absent.token: no such file")
+    }
+
+    @Test func anUnreadableFile() throws {
+        let files = try ConfigurationFiles()
+        try FileManager.default.createDirectory(atPath: files.user, withIntermediateDirectories: false)
+        #expect(throws: ConfigurationError.self) { try files.load() }
+        try FileManager.default.removeItem(atPath: files.user)
+        try Data([0x61, 0x20, 0x3D, 0x20, 0x22, 0xFF, 0x22]).write(to: URL(fileURLWithPath: files.user))
+        do {
+            _ = try files.load()
+            Issue.record("a file that is not UTF-8 loaded")
+        } catch {
+            #expect(error.description == "\(files.user): cannot be read: it is not UTF-8 text")
+        }
+    }
+
+    @Test func aLineInsideAnInlineTableFallsBackToItsKey() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("\nreconnect = { max_delay = \"soon\" }\n")
+            == "\(files.system):2: reconnect.max_delay: 'soon' is not a duration; write it like 500ms, 30s or 1m")
+    }
+}
