@@ -227,8 +227,9 @@ final class ConfigurationFiles {
 
     @Test func aSyntaxErrorGivesTheParsersLineAndColumn() throws {
         let files = try ConfigurationFiles()
-        let message = try #require(try files.failure("backend = \"unleashed\"\n[daemon\nsocket = 1\n"))
-        #expect(message.hasPrefix("\(files.system):2:8: not valid TOML: "), "\(message)")
+        #expect(try files.failure("backend = \"unleashed\"\n[daemon\nsocket = 1\n")
+            == "\(files.system):2:8: not valid TOML: Error while parsing table header: expected ']', saw '\\n'")
+        #expect(try files.failure("\n[=x]\n") == "\(files.system):2:2: not valid TOML: a table name must start with a key")
     }
 
     @Test func aBadModuleIsPlacedInItsTable() throws {
@@ -282,5 +283,17 @@ final class ConfigurationFiles {
         let files = try ConfigurationFiles()
         #expect(try files.failure("\nreconnect = { max_delay = \"soon\" }\n")
             == "\(files.system):2: reconnect.max_delay: 'soon' is not a duration; write it like 500ms, 30s or 1m")
+    }
+}
+
+@Suite struct ShippedExampleTests {
+    /// The example the package ships must load, or its readers copy a broken file.
+    @Test func theExampleFileLoads() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../dist/unleashed.toml").standardized.path
+        let configuration = try DaemonConfiguration.load(files: [example], environment: [:], scope: .system)
+        #expect(configuration.modules.map(\.address) == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02"])
+        #expect(configuration.service.socketMode == 0o660)
+        #expect(configuration.reconnect.maxDelay == .seconds(30))
     }
 }
