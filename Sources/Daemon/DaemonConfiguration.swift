@@ -61,7 +61,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var name: String
         /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF`, upper case.
         public var address: String
-        /// The adapter to reach it through, when not the default one.
+        /// The adapter to reach it through; nil for the configuration's ``DaemonConfiguration/adapter``.
         public var adapter: String?
     }
 
