@@ -64,8 +64,8 @@ struct ConfigurationNode: Sendable {
         if text.utf8.contains(0) {
             throw ConfigurationError(origin: file, problem: .unreadable("it contains a NUL byte; a TOML file is text"))
         }
-        if let (line, column) = HeaderCheck.badHeader(in: text) {
-            throw ConfigurationError(origin: file, line: line, problem: .syntax("a table name must start with a key", column: column))
+        if let (line, column, message) = ParserGuard.problem(in: text) {
+            throw ConfigurationError(origin: file, line: line, problem: .syntax(message, column: column))
         }
         let table: TOMLTable
         do {

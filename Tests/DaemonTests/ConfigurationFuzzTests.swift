@@ -59,7 +59,8 @@ import Testing
 
     @Test func deepNestingIsAnError() throws {
         for text in [String(repeating: "[", count: 10_000), "a = " + String(repeating: "[", count: 10_000),
-                     "a = " + String(repeating: "{b=", count: 5_000), String(repeating: "a.", count: 5_000) + "b = 1"] {
+                     "a = " + String(repeating: "{b=", count: 5_000), String(repeating: "a.", count: 100_000) + "b = 1",
+                     "[" + String(repeating: "a.", count: 100_000) + "b]"] {
             if case .success = try load(text) { Issue.record("nested garbage loaded") }
         }
     }

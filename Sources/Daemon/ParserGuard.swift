@@ -1,13 +1,21 @@
-/// Finds a table header whose name starts with a character no key can start with (`[=`,
-/// `[[.`, `[ #`). toml++ 3.4, which TOMLKit wraps, does not check this before reading the
-/// key: a debug build stops the process on an assertion, a release build reads on
-/// unchecked. Such text is rejected here, before it reaches the parser.
+/// Rejects two kinds of text that take toml++ 3.4 (which TOMLKit wraps) down instead of
+/// giving a parse error, before they reach it:
+///
+/// - a table header whose name starts with a character no key can start with (`[=`, `[[.`,
+///   `[ #`): the parser does not check this before reading the key, so a debug build stops
+///   the process on an assertion and a release build reads on unchecked;
+/// - a key of thousands of dotted parts (`a.a.a....`): the parser builds one table per part
+///   and recurses over them, off the end of the stack.
 ///
 /// A small scanner that knows strings, comments and value brackets, so that a `[` inside a
 /// multi-line array or string is not taken for a header.
-struct HeaderCheck {
-    /// The line and column (from 1) of the bad character, or nil when every header is fine.
-    static func badHeader(in text: String) -> (line: Int, column: Int)? {
+struct ParserGuard {
+    /// More dots on one line than this (outside strings and comments) is taken for hostile
+    /// text: a configuration key has at most three parts, a line of floats no more than a few.
+    static let maximumDotsPerLine = 64
+
+    /// The line and column (from 1) of the first problem, and what it is; nil when there is none.
+    static func problem(in text: String) -> (line: Int, column: Int, message: String)? {
         let scalars = Array(text.unicodeScalars)
         var index = 0
         var line = 1
@@ -15,6 +23,7 @@ struct HeaderCheck {
         var depth = 0
         var atStatementStart = true
         var inHeader = false
+        var dots = 0
 
         func at(_ offset: Int) -> Unicode.Scalar? { index + offset < scalars.count ? scalars[index + offset] : nil }
         func starts(_ text: String) -> Bool {
@@ -43,6 +52,7 @@ struct HeaderCheck {
                 line += 1
                 lineStart = index + 1
                 inHeader = false
+                dots = 0
                 atStatementStart = depth == 0
                 index += 1
             case " ", "\t", "\r":
@@ -57,7 +67,7 @@ struct HeaderCheck {
                 index += at(1) == "[" ? 2 : 1
                 while at(0) == " " || at(0) == "\t" { index += 1 }
                 if let next = at(0), !isKeyStart(next) && next != "]" {
-                    return (line, index - lineStart + 1)
+                    return (line, index - lineStart + 1, "a table name must start with a key")
                 }
                 inHeader = true
                 atStatementStart = false
@@ -67,6 +77,13 @@ struct HeaderCheck {
                 index += 1
             case "]", "}":
                 if !inHeader { depth = max(0, depth - 1) }
+                atStatementStart = false
+                index += 1
+            case ".":
+                dots += 1
+                if dots > maximumDotsPerLine {
+                    return (line, index - lineStart + 1, "more than \(maximumDotsPerLine) dots on one line; keys nest a few levels at most")
+                }
                 atStatementStart = false
                 index += 1
             default:
