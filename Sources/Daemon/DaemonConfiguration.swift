@@ -39,7 +39,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
 
     /// A `host:port` to listen on (`127.0.0.1:8080`, `[::1]:8080`).
     public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
+        /// A name or address; an IPv6 address without its brackets.
         public var host: String
+        /// 1...65535.
         public var port: Int
 
         /// Reads `host:port`; nil unless the port is 1...65535 and the host is not empty.
@@ -58,6 +60,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
 
     /// A module the daemon may connect to, by a name people use.
     public struct Module: Equatable, Sendable {
+        /// What clients call it; unique among the modules.
         public var name: String
         /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF`, upper case.
         public var address: String
@@ -69,6 +72,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public struct ReconnectPolicy: Equatable, Sendable {
         /// The first wait; each later one doubles, up to ``maxDelay``.
         public var initialDelay: Duration
+        /// The longest wait, so that a module back in range is found soon.
         public var maxDelay: Duration
         /// When to stop trying; nil tries for as long as the daemon runs.
         public var giveUpAfter: Duration?
@@ -84,7 +88,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
             case viewer
         }
 
+        /// Names the token in logs; unique among the tokens.
         public var name: String
+        /// What a client presents; at least 16 characters.
         public var secret: String
         public var role: Role
 
@@ -92,14 +98,17 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var description: String { "\(name) (\(role.rawValue))" }
     }
 
+    /// The `[daemon]` table.
     public var service: Service
     public var backend: Backend
     /// The Bluetooth adapter (`hci0`); nil for the first one.
     public var adapter: String?
     /// The libgphoto2 port for the gphoto2 backend (`usb:`, `ptpip:HOST`); nil for the first USB camera.
     public var port: String?
+    /// The `[[modules]]` tables, in the order written.
     public var modules: [Module]
     public var reconnect: ReconnectPolicy
+    /// The `[[tokens]]` tables; none means only the Unix socket's permissions guard the daemon.
     public var tokens: [AccessToken]
 
     /// The configuration when no file says otherwise.

@@ -1,12 +1,12 @@
 import UnleashedKit
 
 /// Reads the keys of one configuration table, turning each wrong type or value into a
-/// ``ConfigurationError`` that names the key and its origin, and reporting any key nobody read.
+/// ``ConfigurationError`` that names the key and its origin. A key it does not know is an
+/// error too: a mistyped key ignored would leave a setting its owner did not choose.
 struct TableReader {
     private let entries: [(key: String, node: ConfigurationNode)]
     private let path: String
     private let origin: ValueOrigin
-    private let known: [String]
 
     /// Reads `node`, a table at `path`, whose keys may only be `known`.
     init(_ node: ConfigurationNode, path: String, known: [String]) throws(ConfigurationError) {
@@ -17,7 +17,6 @@ struct TableReader {
         self.entries = entries
         self.path = path
         self.origin = node.origin
-        self.known = known
         for (key, node) in entries where !known.contains(key) {
             throw error(key, node, .unknownKey(suggestion: closestKey(to: key, among: known)))
         }
