@@ -265,11 +265,8 @@ final class ConfigurationFiles {
             == "\(files.system):3: tokens[0].token_file: \(files.folder)/absent.token: no such file")
     }
 
-    @Test func anUnreadableFile() throws {
+    @Test func aFileThatIsNotText() throws {
         let files = try ConfigurationFiles()
-        try FileManager.default.createDirectory(atPath: files.user, withIntermediateDirectories: false)
-        #expect(throws: ConfigurationError.self) { try files.load() }
-        try FileManager.default.removeItem(atPath: files.user)
         try Data([0x61, 0x20, 0x3D, 0x20, 0x22, 0xFF, 0x22]).write(to: URL(fileURLWithPath: files.user))
         do {
             _ = try files.load()
@@ -295,5 +292,43 @@ final class ConfigurationFiles {
         #expect(configuration.modules.map(\.address) == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02"])
         #expect(configuration.service.socketMode == 0o660)
         #expect(configuration.reconnect.maxDelay == .seconds(30))
+    }
+}
+
+@Suite struct ErrorPlacementTests {
+    @Test func anErrorInTheUserFileNamesTheUserFile() throws {
+        let files = try ConfigurationFiles()
+        try files.write("unleashed.toml", "[reconnect]\nmax_delay = \"30s\"\n")
+        try files.write("config.toml", "\n\n[reconnect]\nmax_delay = \"1ms\"\n")
+        do {
+            _ = try files.load()
+            Issue.record("a max_delay shorter than initial_delay loaded")
+        } catch {
+            #expect(error.description == "\(files.user):4: reconnect.max_delay: 1ms is shorter than initial_delay (500ms)")
+        }
+    }
+
+    @Test func keysInsideAMultilineStringDoNotMoveLines() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("""
+            [[tokens]]
+            name = \"\"\"
+            role = "operator"
+            \"\"\"
+            token = "0123456789abcdef"
+            role = "root"
+            """) == "\(files.system):6: tokens[0].role: 'root' is not a role; use operator or viewer")
+    }
+
+    @Test func aFolderInPlaceOfAFile() throws {
+        let files = try ConfigurationFiles()
+        try FileManager.default.createDirectory(atPath: files.user, withIntermediateDirectories: false)
+        do {
+            _ = try files.load()
+            Issue.record("a folder loaded as a configuration file")
+        } catch {
+            #expect(error.description.hasPrefix("\(files.user): cannot be read: "))
+            #expect(error.line == nil && error.key == nil)
+        }
     }
 }
