@@ -28,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         .target(
@@ -48,7 +51,13 @@ let package = Package(
         ),
         .target(
             name: "Daemon",
-            dependencies: ["UnleashedKit", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: [
+                "UnleashedKit",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -176,7 +185,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Daemon", "UnleashedKit"],
+            dependencies: ["Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator"],
             swiftSettings: strict
         ),
         .testTarget(

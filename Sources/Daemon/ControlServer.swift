@@ -1,0 +1,149 @@
+import Foundation
+import Hummingbird
+public import Logging
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's control API, the `/v1/` routes, on its Unix socket.
+///
+/// The socket's permissions are the only guard when no tokens are configured, so no client may
+/// ever reach the socket with looser ones. `bind(2)` creates the socket file with mode 0777 less
+/// the process umask, and its mode can only be changed after that; a client could connect in
+/// between. The server closes that window without touching the umask (it is process-wide, and
+/// other threads create files): it binds inside a private directory (mode 0700, from `mkdtemp`)
+/// beside the configured path, sets the socket's mode there, and then renames the socket into
+/// place, so the socket appears at its path already with ``DaemonConfiguration/Service/socketMode``.
+/// A directory the server has to create for the socket gets mode 0750.
+public actor ControlServer {
+    private let socketPath: String
+    private let socketMode: Int
+    private let api: ControlAPI
+    private let logger: Logger
+    private var running: Running?
+
+    private struct Running {
+        let group: ServiceGroup
+        let task: Task<Void, Never>
+        let staging: String
+    }
+
+    /// - Parameters:
+    ///   - service: Where the socket goes and the mode it gets.
+    ///   - cameras: The cameras the API reports on.
+    ///   - version: The daemon's version, as `GET /v1/status` reports it.
+    public init(service: DaemonConfiguration.Service, cameras: [any ControlledCamera], version: String,
+                logger: Logger = Logger(label: "unleashed.control")) {
+        self.socketPath = service.socket
+        self.socketMode = service.socketMode
+        self.api = ControlAPI(cameras: cameras, version: version, started: .now)
+        self.logger = logger
+    }
+
+    /// Binds the socket and starts answering; returns once clients can connect. Starting a
+    /// running server does nothing.
+    public func start() async throws(ControlServerError) {
+        guard running == nil else { return }
+        let directory = (socketPath as NSString).deletingLastPathComponent
+        try Self.makeDirectory(directory.isEmpty ? "." : directory)
+        let staging = try Self.makeStagingDirectory(in: directory.isEmpty ? "." : directory)
+        let stagedSocket = staging + "/s"
+
+        let (outcomes, report) = AsyncStream.makeStream(of: Result<Void, ControlServerError>.self)
+        let (finalPath, mode) = (socketPath, socketMode)
+        let application = Application(
+            router: api.router(),
+            configuration: ApplicationConfiguration(address: .unixDomainSocket(path: stagedSocket)),
+            onServerRunning: { _ in
+                report.yield(Self.place(stagedSocket, at: finalPath, mode: mode, staging: staging))
+            },
+            logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
+        let task = Task {
+            do {
+                try await group.run()
+                report.yield(.failure(.couldNotListen(finalPath, "the server stopped before it listened")))
+            } catch {
+                report.yield(.failure(.couldNotListen(finalPath, "\(error)")))
+            }
+            report.finish()
+        }
+        running = Running(group: group, task: task, staging: staging)
+
+        var outcome: Result<Void, ControlServerError> = .failure(.couldNotListen(finalPath, "the server stopped"))
+        for await first in outcomes {
+            outcome = first
+            break
+        }
+        if case .failure(let error) = outcome {
+            await stop()
+            throw error
+        }
+    }
+
+    /// Stops answering, lets requests in flight finish, ends event streams and removes the
+    /// socket file, so that a later start, or another daemon, finds the path free.
+    public func stop() async {
+        guard let running else { return }
+        self.running = nil
+        await running.group.triggerGracefulShutdown()
+        await running.task.value
+        unlink(socketPath)
+        unlink(running.staging + "/s")
+        rmdir(running.staging)
+    }
+
+    /// Makes the socket's directory with mode 0750 unless it exists; an existing one is left
+    /// as it is, since a service manager may have made it with the permissions it wants.
+    private static func makeDirectory(_ path: String) throws(ControlServerError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw .directory(path, "it is not a directory") }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+        } catch {
+            throw .directory(path, error.localizedDescription)
+        }
+        // mkdir applies the umask; the mode must not depend on it.
+        guard chmod(path, 0o750) == 0 else { throw .directory(path, Self.systemError()) }
+    }
+
+    private static func makeStagingDirectory(in directory: String) throws(ControlServerError) -> String {
+        var template = Array((directory + "/.bind-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw .directory(directory, Self.systemError()) }
+        return String(cString: made)
+    }
+
+    /// Gives the bound socket its mode and moves it to the path clients use.
+    private static func place(_ staged: String, at path: String, mode: Int, staging: String)
+        -> Result<Void, ControlServerError>
+    {
+        guard chmod(staged, mode_t(mode)) == 0, rename(staged, path) == 0 else {
+            return .failure(.couldNotListen(path, systemError()))
+        }
+        rmdir(staging)
+        return .success(())
+    }
+
+    private static func systemError() -> String { String(cString: strerror(errno)) }
+}
+
+/// Why the control server could not start.
+public enum ControlServerError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The socket's directory could not be made or used.
+    case directory(String, String)
+    /// The socket could not be bound or put in place.
+    case couldNotListen(String, String)
+
+    public var description: String {
+        switch self {
+        case .directory(let path, let why): "cannot use \(path) for the control socket: \(why)"
+        case .couldNotListen(let path, let why): "cannot listen on \(path): \(why)"
+        }
+    }
+}

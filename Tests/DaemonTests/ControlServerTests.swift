@@ -1,0 +1,155 @@
+import Daemon
+import Foundation
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+/// The control server as clients meet it: a real socket, reached with curl.
+@Suite("control server on its Unix socket")
+struct ControlServerTests {
+    /// A camera whose status is fixed, so that the JSON can be checked field by field, and
+    /// whose event stream stays open and silent.
+    struct FixedCamera: ControlledCamera {
+        let name = "fixed"
+        let snapshot = CameraStatus(
+            connection: .ready, moduleBattery: 80, cameraBattery: nil, storage: nil, shotsRemaining: 312,
+            cameraPower: .on, exposureMode: nil, meteredEV: ExposureStops(thirds: 1), busy: false, shotCounter: 7)
+
+        func status() async throws(CameraError) -> CameraStatus { snapshot }
+        let feed = AsyncStream.makeStream(of: CameraEvent.self)
+
+        func events() async -> AsyncStream<CameraEvent> { feed.stream }
+    }
+
+    /// A fresh directory for the socket (not yet made, so the server makes it), short enough
+    /// for the 107 bytes a socket path may have.
+    private static func socketPath() -> (directory: String, socket: String) {
+        let directory = "/tmp/unleashed-test-\(UUID().uuidString.prefix(8))/run"
+        return (directory, directory + "/control.sock")
+    }
+
+    /// Runs `body` against a started server, then stops it and removes its directories.
+    private static func withServer<T>(
+        cameras: [any ControlledCamera] = [FixedCamera()], socketMode: Int = 0o660,
+        _ body: (ControlServer, String) async throws -> T
+    ) async throws -> T {
+        let (directory, socket) = socketPath()
+        defer { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
+        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+        service.socket = socket
+        service.socketMode = socketMode
+        let server = ControlServer(service: service, cameras: cameras, version: "0.0.0-test")
+        try await server.start()
+        let result: Result<T, any Error>
+        do { result = .success(try await body(server, socket)) } catch { result = .failure(error) }
+        await server.stop()
+        return try result.get()
+    }
+
+    private static func permissions(_ path: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    @Test("GET /v1/status answers 200 with the version and each camera's status")
+    func status() async throws {
+        let answer = try await Self.withServer { _, socket in
+            try await Curl.request(socket: socket, path: "/v1/status")
+        }
+        #expect(answer.status == 200)
+        let json = try #require(answer.json)
+        #expect(json["version"] as? String == "0.0.0-test")
+        #expect(json["uptimeSeconds"] is Double)
+        let cameras = try #require(json["cameras"] as? [[String: Any]])
+        #expect(cameras.count == 1)
+        #expect(cameras.first?["name"] as? String == "fixed")
+        let status = try #require(cameras.first?["status"] as? [String: Any])
+        #expect(status["connection"] as? String == "ready")
+        #expect(status["moduleBattery"] as? Int == 80)
+        #expect(status["cameraBattery"] is NSNull)
+        #expect(status["shotsRemaining"] as? Int == 312)
+        #expect(status["meteredEV"] as? String == "+1/3")
+        #expect(status["busy"] as? Bool == false)
+        #expect(status["shotCounter"] as? Int == 7)
+    }
+
+    @Test("the socket has the configured mode, and a directory the server made has 0750")
+    func permissions() async throws {
+        for mode in [0o660, 0o600] {
+            try await Self.withServer(socketMode: mode) { _, socket throws in
+                var info = stat()
+                #expect(stat(socket, &info) == 0)
+                #expect(info.st_mode & S_IFMT == S_IFSOCK)
+                #expect(try Self.permissions(socket) == mode)
+                #expect(try Self.permissions((socket as NSString).deletingLastPathComponent) == 0o750)
+            }
+        }
+    }
+
+    @Test("an unknown path answers 404 with a JSON error that points at the API")
+    func unknownPath() async throws {
+        let answer = try await Self.withServer { _, socket in
+            try await Curl.request(socket: socket, path: "/v2/nothing")
+        }
+        #expect(answer.status == 404)
+        let error = try #require(answer.json?["error"] as? [String: Any])
+        #expect(error["code"] as? Int == 404)
+        #expect((error["message"] as? String)?.contains("/v2/nothing") == true)
+    }
+
+    @Test("a body over the limit answers 413 with a JSON error")
+    func bodyTooLarge() async throws {
+        let answer = try await Self.withServer { _, socket in
+            try await Curl.request(socket: socket, path: "/v1/status",
+                                   arguments: ["-X", "POST", "--data-binary", String(repeating: "x", count: 100_000)])
+        }
+        #expect(answer.status == 413)
+        #expect((answer.json?["error"] as? [String: Any])?["code"] as? Int == 413)
+    }
+
+    @Test("GET /v1/events delivers a shot taken on the demo camera as a Server-Sent Event", .timeLimit(.minutes(1)))
+    func events() async throws {
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        let camera = HeldCamera(demo.camera, name: "demo")
+        let (shotEvent, shotData) = try await Self.withServer(cameras: [camera]) { _, socket in
+            try await Curl.streaming(socket: socket, path: "/v1/events") { lines in
+                var iterator = lines.makeAsyncIterator()
+                // The server subscribes before it sends this, so the shot below cannot be missed.
+                #expect(await iterator.next() == ": subscribed")
+                let shot = try await demo.camera.shoot()
+                var previous = ""
+                while let line = await iterator.next() {
+                    if previous == "event: shotCompleted" { return (previous, line) }
+                    previous = line
+                }
+                Issue.record("the stream ended before the shot (counter \(shot.counter)) was reported")
+                return ("", "")
+            }
+        }
+        try await demo.finish()
+        #expect(shotEvent == "event: shotCompleted")
+        let data = try #require(shotData.hasPrefix("data: ") ? Data(shotData.dropFirst(6).utf8) : nil)
+        let fields = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(fields["counter"] as? Int == 1)
+    }
+
+    @Test("stopping removes the socket file, even with an event stream open", .timeLimit(.minutes(1)))
+    func stopRemovesSocket() async throws {
+        let (directory, socket) = Self.socketPath()
+        defer { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
+        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+        service.socket = socket
+        let server = ControlServer(service: service, cameras: [FixedCamera()], version: "0.0.0-test")
+        try await server.start()
+        #expect(FileManager.default.fileExists(atPath: socket))
+        try await Curl.streaming(socket: socket, path: "/v1/events") { lines in
+            var iterator = lines.makeAsyncIterator()
+            #expect(await iterator.next() == ": subscribed")
+            await server.stop()
+            // The server ends the stream instead of waiting for the client to leave.
+            while await iterator.next() != nil {}
+        }
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+}

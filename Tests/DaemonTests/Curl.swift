@@ -1,0 +1,81 @@
+import Foundation
+
+/// curl against a Unix socket, as a client of the daemon would use it. Its output is read on
+/// threads of its own: a read blocked on Dispatch's or Swift concurrency's few shared threads
+/// would starve the server the test talks to.
+enum Curl {
+    static let executable = URL(fileURLWithPath: "/usr/bin/curl")
+
+    struct Answer {
+        var status: Int
+        var body: String
+
+        /// The body as a JSON object; nil unless it is one.
+        var json: [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+        }
+    }
+
+    /// One request; `arguments` come before the URL (`-X`, `--data-binary`, …).
+    static func request(socket: String, path: String, arguments: [String] = []) async throws -> Answer {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["-s", "--max-time", "20", "--unix-socket", socket, "-w", "\n%{http_code}"]
+            + arguments + ["http://localhost\(path)"]
+        let output = Pipe()
+        process.standardOutput = output
+        let (exited, exit) = AsyncStream.makeStream(of: Int32.self)
+        process.terminationHandler = { exit.yield($0.terminationStatus); exit.finish() }
+        try process.run()
+        let text = await readToEnd(output.fileHandleForReading)
+        for await _ in exited {}
+        let lastNewline = text.lastIndex(of: "\n") ?? text.startIndex
+        return Answer(status: Int(text[lastNewline...].dropFirst()) ?? -1, body: String(text[..<lastNewline]))
+    }
+
+    /// Streams the response to a GET line by line into `body`; curl is stopped when `body`
+    /// returns, and gives up by itself after `timeLimit` so that a test cannot hang.
+    static func streaming<T>(socket: String, path: String, timeLimit: Int = 20,
+                             _ body: (AsyncStream<String>) async throws -> T) async throws -> T {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["-sN", "--max-time", String(timeLimit), "--unix-socket", socket, "http://localhost\(path)"]
+        let output = Pipe()
+        process.standardOutput = output
+        let (exited, exit) = AsyncStream.makeStream(of: Int32.self)
+        process.terminationHandler = { exit.yield($0.terminationStatus); exit.finish() }
+        try process.run()
+        let lines = readLines(output.fileHandleForReading)
+        let result: Result<T, any Error>
+        do { result = .success(try await body(lines)) } catch { result = .failure(error) }
+        // SIGKILL: under the test runner, curl outlived terminate()'s SIGTERM until its own
+        // time limit.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for await _ in exited {}
+        return try result.get()
+    }
+
+    private static func readToEnd(_ handle: FileHandle) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self))
+            }
+        }
+    }
+
+    private static func readLines(_ handle: FileHandle) -> AsyncStream<String> {
+        let (lines, sink) = AsyncStream.makeStream(of: String.self)
+        Thread.detachNewThread {
+            var pending = Data()
+            while case let chunk = handle.availableData, !chunk.isEmpty {
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    sink.yield(String(decoding: pending[..<newline], as: UTF8.self))
+                    pending.removeSubrange(...newline)
+                }
+            }
+            sink.finish()
+        }
+        return lines
+    }
+}
