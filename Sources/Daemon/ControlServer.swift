@@ -24,6 +24,12 @@ public actor ControlServer {
     private let logger: Logger
     private var running: Running?
 
+    private static let stagingTemplate = ".bind-XXXXXX"
+    private static let stagedSocketName = "s"
+    private static var stagedSocketSuffix: String { "/" + stagingTemplate + "/" + stagedSocketName }
+    /// `sun_path` holds 108 bytes, the last a NUL.
+    private static let maxSocketPathLength = 107
+
     private struct Running {
         let group: ServiceGroup
         let task: Task<Void, Never>
@@ -46,10 +52,19 @@ public actor ControlServer {
     /// running server does nothing.
     public func start() async throws(ControlServerError) {
         guard running == nil else { return }
-        let directory = (socketPath as NSString).deletingLastPathComponent
-        try Self.makeDirectory(directory.isEmpty ? "." : directory)
-        let staging = try Self.makeStagingDirectory(in: directory.isEmpty ? "." : directory)
-        let stagedSocket = staging + "/s"
+        guard socketPath.utf8.count <= Self.maxSocketPathLength else {
+            throw .couldNotListen(socketPath, "clients cannot reach a socket path of more than \(Self.maxSocketPathLength) bytes")
+        }
+        let parent = (socketPath as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
+        // The socket is bound under the staging directory, so that path must fit sun_path.
+        let longestDirectory = Self.maxSocketPathLength - Self.stagedSocketSuffix.utf8.count
+        guard directory.utf8.count <= longestDirectory else {
+            throw .directory(directory, "a socket's directory may have at most \(longestDirectory) bytes")
+        }
+        try Self.makeDirectory(directory)
+        let staging = try Self.makeStagingDirectory(in: directory)
+        let stagedSocket = staging + "/" + Self.stagedSocketName
 
         let (outcomes, report) = AsyncStream.makeStream(of: Result<Void, ControlServerError>.self)
         let (finalPath, mode) = (socketPath, socketMode)
@@ -91,7 +106,7 @@ public actor ControlServer {
         await running.group.triggerGracefulShutdown()
         await running.task.value
         unlink(socketPath)
-        unlink(running.staging + "/s")
+        unlink(running.staging + "/" + Self.stagedSocketName)
         rmdir(running.staging)
     }
 
@@ -114,7 +129,7 @@ public actor ControlServer {
     }
 
     private static func makeStagingDirectory(in directory: String) throws(ControlServerError) -> String {
-        var template = Array((directory + "/.bind-XXXXXX").utf8CString)
+        var template = Array((directory + "/" + stagingTemplate).utf8CString)
         guard let made = mkdtemp(&template) else { throw .directory(directory, Self.systemError()) }
         return String(cString: made)
     }

@@ -152,4 +152,50 @@ struct ControlServerTests {
         #expect(!FileManager.default.fileExists(atPath: socket))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
     }
+
+    /// A camera that tells when a subscription to its events has ended.
+    struct WatchedCamera: ControlledCamera {
+        let name = "watched"
+        let ended = AsyncStream.makeStream(of: Void.self)
+
+        func status() async throws(CameraError) -> CameraStatus { FixedCamera().snapshot }
+        func events() async -> AsyncStream<CameraEvent> {
+            let ended = ended.continuation
+            let (stream, feed) = AsyncStream.makeStream(of: CameraEvent.self)
+            feed.onTermination = { _ in ended.yield() }
+            return stream
+        }
+    }
+
+    @Test("a client that goes away ends its subscriptions while the server runs on", .timeLimit(.minutes(1)))
+    func clientLeaves() async throws {
+        let camera = WatchedCamera()
+        try await Self.withServer(cameras: [camera]) { _, socket in
+            try await Curl.streaming(socket: socket, path: "/v1/events") { lines in
+                var iterator = lines.makeAsyncIterator()
+                #expect(await iterator.next() == ": subscribed")
+            }
+            var ended = camera.ended.stream.makeAsyncIterator()
+            #expect(await ended.next() != nil)
+            #expect(try await Curl.request(socket: socket, path: "/v1/status").status == 200)
+        }
+    }
+
+    @Test("a socket path that cannot be bound, or a file where the directory goes, fails start with the reason")
+    func unusablePaths() async throws {
+        let file = "/tmp/unleashed-test-\(UUID().uuidString.prefix(8))"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        for (socket, reason) in [
+            (file + "/control.sock", "\(file) for the control socket: it is not a directory"),
+            ("/tmp/" + String(repeating: "d", count: 90) + "/c", "directory may have at most 92 bytes"),
+            ("/tmp/" + String(repeating: "s", count: 110), "more than 107 bytes"),
+        ] {
+            var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+            service.socket = socket
+            let server = ControlServer(service: service, cameras: [], version: "0.0.0-test")
+            let error = await #expect(throws: ControlServerError.self) { try await server.start() }
+            #expect(error?.description.contains(reason) == true, "\(String(describing: error))")
+        }
+    }
 }
