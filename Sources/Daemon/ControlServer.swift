@@ -63,6 +63,11 @@ public actor ControlServer {
             throw .directory(directory, "a socket's directory may have at most \(longestDirectory) bytes")
         }
         try Self.makeDirectory(directory)
+        // The rename below would take the path from a daemon still listening on it; a socket
+        // nobody listens on is what a daemon that did not stop cleanly leaves, and is replaced.
+        if Self.someoneListens(at: socketPath) {
+            throw .couldNotListen(socketPath, "another process is listening on it; is the daemon already running?")
+        }
         let staging = try Self.makeStagingDirectory(in: directory)
         let stagedSocket = staging + "/" + Self.stagedSocketName
 
@@ -93,7 +98,8 @@ public actor ControlServer {
             break
         }
         if case .failure(let error) = outcome {
-            await stop()
+            // The socket never reached its path, which may be another process's to keep.
+            await shutDown(removingSocket: false)
             throw error
         }
     }
@@ -101,13 +107,34 @@ public actor ControlServer {
     /// Stops answering, lets requests in flight finish, ends event streams and removes the
     /// socket file, so that a later start, or another daemon, finds the path free.
     public func stop() async {
+        await shutDown(removingSocket: true)
+    }
+
+    private func shutDown(removingSocket: Bool) async {
         guard let running else { return }
         self.running = nil
         await running.group.triggerGracefulShutdown()
         await running.task.value
-        unlink(socketPath)
+        if removingSocket { unlink(socketPath) }
         unlink(running.staging + "/" + Self.stagedSocketName)
         rmdir(running.staging)
+    }
+
+    /// Whether a connection to the socket at `path` is accepted.
+    private static func someoneListens(at path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: path.utf8.prefix(buffer.count - 1))
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
     }
 
     /// Makes the socket's directory with mode 0750 unless it exists; an existing one is left

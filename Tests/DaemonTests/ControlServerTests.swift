@@ -198,4 +198,33 @@ struct ControlServerTests {
             #expect(error?.description.contains(reason) == true, "\(String(describing: error))")
         }
     }
+
+    @Test("a second server on the same path fails and leaves the first one's socket alone; a stale socket file is replaced")
+    func socketInUse() async throws {
+        try await Self.withServer { _, socket in
+            var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+            service.socket = socket
+            let second = ControlServer(service: service, cameras: [], version: "0.0.0-second")
+            let error = await #expect(throws: ControlServerError.self) { try await second.start() }
+            #expect(error?.description.contains("another process is listening") == true)
+            let answer = try await Curl.request(socket: socket, path: "/v1/status")
+            #expect(answer.json?["version"] as? String == "0.0.0-test")
+        }
+
+        let (directory, socket) = Self.socketPath()
+        defer { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
+        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+        service.socket = socket
+        let crashed = ControlServer(service: service, cameras: [], version: "0.0.0-crashed")
+        try await crashed.start()
+        // A daemon that died leaves its socket file behind with nobody listening.
+        let stale = socket + ".kept"
+        #expect(link(socket, stale) == 0)
+        await crashed.stop()
+        #expect(rename(stale, socket) == 0)
+        let next = ControlServer(service: service, cameras: [], version: "0.0.0-next")
+        try await next.start()
+        #expect(try await Curl.request(socket: socket, path: "/v1/status").status == 200)
+        await next.stop()
+    }
 }
