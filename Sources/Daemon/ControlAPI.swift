@@ -20,14 +20,14 @@ struct ControlAPI: Sendable {
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
         let v1 = router.group("v1")
-        v1.get("status") { _, _ in try await status() }
+        v1.get("status") { _, _ in await status() }
         v1.get("events") { request, _ in events(request) }
         return router
     }
 
     /// The daemon's state: its version, how long it has run and each camera's status. A camera
     /// that cannot answer is listed with the reason instead of failing the whole request.
-    private func status() async throws -> Response {
+    private func status() async -> Response {
         var cameraDocuments: [JSONValue] = []
         for camera in cameras {
             var document: [String: JSONValue] = ["name": .string(camera.name)]

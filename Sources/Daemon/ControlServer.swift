@@ -76,10 +76,12 @@ public actor ControlServer {
         let application = Application(
             router: api.router(),
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: stagedSocket)),
-            onServerRunning: { _ in
-                report.yield(Self.place(stagedSocket, at: finalPath, mode: mode, staging: staging))
+            onServerRunning: { [logger] _ in
+                let placed = Self.place(stagedSocket, at: finalPath, mode: mode, staging: staging)
+                if case .success = placed { logger.info("control API listening on \(finalPath)") }
+                report.yield(placed)
             },
-            logger: logger)
+            logger: Self.quieter(logger))
         let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
         let task = Task {
             do {
@@ -118,6 +120,14 @@ public actor ControlServer {
         if removingSocket { unlink(socketPath) }
         unlink(running.staging + "/" + Self.stagedSocketName)
         rmdir(running.staging)
+    }
+
+    /// The server's own start message names the staging path, which no client uses; the
+    /// server logs where it listens itself.
+    private static func quieter(_ logger: Logger) -> Logger {
+        var quieter = logger
+        quieter.logLevel = max(logger.logLevel, .notice)
+        return quieter
     }
 
     /// Whether a connection to the socket at `path` is accepted.
