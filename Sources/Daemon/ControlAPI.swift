@@ -50,7 +50,8 @@ struct ControlAPI: Sendable {
 
     /// Every camera's events as Server-Sent Events. The subscriptions are made before the first
     /// byte is sent (a `: subscribed` comment), so an event caused after a client sees that byte
-    /// reaches it. The stream ends when the client goes away or the server stops.
+    /// reaches it. The stream ends when the client goes away, the server stops or every camera
+    /// has closed.
     private func events(_ request: Request) -> Response {
         let cameras = cameras
         var headers = HTTPFields()
