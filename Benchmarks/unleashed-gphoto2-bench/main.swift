@@ -42,11 +42,9 @@ struct Measurement {
     let downloaded: Int
 }
 
-func percentile(_ values: [Int64], _ p: Double) -> Int64 {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return 0 }
-    let rank = Int((p / 100 * Double(sorted.count)).rounded(.up))
-    return sorted[max(min(rank, sorted.count) - 1, 0)]
+/// Nearest rank, as the run journal's summary computes it.
+func percentile(_ values: [Int64], _ percent: Int) -> Int64 {
+    RunSummary.percentile(percent, of: values.sorted()) ?? 0
 }
 
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gphoto2-bench-\(UUID())")

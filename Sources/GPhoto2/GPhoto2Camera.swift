@@ -29,8 +29,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     /// How long one `gp_camera_wait_for_event` call may block, so cancellation is seen quickly.
     static let eventSlice: Int32 = 100
 
-    private var subscribers: [Int: AsyncStream<CameraEvent>.Continuation] = [:]
-    private var nextSubscriber = 0
+    private let hub = CameraEventHub()
     /// Pictures taken in this session.
     private var pictures = 0
     private var lastFrame: Int?
@@ -134,22 +133,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     // MARK: - Events
 
     public func events() -> AsyncStream<CameraEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: CameraEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        if closing {
-            continuation.finish()
-            return stream
-        }
-        nextSubscriber += 1
-        let id = nextSubscriber
-        subscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(id) }
-        }
-        return stream
-    }
-
-    private func unsubscribe(_ id: Int) {
-        subscribers[id] = nil
+        hub.subscribe()
     }
 
     private func emit(_ event: CameraEvent) {
@@ -157,7 +141,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         case .fileSaved, .fileNotSaved: reportedFiles += 1
         default: break
         }
-        for continuation in subscribers.values { continuation.yield(event) }
+        hub.yield(event)
     }
 
     // MARK: - Session upkeep
@@ -558,8 +542,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         pending = []
         session.disconnect()
         emit(.connection(.idle))
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+        hub.finish()
     }
 }
 

@@ -32,8 +32,8 @@ public struct RunSummary: Codable, Hashable, Sendable {
     }
 
     /// Nearest rank: the smallest value with at least `percent`% of the values at or below it,
-    /// always one that was measured.
-    private static func percentile(_ percent: Int, of sorted: [Int64]) -> Int64? {
+    /// always one that was measured. `sorted` must be in ascending order.
+    public static func percentile(_ percent: Int, of sorted: [Int64]) -> Int64? {
         guard !sorted.isEmpty else { return nil }
         let rank = (percent * sorted.count + 99) / 100
         return sorted[max(rank, 1) - 1]

@@ -25,7 +25,7 @@ public actor ModuleCamera: Camera {
     private let connection: ModuleConnection
     private let clock: any Clock<Duration>
     private let timing: ModuleCameraTiming
-    private var subscribers: [Int: AsyncStream<CameraEvent>.Continuation] = [:]
+    private let hub = CameraEventHub()
     private var waiters: [Int: Waiter] = [:]
     private var nextID = 0
     private var pump: Task<Void, Never>?
@@ -71,14 +71,7 @@ public actor ModuleCamera: Camera {
     // MARK: - Camera
 
     public func events() -> AsyncStream<CameraEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: CameraEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        nextID += 1
-        let id = nextID
-        subscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(id) }
-        }
-        return stream
+        hub.subscribe()
     }
 
     public func status() async throws(CameraError) -> CameraStatus {
@@ -259,8 +252,7 @@ public actor ModuleCamera: Camera {
         await connection.disconnect()
         pump?.cancel()
         for id in Array(waiters.keys) { settle(id, with: .closed) }
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+        hub.finish()
     }
 
     /// The state of the link now.
@@ -485,12 +477,8 @@ public actor ModuleCamera: Camera {
         case .meteredEV(let ev): lastMeteredEV = ev
         default: break
         }
-        for continuation in subscribers.values { continuation.yield(cameraEvent) }
+        hub.yield(cameraEvent)
         for (id, waiter) in waiters where waiter.isWanted(cameraEvent) { settle(id, with: .event(cameraEvent)) }
-    }
-
-    private func unsubscribe(_ id: Int) {
-        subscribers[id] = nil
     }
 
     // MARK: - Waiting for events
