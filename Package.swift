@@ -53,6 +53,8 @@ let package = Package(
             name: "Daemon",
             dependencies: [
                 "UnleashedKit",
+                "UnleashedProtocol",
+                "Intervalometer",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

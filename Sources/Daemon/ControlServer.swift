@@ -38,13 +38,12 @@ public actor ControlServer {
 
     /// - Parameters:
     ///   - service: Where the socket goes and the mode it gets.
-    ///   - cameras: The cameras the API reports on.
-    ///   - version: The daemon's version, as `GET /v1/status` reports it.
-    public init(service: DaemonConfiguration.Service, cameras: [any ControlledCamera], version: String,
+    ///   - api: The routes and what they reach.
+    public init(service: DaemonConfiguration.Service, api: ControlAPI,
                 logger: Logger = Logger(label: "unleashed.control")) {
         self.socketPath = service.socket
         self.socketMode = service.socketMode
-        self.api = ControlAPI(cameras: cameras, version: version, started: .now)
+        self.api = api
         self.logger = logger
     }
 

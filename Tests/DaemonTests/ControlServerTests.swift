@@ -8,18 +8,9 @@ import UnleashedSimulator
 /// The control server as clients meet it: a real socket, reached with curl.
 @Suite("control server on its Unix socket")
 struct ControlServerTests {
-    /// A camera whose status is fixed, so that the JSON can be checked field by field, and
-    /// whose event stream stays open and silent.
-    struct FixedCamera: ControlledCamera {
-        let name = "fixed"
-        let snapshot = CameraStatus(
-            connection: .ready, moduleBattery: 80, cameraBattery: nil, storage: nil, shotsRemaining: 312,
-            cameraPower: .on, exposureMode: nil, meteredEV: ExposureStops(thirds: 1), busy: false, shotCounter: 7)
-
-        func status() async throws(CameraError) -> CameraStatus { snapshot }
-        let feed = AsyncStream.makeStream(of: CameraEvent.self)
-
-        func events() async -> AsyncStream<CameraEvent> { feed.stream }
+    /// The in-process simulator, started afresh.
+    private static func demo() async throws -> Demo {
+        try await Demo.start(stateFile: nil, options: DemoOptions())
     }
 
     /// A fresh directory for the socket (not yet made, so the server makes it), short enough
@@ -31,20 +22,28 @@ struct ControlServerTests {
 
     /// Runs `body` against a started server, then stops it and removes its directories.
     private static func withServer<T>(
-        cameras: [any ControlledCamera] = [FixedCamera()], socketMode: Int = 0o660,
+        cameras: [(String, any Camera)]? = nil, socketMode: Int = 0o660,
         _ body: (ControlServer, String) async throws -> T
     ) async throws -> T {
+        let demo = cameras == nil ? try await Self.demo() : nil
         let (directory, socket) = socketPath()
         defer { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
         var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
         service.socket = socket
         service.socketMode = socketMode
-        let server = ControlServer(service: service, cameras: cameras, version: "0.0.0-test")
+        let server = ControlServer(service: service, api: try await Self.api(cameras ?? [("demo", demo!.camera)]))
         try await server.start()
         let result: Result<T, any Error>
         do { result = .success(try await body(server, socket)) } catch { result = .failure(error) }
         await server.stop()
+        try? await demo?.finish()
         return try result.get()
+    }
+
+    private static func api(_ cameras: [(String, any Camera)], version: String = "0.0.0-test") async throws -> ControlAPI {
+        let registry = CameraRegistry()
+        for (name, camera) in cameras { await registry.add(camera, name: name, source: "demo") }
+        return ControlAPI(cameras: registry, jobs: JobManager(), access: AccessPolicy(), version: version)
     }
 
     private static func permissions(_ path: String) throws -> Int {
@@ -62,15 +61,14 @@ struct ControlServerTests {
         #expect(json["uptimeSeconds"] is Double)
         let cameras = try #require(json["cameras"] as? [[String: Any]])
         #expect(cameras.count == 1)
-        #expect(cameras.first?["name"] as? String == "fixed")
+        #expect(cameras.first?["name"] as? String == "demo")
         let status = try #require(cameras.first?["status"] as? [String: Any])
         #expect(status["connection"] as? String == "ready")
-        #expect(status["moduleBattery"] as? Int == 80)
-        #expect(status["cameraBattery"] is NSNull)
-        #expect(status["shotsRemaining"] as? Int == 312)
-        #expect(status["meteredEV"] as? String == "+1/3")
+        #expect(status["moduleBattery"] is Int)
+        #expect(status["shotsRemaining"] is Int)
+        #expect(status["meteredEV"] is String)
         #expect(status["busy"] as? Bool == false)
-        #expect(status["shotCounter"] as? Int == 7)
+        #expect(status["shotCounter"] as? Int == 0)
     }
 
     @Test("the socket has the configured mode, and a directory the server made has 0750")
@@ -109,9 +107,8 @@ struct ControlServerTests {
 
     @Test("GET /v1/events delivers a shot taken on the demo camera as a Server-Sent Event", .timeLimit(.minutes(1)))
     func events() async throws {
-        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
-        let camera = HeldCamera(demo.camera, name: "demo")
-        let (shotEvent, shotData) = try await Self.withServer(cameras: [camera]) { _, socket in
+        let demo = try await Self.demo()
+        let (shotEvent, shotData) = try await Self.withServer(cameras: [("demo", demo.camera)]) { _, socket in
             try await Curl.streaming(socket: socket, path: "/v1/events") { lines in
                 var iterator = lines.makeAsyncIterator()
                 // The server subscribes before it sends this, so the shot below cannot be missed.
@@ -131,6 +128,7 @@ struct ControlServerTests {
         let data = try #require(shotData.hasPrefix("data: ") ? Data(shotData.dropFirst(6).utf8) : nil)
         let fields = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(fields["counter"] as? Int == 1)
+        #expect(fields["camera"] as? String == "demo")
     }
 
     @Test("stopping removes the socket file, even with an event stream open", .timeLimit(.minutes(1)))
@@ -139,7 +137,8 @@ struct ControlServerTests {
         defer { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
         var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
         service.socket = socket
-        let server = ControlServer(service: service, cameras: [FixedCamera()], version: "0.0.0-test")
+        let demo = try await Self.demo()
+        let server = ControlServer(service: service, api: try await Self.api([("demo", demo.camera)]))
         try await server.start()
         #expect(FileManager.default.fileExists(atPath: socket))
         try await Curl.streaming(socket: socket, path: "/v1/events") { lines in
@@ -151,32 +150,25 @@ struct ControlServerTests {
         }
         #expect(!FileManager.default.fileExists(atPath: socket))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
-    }
-
-    /// A camera that tells when a subscription to its events has ended.
-    struct WatchedCamera: ControlledCamera {
-        let name = "watched"
-        let ended = AsyncStream.makeStream(of: Void.self)
-
-        func status() async throws(CameraError) -> CameraStatus { FixedCamera().snapshot }
-        func events() async -> AsyncStream<CameraEvent> {
-            let ended = ended.continuation
-            let (stream, feed) = AsyncStream.makeStream(of: CameraEvent.self)
-            feed.onTermination = { _ in ended.yield() }
-            return stream
-        }
+        try await demo.finish()
     }
 
     @Test("a client that goes away ends its subscriptions while the server runs on", .timeLimit(.minutes(1)))
     func clientLeaves() async throws {
-        let camera = WatchedCamera()
-        try await Self.withServer(cameras: [camera]) { _, socket in
+        let demo = try await Self.demo()
+        try await Self.withServer(cameras: [("demo", demo.camera)]) { _, socket in
             try await Curl.streaming(socket: socket, path: "/v1/events") { lines in
                 var iterator = lines.makeAsyncIterator()
                 #expect(await iterator.next() == ": subscribed")
+                #expect(demo.camera.eventSubscriberCount == 1)
             }
-            var ended = camera.ended.stream.makeAsyncIterator()
-            #expect(await ended.next() != nil)
+            var waited = 0
+            while demo.camera.eventSubscriberCount > 0 && waited < 100 {
+                try await Task.sleep(for: .milliseconds(50))
+                waited += 1
+            }
+            #expect(demo.camera.eventSubscriberCount == 0, "the subscription ended with the client")
+            try await demo.finish()
             #expect(try await Curl.request(socket: socket, path: "/v1/status").status == 200)
         }
     }
@@ -193,7 +185,7 @@ struct ControlServerTests {
         ] {
             var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
             service.socket = socket
-            let server = ControlServer(service: service, cameras: [], version: "0.0.0-test")
+            let server = ControlServer(service: service, api: try await Self.api([]))
             let error = await #expect(throws: ControlServerError.self) { try await server.start() }
             #expect(error?.description.contains(reason) == true, "\(String(describing: error))")
         }
@@ -204,7 +196,7 @@ struct ControlServerTests {
         try await Self.withServer { _, socket in
             var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
             service.socket = socket
-            let second = ControlServer(service: service, cameras: [], version: "0.0.0-second")
+            let second = ControlServer(service: service, api: try await Self.api([], version: "0.0.0-second"))
             let error = await #expect(throws: ControlServerError.self) { try await second.start() }
             #expect(error?.description.contains("another process is listening") == true)
             let answer = try await Curl.request(socket: socket, path: "/v1/status")
@@ -215,14 +207,14 @@ struct ControlServerTests {
         defer { try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent) }
         var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
         service.socket = socket
-        let crashed = ControlServer(service: service, cameras: [], version: "0.0.0-crashed")
+        let crashed = ControlServer(service: service, api: try await Self.api([], version: "0.0.0-crashed"))
         try await crashed.start()
         // A daemon that died leaves its socket file behind with nobody listening.
         let stale = socket + ".kept"
         #expect(link(socket, stale) == 0)
         await crashed.stop()
         #expect(rename(stale, socket) == 0)
-        let next = ControlServer(service: service, cameras: [], version: "0.0.0-next")
+        let next = ControlServer(service: service, api: try await Self.api([], version: "0.0.0-next"))
         try await next.start()
         #expect(try await Curl.request(socket: socket, path: "/v1/status").status == 200)
         await next.stop()

@@ -33,6 +33,9 @@ public final class CameraEventHub: Sendable {
         return stream
     }
 
+    /// How many subscriptions are open: for a server to check that clients which left were let go.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
     /// Sends `event` to every subscriber.
     public func yield(_ event: CameraEvent) {
         for continuation in state.withLock({ Array($0.subscribers.values) }) { continuation.yield(event) }

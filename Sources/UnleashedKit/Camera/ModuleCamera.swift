@@ -74,6 +74,9 @@ public actor ModuleCamera: Camera {
         hub.subscribe()
     }
 
+    /// How many subscriptions to ``events()`` are open.
+    public nonisolated var eventSubscriberCount: Int { hub.subscriberCount }
+
     public func status() async throws(CameraError) -> CameraStatus {
         let fields = try await request(.getStatus, retryAfterLinkLoss: true)
         let counter = Int(fields.shotCounter ?? 0)

@@ -2,32 +2,10 @@ import Foundation
 import UnleashedKit
 import UnleashedProtocol
 
-/// A JSON value as the control API writes it. Fields the camera did not report are written as
-/// `null` rather than left out, so that clients see every field the API has.
-enum JSONValue: Encodable, Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case int(Int)
-    case double(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let values): try container.encode(values)
-        case .object(let fields): try container.encode(fields)
-        }
-    }
-
-    static func optional(_ value: Int?) -> JSONValue { value.map(JSONValue.int) ?? .null }
+extension JSONValue {
+    static func optional(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
     static func optional(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+    static func int(_ value: Int) -> JSONValue { .integer(Int64(value)) }
 
     /// Compact UTF-8 JSON with sorted keys, so that the same value always reads the same.
     var data: Data {
@@ -47,7 +25,7 @@ extension Duration {
     /// Seconds as a JSON number.
     var apiSeconds: JSONValue {
         let (seconds, attoseconds) = components
-        return .double(Double(seconds) + Double(attoseconds) / 1e18)
+        return .number(Double(seconds) + Double(attoseconds) / 1e18)
     }
 }
 
@@ -106,9 +84,11 @@ extension CameraEvent {
         }
     }
 
-    /// The event as one Server-Sent Events message: its name, then its fields as one JSON line.
-    var serverSentEvent: String {
-        let (name, fields) = api
+    /// The event as one Server-Sent Events message: its name, then its fields and the camera's
+    /// name as one JSON line.
+    func serverSentEvent(camera: String) -> String {
+        var (name, fields) = api
+        fields["camera"] = .string(camera)
         return "event: \(name)\ndata: \(String(decoding: JSONValue.object(fields).data, as: UTF8.self))\n\n"
     }
 }

@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import ServiceLifecycle
+import UnleashedKit
+import UnleashedProtocol
+
+/// The routes about the cameras the daemon holds: the daemon's status and the event stream.
+struct CameraRoutes: Sendable {
+    let cameras: CameraRegistry
+    let version: String
+    let started: ContinuousClock.Instant
+
+    func add(to v1: RouterGroup<ControlRequestContext>) {
+        v1.get("status") { _, context in
+            try context.authorize(.watch)
+            return await status()
+        }
+        v1.get("events") { request, context in
+            try context.authorize(.watch)
+            return await events(request, from: await cameras.all)
+        }
+    }
+
+    /// The daemon's state: its version, how long it has run and each camera's status. A camera
+    /// that cannot answer is listed with the reason instead of failing the whole request.
+    private func status() async -> Response {
+        var cameraDocuments: [JSONValue] = []
+        for entry in await cameras.all {
+            var document: [String: JSONValue] = ["name": .string(entry.name), "source": .string(entry.source)]
+            do {
+                document["status"] = try await entry.camera.status().json
+                document["error"] = .null
+            } catch {
+                document["status"] = .null
+                document["error"] = .string(error.description)
+            }
+            cameraDocuments.append(.object(document))
+        }
+        let uptime = ContinuousClock.now - started
+        return .json(.ok, .object([
+            "version": .string(version),
+            "uptimeSeconds": uptime.apiSeconds,
+            "cameras": .array(cameraDocuments),
+        ]))
+    }
+
+    /// The events of `entries` as Server-Sent Events, each naming its camera. The subscriptions
+    /// are made before the first byte is sent (a `: subscribed` comment), so an event caused
+    /// after a client sees that byte reaches it. The stream ends when the client goes away, the
+    /// server stops or every camera has closed.
+    private func events(_ request: Request, from entries: [CameraRegistry.Entry]) async -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            var subscriptions: [(String, AsyncStream<CameraEvent>)] = []
+            for entry in entries { subscriptions.append((entry.name, await entry.camera.events())) }
+            let streams = subscriptions
+            let (merged, sink) = AsyncStream.makeStream(of: (String, CameraEvent).self)
+            try await request.body.consumeWithInboundCloseHandler { _ in
+                try await withGracefulShutdownHandler {
+                    try await withThrowingDiscardingTaskGroup { group in
+                        group.addTask {
+                            await withDiscardingTaskGroup { forwarders in
+                                for (name, stream) in streams {
+                                    forwarders.addTask { for await event in stream { sink.yield((name, event)) } }
+                                }
+                            }
+                            sink.finish()
+                        }
+                        try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
+                        for await (name, event) in merged {
+                            try await writer.write(ByteBuffer(string: event.serverSentEvent(camera: name)))
+                        }
+                        // The client left, the server is stopping or every camera closed:
+                        // end the subscriptions with the response.
+                        group.cancelAll()
+                    }
+                } onGracefulShutdown: {
+                    sink.finish()
+                }
+            } onInboundClosed: {
+                sink.finish()
+            }
+            try await writer.finish(nil)
+        })
+    }
+}

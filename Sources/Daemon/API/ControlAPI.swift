@@ -1,0 +1,89 @@
+import Foundation
+import Hummingbird
+import ServiceLifecycle
+import UnleashedKit
+import UnleashedProtocol
+
+/// The routes of the control API, version 1. Every answer is JSON, errors included, so that a
+/// client never has to parse prose. Each group of routes lives in its own type; this one puts
+/// them behind the checks every request passes.
+public struct ControlAPI: Sendable {
+    let cameras: CameraRegistry
+    let jobs: JobManager
+    let access: AccessPolicy
+    let version: String
+    let started: ContinuousClock.Instant
+
+    /// The largest request body accepted, so that a client cannot make the daemon read an
+    /// unbounded one.
+    static let maxBodySize = 64 * 1024
+
+    public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String) {
+        self.cameras = cameras
+        self.jobs = jobs
+        self.access = access
+        self.version = version
+        started = .now
+    }
+
+    func router() -> Router<ControlRequestContext> {
+        let router = Router(context: ControlRequestContext.self)
+        // Middleware applies to the routes added after it, and to unknown paths.
+        router.add(middleware: JSONErrorMiddleware())
+        router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
+        router.add(middleware: AccessMiddleware(policy: access))
+        let v1 = router.group("v1")
+        CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
+        JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
+        return router
+    }
+}
+
+extension Response {
+    /// A JSON answer.
+    static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: value.data)))
+    }
+
+    /// The API's error shape: `{"error": {"code": ..., "message": ...}}`.
+    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        .json(status, .object(["error": .object(["code": .int(status.code), "message": .string(message)])]))
+    }
+}
+
+/// Turns every failure into the API's JSON error shape, so that clients read one format.
+/// Unexpected errors become 500 without their details, which may name internals.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            return .error(error.status, error.body ?? Self.defaultMessage(error.status, request))
+        } catch let error as any HTTPResponseError {
+            return .error(error.status, Self.defaultMessage(error.status, request))
+        } catch {
+            context.logger.error("request failed: \(error)")
+            return .error(.internalServerError, "the daemon failed to answer; its log has the details")
+        }
+    }
+
+    private static func defaultMessage(_ status: HTTPResponse.Status, _ request: Request) -> String {
+        status == .notFound
+            ? "there is no \(request.method.rawValue) \(request.uri.path); the API is under /v1/"
+            : status.reasonPhrase
+    }
+}
+
+/// Refuses a request whose declared body is larger than `limit`, before any of it is read.
+struct BodySizeLimitMiddleware<Context: RequestContext>: RouterMiddleware {
+    let limit: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw HTTPError(.contentTooLarge, message: "the request body is \(length) bytes; the limit is \(limit)")
+        }
+        return try await next(request, context)
+    }
+}

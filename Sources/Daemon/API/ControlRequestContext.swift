@@ -1,0 +1,62 @@
+public import Hummingbird
+public import NIOCore
+
+/// What a client may do. Each route asks for one; a client's role (and the daemon's locked
+/// mode) decide which it holds.
+public enum Permission: String, Sendable, CaseIterable {
+    /// Read state: status, settings, jobs, events, metrics.
+    case watch
+    /// Take pictures: a shot, or an extra frame in a running job.
+    case shoot
+    /// Everything that changes the rig: settings, connecting and forgetting modules, starting
+    /// and stopping jobs, focus, video, the camera's clock.
+    case operate
+}
+
+/// Who is asking, as the access check decided it, for messages and for the permission check.
+public struct ClientIdentity: Sendable, Equatable {
+    /// The client's role, `operator` or `viewer`.
+    public var role: String
+    /// How the client was recognised, for messages: "token 'kitchen-pi'", "uid 1000 on the socket".
+    public var recognisedAs: String
+    /// What the client may do, after the locked mode took its share.
+    public var permissions: Set<Permission>
+    /// The daemon refuses `operate` to everyone while locked; a refusal says so.
+    public var locked: Bool
+
+    public init(role: String, recognisedAs: String, permissions: Set<Permission>, locked: Bool) {
+        self.role = role
+        self.recognisedAs = recognisedAs
+        self.permissions = permissions
+        self.locked = locked
+    }
+
+    /// A client with every permission, until an access check says otherwise.
+    public static let unchecked = ClientIdentity(
+        role: "operator", recognisedAs: "an unchecked client", permissions: Set(Permission.allCases), locked: false)
+}
+
+/// The request context of the control API: Hummingbird's core storage plus who the client is.
+public struct ControlRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Filled in by the access middleware before any route runs.
+    public var client: ClientIdentity
+    /// The connection the request came on, for the peer's credentials on a Unix socket.
+    public let channel: any Channel
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+        client = .unchecked
+    }
+
+    /// Throws 403 naming what is needed unless the client holds `permission`.
+    public func authorize(_ permission: Permission) throws(HTTPError) {
+        guard !client.permissions.contains(permission) else { return }
+        if client.locked && permission == .operate && client.role == "operator" {
+            throw HTTPError(.forbidden, message: "the daemon is locked: clients may watch and shoot, not change the rig; "
+                + "unlock it in the configuration (service.locked) and reload")
+        }
+        throw HTTPError(.forbidden, message: "this needs the operator role; \(client.recognisedAs) has the \(client.role) role")
+    }
+}

@@ -1,0 +1,68 @@
+public import UnleashedKit
+
+/// The cameras the daemon holds, by the names clients use. Modules from the configuration are
+/// added at start; `unleashed connect` adds more while the daemon runs.
+public actor CameraRegistry {
+    /// A camera and where it came from.
+    public struct Entry: Sendable {
+        /// What clients call the camera; unique in the registry.
+        public let name: String
+        public let camera: any Camera
+        /// The module's address, the libgphoto2 port, or "demo": for listings.
+        public let source: String
+    }
+
+    private var entries: [Entry] = []
+
+    public init() {}
+
+    /// Holds `camera` under `name`; false when that name is taken.
+    @discardableResult
+    public func add(_ camera: any Camera, name: String, source: String) -> Bool {
+        guard entry(named: name) == nil else { return false }
+        entries.append(Entry(name: name, camera: camera, source: source))
+        return true
+    }
+
+    /// Lets go of the camera named `name` and returns it, for the caller to close.
+    public func remove(named name: String) -> Entry? {
+        guard let index = entries.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        return entries.remove(at: index)
+    }
+
+    /// Every camera, in the order they were added.
+    public var all: [Entry] { entries }
+
+    /// The camera named `name` (in any case), or with no name the only camera held.
+    public func camera(named name: String?) throws(CameraLookupError) -> Entry {
+        if let name {
+            guard let found = entry(named: name) else { throw .unknown(name, known: entries.map(\.name)) }
+            return found
+        }
+        switch entries.count {
+        case 0: throw .none
+        case 1: return entries[0]
+        default: throw .ambiguous(entries.map(\.name))
+        }
+    }
+
+    private func entry(named name: String) -> Entry? {
+        entries.first { $0.name.lowercased() == name.lowercased() }
+    }
+}
+
+/// Why a request names no camera the daemon holds.
+public enum CameraLookupError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unknown(String, known: [String])
+    case none
+    case ambiguous([String])
+
+    public var description: String {
+        switch self {
+        case .unknown(let name, let known):
+            "the daemon holds no camera named '\(name)'" + (known.isEmpty ? "" : "; it holds \(known.joined(separator: ", "))")
+        case .none: "the daemon holds no camera; connect one with `unleashed connect`"
+        case .ambiguous(let names): "the daemon holds \(names.count) cameras (\(names.joined(separator: ", "))); name one"
+        }
+    }
+}
