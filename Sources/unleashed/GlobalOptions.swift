@@ -131,7 +131,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
         }
     }
 
-    private func demoOptions() throws(ExitCode) -> DemoOptions {
+    func demoOptions() throws(ExitCode) -> DemoOptions {
         var options = DemoOptions(seed: demoSeed)
         if let demoProfile {
             guard let profile = CameraProfile.named(demoProfile) else {

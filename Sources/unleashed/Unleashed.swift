@@ -33,14 +33,18 @@ struct Unleashed: AsyncParsableCommand {
 
             Durations are written like 250ms, 30s, 1m30s or 2h.
             """,
+        version: Unleashed.version,
         subcommands: [
             StatusCommand.self, WatchCommand.self, SettingsCommand.self, FocusCommand.self, ReleaseCommand.self,
             ShootCommand.self, BulbCommand.self, VideoCommand.self, TimeCommand.self, GeotagCommand.self,
             TimelapseCommand.self, RunsCommand.self,
             AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
-            ForgetCommand.self, CamerasCommand.self,
+            ForgetCommand.self, CamerasCommand.self, DaemonCommand.self,
         ]
     )
+
+    /// The version the daemon reports in `GET /v1/status` and `--version` prints.
+    static let version = "0.7.0"
 
     @OptionGroup var options: GlobalOptions
 }

@@ -4,6 +4,8 @@ import Testing
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
+import Intervalometer
+import Logging
 
 /// The control server as clients meet it: a real socket, reached with curl.
 @Suite("control server on its Unix socket")
@@ -43,7 +45,7 @@ struct ControlServerTests {
     private static func api(_ cameras: [(String, any Camera)], version: String = "0.0.0-test") async throws -> ControlAPI {
         let registry = CameraRegistry()
         for (name, camera) in cameras { await registry.add(camera, name: name, source: "demo") }
-        return ControlAPI(cameras: registry, jobs: JobManager(), access: AccessPolicy(), version: version)
+        return ControlAPI(cameras: registry, jobs: JobManager(journal: try SQLiteJournal(path: ":memory:"), cameras: registry, logger: Logger(label: "test")), access: AccessPolicy(), version: version)
     }
 
     private static func permissions(_ path: String) throws -> Int {

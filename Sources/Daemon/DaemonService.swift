@@ -1,0 +1,89 @@
+import Foundation
+import Intervalometer
+public import Logging
+public import ServiceLifecycle
+import UnixSignals
+import UnleashedKit
+
+/// The daemon as one service: it opens the run journal and the cameras, serves the control
+/// API, takes up interrupted runs, and on a graceful shutdown (SIGTERM, SIGINT) suspends the
+/// runs so that the next start resumes them, stops the API and closes the cameras.
+///
+/// What drives the cameras is not this module's concern: ``CameraOpening`` is handed in by the
+/// executable, which links the backends (BlueZ, libgphoto2, the simulator).
+public struct DaemonService: Service {
+    private let configuration: DaemonConfiguration
+    private let version: String
+    private let cameras: any CameraOpening
+    private let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - configuration: The configuration read at start.
+    ///   - cameras: Opens the cameras the configuration names and any `unleashed connect` asks for.
+    ///   - reload: Reads the configuration again, on SIGHUP.
+    public init(configuration: DaemonConfiguration, version: String, cameras: any CameraOpening,
+                reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
+                logger: Logger = Logger(label: "unleashed.daemon")) {
+        self.configuration = configuration
+        self.version = version
+        self.cameras = cameras
+        self.reload = reload
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let journal = try SQLiteJournal(path: configuration.service.journal)
+        let registry = CameraRegistry()
+        let jobs = JobManager(journal: journal, cameras: registry, logger: logger)
+        let access = AccessPolicy()
+        let api = ControlAPI(cameras: registry, jobs: jobs, access: access, version: version)
+        let server = ControlServer(service: configuration.service, api: api, logger: logger)
+        try await server.start()
+        logger.info("unleashed \(version) serving on \(configuration.service.socket)")
+
+        let opening = Task { await cameras.openConfigured(into: registry, configuration: configuration, logger: logger) }
+        let reloads = Task { await reloadOnHangup() }
+        if configuration.service.resumeRuns {
+            // Runs wait for their camera: resume once the configured ones had their first chance.
+            await opening.value
+            let resumed = await jobs.resumeInterrupted()
+            if !resumed.isEmpty { logger.info("resumed runs \(resumed.map(String.init).joined(separator: ", "))") }
+        }
+
+        try? await gracefulShutdown()
+
+        logger.info("stopping: suspending runs, closing the control API and the cameras")
+        reloads.cancel()
+        opening.cancel()
+        await jobs.suspendAll()
+        await server.stop()
+        for entry in await registry.all { await entry.camera.close() }
+        logger.info("stopped")
+    }
+
+    /// Reads the configuration again on each SIGHUP and says what could not be applied: the
+    /// socket and the journal stay as they are until a restart.
+    private func reloadOnHangup() async {
+        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+            do throws(ConfigurationError) {
+                let fresh = try reload()
+                if fresh.service.socket != configuration.service.socket || fresh.service.journal != configuration.service.journal {
+                    logger.warning("reloaded; the socket and journal paths change only with a restart")
+                } else {
+                    logger.info("configuration reloaded")
+                }
+            } catch {
+                logger.error("configuration not reloaded, the old one stays: \(error)")
+            }
+        }
+    }
+}
+
+/// Opens cameras for the daemon. The executable supplies it, with the backends it links.
+public protocol CameraOpening: Sendable {
+    /// Opens the cameras `configuration` names and adds each to `registry` as it is ready.
+    /// Returns once every camera has had a first attempt; ones not reached yet may be added
+    /// later by tasks this starts, which end when the calling task is cancelled.
+    func openConfigured(into registry: CameraRegistry, configuration: DaemonConfiguration, logger: Logger) async
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Daemon
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Hold the cameras, run jobs, and serve the control API to the CLI and scripts.",
+        discussion: """
+            The daemon keeps the configured modules connected (a module accepts one central at a \
+            time), runs time-lapse and video jobs itself so that they do not depend on a terminal, \
+            and answers on a Unix socket: $XDG_RUNTIME_DIR/unleashed/control.sock for a user, \
+            /run/unleashed/control.sock with --system. While it runs, every other command goes \
+            through it (add --direct to bypass it).
+
+            Configuration: /etc/unleashed/unleashed.toml, then ~/.config/unleashed/config.toml \
+            (not with --system), then UNLEASHED_* variables; --config FILE reads that file instead \
+            (docs/configuration.md). SIGHUP reads it again. SIGTERM or Ctrl-C stop the daemon \
+            cleanly: running jobs are suspended (a bulb is closed first) and resumed at the next \
+            start, the modules are disconnected.
+
+            With --demo the daemon holds the built-in simulator instead of modules: one simulated \
+            camera per configured module, or one named 'demo'.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Flag(help: "Run as the system service: the system configuration only, /run/unleashed and /var/lib/unleashed.")
+    var system = false
+
+    @Option(help: ArgumentHelp("Read this configuration file instead of the usual ones.", valueName: "file"))
+    var config: String?
+
+    @Flag(help: "Check the configuration, print what the daemon would use, and exit.")
+    var check = false
+
+    func run() async throws {
+        let scope: DaemonConfiguration.Scope = system ? .system : .user
+        let files = config.map { [$0] } ?? DaemonConfiguration.files(scope: scope, environment: ProcessInfo.processInfo.environment)
+        let load: @Sendable () throws(ConfigurationError) -> DaemonConfiguration = {
+            try DaemonConfiguration.load(files: files, environment: ProcessInfo.processInfo.environment, scope: scope)
+        }
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try load()
+        } catch {
+            throw options.fail(code: "configuration", error.description, status: .usage)
+        }
+        if check {
+            options.emit(Self.summary(configuration, files: files)) { Self.text(configuration, files: files) }
+            return
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        let logger = Logger(label: "unleashed.daemon")
+        let demo: DemoOptions? = options.demoMode ? try options.demoOptions() : nil
+        let service = DaemonService(configuration: configuration, version: Unleashed.version,
+                                    cameras: DaemonCameras(demo: demo), reload: load, logger: logger)
+        let group = ServiceGroup(configuration: .init(
+            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            throw options.fail(code: "daemon", "the daemon stopped: \(error)", status: .unavailable)
+        }
+    }
+
+    static func summary(_ configuration: DaemonConfiguration, files: [String]) -> JSONValue {
+        .object([
+            "files": .array(files.filter { FileManager.default.fileExists(atPath: $0) }.map(JSONValue.string)),
+            "socket": .string(configuration.service.socket),
+            "journal": .string(configuration.service.journal),
+            "backend": .string(configuration.backend.rawValue),
+            "modules": .array(configuration.modules.map { .object(["name": .string($0.name), "address": .string($0.address)]) }),
+            "tokens": .array(configuration.tokens.map { .object(["name": .string($0.name), "role": .string($0.role.rawValue)]) }),
+            "locked": .bool(configuration.service.locked),
+            "listen": configuration.service.listen.map { .string($0.description) } ?? .null,
+        ])
+    }
+
+    static func text(_ configuration: DaemonConfiguration, files: [String]) -> String {
+        let read = files.filter { FileManager.default.fileExists(atPath: $0) }
+        return """
+            Configuration: \(read.isEmpty ? "no file, defaults" : read.joined(separator: ", "))
+            Socket: \(configuration.service.socket)\(configuration.service.listen.map { ", TCP \($0)" } ?? "")
+            Journal: \(configuration.service.journal)
+            Backend: \(configuration.backend.rawValue)
+            Modules: \(configuration.modules.isEmpty ? "none" : configuration.modules.map { "\($0.name) (\($0.address))" }.joined(separator: ", "))
+            Tokens: \(configuration.tokens.isEmpty ? "none" : configuration.tokens.map(\.description).joined(separator: ", "))
+            Locked: \(configuration.service.locked ? "yes" : "no")
+            """
+    }
+}
