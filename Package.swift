@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
+                "Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -1,23 +1,23 @@
-import Foundation
+public import Foundation
 
 /// curl against a Unix socket, as a client of the daemon would use it. Its output is read on
 /// threads of its own: a read blocked on Dispatch's or Swift concurrency's few shared threads
 /// would starve the server the test talks to.
-enum Curl {
-    static let executable = URL(fileURLWithPath: "/usr/bin/curl")
+public enum Curl {
+    public static let executable = URL(fileURLWithPath: "/usr/bin/curl")
 
-    struct Answer {
-        var status: Int
-        var body: String
+    public struct Answer: Sendable {
+        public var status: Int
+        public var body: String
 
         /// The body as a JSON object; nil unless it is one.
-        var json: [String: Any]? {
+        public var json: [String: Any]? {
             (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
         }
     }
 
     /// One request; `arguments` come before the URL (`-X`, `--data-binary`, …).
-    static func request(socket: String, path: String, arguments: [String] = []) async throws -> Answer {
+    public static func request(socket: String, path: String, arguments: [String] = []) async throws -> Answer {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["-s", "--max-time", "20", "--unix-socket", socket, "-w", "\n%{http_code}"]
@@ -35,7 +35,7 @@ enum Curl {
 
     /// Streams the response to a GET line by line into `body`; curl is stopped when `body`
     /// returns, and gives up by itself after `timeLimit` so that a test cannot hang.
-    static func streaming<T>(socket: String, path: String, timeLimit: Int = 20,
+    public static func streaming<T>(socket: String, path: String, timeLimit: Int = 20,
                              _ body: (AsyncStream<String>) async throws -> T) async throws -> T {
         let process = Process()
         process.executableURL = executable
