@@ -66,6 +66,12 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var address: String
         /// The adapter to reach it through; nil for the configuration's ``DaemonConfiguration/adapter``.
         public var adapter: String?
+
+        public init(name: String, address: String, adapter: String? = nil) {
+            self.name = name
+            self.address = address
+            self.adapter = adapter
+        }
     }
 
     /// How long to wait between attempts to get a lost link back.

@@ -3,7 +3,7 @@ import Intervalometer
 public import Logging
 public import ServiceLifecycle
 import UnixSignals
-import UnleashedKit
+public import UnleashedKit
 
 /// The daemon as one service: it opens the run journal and the cameras, serves the control
 /// API, takes up interrupted runs, and on a graceful shutdown (SIGTERM, SIGINT) suspends the
@@ -86,4 +86,25 @@ public protocol CameraOpening: Sendable {
     /// Returns once every camera has had a first attempt; ones not reached yet may be added
     /// later by tasks this starts, which end when the calling task is cancelled.
     func openConfigured(into registry: CameraRegistry, configuration: DaemonConfiguration, logger: Logger) async
+}
+
+/// Connects a module on request (`unleashed connect` through the daemon), by address or by a
+/// name the configuration gives it.
+public protocol CameraConnecting: Sendable {
+    /// The module's camera, connected, with the name clients will use and where it is.
+    func connect(_ wanted: String, configuration: DaemonConfiguration) async throws(CameraConnectError)
+        -> (name: String, camera: any Camera, source: String)
+}
+
+/// Why a module could not be connected on request.
+public struct CameraConnectError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, for the client.
+    public var description: String
+    /// Whether the client asked for something that cannot be (400) rather than the module failing (503).
+    public var isClientError: Bool
+
+    public init(_ description: String, isClientError: Bool = false) {
+        self.description = description
+        self.isClientError = isClientError
+    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import DaemonClient
 import Dispatch
 import Foundation
 import GPhoto2
@@ -12,6 +13,9 @@ import UnleashedSimulator
 struct GlobalOptions: ParsableArguments, Sendable {
     @Flag(help: "Use the built-in simulated module and camera (also UNLEASHED_DEMO=1).")
     var demo = false
+
+    @Flag(help: "Drive the camera from this process even when the daemon runs (see `unleashed daemon`).")
+    var direct = false
 
     @Flag(help: "Print JSON for scripts, errors included, instead of text.")
     var json = false
@@ -113,6 +117,9 @@ struct GlobalOptions: ParsableArguments, Sendable {
     /// The camera to drive: the simulator's in demo mode, a camera through libgphoto2 with
     /// --backend gphoto2, else the module over Bluetooth.
     private func openBackend() async throws(ExitCode) -> CameraBackend {
+        if let daemon = daemonClient(), let camera = try await remoteCamera(through: daemon) {
+            return .remote(camera)
+        }
         if try chosenBackend() == .gphoto2 {
             return .tethered(try await openTetheredCamera())
         }
@@ -209,9 +216,12 @@ enum CameraBackend {
     case demo(Demo)
     case bluetooth(ModuleCamera)
     case tethered(GPhoto2Camera)
+    /// A camera the daemon holds; closing it leaves it connected there.
+    case remote(RemoteCamera)
 
     var camera: any Camera {
         switch self {
+        case .remote(let camera): camera
         case .demo(let demo): demo.camera
         case .bluetooth(let camera): camera
         case .tethered(let camera): camera
@@ -230,6 +240,8 @@ enum CameraBackend {
         case .bluetooth(let camera):
             await camera.close()
         case .tethered(let camera):
+            await camera.close()
+        case .remote(let camera):
             await camera.close()
         }
     }

@@ -12,6 +12,17 @@ struct RunExecution {
     let options: GlobalOptions
     let journal: SQLiteJournal
 
+    /// Starts a new run: as a job of the daemon when one answers (and follows it unless
+    /// `detach`), else in this process.
+    static func begin(_ plan: RunPlan, delay: Duration, detach: Bool, options: GlobalOptions) async throws {
+        if let daemon = options.daemonClient(), try await RemoteRun(client: daemon, options: options).run(plan, delay: delay, detach: detach) {
+            return
+        }
+        if detach { throw options.usage("--detach hands the run to the daemon, and no daemon answers; start one with `unleashed daemon`") }
+        let journal = try RunJournalFile.forWriting(options: options)
+        try await RunExecution(options: options, journal: journal).run(.new(plan, delay: delay))
+    }
+
     func run(_ start: RunStart) async throws {
         let options = options
         let journal = journal
@@ -65,15 +76,23 @@ struct RunExecution {
     }
 
     static func json(_ ending: RunEnding, _ summary: RunSummary) -> JSONValue {
-        var run: [String: JSONValue] = [
-            "id": .integer(ending.run.id), "state": .string(ending.state.rawValue), "reason": .string(ending.reason),
-        ]
+        json(id: ending.run.id, state: ending.state.rawValue, reason: ending.reason, summary)
+    }
+
+    static func text(_ ending: RunEnding, _ summary: RunSummary) -> String {
+        text(id: ending.run.id, state: ending.state.rawValue, reason: ending.reason, summary)
+    }
+
+    /// The last JSON line of a run, here or in the daemon.
+    static func json(id: Int64, state: String, reason: String, _ summary: RunSummary) -> JSONValue {
+        var run: [String: JSONValue] = ["id": .integer(id), "state": .string(state), "reason": .string(reason)]
         run["summary"] = RunText.json(encoding: summary)
         return ["run": .object(run)]
     }
 
-    static func text(_ ending: RunEnding, _ summary: RunSummary) -> String {
-        var line = "Run \(ending.run.id) \(ending.state.rawValue) (\(ending.reason)): \(summary.taken) taken, "
+    /// The last line of a run, here or in the daemon.
+    static func text(id: Int64, state: String, reason: String, _ summary: RunSummary) -> String {
+        var line = "Run \(id) \(state) (\(reason)): \(summary.taken) taken, "
             + "\(summary.failed) failed, \(summary.skipped) skipped"
         if let p50 = summary.p50LatenessMicros, let p99 = summary.p99LatenessMicros, let max = summary.maxLatenessMicros {
             line += "; lateness p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"

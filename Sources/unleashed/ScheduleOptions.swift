@@ -79,6 +79,9 @@ struct StartOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("start-at"), help: ArgumentHelp("Start at this local time (HH:MM or HH:MM:SS).", valueName: "time"))
     var startAt: String?
 
+    @Flag(help: "Hand the run to the daemon, print its job id and return; `unleashed attach JOB` follows it.")
+    var detach = false
+
     /// How long to wait before slot 1.
     func delay(options: GlobalOptions) throws(ExitCode) -> Duration {
         guard startIn == nil || startAt == nil else { throw options.usage("choose --start-in or --start-at, not both") }

@@ -56,14 +56,14 @@ struct TimelapseCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = options
-        let journal = try RunJournalFile.forWriting(options: options)
-        let start: RunStart
-        if let resume {
-            start = try resumedRun(resume, journal: journal)
-        } else {
-            start = .new(try plan(), delay: try schedule.start.delay(options: options))
+        guard let resume else {
+            try await RunExecution.begin(try plan(), delay: try schedule.start.delay(options: options), detach: schedule.start.detach,
+                                         options: options)
+            return
         }
-        try await RunExecution(options: options, journal: journal).run(start)
+        if schedule.start.detach { throw options.usage("--detach starts a new run; a daemon resumes interrupted runs itself") }
+        let journal = try RunJournalFile.forWriting(options: options)
+        try await RunExecution(options: options, journal: journal).run(try resumedRun(resume, journal: journal))
     }
 
     // MARK: - The plan from the command line

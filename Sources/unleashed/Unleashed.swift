@@ -39,7 +39,7 @@ struct Unleashed: AsyncParsableCommand {
             ShootCommand.self, BulbCommand.self, VideoCommand.self, TimeCommand.self, GeotagCommand.self,
             TimelapseCommand.self, RunsCommand.self,
             AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
-            ForgetCommand.self, CamerasCommand.self, DaemonCommand.self,
+            ForgetCommand.self, CamerasCommand.self, DaemonCommand.self, JobsCommand.self, AttachCommand.self, StopCommand.self,
         ]
     )
 

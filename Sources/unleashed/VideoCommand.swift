@@ -64,8 +64,7 @@ struct VideoCommand: AsyncParsableCommand {
             let options = options
             let length = try options.milliseconds(duration, for: "video record")
             let plan = RunPlan(intervalMs: length, stop: .frames(1), exposure: .video(milliseconds: length))
-            let journal = try RunJournalFile.forWriting(options: options)
-            try await RunExecution(options: options, journal: journal).run(.new(plan, delay: try start.delay(options: options)))
+            try await RunExecution.begin(plan, delay: try start.delay(options: options), detach: start.detach, options: options)
         }
     }
 
@@ -100,8 +99,8 @@ struct VideoCommand: AsyncParsableCommand {
             let clipMs = try options.milliseconds(length, for: "video clips")
             let plan = try schedule.plan(intervalMs: try options.milliseconds(every, for: "--every"), exposure: .video(milliseconds: clipMs),
                                          options: options)
-            let journal = try RunJournalFile.forWriting(options: options)
-            try await RunExecution(options: options, journal: journal).run(.new(plan, delay: try schedule.start.delay(options: options)))
+            try await RunExecution.begin(plan, delay: try schedule.start.delay(options: options), detach: schedule.start.detach,
+                                         options: options)
         }
     }
 }

@@ -9,7 +9,7 @@ import UnleashedSimulator
 
 /// The cameras a daemon started by this executable holds: the configured modules over BlueZ,
 /// a camera through libgphoto2, or (with --demo) the built-in simulator in their place.
-struct DaemonCameras: CameraOpening {
+struct DaemonCameras: CameraOpening, CameraConnecting {
     /// Set for `unleashed daemon --demo`: simulated cameras stand in for the modules.
     let demo: DemoOptions?
 
@@ -30,6 +30,35 @@ struct DaemonCameras: CameraOpening {
                     group.addTask { await keepTrying(module, into: registry, configuration: configuration, logger: logger) }
                 }
             }
+        }
+    }
+
+    /// A configured module by its name, or any module by its address (then also its name).
+    func connect(_ wanted: String, configuration: DaemonConfiguration) async throws(CameraConnectError)
+        -> (name: String, camera: any Camera, source: String)
+    {
+        let configured = configuration.modules.first { $0.name.lowercased() == wanted.lowercased() || $0.address == wanted.uppercased() }
+        if let demo {
+            var options = demo
+            options.seed &+= 1000
+            do {
+                let simulated = try await Demo.start(stateFile: nil, options: options)
+                return (configured?.name ?? wanted, simulated.camera, "simulated")
+            } catch {
+                throw CameraConnectError("the simulator did not start: \(error)")
+            }
+        }
+        guard configuration.backend == .unleashed else {
+            throw CameraConnectError("this daemon drives a camera through libgphoto2, not modules", isClientError: true)
+        }
+        let module = configured ?? DaemonConfiguration.Module(name: wanted.uppercased(), address: wanted.uppercased(), adapter: nil)
+        guard configured != nil || Self.isAddress(wanted) else {
+            throw CameraConnectError("'\(wanted)' is neither a configured module's name nor a Bluetooth address", isClientError: true)
+        }
+        do throws(ModuleOpenError) {
+            return (module.name, try await Self.connect(module, configuration: configuration), module.address)
+        } catch {
+            throw CameraConnectError(error.description)
         }
     }
 
@@ -116,6 +145,12 @@ struct DaemonCameras: CameraOpening {
         } catch {
             throw .camera(error)
         }
+    }
+
+    /// `AA:BB:CC:DD:EE:FF`, in either case.
+    static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
     }
 
     /// A daemon has no one to ask: it accepts what needs no answer and says how to pair otherwise.

@@ -1,0 +1,63 @@
+import Foundation
+import Hummingbird
+import UnleashedKit
+import UnleashedProtocol
+
+/// Connecting and letting go of modules while the daemon runs: what `unleashed connect` and
+/// `unleashed disconnect` ask for.
+struct ModuleRoutes: Sendable {
+    let cameras: CameraRegistry
+    let connector: (any CameraConnecting)?
+    let configuration: DaemonConfiguration
+
+    func add(to v1: RouterGroup<ControlRequestContext>) {
+        v1.post("cameras") { request, context -> Response in
+            try context.authorize(.operate)
+            let body = try await request.body.collect(upTo: ControlAPI.maxBodySize)
+            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)),
+                  case .object(let members) = json else {
+                throw HTTPError(.badRequest, message: "the body must be a JSON object like {\"module\": \"AA:BB:CC:DD:EE:FF\"}")
+            }
+            guard let wanted = members["module"]?.stringValue, !wanted.isEmpty else {
+                throw HTTPError(.badRequest, message: "module: missing; the module's address or configured name")
+            }
+            return try await connect(wanted)
+        }
+        v1.delete("cameras/:camera") { _, context -> Response in
+            try context.authorize(.operate)
+            let name = try context.parameters.require("camera")
+            guard let entry = await cameras.remove(named: name) else {
+                throw HTTPError(.notFound, message: CameraLookupError.unknown(name, known: await cameras.all.map(\.name)).description)
+            }
+            await entry.camera.close()
+            return .json(.ok, ["name": .string(entry.name), "source": .string(entry.source), "connected": false])
+        }
+    }
+
+    private func connect(_ wanted: String) async throws -> Response {
+        let known = configuration.modules.first { $0.name.lowercased() == wanted.lowercased() || $0.address == wanted.uppercased() }
+        for entry in await cameras.all where entry.name.lowercased() == wanted.lowercased() || entry.source == wanted.uppercased()
+            || (known.map { $0.name == entry.name } ?? false) {
+            return .json(.ok, try await document(entry, connected: true))
+        }
+        guard let connector else {
+            throw HTTPError(.conflict, message: "this daemon cannot connect modules on request")
+        }
+        do {
+            let (name, camera, source) = try await connector.connect(wanted, configuration: configuration)
+            guard await cameras.add(camera, name: name, source: source) else {
+                await camera.close()
+                throw HTTPError(.conflict, message: "the daemon already holds a camera named '\(name)'")
+            }
+            return .json(.created, try await document(CameraRegistry.Entry(name: name, camera: camera, source: source), connected: true))
+        } catch let error as CameraConnectError {
+            throw HTTPError(error.isClientError ? .badRequest : .serviceUnavailable, message: error.description)
+        }
+    }
+
+    private func document(_ entry: CameraRegistry.Entry, connected: Bool) async throws -> JSONValue {
+        var document: [String: JSONValue] = ["name": .string(entry.name), "source": .string(entry.source), "connected": .bool(connected)]
+        document["status"] = (try? await entry.camera.status().json) ?? .null
+        return .object(document)
+    }
+}

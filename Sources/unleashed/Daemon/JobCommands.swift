@@ -1,0 +1,116 @@
+import ArgumentParser
+import Daemon
+import DaemonClient
+import Foundation
+import Intervalometer
+import UnleashedKit
+import UnleashedProtocol
+
+extension GlobalOptions {
+    /// The daemon, for commands that only it can answer.
+    func requireDaemon(_ command: String) throws(ExitCode) -> DaemonClient {
+        guard !direct, let client = daemonClient() else {
+            throw fail(code: "noDaemon", "`unleashed \(command)` asks the daemon, and none answers on "
+                + "\(DaemonClient.defaultSocketPath(environment: ProcessInfo.processInfo.environment)); start it with `unleashed daemon`",
+                status: .unavailable)
+        }
+        return client
+    }
+
+    /// One request to the daemon; failures become messages and exit statuses.
+    func ask(_ client: DaemonClient, _ method: String, _ path: String, body: JSONValue? = nil) async throws(ExitCode) -> JSONValue {
+        do {
+            return try await client.request(method, path, body: body)
+        } catch {
+            if error.isUnreachable {
+                throw fail(code: "noDaemon", "the daemon does not answer on \(client.socketPath): \(error.message)", status: .unavailable)
+            }
+            throw fail(error)
+        }
+    }
+}
+
+struct JobsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jobs",
+        abstract: "List the daemon's jobs: the runs it is doing and the last ones it did.",
+        discussion: """
+            Each line shows the job id (the run's id in the journal), what it is, its camera, its \
+            state (waiting, running, paused, finished, failed, suspended) and its frames so far. \
+            `unleashed attach JOB` follows one, `unleashed stop JOB` ends it.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let client = try options.requireDaemon("jobs")
+        let answer = try await options.ask(client, "GET", "/v1/jobs")
+        let jobs = answer["jobs"]?.arrayValue ?? []
+        options.emit(answer) {
+            jobs.isEmpty ? "No jobs." : jobs.map(Self.line).joined(separator: "\n")
+        }
+    }
+
+    /// `Job 7  timelapse on a  running  12 taken, 0 failed, 0 skipped  (started 2026-11-23T16:40:01.020Z)`
+    static func line(_ job: JSONValue) -> String {
+        let summary = job["summary"]
+        let counts = ["taken", "failed", "skipped"].map { "\(summary?[$0]?.integerValue ?? 0) \($0)" }.joined(separator: ", ")
+        var line = "Job \(job["id"]?.integerValue ?? 0)  \(job["kind"]?.stringValue ?? "run") on \(job["camera"]?.stringValue ?? "?")  "
+            + "\(job["state"]?.stringValue ?? "?")  \(counts)"
+        if let t0 = job["t0"]?.stringValue { line += "  (t0 \(t0))" }
+        if let reason = job["reason"]?.stringValue { line += "  \(reason)" }
+        return line
+    }
+}
+
+struct AttachCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attach",
+        abstract: "Follow one of the daemon's jobs: the live display, or JSON lines, until it ends.",
+        discussion: """
+            Shows the frames already taken, then each new one as the daemon journals it, and the \
+            run's outcome at the end, as `unleashed timelapse` does. Ctrl-C stops following and \
+            leaves the job running; `unleashed stop JOB` ends it.
+            """
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The job's id, as `unleashed jobs` lists it.", valueName: "job"))
+    var job: Int64
+
+    func run() async throws {
+        let client = try options.requireDaemon("attach")
+        let document = try await options.ask(client, "GET", "/v1/jobs/\(job)")
+        guard let planDocument = document["plan"], let plan = try? RunPlan(apiJSON: planDocument) else {
+            throw options.fail(code: "daemon", "the daemon described job \(job) without a plan this version reads", status: .software)
+        }
+        try await JobFollower(client: client, options: options).follow(document, plan: plan, startDelay: .zero, ownsJob: false)
+    }
+}
+
+struct StopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        abstract: "End one of the daemon's jobs: now (a bulb or clip is ended first), or after the current frame.",
+        discussion: "The job's frames stay in the journal; its outcome is 'stopped on request'."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The job's id, as `unleashed jobs` lists it.", valueName: "job"))
+    var job: Int64
+
+    @Flag(name: .customLong("after-frame"), help: "Let the current frame finish, then stop.")
+    var afterFrame = false
+
+    func run() async throws {
+        let client = try options.requireDaemon("stop")
+        let answer = try await options.ask(client, "POST", "/v1/jobs/\(job)/stop",
+                                           body: ["when": .string(afterFrame ? "afterFrame" : "now")])
+        options.emit(answer) {
+            "Job \(job) \(afterFrame ? "stops after its current frame" : "stopped")" + JobsCommand.line(answer).dropFirst("Job \(job)".count)
+        }
+    }
+}
