@@ -187,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator"],
+            dependencies: ["Daemon", "Intervalometer", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator"],
             swiftSettings: strict
         ),
         .testTarget(
