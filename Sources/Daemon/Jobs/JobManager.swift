@@ -235,6 +235,9 @@ public actor JobManager {
             if case .failure(let error) = await outcome.value { throw .refused(error) }
             throw .refused(.invalidPlan("the run ended before it began"))
         }
+        // The daemon began to stop while this run was being journalled: it is suspended
+        // with the rest, and resumed with them.
+        if closing { await run.suspend(reason: Self.shutdownReason) }
         register(record, camera: name, run: run, outcome: outcome)
         return record.id
     }
@@ -423,12 +426,19 @@ public actor JobManager {
     /// Stops every job now, for a daemon that is shutting down: a bulb or clip under way is
     /// ended at once and its frame recorded, but each run stays running in the journal, so the
     /// next start resumes it. Returns once all have ended; takes no new jobs after.
-    public func suspendAll(reason: String = "the daemon stopped") async {
+    public func suspendAll(reason: String = JobManager.shutdownReason) async {
         closing = true
-        let jobs = Array(active.values)
-        for job in jobs { await job.run.suspend(reason: reason) }
-        for job in jobs { await job.relay?.value }
+        // A job whose launch was under way registers during the waits below; go round again.
+        while !active.isEmpty {
+            let jobs = Array(active.values)
+            for job in jobs { await job.run.suspend(reason: reason) }
+            for job in jobs { await job.relay?.value }
+        }
     }
+
+    /// Why jobs suspended at shutdown ended, unless told otherwise.
+    public static let shutdownReason = "the daemon stopped"
+
 
     // MARK: - Helpers
 
