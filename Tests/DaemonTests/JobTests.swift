@@ -352,6 +352,67 @@ struct JobTests {
         try? await demo.finish()
     }
 
+    @Test("a follower that does not keep up is let go and never holds up the job")
+    func slowFollower() async throws {
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
+        let cameras = CameraRegistry()
+        await cameras.add(demo.camera, name: "demo", source: "demo")
+        let jobs = JobManager(journal: journal, cameras: cameras, followerBacklog: 2)
+        let id = try await jobs.submit(camera: nil, plan: RunPlan(intervalMs: 150, stop: .frames(8))).id
+        let slow = try await jobs.follow(id)
+        var ended: RunEnding?
+        for await update in try await jobs.follow(id) {
+            if case .ended(let end, _) = update { ended = end }
+        }
+        #expect(ended?.state == .finished)
+        // Every slot went by on time for the job: none failed waiting for the follower.
+        #expect(try journal.frames(of: id).filter { $0.part == 1 }.map(\.frame) == Array(1...8))
+        #expect(try journal.frames(of: id).allSatisfy { $0.outcome != .failed })
+        var received: [JobUpdate] = []
+        for await update in slow { received.append(update) }
+        #expect(received.count == 2, "only what fitted its backlog")
+        #expect(!received.contains { if case .ended = $0 { true } else { false } }, "it was let go before the end")
+        try? await demo.finish()
+    }
+
+    @Test("a job waits out its start delay, and a stop then ends it with no frames")
+    func startDelay() async throws {
+        try await Self.withRig { rig in
+            let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3}, "startDelayMs": 60000}"#)
+            #expect(created.status == 201, "\(created.body)")
+            #expect(created.json?["state"] as? String == "waiting")
+            let id = try #require((created.json?["id"] as? NSNumber)?.int64Value)
+            let stopped = try await Self.post(rig, "/v1/jobs/\(id)/stop")
+            #expect(stopped.json?["state"] as? String == "finished")
+            #expect((stopped.json?["summary"] as? [String: Any])?["taken"] as? Int == 0)
+            #expect(stopped.json?["lastFrame"] is NSNull)
+        }
+    }
+
+    @Test("a video job records clips and reads back its plan in the shape it was sent")
+    func videoJob() async throws {
+        try await Self.withRig { rig in
+            let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 600, "frames": 2, "exposure": {"kind": "video", "clipMs": 200}, "overrun": "defer", "minimumGapMs": 50}}"#)
+            #expect(created.status == 201, "\(created.body)")
+            #expect(created.json?["kind"] as? String == "video")
+            let plan = try #require(created.json?["plan"] as? [String: Any])
+            let exposure = try #require(plan["exposure"] as? [String: Any])
+            #expect(exposure["kind"] as? String == "video")
+            #expect(exposure["clipMs"] as? Int == 200)
+            #expect(plan["overrun"] as? String == "defer")
+            #expect(plan["minimumGapMs"] as? Int == 50)
+            let id = try #require((created.json?["id"] as? NSNumber)?.int64Value)
+            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            let frames = try events.dropLast().map { try $0.frame() }
+            #expect(frames.map(\.frame) == [1, 2])
+            #expect(frames.allSatisfy { $0.outcome == .taken }, "\(frames)")
+            #expect(events.last?.json?["state"] as? String == "finished")
+        }
+    }
+
     @Test("resumeInterrupted leaves a run whose camera the daemon does not hold")
     func resumeMissingCamera() async throws {
         let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"

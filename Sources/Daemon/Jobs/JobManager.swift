@@ -130,7 +130,7 @@ public actor JobManager {
     }
 
     /// How many updates a follower may lag behind the run before it is dropped.
-    static let followerBacklog = 1024
+    private let followerBacklog: Int
     /// How many ended jobs a listing shows.
     static let recentEnded = 20
 
@@ -148,10 +148,14 @@ public actor JobManager {
     /// - Parameters:
     ///   - journal: Where runs are recorded (the daemon's SQLite journal); job ids are its run ids.
     ///   - cameras: The cameras jobs may run on, by name.
-    public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs")) {
+    ///   - followerBacklog: How many updates a follower may fall behind before it is let go;
+    ///     what a slow client may cost in memory, never in the run's timing.
+    public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
+                followerBacklog: Int = 1024) {
         self.journal = journal
         self.cameras = cameras
         self.logger = logger
+        self.followerBacklog = max(followerBacklog, 1)
     }
 
     /// A manager with no cameras and a journal in memory: for a control API that runs no jobs.
@@ -267,7 +271,7 @@ public actor JobManager {
         job.history.append(frame)
         for (token, follower) in job.followers {
             if case .dropped = follower.yield(.frame(frame)) {
-                logger.notice("a follower of job \(id) fell \(Self.followerBacklog) updates behind and was dropped")
+                logger.notice("a follower of job \(id) fell \(followerBacklog) updates behind and was dropped")
                 job.followers[token] = nil
                 follower.finish()
             }
@@ -396,7 +400,7 @@ public actor JobManager {
         if let job = active[id] {
             let replay = job.history.filter { $0.frame >= from }
             let (updates, follower) = AsyncStream.makeStream(
-                of: JobUpdate.self, bufferingPolicy: .bufferingOldest(replay.count + Self.followerBacklog))
+                of: JobUpdate.self, bufferingPolicy: .bufferingOldest(replay.count + followerBacklog))
             for frame in replay { follower.yield(.frame(frame)) }
             let token = UUID()
             job.followers[token] = follower
