@@ -373,7 +373,7 @@ struct JobTests {
         #expect(try journal.frames(of: id).allSatisfy { $0.outcome != .failed })
         var received: [JobUpdate] = []
         for await update in slow { received.append(update) }
-        #expect(received.count == 2, "only what fitted its backlog")
+        #expect(received.count < 8, "only what fitted its backlog, not all 8 frames")
         #expect(!received.contains { if case .ended = $0 { true } else { false } }, "it was let go before the end")
         try? await demo.finish()
     }
