@@ -248,6 +248,10 @@ struct JobTests {
             let tooShort = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "video", "clipMs": 500}}}"#)
             #expect(tooShort.status == 400)
             #expect(Self.message(tooShort).hasPrefix("the interval is too short"), "\(tooShort.body)")
+            // A plan the camera cannot do as it is set is the camera's conflict, not a bad request.
+            let notBulb = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1000, "frames": 3, "exposure": {"kind": "bulb", "ms": 100}}}"#)
+            #expect(notBulb.status == 409, "\(notBulb.body)")
+            #expect(Self.message(notBulb).contains("bulb"), "\(notBulb.body)")
             #expect(try await rig.jobs.jobs().count == 1, "a refused plan leaves nothing in the journal")
         }
     }
