@@ -14,7 +14,7 @@ public import UnleashedKit
 public struct DaemonService: Service {
     private let configuration: DaemonConfiguration
     private let version: String
-    private let cameras: any CameraOpening
+    private let cameras: any CameraOpening & CameraConnecting
     private let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
     private let logger: Logger
 
@@ -22,7 +22,7 @@ public struct DaemonService: Service {
     ///   - configuration: The configuration read at start.
     ///   - cameras: Opens the cameras the configuration names and any `unleashed connect` asks for.
     ///   - reload: Reads the configuration again, on SIGHUP.
-    public init(configuration: DaemonConfiguration, version: String, cameras: any CameraOpening,
+    public init(configuration: DaemonConfiguration, version: String, cameras: any CameraOpening & CameraConnecting,
                 reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
                 logger: Logger = Logger(label: "unleashed.daemon")) {
         self.configuration = configuration
@@ -37,7 +37,8 @@ public struct DaemonService: Service {
         let registry = CameraRegistry()
         let jobs = JobManager(journal: journal, cameras: registry, logger: logger)
         let access = AccessPolicy()
-        let api = ControlAPI(cameras: registry, jobs: jobs, access: access, version: version)
+        let api = ControlAPI(cameras: registry, jobs: jobs, access: access, version: version,
+                             connector: cameras, configuration: configuration)
         let server = ControlServer(service: configuration.service, api: api, logger: logger)
         try await server.start()
         logger.info("unleashed \(version) serving on \(configuration.service.socket)")

@@ -29,8 +29,15 @@ public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {
 /// How a run ended.
 public struct RunEnding: Hashable, Sendable {
     public var run: RunRecord
+    /// `.running` for a run that was suspended: it ended here but stays resumable.
     public var state: RunState
     public var reason: String
+
+    public init(run: RunRecord, state: RunState, reason: String) {
+        self.run = run
+        self.state = state
+        self.reason = reason
+    }
 }
 
 /// A time-lapse run: slots on absolute deadlines `t0 + (n - 1) * interval` of an injected
@@ -39,6 +46,10 @@ public struct RunEnding: Hashable, Sendable {
 public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// Every frame record as it is journalled, for live displays. One consumer.
     public nonisolated let records: AsyncStream<FrameRecord>
+    /// The run once it is journalled (begun or resumed), then the end of the stream; a run
+    /// refused before it was journalled ends the stream with nothing. Lets a caller learn the
+    /// run's id while the run goes on, without polling ``current``. One consumer.
+    public nonisolated let begun: AsyncStream<RunRecord>
 
     private let plan: RunPlan
     private let camera: any Camera
@@ -47,6 +58,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private let wallClock: @Sendable () -> Int64
     private let hooks: HookRunner?
     private let recordSink: AsyncStream<FrameRecord>.Continuation
+    private let begunSink: AsyncStream<RunRecord>.Continuation
 
     private var run: RunRecord?
     /// The monotonic instant of `t0`.
@@ -58,6 +70,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var nextFrame = 1
     private var stopReason: String?
     private var stopAfterFrame = false
+    /// Set by ``suspend(reason:)``: the run ends without being marked ended in the journal.
+    private var suspended = false
     private var extraFrames = 0
     private var extraParts: [Int: Int] = [:]
     private var pausedAt: C.Instant?
@@ -83,6 +97,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         self.wallClock = wallClock
         self.hooks = hooks
         (records, recordSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (begun, begunSink) = AsyncStream.makeStream()
     }
 
     /// The run as journalled, once it has begun (or been resumed).
@@ -96,6 +111,15 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         stopReason = stopReason ?? reason
         stoppableWork?.cancel()
         wakeUp()
+    }
+
+    /// Ends the run like ``stop(reason:)`` (a bulb or clip under way is ended at once and its
+    /// frame recorded) but leaves it `.running` in the journal, so that ``resume(_:)`` continues
+    /// it later on its original schedule: for a daemon that shuts down and means to carry on
+    /// when it starts again. The stop hook still runs.
+    public func suspend(reason: String) {
+        suspended = true
+        stop(reason: reason)
     }
 
     /// Ends the run after the current slot (SIGUSR2).
@@ -131,7 +155,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// Checks the plan against the camera, journals the run, waits `startDelay`, and runs it to
     /// its end.
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
-        defer { recordSink.finish() }
+        defer { recordSink.finish(); begunSink.finish() }
         try await validate()
         if let hooks, let status = await hooks.run(.initialize, frame: nil, environment: [:]), status != 0 {
             throw .hookRefused(status: status)
@@ -147,6 +171,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             throw .journal(String(describing: error))
         }
         anchor = t0
+        if let run { begunSink.yield(run) }
         return try await runSlots()
     }
 
@@ -154,7 +179,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// from the wall clock, slots that passed while nothing ran are journalled as skipped, and
     /// frame numbers carry on from the last one recorded.
     public func resume(_ record: RunRecord) async throws(TimelapseError) -> RunEnding {
-        defer { recordSink.finish() }
+        defer { recordSink.finish(); begunSink.finish() }
         guard record.state == .running else {
             throw .invalidPlan("run \(record.id) has \(record.state == .finished ? "finished" : "failed"); only an interrupted run can be resumed")
         }
@@ -165,6 +190,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             throw .journal(String(describing: error))
         }
         run = record
+        begunSink.yield(record)
         let sinceT0 = Duration.milliseconds(wallClock() - record.t0UnixMs)
         anchor = clock.now.advanced(by: .zero - sinceT0)
         if let last {
@@ -191,9 +217,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         } catch {
             failure = error
         }
-        let state: RunState = failure == nil ? .finished : .failed
+        // A suspended run stays `.running` in the journal: it is to be resumed, not ended.
+        let state: RunState = failure != nil ? .failed : suspended ? .running : .finished
         let reason = failure?.description ?? stopReason ?? "all slots done"
-        try? journal.finish(run: run.id, state: state, reason: reason)
+        if state != .running { try? journal.finish(run: run.id, state: state, reason: reason) }
         if let downloads { await downloads.finish(after: await camera.settle()) }
         if let hooks { _ = await hooks.run(.stop, frame: nil, environment: ["ARGUMENT": reason]) }
         if let failure { throw failure }

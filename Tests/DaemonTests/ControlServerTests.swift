@@ -46,7 +46,7 @@ struct ControlServerTests {
     private static func api(_ cameras: [(String, any Camera)], version: String = "0.0.0-test") async throws -> ControlAPI {
         let registry = CameraRegistry()
         for (name, camera) in cameras { await registry.add(camera, name: name, source: "demo") }
-        return ControlAPI(cameras: registry, jobs: JobManager(journal: try SQLiteJournal(path: NSTemporaryDirectory() + "unleashed-test-\(UUID()).sqlite"), cameras: registry, logger: Logger(label: "test")), access: AccessPolicy(), version: version)
+        return ControlAPI(cameras: registry, jobs: JobManager(), access: AccessPolicy(), version: version)
     }
 
     private static func permissions(_ path: String) throws -> Int {

@@ -12,17 +12,27 @@ public struct ControlAPI: Sendable {
     let jobs: JobManager
     let access: AccessPolicy
     let version: String
+    let connector: (any CameraConnecting)?
+    let configuration: DaemonConfiguration
     let started: ContinuousClock.Instant
 
     /// The largest request body accepted, so that a client cannot make the daemon read an
     /// unbounded one.
     static let maxBodySize = 64 * 1024
 
-    public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String) {
+    /// - Parameters:
+    ///   - connector: Connects modules on request (`POST /v1/cameras`); without one the
+    ///     daemon holds only the cameras it was started with.
+    ///   - configuration: The modules it knows by name, for `POST /v1/cameras`.
+    public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String,
+                connector: (any CameraConnecting)? = nil,
+                configuration: DaemonConfiguration = .defaults(scope: .user, environment: [:])) {
         self.cameras = cameras
         self.jobs = jobs
         self.access = access
         self.version = version
+        self.connector = connector
+        self.configuration = configuration
         started = .now
     }
 
@@ -35,6 +45,7 @@ public struct ControlAPI: Sendable {
         let v1 = router.group("v1")
         CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
+        ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: v1)
         return router
     }
 }

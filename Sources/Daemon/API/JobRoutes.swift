@@ -1,9 +1,149 @@
+import Foundation
 import Hummingbird
+import ServiceLifecycle
+import UnleashedProtocol
 
 /// The routes that submit, list, follow and stop jobs.
 struct JobRoutes: Sendable {
     let jobs: JobManager
     let cameras: CameraRegistry
 
-    func add(to v1: RouterGroup<ControlRequestContext>) {}
+    func add(to v1: RouterGroup<ControlRequestContext>) {
+        v1.post("jobs") { request, context -> Response in
+            try context.authorize(.operate)
+            let body = try await Self.body(of: request)
+            let submitted: JobRequest
+            do throws(JobRequestError) { submitted = try JobRequest(body: body) } catch { throw HTTPError(.badRequest, message: error.description) }
+            let job = try await Self.answer { () async throws(JobError) in
+                try await jobs.submit(camera: submitted.camera, plan: submitted.plan, startDelay: submitted.startDelay)
+            }
+            return .json(.created, job.json)
+        }
+        v1.get("jobs") { _, context -> Response in
+            try context.authorize(.watch)
+            let all = try await Self.answer { () async throws(JobError) in try await jobs.jobs() }
+            return .json(.ok, .object(["jobs": .array(all.map(\.json))]))
+        }
+        v1.get("jobs/:id") { _, context -> Response in
+            try context.authorize(.watch)
+            let id = try Self.id(context)
+            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.job(id) }.json)
+        }
+        v1.post("jobs/:id/stop") { request, context -> Response in
+            try context.authorize(.operate)
+            let id = try Self.id(context)
+            let body = try await Self.body(of: request)
+            let when: StopWhen
+            do throws(JobRequestError) { when = try StopWhen(body: body) } catch { throw HTTPError(.badRequest, message: error.description) }
+            let reason = "stopped by \(context.client.recognisedAs)"
+            let job = try await Self.answer { () async throws(JobError) in
+                try await jobs.stop(id, afterCurrentFrame: when == .afterFrame, reason: reason)
+            }
+            return .json(.ok, job.json)
+        }
+        v1.post("jobs/:id/extra-frame") { _, context -> Response in
+            try context.authorize(.shoot)
+            let id = try Self.id(context)
+            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.extraFrame(id) }.json)
+        }
+        v1.post("jobs/:id/pause") { _, context -> Response in
+            try context.authorize(.operate)
+            let id = try Self.id(context)
+            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.pause(id) }.json)
+        }
+        v1.post("jobs/:id/continue") { _, context -> Response in
+            try context.authorize(.operate)
+            let id = try Self.id(context)
+            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }.json)
+        }
+        v1.get("jobs/:id/events") { request, context -> Response in
+            try context.authorize(.watch)
+            let id = try Self.id(context)
+            var from: Int?
+            if let text = request.uri.queryParameters.get("from") {
+                guard let number = Int(text), number >= 1 else {
+                    throw HTTPError(.badRequest, message: "from: expected a frame number, 1 or more, not '\(text)'")
+                }
+                from = number
+            }
+            let subscription = try await Self.answer { () async throws(JobError) in try await jobs.subscribe(id, fromFrame: from) }
+            return Self.events(request, job: id, subscription)
+        }
+    }
+
+    /// The job's updates as Server-Sent Events. The subscription is made before the first byte
+    /// is sent (a `: subscribed` comment), so no frame recorded after a client sees it is
+    /// missed. The stream ends after the `end` event, when the client goes away or the server
+    /// stops; a client that fell too far behind is told so and let go.
+    private static func events(_ request: Request, job id: Int64,
+                               _ subscription: (updates: AsyncStream<JobUpdate>, control: AsyncStream<JobUpdate>.Continuation))
+        -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            let (updates, control) = subscription
+            try await request.body.consumeWithInboundCloseHandler { _ in
+                try await withGracefulShutdownHandler {
+                    try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
+                    var ended = false
+                    var lastFrame: Int?
+                    for await update in updates {
+                        if case .ended = update { ended = true }
+                        if case .frame(let frame) = update { lastFrame = frame.frame }
+                        try await writer.write(ByteBuffer(string: update.serverSentEvent(job: id)))
+                    }
+                    if !ended, !Task.isCancelled {
+                        let resume = lastFrame.map { "?from=\($0 + 1)" } ?? ""
+                        let message = JSONValue.object([
+                            "message": .string("the stream ended before the job did; follow again with /v1/jobs/\(id)/events\(resume)"),
+                        ])
+                        try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: message.data, as: UTF8.self))\n\n"))
+                    }
+                } onGracefulShutdown: {
+                    control.finish()
+                }
+            } onInboundClosed: {
+                control.finish()
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    /// The request's body, refused when it is over the API's limit.
+    private static func body(of request: Request) async throws -> Data {
+        do {
+            return Data(try await request.body.collect(upTo: ControlAPI.maxBodySize).readableBytesView)
+        } catch {
+            throw HTTPError(.contentTooLarge, message: "the request body is over the limit of \(ControlAPI.maxBodySize) bytes")
+        }
+    }
+
+    /// The job id in the path; a path that names no job by number is a job that does not exist.
+    private static func id(_ context: ControlRequestContext) throws -> Int64 {
+        let text = context.parameters.get("id") ?? ""
+        guard let id = Int64(text) else { throw HTTPError(.notFound, message: "there is no job \(text)") }
+        return id
+    }
+
+    /// Runs a job operation, turning its refusal into the status that says whose move it is.
+    private static func answer<T>(_ operation: () async throws(JobError) -> T) async throws(HTTPError) -> T {
+        do {
+            return try await operation()
+        } catch {
+            throw HTTPError(status(of: error), message: error.description)
+        }
+    }
+
+    private static func status(of error: JobError) -> HTTPResponse.Status {
+        switch error {
+        case .camera(.ambiguous): .badRequest
+        case .camera: .notFound
+        case .unknownJob: .notFound
+        case .cameraBusy, .notRunning: .conflict
+        case .refused(.camera): .conflict
+        case .refused(.journal), .journal, .shuttingDown: .serviceUnavailable
+        case .refused: .badRequest
+        }
+    }
 }

@@ -1,11 +1,456 @@
+import Foundation
 public import Intervalometer
 public import Logging
+import UnleashedKit
 
-/// The jobs the daemon runs: time-lapse and video runs on the intervalometer engine.
+/// Where a job stands, as clients see it. The journal knows only running, finished and failed;
+/// the rest is what the daemon knows about a run it holds.
+public enum JobState: String, Sendable, Hashable, CaseIterable {
+    /// Journalled, waiting for its start delay to pass.
+    case waiting
+    case running
+    /// Held by a client; slots wait until it continues.
+    case paused
+    case finished
+    case failed
+    /// Ended without being finished (the daemon stopped, or a run found interrupted whose
+    /// camera is not here): the next daemon start resumes it on its original schedule.
+    case suspended
+
+    /// The state of a run that has ended, from how it ended.
+    init(ended state: RunState) {
+        switch state {
+        case .running: self = .suspended
+        case .finished: self = .finished
+        case .failed: self = .failed
+        }
+    }
+}
+
+/// What a job shoots, for listings: a time-lapse takes pictures, a video job records clips.
+public enum JobKind: String, Sendable, Hashable {
+    case timelapse
+    case video
+
+    init(_ plan: RunPlan) {
+        if case .video = plan.exposure { self = .video } else { self = .timelapse }
+    }
+}
+
+/// A job at one moment: what the API answers for it. Running jobs are taken from the daemon's
+/// memory, ended ones from the journal, so a listing survives restarts.
+public struct JobSnapshot: Sendable, Hashable {
+    /// The journal's run id.
+    public var id: Int64
+    /// The camera's name in the registry.
+    public var camera: String
+    public var kind: JobKind
+    public var state: JobState
+    public var plan: RunPlan
+    /// Wall-clock time of slot 1 (Unix milliseconds).
+    public var t0UnixMs: Int64?
+    /// Why the job ended; nil while it runs.
+    public var reason: String?
+    public var summary: RunSummary
+    /// The newest frame record, for a glance at progress.
+    public var lastFrame: FrameRecord?
+}
+
+/// What a follower of a job receives: every frame record in order, then how the job ended.
+public enum JobUpdate: Sendable, Hashable {
+    case frame(FrameRecord)
+    /// The last update; `RunEnding.state` is `.running` for a suspended job.
+    case ended(RunEnding, RunSummary)
+}
+
+/// Why a job operation was refused. Each case says what to do, for the API's messages.
+public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The request names no camera the daemon holds.
+    case camera(CameraLookupError)
+    /// One camera runs one job at a time; `job` is nil while that job is still being started.
+    case cameraBusy(camera: String, job: Int64?)
+    case unknownJob(Int64)
+    /// The job exists but has ended (or not yet begun) and cannot take the command.
+    case notRunning(Int64, JobState)
+    /// The engine refused the plan before journalling anything.
+    case refused(TimelapseError)
+    /// The journal could not be read.
+    case journal(String)
+    /// The daemon is stopping and takes no new jobs.
+    case shuttingDown
+
+    public var description: String {
+        switch self {
+        case .camera(let error): error.description
+        case .cameraBusy(let camera, let job):
+            job.map { "camera \(camera) is running job \($0); stop it first" } ?? "camera \(camera) is starting a job; stop it first"
+        case .unknownJob(let id): "there is no job \(id)"
+        case .notRunning(let id, let state): "job \(id) is \(state.rawValue); only a job that runs takes commands"
+        case .refused(let error): error.description
+        case .journal(let why): "the run journal failed: \(why)"
+        case .shuttingDown: "the daemon is stopping and takes no new jobs"
+        }
+    }
+}
+
+/// The jobs the daemon runs: time-lapse and video runs on the intervalometer engine, one per
+/// camera, each journalled so that it survives a restart of the daemon.
+///
+/// The manager owns every running ``Timelapse`` and relays its frames to any number of
+/// followers. A follower gets a buffered stream: one that falls far behind is finished rather
+/// than allowed to hold up the run or grow without bound.
 public actor JobManager {
-    public init(journal: SQLiteJournal, cameras: CameraRegistry, logger: Logger) {}
+    private final class Job {
+        let record: RunRecord
+        let camera: String
+        let run: Timelapse<ContinuousClock>
+        /// Every frame of the run in journal order, for followers that join late.
+        var history: [FrameRecord] = []
+        var seen: Set<FrameKey> = []
+        var paused = false
+        var followers: [UUID: AsyncStream<JobUpdate>.Continuation] = [:]
+        /// Relays the run's frames and reports its end; done once the job has ended.
+        var relay: Task<Void, Never>?
 
-    public func resumeInterrupted() async -> [Int64] { [] }
+        init(record: RunRecord, camera: String, run: Timelapse<ContinuousClock>) {
+            self.record = record
+            self.camera = camera
+            self.run = run
+        }
+    }
 
-    public func suspendAll() async {}
+    private struct FrameKey: Hashable {
+        let frame: Int, part: Int
+        init(_ record: FrameRecord) { (frame, part) = (record.frame, record.part) }
+    }
+
+    private enum Start {
+        case new(delay: Duration)
+        case resumed(RunRecord)
+    }
+
+    /// How many updates a follower may lag behind the run before it is dropped.
+    private let followerBacklog: Int
+    /// How many ended jobs a listing shows.
+    static let recentEnded = 20
+
+    private let journal: any RunJournal
+    private let cameras: CameraRegistry
+    private let logger: Logger
+    private var active: [Int64: Job] = [:]
+    /// Cameras (lowercased names) with a job being started, so two requests cannot both win.
+    private var starting: Set<String> = []
+    /// Why jobs suspended while this daemon ran were suspended; the journal keeps no reason
+    /// for a run that has not ended.
+    private var suspendReasons: [Int64: String] = [:]
+    private var closing = false
+
+    /// - Parameters:
+    ///   - journal: Where runs are recorded (the daemon's SQLite journal); job ids are its run ids.
+    ///   - cameras: The cameras jobs may run on, by name.
+    ///   - followerBacklog: How many updates a follower may fall behind before it is let go;
+    ///     what a slow client may cost in memory, never in the run's timing.
+    public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
+                followerBacklog: Int = 1024) {
+        self.journal = journal
+        self.cameras = cameras
+        self.logger = logger
+        self.followerBacklog = max(followerBacklog, 1)
+    }
+
+    /// A manager with no cameras and a journal in memory: for a control API that runs no jobs.
+    public init() {
+        self.init(journal: MemoryJournal(), cameras: CameraRegistry())
+    }
+
+    // MARK: - Starting
+
+    /// Starts `plan` on a camera (by name, or the only one held) after `startDelay`, and
+    /// returns once the run is journalled, so the answer carries the job's id. A plan the
+    /// engine refuses (too short an interval, a hook that says no, a camera not in bulb mode)
+    /// fails here and leaves nothing in the journal.
+    public func submit(camera name: String?, plan: RunPlan, startDelay: Duration = .zero) async throws(JobError) -> JobSnapshot {
+        guard !closing else { throw .shuttingDown }
+        let entry: CameraRegistry.Entry
+        do { entry = try await cameras.camera(named: name) } catch { throw .camera(error) }
+        let id = try await launch(on: entry, plan: plan, .new(delay: startDelay))
+        return try job(id)
+    }
+
+    /// Resumes every run the journal holds as still running (the daemon stopped, or crashed,
+    /// during it) whose camera the registry holds, each on its original schedule. Runs whose
+    /// camera is missing are logged and left for a later start. Returns the ids resumed.
+    public func resumeInterrupted() async -> [Int64] {
+        let records: [RunRecord]
+        do {
+            records = try journal.runs()
+        } catch {
+            logger.error("cannot read the run journal to resume interrupted jobs: \(error)")
+            return []
+        }
+        var resumed: [Int64] = []
+        for record in records.reversed() where record.state == .running && active[record.id] == nil {
+            let entry: CameraRegistry.Entry
+            do {
+                entry = try await cameras.camera(named: record.camera)
+            } catch {
+                logger.warning("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold; it is left for later")
+                continue
+            }
+            do {
+                resumed.append(try await launch(on: entry, plan: record.plan, .resumed(record)))
+                logger.info("resumed job \(record.id) on camera \(entry.name)")
+            } catch {
+                logger.error("cannot resume job \(record.id): \(error)")
+            }
+        }
+        return resumed
+    }
+
+    private func launch(on entry: CameraRegistry.Entry, plan: RunPlan, _ start: Start) async throws(JobError) -> Int64 {
+        let key = entry.name.lowercased()
+        if let busy = active.values.first(where: { $0.camera.lowercased() == key }) {
+            throw .cameraBusy(camera: entry.name, job: busy.record.id)
+        }
+        guard starting.insert(key).inserted else { throw .cameraBusy(camera: entry.name, job: nil) }
+        defer { starting.remove(key) }
+
+        let run = Timelapse(plan: plan, camera: entry.camera, journal: journal, clock: ContinuousClock(),
+                            wallClock: Self.wallClock, hooks: plan.hook.map(HookRunner.init(program:)))
+        let name = entry.name
+        let outcome = Task { () async -> Result<RunEnding, TimelapseError> in
+            do throws(TimelapseError) {
+                switch start {
+                case .new(let delay): return .success(try await run.start(cameraName: name, startDelay: delay))
+                case .resumed(let record): return .success(try await run.resume(record))
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        // The engine reports the run as soon as it is journalled, or ends the stream when it
+        // refuses the plan before that.
+        var begun: RunRecord?
+        for await record in run.begun {
+            begun = record
+            break
+        }
+        guard let record = begun else {
+            if case .failure(let error) = await outcome.value { throw .refused(error) }
+            throw .refused(.invalidPlan("the run ended before it began"))
+        }
+        // The daemon began to stop while this run was being journalled: it is suspended
+        // with the rest, and resumed with them.
+        if closing { await run.suspend(reason: Self.shutdownReason) }
+        register(record, camera: name, run: run, outcome: outcome)
+        return record.id
+    }
+
+    private func register(_ record: RunRecord, camera: String, run: Timelapse<ContinuousClock>,
+                          outcome: Task<Result<RunEnding, TimelapseError>, Never>) {
+        let job = Job(record: record, camera: camera, run: run)
+        // A resumed run's earlier frames; the engine's own stream repeats none of them, but
+        // may already have journalled a few of its own, which the relay then skips.
+        do {
+            for frame in try journal.frames(of: record.id) where job.seen.insert(FrameKey(frame)).inserted {
+                job.history.append(frame)
+            }
+        } catch {
+            logger.error("cannot read the frames of job \(record.id): \(error)")
+        }
+        active[record.id] = job
+        let id = record.id
+        job.relay = Task {
+            for await frame in run.records { self.received(frame, job: id) }
+            self.ended(id, await outcome.value)
+        }
+    }
+
+    private func received(_ frame: FrameRecord, job id: Int64) {
+        guard let job = active[id], job.seen.insert(FrameKey(frame)).inserted else { return }
+        job.history.append(frame)
+        for (token, follower) in job.followers {
+            if case .dropped = follower.yield(.frame(frame)) {
+                logger.notice("a follower of job \(id) fell \(followerBacklog) updates behind and was dropped")
+                job.followers[token] = nil
+                follower.finish()
+            }
+        }
+    }
+
+    private func ended(_ id: Int64, _ outcome: Result<RunEnding, TimelapseError>) {
+        guard let job = active.removeValue(forKey: id) else { return }
+        var ending: RunEnding
+        switch outcome {
+        case .success(let done): ending = done
+        case .failure(let error): ending = RunEnding(run: job.record, state: .failed, reason: error.description)
+        }
+        ending.run.state = ending.state
+        if ending.state == .running {
+            suspendReasons[id] = ending.reason
+        } else {
+            ending.run.endReason = ending.reason
+        }
+        logger.info("job \(id) \(JobState(ended: ending.state).rawValue): \(ending.reason)")
+        let summary = RunSummary(frames: job.history)
+        for follower in job.followers.values {
+            follower.yield(.ended(ending, summary))
+            follower.finish()
+        }
+        job.followers = [:]
+    }
+
+    // MARK: - Reading
+
+    /// The running jobs, newest first, then the most recent ended ones from the journal.
+    public func jobs() throws(JobError) -> [JobSnapshot] {
+        let running = active.values.sorted { $0.record.id > $1.record.id }.map(snapshot)
+        let ended = try journalled { try journal.runs() }
+            .filter { active[$0.id] == nil }
+            .prefix(Self.recentEnded)
+        var snapshots = running
+        for record in ended { snapshots.append(try snapshot(of: record)) }
+        return snapshots
+    }
+
+    /// One job, running or from the journal.
+    public func job(_ id: Int64) throws(JobError) -> JobSnapshot {
+        if let job = active[id] { return snapshot(job) }
+        guard let record = try journalled({ try journal.run(id) }) else { throw .unknownJob(id) }
+        return try snapshot(of: record)
+    }
+
+    private func snapshot(_ job: Job) -> JobSnapshot {
+        let state: JobState = job.paused ? .paused : Self.wallClock() < job.record.t0UnixMs ? .waiting : .running
+        return JobSnapshot(id: job.record.id, camera: job.camera, kind: JobKind(job.record.plan), state: state,
+                           plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: nil,
+                           summary: RunSummary(frames: job.history), lastFrame: job.history.last)
+    }
+
+    private func snapshot(of record: RunRecord) throws(JobError) -> JobSnapshot {
+        let frames = try journalled { try journal.frames(of: record.id) }
+        return JobSnapshot(id: record.id, camera: record.camera, kind: JobKind(record.plan), state: JobState(ended: record.state),
+                           plan: record.plan, t0UnixMs: record.t0UnixMs, reason: reason(ended: record),
+                           summary: RunSummary(frames: frames), lastFrame: frames.last)
+    }
+
+    private func reason(ended record: RunRecord) -> String {
+        record.endReason ?? suspendReasons[record.id]
+            ?? "interrupted; it resumes when the daemon starts with camera \(record.camera)"
+    }
+
+    // MARK: - Commands
+
+    /// Stops a job: now (a bulb or clip under way is ended at once and its frame recorded),
+    /// answering once it has ended, or after the current slot, answering at once.
+    public func stop(_ id: Int64, afterCurrentFrame: Bool, reason: String = "stopped on request") async throws(JobError) -> JobSnapshot {
+        let job = try running(id)
+        if afterCurrentFrame {
+            await job.run.stopAfterCurrentFrame()
+            return try self.job(id)
+        }
+        await job.run.stop(reason: reason)
+        await job.relay?.value
+        return try self.job(id)
+    }
+
+    /// Shoots one extra picture now, outside the schedule; it is journalled as an extra part
+    /// of the last slot.
+    public func extraFrame(_ id: Int64) async throws(JobError) -> JobSnapshot {
+        let job = try running(id)
+        await job.run.shootExtraFrame()
+        return snapshot(job)
+    }
+
+    /// Holds a job's schedule until ``resume(_:)``.
+    public func pause(_ id: Int64) async throws(JobError) -> JobSnapshot {
+        let job = try running(id)
+        await job.run.pauseSchedule()
+        job.paused = true
+        return snapshot(job)
+    }
+
+    /// Continues a paused job; its slots keep their interval from where they stopped.
+    public func resume(_ id: Int64) async throws(JobError) -> JobSnapshot {
+        let job = try running(id)
+        await job.run.continueSchedule()
+        job.paused = false
+        return snapshot(job)
+    }
+
+    private func running(_ id: Int64) throws(JobError) -> Job {
+        if let job = active[id] { return job }
+        throw .notRunning(id, try job(id).state)
+    }
+
+    // MARK: - Following
+
+    /// The job's frames from `fromFrame` on (every frame without it), those already journalled
+    /// first, then each as it is recorded, then how the job ended; each record once, none
+    /// missed. A follower of an ended job gets the replay and the end at once.
+    public func follow(_ id: Int64, fromFrame: Int? = nil) throws(JobError) -> AsyncStream<JobUpdate> {
+        try subscribe(id, fromFrame: fromFrame).updates
+    }
+
+    /// ``follow(_:fromFrame:)`` with the continuation, so that the caller can end the
+    /// subscription itself (a client that left, a server that stops).
+    func subscribe(_ id: Int64, fromFrame: Int?) throws(JobError)
+        -> (updates: AsyncStream<JobUpdate>, control: AsyncStream<JobUpdate>.Continuation) {
+        let from = fromFrame ?? 1
+        if let job = active[id] {
+            let replay = job.history.filter { $0.frame >= from }
+            let (updates, follower) = AsyncStream.makeStream(
+                of: JobUpdate.self, bufferingPolicy: .bufferingOldest(replay.count + followerBacklog))
+            for frame in replay { follower.yield(.frame(frame)) }
+            let token = UUID()
+            job.followers[token] = follower
+            follower.onTermination = { [weak self] _ in
+                Task { await self?.unfollow(id, token) }
+            }
+            return (updates, follower)
+        }
+        guard let record = try journalled({ try journal.run(id) }) else { throw .unknownJob(id) }
+        let frames = try journalled { try journal.frames(of: id) }
+        let (updates, follower) = AsyncStream.makeStream(of: JobUpdate.self)
+        for frame in frames where frame.frame >= from { follower.yield(.frame(frame)) }
+        var run = record
+        let reason = reason(ended: record)
+        if record.state != .running { run.endReason = reason }
+        follower.yield(.ended(RunEnding(run: run, state: record.state, reason: reason), RunSummary(frames: frames)))
+        follower.finish()
+        return (updates, follower)
+    }
+
+    private func unfollow(_ id: Int64, _ token: UUID) {
+        active[id]?.followers[token] = nil
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops every job now, for a daemon that is shutting down: a bulb or clip under way is
+    /// ended at once and its frame recorded, but each run stays running in the journal, so the
+    /// next start resumes it. Returns once all have ended; takes no new jobs after.
+    public func suspendAll(reason: String = JobManager.shutdownReason) async {
+        closing = true
+        // A job whose launch was under way registers during the waits below; go round again.
+        while !active.isEmpty {
+            let jobs = Array(active.values)
+            for job in jobs { await job.run.suspend(reason: reason) }
+            for job in jobs { await job.relay?.value }
+        }
+    }
+
+    /// Why jobs suspended at shutdown ended, unless told otherwise.
+    public static let shutdownReason = "the daemon stopped"
+
+
+    // MARK: - Helpers
+
+    private func journalled<T>(_ body: () throws -> T) throws(JobError) -> T {
+        do { return try body() } catch { throw .journal(String(describing: error)) }
+    }
+
+    private static func wallClock() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
 }

@@ -1,0 +1,297 @@
+import Foundation
+import Intervalometer
+import UnleashedProtocol
+
+/// A request body that does not say what the API needs; the message names the field.
+struct JobRequestError: Error, Equatable, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What `POST /v1/jobs` asks for.
+struct JobRequest: Equatable {
+    var camera: String?
+    var plan: RunPlan
+    var startDelay: Duration
+
+    /// Reads a request body: a JSON object with `plan`, and optionally `camera` and
+    /// `startDelayMs`. Members this version does not know are refused, so that a misspelt one
+    /// is not silently ignored.
+    init(body: Data, now: Date = Date()) throws(JobRequestError) {
+        let document: JSONValue
+        do {
+            document = try JSONDecoder().decode(JSONValue.self, from: body)
+        } catch {
+            throw JobRequestError("the body is not JSON: send an object like {\"plan\": {\"intervalMs\": 5000, \"frames\": 50}}")
+        }
+        let members = try Fields(document, at: "body", allowed: ["camera", "plan", "startDelayMs"])
+        camera = try members.string("camera")
+        guard let plan = members["plan"] else {
+            throw JobRequestError("plan: missing; say what to shoot, e.g. {\"intervalMs\": 5000, \"frames\": 50}")
+        }
+        self.plan = try RunPlan(json: plan, at: "plan", now: now)
+        let delay = try members.milliseconds("startDelayMs") ?? 0
+        guard delay >= 0 else { throw JobRequestError("startDelayMs: cannot be negative") }
+        startDelay = .milliseconds(delay)
+    }
+}
+
+/// `POST /v1/jobs/{id}/stop`'s optional body: `{"when": "now" | "afterFrame"}`.
+enum StopWhen: String {
+    case now
+    case afterFrame
+
+    init(body: Data) throws(JobRequestError) {
+        guard !body.allSatisfy({ [0x20, 0x0A, 0x0D, 0x09].contains($0) }) else {
+            self = .now
+            return
+        }
+        let document: JSONValue
+        do {
+            document = try JSONDecoder().decode(JSONValue.self, from: body)
+        } catch {
+            throw JobRequestError("the body is not JSON: send {\"when\": \"now\"} or {\"when\": \"afterFrame\"}, or nothing")
+        }
+        let members = try Fields(document, at: "body", allowed: ["when"])
+        guard let text = try members.string("when") else {
+            self = .now
+            return
+        }
+        guard let when = StopWhen(rawValue: text) else {
+            throw JobRequestError("when: '\(text)' is not a choice; choose now or afterFrame")
+        }
+        self = when
+    }
+}
+
+/// The members of one JSON object, read with messages that name the path to each field.
+private struct Fields {
+    let members: [String: JSONValue]
+    let path: String
+
+    init(_ value: JSONValue, at path: String, allowed: Set<String>) throws(JobRequestError) {
+        guard case .object(let members) = value else { throw JobRequestError("\(path): expected an object") }
+        if let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw JobRequestError("\(Self.name(unknown, in: path)): not a member this API knows; it knows \(allowed.sorted().joined(separator: ", "))")
+        }
+        self.members = members
+        self.path = path
+    }
+
+    subscript(key: String) -> JSONValue? {
+        guard let value = members[key], value != .null else { return nil }
+        return value
+    }
+
+    func name(_ key: String) -> String { Self.name(key, in: path) }
+
+    private static func name(_ key: String, in path: String) -> String { path == "body" ? key : "\(path).\(key)" }
+
+    func string(_ key: String) throws(JobRequestError) -> String? {
+        guard let value = self[key] else { return nil }
+        guard let text = value.stringValue else { throw JobRequestError("\(name(key)): expected a string") }
+        return text
+    }
+
+    func milliseconds(_ key: String) throws(JobRequestError) -> Int64? {
+        guard let value = self[key] else { return nil }
+        guard let whole = value.integerValue else { throw JobRequestError("\(name(key)): expected a whole number of milliseconds") }
+        return whole
+    }
+
+    func count(_ key: String) throws(JobRequestError) -> Int? {
+        guard let value = self[key] else { return nil }
+        guard let whole = value.integerValue, let count = Int(exactly: whole) else {
+            throw JobRequestError("\(name(key)): expected a whole number")
+        }
+        return count
+    }
+
+    func required<T>(_ key: String, _ read: (String) throws(JobRequestError) -> T?, _ what: String) throws(JobRequestError) -> T {
+        guard let value = try read(key) else { throw JobRequestError("\(name(key)): missing; \(what)") }
+        return value
+    }
+}
+
+extension RunPlan {
+    /// Reads the API's plan shape:
+    /// `{"intervalMs": 5000, "frames": 50 | "durationMs": 60000 | "until": "06:30" | "forever": true,
+    ///   "exposure": {"kind": "camera"}, "overrun": "skip", "minimumGapMs": 0, "hook": "/path"}`.
+    init(json: JSONValue, at path: String, now: Date) throws(JobRequestError) {
+        let fields = try Fields(json, at: path, allowed: [
+            "intervalMs", "frames", "durationMs", "until", "forever", "exposure", "overrun", "minimumGapMs", "hook",
+        ])
+        let interval = try fields.required("intervalMs", fields.milliseconds, "the time from one slot's start to the next, e.g. 5000")
+        let stops = ["frames", "durationMs", "until", "forever"].filter { fields[$0] != nil }
+        guard stops.count == 1, let stopKey = stops.first else {
+            throw JobRequestError("\(path): say when to stop with exactly one of frames, durationMs, until (\"06:30\") or forever (true)")
+        }
+        let stop: StopCondition
+        switch stopKey {
+        case "frames":
+            stop = .frames(try fields.required("frames", fields.count, "the number of slots"))
+        case "durationMs":
+            stop = .duration(milliseconds: try fields.required("durationMs", fields.milliseconds, "how long the run lasts"))
+        case "until":
+            let text = try fields.required("until", fields.string, "a time like 06:30")
+            stop = .until(unixMilliseconds: try Self.until(text, field: fields.name("until"), now: now))
+        default:
+            guard fields["forever"] == .bool(true) else {
+                throw JobRequestError("\(fields.name("forever")): expected true (a run that ends only when stopped)")
+            }
+            stop = .never
+        }
+        let exposure = try fields["exposure"].map { value throws(JobRequestError) in
+            try ExposurePlan(json: value, at: fields.name("exposure"))
+        } ?? .camera
+        var overrun = OverrunPolicy.skip
+        if let text = try fields.string("overrun") {
+            guard let policy = OverrunPolicy(rawValue: text) else {
+                throw JobRequestError("\(fields.name("overrun")): '\(text)' is not a policy; choose skip, defer or burst")
+            }
+            overrun = policy
+        }
+        self.init(intervalMs: interval, stop: stop, exposure: exposure, overrun: overrun,
+                  minimumGapMs: try fields.milliseconds("minimumGapMs") ?? 0, hook: try fields.string("hook"))
+    }
+
+    /// `HH:MM` or `HH:MM:SS` (the next time the local clock shows it) or an ISO 8601 timestamp.
+    private static func until(_ text: String, field: String, now: Date) throws(JobRequestError) -> Int64 {
+        if let date = Self.timestamp(text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard (2...3).contains(parts.count), parts.allSatisfy({ $0 != nil }),
+              let hour = parts[0], let minute = parts[1], (0..<24).contains(hour), (0..<60).contains(minute),
+              (0..<60).contains(parts.count == 3 ? parts[2]! : 0)
+        else {
+            throw JobRequestError("\(field): '\(text)' is not a time; give HH:MM (the next time the clock shows it) or an ISO 8601 timestamp")
+        }
+        let calendar = Calendar.current
+        let components = DateComponents(hour: hour, minute: minute, second: parts.count == 3 ? parts[2]! : 0)
+        guard let next = calendar.nextDate(after: now, matching: components, matchingPolicy: .nextTime) else {
+            throw JobRequestError("\(field): '\(text)' never comes on this system's calendar")
+        }
+        return Int64((next.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    private static func timestamp(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    /// The plan in the shape requests use, so that a client can send back what it read.
+    var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "intervalMs": .integer(intervalMs),
+            "exposure": exposure.json,
+            "overrun": .string(overrun.rawValue),
+            "minimumGapMs": .integer(minimumGapMs),
+            "hook": .optional(hook),
+        ]
+        switch stop {
+        case .frames(let count): members["frames"] = .int(count)
+        case .duration(let milliseconds): members["durationMs"] = .integer(milliseconds)
+        case .until(let unix): members["until"] = .string(JSONValue.isoTimestamp(unix))
+        case .never: members["forever"] = .bool(true)
+        }
+        return .object(members)
+    }
+}
+
+extension ExposurePlan {
+    /// `{"kind": "camera"}`, `{"kind": "bulb", "ms": 2000}`, `{"kind": "bracket", "count": 3,
+    /// "stepThirds": 3}` or `{"kind": "video", "clipMs": 5000}`.
+    init(json: JSONValue, at path: String) throws(JobRequestError) {
+        guard case .object(let members) = json, let kind = members["kind"] else {
+            throw JobRequestError("\(path): expected an object with a kind: camera, bulb, bracket or video")
+        }
+        guard let name = kind.stringValue else { throw JobRequestError("\(path).kind: expected a string") }
+        switch name {
+        case "camera":
+            _ = try Fields(json, at: path, allowed: ["kind"])
+            self = .camera
+        case "bulb":
+            let fields = try Fields(json, at: path, allowed: ["kind", "ms"])
+            self = .bulb(milliseconds: try fields.required("ms", fields.milliseconds, "how long the shutter stays open"))
+        case "bracket":
+            let fields = try Fields(json, at: path, allowed: ["kind", "count", "stepThirds"])
+            self = .bracket(count: try fields.required("count", fields.count, "an odd number of pictures, 3 or more"),
+                            stepThirds: try fields.required("stepThirds", fields.count, "the step in thirds of a stop"))
+        case "video":
+            let fields = try Fields(json, at: path, allowed: ["kind", "clipMs"])
+            self = .video(milliseconds: try fields.required("clipMs", fields.milliseconds, "how long each clip lasts"))
+        default:
+            throw JobRequestError("\(path).kind: '\(name)' is not an exposure; choose camera, bulb, bracket or video")
+        }
+    }
+
+    var json: JSONValue {
+        switch self {
+        case .camera: ["kind": "camera"]
+        case .bulb(let milliseconds): ["kind": "bulb", "ms": .integer(milliseconds)]
+        case .bracket(let count, let stepThirds): ["kind": "bracket", "count": .int(count), "stepThirds": .int(stepThirds)]
+        case .video(let milliseconds): ["kind": "video", "clipMs": .integer(milliseconds)]
+        }
+    }
+}
+
+extension JSONValue {
+    /// A Codable value in its JSONEncoder form, so that clients decode it with the same types.
+    init(encoding value: some Encodable) {
+        guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            self = .null
+            return
+        }
+        self = json
+    }
+
+    /// Unix milliseconds as an ISO 8601 timestamp in UTC, with milliseconds.
+    static func isoTimestamp(_ unixMilliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(unixMilliseconds) / 1000))
+    }
+}
+
+extension JobSnapshot {
+    /// The API's job document.
+    var json: JSONValue {
+        .object([
+            "id": .integer(id),
+            "camera": .string(camera),
+            "kind": .string(kind.rawValue),
+            "state": .string(state.rawValue),
+            "plan": plan.json,
+            "t0": t0UnixMs.map { .string(JSONValue.isoTimestamp($0)) } ?? .null,
+            "reason": .optional(reason),
+            "summary": JSONValue(encoding: summary),
+            "lastFrame": lastFrame.map { JSONValue(encoding: $0) } ?? .null,
+        ])
+    }
+}
+
+extension JobUpdate {
+    /// The update as one Server-Sent Events message. A frame's data decodes as a
+    /// ``FrameRecord`` (with the job's id as an extra `run` member); the end's carries the
+    /// ``RunRecord``, the job's state, the reason and the ``RunSummary``.
+    func serverSentEvent(job id: Int64) -> String {
+        switch self {
+        case .frame(let frame):
+            var fields = JSONValue(encoding: frame).objectValue ?? [:]
+            fields["run"] = .integer(id)
+            return Self.message("frame", .object(fields))
+        case .ended(let ending, let summary):
+            return Self.message("end", .object([
+                "run": JSONValue(encoding: ending.run),
+                "state": .string(JobState(ended: ending.state).rawValue),
+                "reason": .string(ending.reason),
+                "summary": JSONValue(encoding: summary),
+            ]))
+        }
+    }
+
+    private static func message(_ name: String, _ data: JSONValue) -> String {
+        "event: \(name)\ndata: \(String(decoding: data.data, as: UTF8.self))\n\n"
+    }
+}

@@ -1,0 +1,434 @@
+import Daemon
+import Foundation
+import Intervalometer
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+import UnleashedTestSupport
+
+/// Jobs as clients meet them: submitted, followed and stopped over the real socket with curl,
+/// on the in-process demo camera, journalled in a real SQLite file.
+@Suite("jobs over the control API", .timeLimit(.minutes(1)))
+struct JobTests {
+    /// What a test works with: the socket to reach, and the manager and journal behind it.
+    struct Rig {
+        let socket: String
+        let jobs: JobManager
+        let journal: SQLiteJournal
+        let cameras: CameraRegistry
+        let directory: String
+    }
+
+    /// One Server-Sent Event.
+    struct Event: Equatable {
+        var name: String
+        var data: String
+
+        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] }
+        func frame() throws -> FrameRecord { try JSONDecoder().decode(FrameRecord.self, from: Data(data.utf8)) }
+    }
+
+    /// Runs `body` against a started server with the demo camera as "demo" and a fresh
+    /// journal, then stops everything and removes the files.
+    private static func withRig<T>(_ body: (Rig) async throws -> T) async throws -> T {
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
+        let cameras = CameraRegistry()
+        await cameras.add(demo.camera, name: "demo", source: "demo")
+        let jobs = JobManager(journal: journal, cameras: cameras)
+        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+        service.socket = directory + "/run/control.sock"
+        let server = ControlServer(service: service, api: ControlAPI(cameras: cameras, jobs: jobs, access: AccessPolicy(), version: "test"))
+        try await server.start()
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(Rig(socket: service.socket, jobs: jobs, journal: journal, cameras: cameras, directory: directory)))
+        } catch {
+            result = .failure(error)
+        }
+        await jobs.suspendAll()
+        await server.stop()
+        try? await demo.finish()
+        return try result.get()
+    }
+
+    private static func post(_ rig: Rig, _ path: String, _ body: String? = nil) async throws -> Curl.Answer {
+        try await Curl.request(socket: rig.socket, path: path,
+                               arguments: ["-X", "POST", "-H", "Content-Type: application/json"] + (body.map { ["--data-binary", $0] } ?? []))
+    }
+
+    /// Submits `plan` (JSON text) and returns the new job's id.
+    private static func submit(_ rig: Rig, _ plan: String) async throws -> Int64 {
+        let answer = try await post(rig, "/v1/jobs", "{\"plan\": \(plan)}")
+        #expect(answer.status == 201, "\(answer.body)")
+        return try #require((answer.json?["id"] as? NSNumber)?.int64Value, "\(answer.body)")
+    }
+
+    /// The events of a job's stream up to its `end` event (or `limit` events), after checking
+    /// that the stream opens with the subscription comment.
+    private static func events(_ rig: Rig, _ path: String, limit: Int = .max) async throws -> [Event] {
+        try await Curl.streaming(socket: rig.socket, path: path) { lines in
+            var iterator = lines.makeAsyncIterator()
+            #expect(await iterator.next() == ": subscribed")
+            var events: [Event] = []
+            var name = "message"
+            while events.count < limit, let line = await iterator.next() {
+                if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
+                if line.hasPrefix("data: ") {
+                    events.append(Event(name: name, data: String(line.dropFirst(6))))
+                    if name == "end" { break }
+                }
+            }
+            return events
+        }
+    }
+
+    /// The error message of an answer.
+    private static func message(_ answer: Curl.Answer) -> String {
+        (answer.json?["error"] as? [String: Any])?["message"] as? String ?? "(no message in \(answer.body))"
+    }
+
+    /// Waits until the job has recorded `count` frames, following it in process.
+    private static func waitForFrames(_ rig: Rig, job id: Int64, count: Int) async throws {
+        var seen = 0
+        for await update in try await rig.jobs.follow(id) {
+            if case .frame = update { seen += 1 }
+            if seen >= count { return }
+        }
+        Issue.record("job \(id) ended after \(seen) frames, before \(count)")
+    }
+
+    @Test("a 10-frame time-lapse submitted by POST is followed to its end: 10 frames, then the end, then it is listed")
+    func submitAndFollow() async throws {
+        try await Self.withRig { rig in
+            let created = try await Self.post(rig, "/v1/jobs", #"{"camera": "demo", "plan": {"intervalMs": 200, "frames": 10}}"#)
+            #expect(created.status == 201, "\(created.body)")
+            let job = try #require(created.json)
+            let id = try #require((job["id"] as? NSNumber)?.int64Value)
+            #expect(job["camera"] as? String == "demo")
+            #expect(job["kind"] as? String == "timelapse")
+            #expect(["waiting", "running"].contains(job["state"] as? String))
+            #expect(job["t0"] is String)
+            let plan = try #require(job["plan"] as? [String: Any])
+            #expect(plan["intervalMs"] as? Int == 200)
+            #expect(plan["frames"] as? Int == 10)
+            #expect((plan["exposure"] as? [String: Any])?["kind"] as? String == "camera")
+            #expect(plan["overrun"] as? String == "skip")
+
+            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            #expect(events.map(\.name) == Array(repeating: "frame", count: 10) + ["end"])
+            let frames = try events.dropLast().map { try $0.frame() }
+            #expect(frames.map(\.frame) == Array(1...10))
+            #expect(frames.allSatisfy { $0.outcome == .taken })
+            #expect(frames.map(\.scheduledMs) == (0..<10).map { Int64($0) * 200 })
+            #expect(events.first?.json?["run"] as? Int == Int(id))
+            let end = try #require(events.last?.json)
+            #expect(end["state"] as? String == "finished")
+            #expect(end["reason"] as? String == "all slots done")
+            #expect((end["summary"] as? [String: Any])?["taken"] as? Int == 10)
+            let run = try JSONDecoder().decode(RunRecord.self, from: JSONSerialization.data(withJSONObject: try #require(end["run"])))
+            #expect(run.id == id)
+            #expect(run.state == .finished)
+
+            let list = try await Curl.request(socket: rig.socket, path: "/v1/jobs")
+            #expect(list.status == 200)
+            let listed = try #require((list.json?["jobs"] as? [[String: Any]])?.first)
+            #expect((listed["id"] as? NSNumber)?.int64Value == id)
+            #expect(listed["state"] as? String == "finished")
+            #expect((listed["summary"] as? [String: Any])?["taken"] as? Int == 10)
+            #expect((listed["lastFrame"] as? [String: Any])?["frame"] as? Int == 10)
+            let one = try await Curl.request(socket: rig.socket, path: "/v1/jobs/\(id)")
+            #expect(one.status == 200)
+            #expect(one.json?["reason"] as? String == "all slots done")
+        }
+    }
+
+    @Test("stop now ends a job at once and answers with it ended; stop afterFrame ends it after the slot under way")
+    func stop() async throws {
+        try await Self.withRig { rig in
+            let first = try await Self.submit(rig, #"{"intervalMs": 200, "forever": true}"#)
+            try await Self.waitForFrames(rig, job: first, count: 2)
+            let stopped = try await Self.post(rig, "/v1/jobs/\(first)/stop")
+            #expect(stopped.status == 200, "\(stopped.body)")
+            #expect(stopped.json?["state"] as? String == "finished")
+            #expect((stopped.json?["reason"] as? String)?.hasPrefix("stopped by") == true, "\(stopped.body)")
+            let again = try await Self.post(rig, "/v1/jobs/\(first)/stop")
+            #expect(again.status == 409)
+            #expect(Self.message(again) == "job \(first) is finished; only a job that runs takes commands")
+
+            // The camera is free again.
+            let second = try await Self.submit(rig, #"{"intervalMs": 200, "forever": true}"#)
+            try await Self.waitForFrames(rig, job: second, count: 2)
+            let later = try await Self.post(rig, "/v1/jobs/\(second)/stop", #"{"when": "afterFrame"}"#)
+            #expect(later.status == 200, "\(later.body)")
+            let events = try await Self.events(rig, "/v1/jobs/\(second)/events")
+            let end = try #require(events.last)
+            #expect(end.name == "end")
+            let frames = try events.dropLast().map { try $0.frame() }
+            #expect(end.json?["reason"] as? String == "stopped after frame \(frames.last?.frame ?? 0) on request")
+            #expect(frames.allSatisfy { $0.outcome == .taken })
+
+            let wrong = try await Self.post(rig, "/v1/jobs/\(second)/stop", #"{"when": "later"}"#)
+            #expect(wrong.status == 400)
+            #expect(Self.message(wrong) == "when: 'later' is not a choice; choose now or afterFrame")
+        }
+    }
+
+    @Test("extra-frame shoots one picture outside the schedule, journalled as an extra part of the last slot")
+    func extraFrame() async throws {
+        try await Self.withRig { rig in
+            let id = try await Self.submit(rig, #"{"intervalMs": 300, "frames": 6}"#)
+            try await Self.waitForFrames(rig, job: id, count: 2)
+            let extra = try await Self.post(rig, "/v1/jobs/\(id)/extra-frame")
+            #expect(extra.status == 200, "\(extra.body)")
+            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            let frames = try events.filter { $0.name == "frame" }.map { try $0.frame() }
+            #expect(frames.count == 7)
+            let extraFrame = try #require(frames.first { $0.exposure == "extra" })
+            #expect(extraFrame.part == 2)
+            #expect(extraFrame.outcome == .taken)
+            #expect(frames.filter { $0.part == 1 }.map(\.frame) == Array(1...6))
+            #expect((events.last?.json?["summary"] as? [String: Any])?["taken"] as? Int == 7)
+        }
+    }
+
+    @Test("a second job on a camera that runs one is refused with 409 naming the job")
+    func conflict() async throws {
+        try await Self.withRig { rig in
+            let id = try await Self.submit(rig, #"{"intervalMs": 200, "forever": true}"#)
+            let second = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3}}"#)
+            #expect(second.status == 409)
+            #expect(Self.message(second) == "camera demo is running job \(id); stop it first")
+            #expect(try await rig.jobs.jobs().filter { $0.state != .finished }.map(\.id) == [id])
+        }
+    }
+
+    @Test("bad requests answer 4xx naming the problem while a job on the camera runs undisturbed")
+    func badRequests() async throws {
+        try await Self.withRig { rig in
+            let id = try await Self.submit(rig, #"{"intervalMs": 200, "frames": 10}"#)
+            let cases: [(String, Int, String)] = [
+                (#"{"plan": {"intervalMs": 200, "frames": 3"#, 400,
+                 #"the body is not JSON: send an object like {"plan": {"intervalMs": 5000, "frames": 50}}"#),
+                (#"{"plan": {"intervalMs": "5s", "frames": 3}}"#, 400, "plan.intervalMs: expected a whole number of milliseconds"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "overrun": "later"}}"#, 400,
+                 "plan.overrun: 'later' is not a policy; choose skip, defer or burst"),
+                (#"{"camera": "demo"}"#, 400, #"plan: missing; say what to shoot, e.g. {"intervalMs": 5000, "frames": 50}"#),
+                (#"{"plan": {"intervalMs": 200}}"#, 400,
+                 #"plan: say when to stop with exactly one of frames, durationMs, until ("06:30") or forever (true)"#),
+                (#"{"plan": {"intervalMs": 200, "frames": 2.5}}"#, 400, "plan.frames: expected a whole number"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "flash"}}}"#, 400,
+                 "plan.exposure.kind: 'flash' is not an exposure; choose camera, bulb, bracket or video"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "bulb"}}}"#, 400,
+                 "plan.exposure.ms: missing; how long the shutter stays open"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "interval": 5}}"#, 400,
+                 "plan.interval: not a member this API knows; it knows durationMs, exposure, forever, frames, hook, intervalMs, minimumGapMs, overrun, until"),
+                (#"{"plan": {"intervalMs": 200, "until": "25:00"}}"#, 400,
+                 "plan.until: '25:00' is not a time; give HH:MM (the next time the clock shows it) or an ISO 8601 timestamp"),
+                (#"{"camera": "attic", "plan": {"intervalMs": 200, "frames": 3}}"#, 404, "the daemon holds no camera named 'attic'; it holds demo"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3}, "startDelayMs": -5}"#, 400, "startDelayMs: cannot be negative"),
+                (#"[1, 2]"#, 400, "body: expected an object"),
+            ]
+            for (body, status, message) in cases {
+                let answer = try await Self.post(rig, "/v1/jobs", body)
+                #expect(answer.status == status, "\(body) → \(answer.body)")
+                #expect(Self.message(answer) == message, "\(body)")
+            }
+            let huge = try await Self.post(rig, "/v1/jobs", "{\"plan\": \"" + String(repeating: "x", count: 100_000) + "\"}")
+            #expect(huge.status == 413)
+
+            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            let frames = try events.filter { $0.name == "frame" }.map { try $0.frame() }
+            #expect(frames.map(\.frame) == Array(1...10))
+            #expect(frames.allSatisfy { $0.outcome == .taken }, "every frame taken while the bad requests came")
+
+            // With the camera free, the engine's own refusals come back as 400 too.
+            let tooShort = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "video", "clipMs": 500}}}"#)
+            #expect(tooShort.status == 400)
+            #expect(Self.message(tooShort).hasPrefix("the interval is too short"), "\(tooShort.body)")
+            // A plan the camera cannot do as it is set is the camera's conflict, not a bad request.
+            let notBulb = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1000, "frames": 3, "exposure": {"kind": "bulb", "ms": 100}}}"#)
+            #expect(notBulb.status == 409, "\(notBulb.body)")
+            #expect(Self.message(notBulb).contains("bulb"), "\(notBulb.body)")
+            #expect(try await rig.jobs.jobs().count == 1, "a refused plan leaves nothing in the journal")
+        }
+    }
+
+    @Test("an unknown or non-numeric job id answers 404")
+    func unknownJob() async throws {
+        try await Self.withRig { rig in
+            for path in ["/v1/jobs/42", "/v1/jobs/42/events"] {
+                let answer = try await Curl.request(socket: rig.socket, path: path)
+                #expect(answer.status == 404)
+                #expect(Self.message(answer) == "there is no job 42")
+            }
+            let stop = try await Self.post(rig, "/v1/jobs/42/stop")
+            #expect(stop.status == 404)
+            let named = try await Curl.request(socket: rig.socket, path: "/v1/jobs/last")
+            #expect(named.status == 404)
+            #expect(Self.message(named) == "there is no job last")
+        }
+    }
+
+    @Test("following with ?from=3 replays the journalled frames from 3, then the live ones, with no duplicates or gaps")
+    func followFrom() async throws {
+        try await Self.withRig { rig in
+            let id = try await Self.submit(rig, #"{"intervalMs": 200, "frames": 8}"#)
+            try await Self.waitForFrames(rig, job: id, count: 4)
+            let live = try await Self.events(rig, "/v1/jobs/\(id)/events?from=3")
+            #expect(try live.dropLast().map { try $0.frame().frame } == Array(3...8))
+            #expect(live.last?.name == "end")
+            // Once ended, the same request replays from the journal.
+            let replay = try await Self.events(rig, "/v1/jobs/\(id)/events?from=6")
+            #expect(try replay.dropLast().map { try $0.frame().frame } == [6, 7, 8])
+            #expect(replay.last?.json?["state"] as? String == "finished")
+            let bad = try await Curl.request(socket: rig.socket, path: "/v1/jobs/\(id)/events?from=x")
+            #expect(bad.status == 400)
+        }
+    }
+
+    @Test("pause holds a job's slots and continue carries on")
+    func pauseAndContinue() async throws {
+        try await Self.withRig { rig in
+            let id = try await Self.submit(rig, #"{"intervalMs": 200, "frames": 4}"#)
+            try await Self.waitForFrames(rig, job: id, count: 1)
+            let paused = try await Self.post(rig, "/v1/jobs/\(id)/pause")
+            #expect(paused.json?["state"] as? String == "paused")
+            let held = try await rig.jobs.job(id).summary.taken
+            let continued = try await Self.post(rig, "/v1/jobs/\(id)/continue")
+            #expect(continued.json?["state"] as? String == "running")
+            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            let frames = try events.dropLast().map { try $0.frame() }
+            #expect(frames.map(\.frame) == [1, 2, 3, 4])
+            #expect(frames.allSatisfy { $0.outcome == .taken }, "nothing is skipped while paused")
+            #expect(held <= 2)
+        }
+    }
+
+    @Test("suspendAll leaves the run running in the journal; a new manager resumes it on its original schedule")
+    func suspendAndResume() async throws {
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
+        let cameras = CameraRegistry()
+        await cameras.add(demo.camera, name: "demo", source: "demo")
+
+        let before = JobManager(journal: journal, cameras: cameras)
+        let plan = RunPlan(intervalMs: 200, stop: .frames(12))
+        let id = try await before.submit(camera: nil, plan: plan).id
+        var updates = try await before.follow(id).makeAsyncIterator()
+        for _ in 1...3 { _ = await updates.next() }
+        await before.suspendAll()
+        var suspended: RunEnding?
+        while let update = await updates.next() {
+            if case .ended(let ending, _) = update { suspended = ending }
+        }
+        #expect(suspended?.state == .running)
+        #expect(try journal.run(id)?.state == .running)
+        #expect(try await before.job(id).state == .suspended)
+        let suspendedAt = try journal.frames(of: id).count
+        await #expect(throws: JobError.shuttingDown) { try await before.submit(camera: nil, plan: plan) }
+
+        // Down for a while: the next start finds the run and carries on.
+        try await Task.sleep(for: .milliseconds(700))
+        let after = JobManager(journal: journal, cameras: cameras)
+        #expect(await after.resumeInterrupted() == [id])
+        var ended: RunEnding?
+        for await update in try await after.follow(id) {
+            if case .ended(let end, _) = update { ended = end }
+        }
+        #expect(ended?.state == .finished)
+        let frames = try journal.frames(of: id)
+        #expect(frames.map(\.frame) == Array(1...12), "one record per slot, in order")
+        #expect(frames.map(\.scheduledMs) == (0..<12).map { Int64($0) * 200 }, "the original schedule")
+        // A loaded machine may skip a slot of its own (the camera still busy); the ones passed
+        // while the daemon was down follow the suspension and say so.
+        let down = frames.filter { $0.outcome == .skipped && $0.error == "the run was not running" }
+        #expect(down.count >= 2, "the slots passed while down are recorded as skipped: \(frames.map { ($0.frame, $0.outcome, $0.error ?? "") })")
+        #expect(down.first?.frame == suspendedAt + 1, "\(frames.map { ($0.frame, $0.outcome, $0.error ?? "") })")
+        #expect(down.map(\.frame) == Array((suspendedAt + 1)...(suspendedAt + down.count)), "one unbroken stretch")
+        #expect(frames.last?.outcome == .taken)
+        #expect(try journal.run(id)?.state == .finished)
+        await after.suspendAll()
+        try? await demo.finish()
+    }
+
+    @Test("a follower that does not keep up is let go and never holds up the job")
+    func slowFollower() async throws {
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
+        let cameras = CameraRegistry()
+        await cameras.add(demo.camera, name: "demo", source: "demo")
+        let jobs = JobManager(journal: journal, cameras: cameras, followerBacklog: 2)
+        let id = try await jobs.submit(camera: nil, plan: RunPlan(intervalMs: 150, stop: .frames(8))).id
+        let slow = try await jobs.follow(id)
+        var ended: RunEnding?
+        for await update in try await jobs.follow(id) {
+            if case .ended(let end, _) = update { ended = end }
+        }
+        #expect(ended?.state == .finished)
+        // Every slot went by on time for the job: none failed waiting for the follower.
+        #expect(try journal.frames(of: id).filter { $0.part == 1 }.map(\.frame) == Array(1...8))
+        #expect(try journal.frames(of: id).allSatisfy { $0.outcome != .failed })
+        var received: [JobUpdate] = []
+        for await update in slow { received.append(update) }
+        #expect(received.count < 8, "only what fitted its backlog, not all 8 frames")
+        #expect(!received.contains { if case .ended = $0 { true } else { false } }, "it was let go before the end")
+        try? await demo.finish()
+    }
+
+    @Test("a job waits out its start delay, and a stop then ends it with no frames")
+    func startDelay() async throws {
+        try await Self.withRig { rig in
+            let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3}, "startDelayMs": 60000}"#)
+            #expect(created.status == 201, "\(created.body)")
+            #expect(created.json?["state"] as? String == "waiting")
+            let id = try #require((created.json?["id"] as? NSNumber)?.int64Value)
+            let stopped = try await Self.post(rig, "/v1/jobs/\(id)/stop")
+            #expect(stopped.json?["state"] as? String == "finished")
+            #expect((stopped.json?["summary"] as? [String: Any])?["taken"] as? Int == 0)
+            #expect(stopped.json?["lastFrame"] is NSNull)
+        }
+    }
+
+    @Test("a video job records clips and reads back its plan in the shape it was sent")
+    func videoJob() async throws {
+        try await Self.withRig { rig in
+            let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 600, "frames": 2, "exposure": {"kind": "video", "clipMs": 200}, "overrun": "defer", "minimumGapMs": 50}}"#)
+            #expect(created.status == 201, "\(created.body)")
+            #expect(created.json?["kind"] as? String == "video")
+            let plan = try #require(created.json?["plan"] as? [String: Any])
+            let exposure = try #require(plan["exposure"] as? [String: Any])
+            #expect(exposure["kind"] as? String == "video")
+            #expect(exposure["clipMs"] as? Int == 200)
+            #expect(plan["overrun"] as? String == "defer")
+            #expect(plan["minimumGapMs"] as? Int == 50)
+            let id = try #require((created.json?["id"] as? NSNumber)?.int64Value)
+            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            let frames = try events.dropLast().map { try $0.frame() }
+            #expect(frames.map(\.frame) == [1, 2])
+            #expect(frames.allSatisfy { $0.outcome == .taken }, "\(frames)")
+            #expect(events.last?.json?["state"] as? String == "finished")
+        }
+    }
+
+    @Test("resumeInterrupted leaves a run whose camera the daemon does not hold")
+    func resumeMissingCamera() async throws {
+        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
+        let record = try journal.begin(plan: RunPlan(intervalMs: 1000, stop: .frames(3)), t0UnixMs: 0, camera: "attic")
+        let jobs = JobManager(journal: journal, cameras: CameraRegistry())
+        #expect(await jobs.resumeInterrupted() == [])
+        #expect(try journal.run(record.id)?.state == .running)
+        let snapshot = try await jobs.job(record.id)
+        #expect(snapshot.state == .suspended)
+        #expect(snapshot.reason == "interrupted; it resumes when the daemon starts with camera attic")
+    }
+}
