@@ -13,12 +13,17 @@ public struct ControlAPI: Sendable {
     let access: AccessPolicy
     let version: String
     let started: ContinuousClock.Instant
+    let metrics: DaemonMetrics
+    /// Routes a test adds behind the same middleware, for permissions no route asks for yet.
+    var extraRoutes: (@Sendable (RouterGroup<ControlRequestContext>) -> Void)?
 
     /// The largest request body accepted, so that a client cannot make the daemon read an
     /// unbounded one.
     static let maxBodySize = 64 * 1024
 
-    public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String) {
+    public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String,
+                metrics: DaemonMetrics = DaemonMetrics()) {
+        self.metrics = metrics
         self.cameras = cameras
         self.jobs = jobs
         self.access = access
@@ -35,6 +40,8 @@ public struct ControlAPI: Sendable {
         let v1 = router.group("v1")
         CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
+        MetricsRoutes(metrics: metrics).add(to: router)
+        extraRoutes?(v1)
         return router
     }
 }
