@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// A datagram socket standing in for systemd's notification socket.
-final class NotifySocket {
+final class NotifySocket: Sendable {
     let descriptor: Int32
     /// What `NOTIFY_SOCKET` holds for it: a path, or `@name` for an abstract one.
     let address: String

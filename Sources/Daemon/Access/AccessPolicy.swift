@@ -1,5 +1,5 @@
 import Hummingbird
-public import NIOCore
+import NIOCore
 
 #if canImport(Glibc)
 public import Glibc

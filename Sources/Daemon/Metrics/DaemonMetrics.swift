@@ -29,13 +29,13 @@ public final class DaemonMetrics: Sendable {
     public func observe(camera: any Camera, name: String) async -> Task<Void, Never> {
         let events = await camera.events()
         let ready = await camera.isReady
-        linkUp(name).set(ready ? 1 : 0)
+        linkUp(name).set(ready ? 1.0 : 0.0)
         return Task { [self] in
             var reconnecting = false
             for await event in events {
                 switch event {
                 case .connection(let state):
-                    linkUp(name).set(state == .ready ? 1 : 0)
+                    linkUp(name).set(state == .ready ? 1.0 : 0.0)
                     // One count per lost link, however many attempts it takes to get back.
                     if case .reconnecting = state {
                         if !reconnecting { counter("unleashed_reconnects_total", name).increment() }
@@ -51,7 +51,7 @@ public final class DaemonMetrics: Sendable {
                     break
                 }
             }
-            linkUp(name).set(0)
+            linkUp(name).set(0.0)
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import ServiceLifecycle
 
 #if canImport(Glibc)
@@ -121,7 +121,8 @@ public struct SystemdWatchdog<C: Clock>: Service where C.Duration == Duration {
 
     public func run() async throws {
         guard notifier.isActive, let interval = notifier.watchdogInterval else { return }
-        try await cancelWhenGracefulShutdown {
+        // Shutting down is the normal end: the sleep's cancellation is not an error.
+        try? await cancelWhenGracefulShutdown { [notifier, clock] in
             var deadline = clock.now
             while !Task.isCancelled {
                 try? notifier.watchdog()
