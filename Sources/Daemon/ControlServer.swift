@@ -118,12 +118,13 @@ public actor ControlServer {
 
         var outcome: Result<Void, ControlServerError> = .failure(.couldNotListen(finalPath, "the server stopped"))
         var listening = 0
+        var socketPlaced = false
         for await next in outcomes {
             switch next {
             case .failure(let error):
                 outcome = .failure(error)
             case .success(let port):
-                if let port { tcpPort = port }
+                if let port { tcpPort = port } else { socketPlaced = true }
                 listening += 1
                 guard listening == services.count else { continue }
                 outcome = .success(())
@@ -131,8 +132,9 @@ public actor ControlServer {
             break
         }
         if case .failure(let error) = outcome {
-            // The socket never reached its path, which may be another process's to keep.
-            await shutDown(removingSocket: false)
+            // A socket that never reached its path may be another process's to keep; one this
+            // server placed (before the TCP listener failed) is its own to remove.
+            await shutDown(removingSocket: socketPlaced)
             throw error
         }
     }

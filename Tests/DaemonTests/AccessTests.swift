@@ -163,6 +163,25 @@ struct AccessTests {
         }
     }
 
+    @Test("a TCP port already taken fails the start, and leaves no socket behind")
+    func tcpPortTaken() async throws {
+        var listen = try #require(DaemonConfiguration.ListenAddress("127.0.0.1:1"))
+        listen.port = 0
+        try await Self.withServer(access: AccessPolicy(tokens: Self.tokens), listen: listen) { first, _ in
+            let port = try #require(await first.tcpPort)
+            var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+            let top = "/tmp/unleashed-test-\(UUID().uuidString.prefix(8))"
+            defer { try? FileManager.default.removeItem(atPath: top) }
+            service.socket = top + "/run/control.sock"
+            service.listen = DaemonConfiguration.ListenAddress("127.0.0.1:\(port)")
+            let api = ControlAPI(cameras: CameraRegistry(), jobs: JobManager(), access: AccessPolicy(tokens: Self.tokens), version: "0")
+            let second = ControlServer(service: service, api: api)
+            await #expect(throws: ControlServerError.self) { try await second.start() }
+            #expect(!FileManager.default.fileExists(atPath: service.socket))
+            #expect(await second.tcpPort == nil)
+        }
+    }
+
     @Test("a TCP listener without any token is refused before anything listens")
     func tcpNeedsToken() async throws {
         var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
