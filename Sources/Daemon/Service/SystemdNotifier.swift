@@ -107,9 +107,9 @@ public enum SystemdNotifierError: Error, Equatable, Sendable, CustomStringConver
 }
 
 /// Sends `WATCHDOG=1` every ``SystemdNotifier/watchdogInterval`` until the service group shuts
-/// down; returns at once when systemd set no watchdog. A daemon whose tasks hang stops
-/// beating only if this task runs on the same executor as the work that hangs, so it shows a
-/// wedged process, not a wedged camera.
+/// down; returns at once when systemd set no watchdog. It runs on Swift's shared executor, so
+/// it stops beating when the process is wedged (a blocked pool, a deadlock), not when a camera
+/// stops answering: the cameras' own time limits handle that.
 public struct SystemdWatchdog<C: Clock>: Service where C.Duration == Duration {
     let notifier: SystemdNotifier
     let clock: C
