@@ -25,12 +25,14 @@ extension DaemonConfiguration {
     }
 
     private static func decodeService(_ node: ConfigurationNode, over defaults: Service) throws(ConfigurationError) -> Service {
-        let table = try TableReader(node, path: "daemon", known: ["socket", "socket_mode", "listen", "resume_runs", "journal", "locked"])
+        let table = try TableReader(node, path: "daemon", known: ["socket", "socket_mode", "listen", "resume_runs", "journal", "locked", "peer_role"])
         var service = defaults
         service.socket = try table.string("socket") ?? defaults.socket
         service.journal = try table.string("journal") ?? defaults.journal
         service.resumeRuns = try table.bool("resume_runs") ?? defaults.resumeRuns
         service.locked = try table.bool("locked") ?? defaults.locked
+        service.peerRole = try table.value("peer_role", hint: { "'\($0)' is not a role; use operator or viewer" },
+                                           AccessToken.Role.init(rawValue:)) ?? defaults.peerRole
         service.listen = try table.value("listen", hint: { "'\($0)' is not a listening address; write it like 127.0.0.1:8080" },
                                          ListenAddress.init) ?? defaults.listen
         if let node = table.node("socket_mode") {

@@ -7,7 +7,8 @@ import ServiceLifecycle
 import Glibc
 #endif
 
-/// The daemon's control API, the `/v1/` routes, on its Unix socket.
+/// The daemon's control API, the `/v1/` routes, on its Unix socket, and on TCP when
+/// ``DaemonConfiguration/Service/listen`` asks for it.
 ///
 /// The socket's permissions are the only guard when no tokens are configured, so no client may
 /// ever reach the socket with looser ones. `bind(2)` creates the socket file with mode 0777 less
@@ -20,6 +21,10 @@ import Glibc
 public actor ControlServer {
     private let socketPath: String
     private let socketMode: Int
+    private let listen: DaemonConfiguration.ListenAddress?
+    /// The TCP port the control API listens on while running with a TCP listener: the
+    /// configured one, or the one the system chose for port 0.
+    public private(set) var tcpPort: Int?
     private let api: ControlAPI
     private let logger: Logger
     private var running: Running?
@@ -37,12 +42,15 @@ public actor ControlServer {
     }
 
     /// - Parameters:
-    ///   - service: Where the socket goes and the mode it gets.
+    ///   - service: Where the socket goes and the mode it gets, and the TCP address to listen
+    ///     on too, if any; the TCP listener serves the same routes, and needs a token on every
+    ///     request.
     ///   - api: The routes and what they reach.
     public init(service: DaemonConfiguration.Service, api: ControlAPI,
                 logger: Logger = Logger(label: "unleashed.control")) {
         self.socketPath = service.socket
         self.socketMode = service.socketMode
+        self.listen = service.listen
         self.api = api
         self.logger = logger
     }
@@ -51,6 +59,9 @@ public actor ControlServer {
     /// running server does nothing.
     public func start() async throws(ControlServerError) {
         guard running == nil else { return }
+        if let listen, !api.access.hasTokens {
+            throw .noTokenForTCP(listen.description)
+        }
         guard socketPath.utf8.count <= Self.maxSocketPathLength else {
             throw .couldNotListen(socketPath, "clients cannot reach a socket path of more than \(Self.maxSocketPathLength) bytes")
         }
@@ -70,37 +81,60 @@ public actor ControlServer {
         let staging = try Self.makeStagingDirectory(in: directory)
         let stagedSocket = staging + "/" + Self.stagedSocketName
 
-        let (outcomes, report) = AsyncStream.makeStream(of: Result<Void, ControlServerError>.self)
+        let (outcomes, report) = AsyncStream.makeStream(of: Result<Int?, ControlServerError>.self)
         let (finalPath, mode) = (socketPath, socketMode)
-        let application = Application(
-            router: api.router(),
+        let router = api.router()
+        var services: [any Service] = [Application(
+            router: router,
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: stagedSocket)),
             onServerRunning: { [logger] _ in
                 let placed = Self.place(stagedSocket, at: finalPath, mode: mode, staging: staging)
                 if case .success = placed { logger.info("control API listening on \(finalPath)") }
-                report.yield(placed)
+                report.yield(placed.map { _ in Int?.none })
             },
-            logger: Self.quieter(logger))
-        let group = ServiceGroup(configuration: .init(services: [application], logger: logger))
+            logger: Self.quieter(logger))]
+        if let listen {
+            services.append(Application(
+                router: router,
+                configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port)),
+                onServerRunning: { [logger] channel in
+                    let port = channel.localAddress?.port ?? listen.port
+                    logger.info("control API listening on \(listen.host):\(port) (TCP; every request needs a token)")
+                    report.yield(.success(port))
+                },
+                logger: Self.quieter(logger)))
+        }
+        let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         let task = Task {
             do {
                 try await group.run()
                 report.yield(.failure(.couldNotListen(finalPath, "the server stopped before it listened")))
             } catch {
-                report.yield(.failure(.couldNotListen(finalPath, "\(error)")))
+                report.yield(.failure(.couldNotListen(listen.map { "\($0)" } ?? finalPath, "\(error)")))
             }
             report.finish()
         }
         running = Running(group: group, task: task, staging: staging)
 
         var outcome: Result<Void, ControlServerError> = .failure(.couldNotListen(finalPath, "the server stopped"))
-        for await first in outcomes {
-            outcome = first
+        var listening = 0
+        var socketPlaced = false
+        for await next in outcomes {
+            switch next {
+            case .failure(let error):
+                outcome = .failure(error)
+            case .success(let port):
+                if let port { tcpPort = port } else { socketPlaced = true }
+                listening += 1
+                guard listening == services.count else { continue }
+                outcome = .success(())
+            }
             break
         }
         if case .failure(let error) = outcome {
-            // The socket never reached its path, which may be another process's to keep.
-            await shutDown(removingSocket: false)
+            // A socket that never reached its path may be another process's to keep; one this
+            // server placed (before the TCP listener failed) is its own to remove.
+            await shutDown(removingSocket: socketPlaced)
             throw error
         }
     }
@@ -114,6 +148,7 @@ public actor ControlServer {
     private func shutDown(removingSocket: Bool) async {
         guard let running else { return }
         self.running = nil
+        tcpPort = nil
         await running.group.triggerGracefulShutdown()
         await running.task.value
         if removingSocket { unlink(socketPath) }
@@ -190,11 +225,15 @@ public enum ControlServerError: Error, Equatable, Sendable, CustomStringConverti
     case directory(String, String)
     /// The socket could not be bound or put in place.
     case couldNotListen(String, String)
+    /// `listen` asks for TCP but no token could let anyone in there.
+    case noTokenForTCP(String)
 
     public var description: String {
         switch self {
         case .directory(let path, let why): "cannot use \(path) for the control socket: \(why)"
         case .couldNotListen(let path, let why): "cannot listen on \(path): \(why)"
+        case .noTokenForTCP(let address):
+            "cannot listen on \(address): listen is set but no [[tokens]] are configured; a TCP listener needs one"
         }
     }
 }

@@ -33,8 +33,13 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var resumeRuns: Bool
         /// The SQLite run journal.
         public var journal: String
-        /// When true, every request needs a token, even on the Unix socket.
+        /// When true, no client may change the rig (the `operate` permission): clients may
+        /// still watch and, with the operator role, shoot. For a rig that must not be
+        /// reconfigured in the middle of a session.
         public var locked: Bool
+        /// The role of a process on the Unix socket that presents no token and is neither root
+        /// nor the daemon's own user: a member of the socket's group.
+        public var peerRole: AccessToken.Role = .viewer
     }
 
     /// A `host:port` to listen on (`127.0.0.1:8080`, `[::1]:8080`).

@@ -15,18 +15,23 @@ public struct ControlAPI: Sendable {
     let connector: (any CameraConnecting)?
     let configuration: DaemonConfiguration
     let started: ContinuousClock.Instant
+    let metrics: DaemonMetrics
+    /// Routes a test adds behind the same middleware, for permissions no route asks for yet.
+    var extraRoutes: (@Sendable (RouterGroup<ControlRequestContext>) -> Void)?
 
     /// The largest request body accepted, so that a client cannot make the daemon read an
     /// unbounded one.
     static let maxBodySize = 64 * 1024
 
     /// - Parameters:
+    ///   - metrics: What `GET /metrics` reports.
     ///   - connector: Connects modules on request (`POST /v1/cameras`); without one the
     ///     daemon holds only the cameras it was started with.
     ///   - configuration: The modules it knows by name, for `POST /v1/cameras`.
     public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String,
-                connector: (any CameraConnecting)? = nil,
+                metrics: DaemonMetrics = DaemonMetrics(), connector: (any CameraConnecting)? = nil,
                 configuration: DaemonConfiguration = .defaults(scope: .user, environment: [:])) {
+        self.metrics = metrics
         self.cameras = cameras
         self.jobs = jobs
         self.access = access
@@ -46,6 +51,8 @@ public struct ControlAPI: Sendable {
         CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: v1)
+        MetricsRoutes(metrics: metrics).add(to: router)
+        extraRoutes?(v1)
         return router
     }
 }
