@@ -421,6 +421,12 @@ public actor JobManager {
         return (updates, follower)
     }
 
+    /// How many followers a running job has (0 for one that has ended): for status and
+    /// metrics, and to see that a client that left no longer costs anything.
+    public func followerCount(_ id: Int64) -> Int {
+        active[id]?.followers.count ?? 0
+    }
+
     private func unfollow(_ id: Int64, _ token: UUID) {
         active[id]?.followers[token] = nil
     }
