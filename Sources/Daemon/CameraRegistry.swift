@@ -13,14 +13,20 @@ public actor CameraRegistry {
     }
 
     private var entries: [Entry] = []
+    private let added: (@Sendable (Entry) async -> Void)?
 
-    public init() {}
+    /// - Parameter added: Told of each camera as it is added (the metrics follow its events).
+    public init(added: (@Sendable (Entry) async -> Void)? = nil) {
+        self.added = added
+    }
 
     /// Holds `camera` under `name`; false when that name is taken.
     @discardableResult
-    public func add(_ camera: any Camera, name: String, source: String) -> Bool {
+    public func add(_ camera: any Camera, name: String, source: String) async -> Bool {
         guard entry(named: name) == nil else { return false }
-        entries.append(Entry(name: name, camera: camera, source: source))
+        let entry = Entry(name: name, camera: camera, source: source)
+        entries.append(entry)
+        await added?(entry)
         return true
     }
 

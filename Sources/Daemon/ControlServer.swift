@@ -59,7 +59,7 @@ public actor ControlServer {
     /// running server does nothing.
     public func start() async throws(ControlServerError) {
         guard running == nil else { return }
-        if let listen, !api.access.hasTokens {
+        if let listen, !api.access.policy.hasTokens {
             throw .noTokenForTCP(listen.description)
         }
         guard socketPath.utf8.count <= Self.maxSocketPathLength else {

@@ -33,28 +33,33 @@ public struct DaemonService: Service {
     }
 
     public func run() async throws {
+        let notifier = SystemdNotifier()
         let journal = try SQLiteJournal(path: configuration.service.journal)
-        let registry = CameraRegistry()
-        let jobs = JobManager(journal: journal, cameras: registry, logger: logger)
-        let access = AccessPolicy()
-        let api = ControlAPI(cameras: registry, jobs: jobs, access: access, version: version,
-                             connector: cameras, configuration: configuration)
+        let metrics = DaemonMetrics()
+        let registry = CameraRegistry { entry in await metrics.observe(camera: entry.camera, name: entry.name) }
+        let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics)
+        let api = ControlAPI(cameras: registry, jobs: jobs, access: AccessPolicy(configuration: configuration), version: version,
+                             metrics: metrics, connector: cameras, configuration: configuration)
         let server = ControlServer(service: configuration.service, api: api, logger: logger)
         try await server.start()
         logger.info("unleashed \(version) serving on \(configuration.service.socket)")
+        let watchdog = notifier.watchdogInterval == nil ? nil : Task { try? await SystemdWatchdog(notifier: notifier).run() }
 
         let opening = Task { await cameras.openConfigured(into: registry, configuration: configuration, logger: logger) }
-        let reloads = Task { await reloadOnHangup() }
+        let reloads = Task { await reloadOnHangup(access: api.access, notifier: notifier) }
         if configuration.service.resumeRuns {
             // Runs wait for their camera: resume once the configured ones had their first chance.
             await opening.value
             let resumed = await jobs.resumeInterrupted()
             if !resumed.isEmpty { logger.info("resumed runs \(resumed.map(String.init).joined(separator: ", "))") }
         }
+        notify(notifier, .ready("serving on \(configuration.service.socket)"))
 
         try? await gracefulShutdown()
 
         logger.info("stopping: suspending runs, closing the control API and the cameras")
+        notify(notifier, .stopping)
+        watchdog?.cancel()
         reloads.cancel()
         opening.cancel()
         await jobs.suspendAll()
@@ -63,12 +68,33 @@ public struct DaemonService: Service {
         logger.info("stopped")
     }
 
-    /// Reads the configuration again on each SIGHUP and says what could not be applied: the
-    /// socket and the journal stay as they are until a restart.
-    private func reloadOnHangup() async {
+    private enum Notice {
+        case ready(String?), reloading, stopping
+    }
+
+    /// Tells systemd, when it listens; a failure to tell it is logged, never fatal.
+    private func notify(_ notifier: SystemdNotifier, _ notice: Notice) {
+        guard notifier.isActive else { return }
+        do throws(SystemdNotifierError) {
+            switch notice {
+            case .ready(let status): try notifier.ready(status: status)
+            case .reloading: try notifier.reloading()
+            case .stopping: try notifier.stopping()
+            }
+        } catch {
+            logger.warning("could not notify systemd: \(error)")
+        }
+    }
+
+    /// Reads the configuration again on each SIGHUP: tokens, roles and the locked mode apply to
+    /// the next request; the socket and the journal stay as they are until a restart.
+    private func reloadOnHangup(access: AccessControl, notifier: SystemdNotifier) async {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
+            notify(notifier, .reloading)
+            defer { notify(notifier, .ready(nil)) }
             do throws(ConfigurationError) {
                 let fresh = try reload()
+                access.replace(with: AccessPolicy(configuration: fresh))
                 if fresh.service.socket != configuration.service.socket || fresh.service.journal != configuration.service.journal {
                     logger.warning("reloaded; the socket and journal paths change only with a restart")
                 } else {

@@ -10,7 +10,8 @@ import UnleashedProtocol
 public struct ControlAPI: Sendable {
     let cameras: CameraRegistry
     let jobs: JobManager
-    let access: AccessPolicy
+    /// The access policy in force; SIGHUP replaces it.
+    public let access: AccessControl
     let version: String
     let connector: (any CameraConnecting)?
     let configuration: DaemonConfiguration
@@ -34,7 +35,7 @@ public struct ControlAPI: Sendable {
         self.metrics = metrics
         self.cameras = cameras
         self.jobs = jobs
-        self.access = access
+        self.access = AccessControl(access)
         self.version = version
         self.connector = connector
         self.configuration = configuration
@@ -46,7 +47,7 @@ public struct ControlAPI: Sendable {
         // Middleware applies to the routes added after it, and to unknown paths.
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
-        router.add(middleware: AccessMiddleware(policy: access))
+        router.add(middleware: AccessMiddleware(control: access))
         let v1 = router.group("v1")
         CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)

@@ -1,3 +1,4 @@
+import Synchronization
 import Hummingbird
 import NIOCore
 
@@ -134,12 +135,30 @@ private struct PeerCredentials: Sendable {
 
 /// Fills in ``ControlRequestContext/client`` before any route runs.
 struct AccessMiddleware: RouterMiddleware {
-    let policy: AccessPolicy
+    let control: AccessControl
 
     func handle(_ request: Request, context: ControlRequestContext,
                 next: (Request, ControlRequestContext) async throws -> Response) async throws -> Response {
         var context = context
-        context.client = try await policy.identify(request, context: context)
+        context.client = try await control.policy.identify(request, context: context)
         return try await next(request, context)
+    }
+}
+
+/// The access policy in force, replaced whole when SIGHUP reloads the configuration, so that a
+/// request is judged by one policy from start to end.
+public final class AccessControl: Sendable {
+    private let current: Mutex<AccessPolicy>
+
+    public init(_ policy: AccessPolicy) {
+        current = Mutex(policy)
+    }
+
+    /// The policy requests are judged by now.
+    public var policy: AccessPolicy { current.withLock { $0 } }
+
+    /// Judges the requests from now on by `policy` (tokens added or revoked, locked or not).
+    public func replace(with policy: AccessPolicy) {
+        current.withLock { $0 = policy }
     }
 }

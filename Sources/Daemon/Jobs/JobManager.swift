@@ -144,18 +144,21 @@ public actor JobManager {
     /// for a run that has not ended.
     private var suspendReasons: [Int64: String] = [:]
     private var closing = false
+    private let metrics: DaemonMetrics?
 
     /// - Parameters:
     ///   - journal: Where runs are recorded (the daemon's SQLite journal); job ids are its run ids.
     ///   - cameras: The cameras jobs may run on, by name.
     ///   - followerBacklog: How many updates a follower may fall behind before it is let go;
     ///     what a slow client may cost in memory, never in the run's timing.
+    ///   - metrics: Counts the jobs' frames and how many jobs run, for `GET /metrics`.
     public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
-                followerBacklog: Int = 1024) {
+                followerBacklog: Int = 1024, metrics: DaemonMetrics? = nil) {
         self.journal = journal
         self.cameras = cameras
         self.logger = logger
         self.followerBacklog = max(followerBacklog, 1)
+        self.metrics = metrics
     }
 
     /// A manager with no cameras and a journal in memory: for a control API that runs no jobs.
@@ -259,6 +262,7 @@ public actor JobManager {
             logger.error("cannot read the frames of job \(record.id): \(error)")
         }
         active[record.id] = job
+        metrics?.setJobsRunning(active.count)
         let id = record.id
         job.relay = Task {
             for await frame in run.records { self.received(frame, job: id) }
@@ -269,6 +273,7 @@ public actor JobManager {
     private func received(_ frame: FrameRecord, job id: Int64) {
         guard let job = active[id], job.seen.insert(FrameKey(frame)).inserted else { return }
         job.history.append(frame)
+        metrics?.record(frame: frame, camera: job.record.camera)
         for (token, follower) in job.followers {
             if case .dropped = follower.yield(.frame(frame)) {
                 logger.notice("a follower of job \(id) fell \(followerBacklog) updates behind and was dropped")
@@ -280,6 +285,7 @@ public actor JobManager {
 
     private func ended(_ id: Int64, _ outcome: Result<RunEnding, TimelapseError>) {
         guard let job = active.removeValue(forKey: id) else { return }
+        metrics?.setJobsRunning(active.count)
         var ending: RunEnding
         switch outcome {
         case .success(let done): ending = done

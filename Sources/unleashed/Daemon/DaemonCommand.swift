@@ -56,11 +56,8 @@ struct DaemonCommand: AsyncParsableCommand {
             options.emit(Self.summary(configuration, files: files)) { Self.text(configuration, files: files) }
             return
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .info
-            return handler
-        }
+        // Priority prefixes when systemd's journal reads standard error, plain lines otherwise.
+        LoggingSystem.bootstrap { label in JournaldLogHandler(label: label) }
         let logger = Logger(label: "unleashed.daemon")
         let demo: DemoOptions? = options.demoMode ? try options.demoOptions() : nil
         let service = DaemonService(configuration: configuration, version: Unleashed.version,
