@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 leak-check clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon leak-check clean
 
 setup:
 	scripts/setup
@@ -50,6 +50,12 @@ bench-bluez: setup
 bench-gphoto2: setup
 	swift build -c release --product unleashed-sim
 	swift run -c release unleashed-gphoto2-bench
+
+# The daemon: status requests through its socket, `unleashed shoot` through it and direct, and
+# its idle memory and CPU (docs/performance.md).
+bench-daemon: setup
+	swift build -c release --product unleashed
+	swift run -c release unleashed-daemon-bench
 
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup

@@ -137,6 +137,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "unleashed-daemon-bench",
+            dependencies: ["DaemonClient", "FakeBlueZ", "UnleashedProtocol", "UnleashedTestSupport"],
+            path: "Benchmarks/unleashed-daemon-bench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "unleashed-dbus-soak",
             dependencies: ["DBus"],
             path: "Benchmarks/unleashed-dbus-soak",
@@ -236,7 +242,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["unleashed", "Intervalometer"],
+            dependencies: ["unleashed", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
     ],

@@ -1,5 +1,8 @@
 public import DBus
 import UnleashedKit
+#if canImport(Glibc)
+import Glibc
+#endif
 import UnleashedProtocol
 import UnleashedSimulator
 
@@ -41,6 +44,8 @@ public actor FakeBlueZ {
     /// Modules whose `linkloss` faults run: from their first connection under the current plan.
     var linkLossArmed: Set<Int> = []
     var counters: [String: Int] = [:]
+    /// The latest packets that reached a module, with when (CLOCK_MONOTONIC nanoseconds).
+    var writeLog: [(nanoseconds: UInt64, packet: [UInt8])] = []
     var random: SplitMix64
     var nextPairingID = 0
 
@@ -285,6 +290,21 @@ public actor FakeBlueZ {
 
     func count(_ counter: String) {
         counters[counter, default: 0] += 1
+    }
+
+    /// Notes a packet that reached a module, keeping the last 1024.
+    func logWrite(_ packet: [UInt8]) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        writeLog.append((UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec), packet))
+        if writeLog.count > 1024 { writeLog.removeFirst(writeLog.count - 1024) }
+    }
+
+    /// The packets that reached a module at or after `nanoseconds` (CLOCK_MONOTONIC, the clock
+    /// every process on the machine shares), oldest first: for measuring how long a client
+    /// takes to get a request to a module.
+    public func writes(since nanoseconds: UInt64) -> [(nanoseconds: UInt64, packet: [UInt8])] {
+        writeLog.filter { $0.nanoseconds >= nanoseconds }
     }
 
     /// Runs `work` on the actor after `delay`, unless the returned task is cancelled first.

@@ -38,3 +38,198 @@ struct DaemonCommandTests {
         try await rig.stop()
     }
 }
+
+/// Jobs in the daemon, driven by the CLI as a user would: detached, attached, stopped, and
+/// carried through a crash and a SIGTERM.
+@Suite("jobs in unleashed daemon over BlueZ (private bus, three modules)", .serialized, .timeLimit(.minutes(3)))
+struct DaemonJobTests {
+    @Test("the CLI talks to the daemon: status, settings and a shot go to the named module, as in direct mode")
+    func cliThroughDaemon() async throws {
+        let rig = try await DaemonRig()
+        try await rig.start()
+        let before = try await rig.bluetooth.stats()["writes"] ?? 0
+        let set = try await rig.unleashed("--module", "b", "settings", "set", "iso", "800")
+        #expect(set.status == 0, "\(set.stderr)")
+        let get = try await rig.unleashed("--module", "b", "settings", "get", "iso")
+        #expect(get.stdout == "iso 800\n", "the same output as in direct mode: \(get.stdout) \(get.stderr)")
+        let shot = try await rig.unleashed("--module", "b", "--json", "shoot")
+        #expect(shot.status == 0, "\(shot.stderr)")
+        #expect(shot.json?["counter"] as? Int == 1)
+        let refused = try await rig.unleashed("--module", "b", "settings", "set", "iso", "850")
+        #expect(refused.status == 65, "a refused value: the same status and message as in direct mode")
+        #expect(refused.stderr.contains("nearest"), "\(refused.stderr)")
+        let ambiguous = try await rig.unleashed("shoot")
+        #expect(ambiguous.status == 64)
+        #expect(ambiguous.stderr.contains("a, b, c"), "\(ambiguous.stderr)")
+        #expect((try await rig.bluetooth.stats()["writes"] ?? 0) > before, "the requests reached the module through the fake")
+        let status = try await rig.status()
+        let b = try #require((status["cameras"] as? [[String: Any]])?.first { $0["name"] as? String == "b" })
+        #expect((b["status"] as? [String: Any])?["shotCounter"] as? Int == 1, "the daemon's module took the shot")
+        try await rig.stop()
+    }
+
+    @Test("a detached 50-frame time-lapse is listed, attached to, and stopped")
+    func detachAttachStop() async throws {
+        let rig = try await DaemonRig()
+        try await rig.start()
+        let submitted = try await rig.unleashed("--module", "c", "--json", "timelapse", "--interval", "300ms", "--frames", "50",
+                                                "--overrun", "burst", "--detach")
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let job = try #require(submitted.json?["job"] as? [String: Any])
+        let id = try #require(job["id"] as? Int)
+        #expect(job["camera"] as? String == "c")
+
+        let listed = try await rig.unleashed("jobs")
+        #expect(listed.stdout.contains("Job \(id)  timelapse on c  "), "\(listed.stdout)")
+
+        let attached = try BackgroundRun(Built.unleashed, ["--json", "attach", "\(id)"], environment: rig.environment)
+        try await attached.waitFor("five frames") { $0.frames.count >= 5 }
+        let stop = try await rig.unleashed("stop", "\(id)")
+        #expect(stop.status == 0, "\(stop.stderr)")
+        #expect(try await attached.exitStatus() == 0, "\(attached.errors)")
+        let end = try #require(attached.objects.last?["run"] as? [String: Any])
+        #expect(end["id"] as? Int == id)
+        #expect(end["state"] as? String == "finished")
+        #expect(end["reason"] as? String == "stopped on request")
+        let frames = attached.frames.compactMap { $0["frame"] as? Int }
+        #expect(frames == Array(1...frames.count), "every frame once, in order, from the first: \(frames)")
+        #expect(frames.count < 50)
+        #expect(attached.frames.allSatisfy { $0["run"] as? Int == id })
+
+        let after = try await rig.unleashed("--json", "jobs")
+        let listedJob = try #require((after.json?["jobs"] as? [[String: Any]])?.first { $0["id"] as? Int == id })
+        #expect(listedJob["state"] as? String == "finished")
+        #expect((listedJob["summary"] as? [String: Any])?["taken"] as? Int == frames.count)
+        try await rig.stop()
+    }
+
+    @Test("kill -9 of the daemon mid-run, then a restart: the run resumes on its schedule, every slot recorded once")
+    func killAndResume() async throws {
+        let rig = try await DaemonRig(modules: 1)
+        try await rig.start()
+        let submitted = try await rig.unleashed("--json", "timelapse", "--interval", "250ms", "--frames", "40", "--detach")
+        let id = try #require((submitted.json?["job"] as? [String: Any])?["id"] as? Int, "\(submitted.stderr)")
+        try await waitForTaken(rig, job: id, atLeast: 5)
+        try await rig.stop(SIGKILL)
+        try await Task.sleep(for: .milliseconds(1500))
+        try await rig.start()
+        let deadline = ContinuousClock.now + .seconds(60)
+        var state = ""
+        while state != "finished" {
+            guard ContinuousClock.now < deadline else { Issue.record("the resumed run did not finish: \(rig.daemonLog)"); break }
+            state = (try await rig.request("/v1/jobs/\(id)").json?["state"] as? String) ?? ""
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let shown = try await rig.unleashed("--json", "runs", "show", "\(id)")
+        let frames = try #require(shown.json?["frames"] as? [[String: Any]], "\(shown.stderr)")
+        #expect(frames.compactMap { $0["frame"] as? Int } == Array(1...40), "every slot once, in order")
+        #expect(frames.contains { $0["outcome"] as? String == "skipped" && ($0["error"] as? String) == "the run was not running" },
+                "slots passed while the daemon was down are recorded as skipped")
+        #expect(frames.allSatisfy { ($0["scheduledMs"] as? Int).map { $0 % 250 == 0 } ?? false }, "the original schedule")
+        try await rig.stop()
+    }
+
+    @Test("SIGTERM during a bulb exposure: the shutter is closed, the frame recorded, the daemon exits 0 and the run resumes later")
+    func sigtermDuringBulb() async throws {
+        let rig = try await DaemonRig(modules: 1)
+        try await rig.start()
+        #expect(try await rig.unleashed("settings", "set", "shutter-speed", "bulb").status == 0)
+        let submitted = try await rig.unleashed("--json", "timelapse", "--interval", "25s", "--frames", "3", "--bulb", "20s", "--detach")
+        let id = try #require((submitted.json?["job"] as? [String: Any])?["id"] as? Int, "\(submitted.stderr)")
+        // Well inside the exposure, however slowly the job got going.
+        try await Task.sleep(for: .milliseconds(2500))
+        let stopped = ContinuousClock.now
+        #expect(try await rig.stop(SIGTERM) == 0, "\(rig.daemonLog)")
+        #expect(ContinuousClock.now - stopped < .seconds(10), "the daemon did not wait for the 20 s exposure")
+        let shown = try await rig.unleashed("--json", "runs", "show", "\(id)")
+        let frames = try #require(shown.json?["frames"] as? [[String: Any]], "\(shown.stderr)")
+        #expect(frames.count == 1)
+        let frame = try #require(frames.first)
+        #expect(frame["outcome"] as? String == "taken")
+        #expect((frame["exposure"] as? String)?.hasPrefix("bulb 20000ms, ended early after") == true, "\(frame)")
+        let run = try #require(shown.json?["run"] as? [String: Any])
+        #expect(run["state"] as? String == "running", "left resumable: \(run)")
+        // The module's shutter is free: a plain shot works at once, straight through BlueZ.
+        #expect(try await rig.unleashed("--direct", "--module", "F0:5E:D0:00:00:01", "settings", "set", "shutter-speed", "1/125").status == 0)
+        let shot = try await rig.unleashed("--direct", "--module", "F0:5E:D0:00:00:01", "shoot")
+        #expect(shot.status == 0, "\(shot.stderr)")
+    }
+
+    private func waitForTaken(_ rig: DaemonRig, job id: Int, atLeast count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ((try await rig.request("/v1/jobs/\(id)").json?["summary"] as? [String: Any])?["taken"] as? Int ?? 0) < count {
+            guard ContinuousClock.now < deadline else { throw FixtureError("job \(id) took fewer than \(count) frames: \(rig.daemonLog)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
+
+/// Who may do what: tokens, roles and the locked mode, against the daemon as installed.
+@Suite("access to unleashed daemon (private bus, one module)", .serialized, .timeLimit(.minutes(2)))
+struct DaemonAccessTests {
+    static let tokens = """
+        [[tokens]]
+        name = "wall-display"
+        secret = "viewer-secret-0123456789"
+        role = "viewer"
+
+        [[tokens]]
+        name = "studio"
+        secret = "operator-secret-0123456789"
+        role = "operator"
+        """
+
+    @Test("a viewer token reads status and is refused a settings change with 403 naming the role needed")
+    func viewerRefused() async throws {
+        let rig = try await DaemonRig(modules: 1, extraConfiguration: Self.tokens)
+        try await rig.start()
+        let read = try await rig.request("/v1/status", "-H", "Authorization: Bearer viewer-secret-0123456789")
+        #expect(read.status == 200)
+        let change = try await rig.request("/v1/cameras/a/settings/iso", "-X", "PUT", "--data", "{\"value\":\"800\"}",
+                                           "-H", "Authorization: Bearer viewer-secret-0123456789")
+        #expect(change.status == 403)
+        let message = try #require((change.json?["error"] as? [String: Any])?["message"] as? String)
+        #expect(message.contains("operator role") && message.contains("viewer"), "\(message)")
+        // The CLI with the viewer's token says the same and exits 65.
+        var viewer = rig.environment
+        viewer["UNLEASHED_TOKEN"] = "viewer-secret-0123456789"
+        let cli = try await runProgram(Built.unleashed, ["settings", "set", "iso", "800"], environment: viewer)
+        #expect(cli.status == 65)
+        #expect(cli.stderr.contains("operator role"), "\(cli.stderr)")
+        let allowed = try await rig.request("/v1/cameras/a/settings/iso", "-X", "PUT", "--data", "{\"value\":\"800\"}",
+                                            "-H", "Authorization: Bearer operator-secret-0123456789")
+        #expect(allowed.status == 200, "\(allowed.body)")
+        try await rig.stop()
+    }
+
+    @Test("locked: shooting and watching are allowed; settings, connecting, forgetting and stopping runs are refused")
+    func lockedMode() async throws {
+        let rig = try await DaemonRig(modules: 1, extraConfiguration: "")
+        try lock(rig)
+        try await rig.start()
+        let shot = try await rig.unleashed("--json", "shoot")
+        #expect(shot.status == 0, "\(shot.stderr)")
+        #expect(try await rig.request("/v1/status").status == 200)
+        let refusals = [
+            try await rig.request("/v1/cameras/a/settings/iso", "-X", "PUT", "--data", "{\"value\":\"800\"}"),
+            try await rig.request("/v1/cameras", "-X", "POST", "--data", "{\"module\":\"F0:5E:D0:00:00:02\"}"),
+            try await rig.request("/v1/cameras/a", "-X", "DELETE"),
+            try await rig.request("/v1/jobs/1/stop", "-X", "POST"),
+            try await rig.request("/v1/jobs", "-X", "POST", "--data", "{\"plan\":{\"intervalMs\":1000,\"frames\":2}}"),
+        ]
+        for refusal in refusals {
+            #expect(refusal.status == 403, "\(refusal.body)")
+            #expect(((refusal.json?["error"] as? [String: Any])?["message"] as? String)?.contains("locked") == true, "\(refusal.body)")
+        }
+        let cli = try await rig.unleashed("settings", "set", "iso", "800")
+        #expect(cli.status == 65)
+        #expect(cli.stderr.contains("locked"), "\(cli.stderr)")
+        try await rig.stop()
+    }
+
+    /// Sets `locked = true` in the rig's `[daemon]` table.
+    private func lock(_ rig: DaemonRig) throws {
+        let text = try String(contentsOf: rig.configFile, encoding: .utf8)
+        try text.replacingOccurrences(of: "[daemon]\n", with: "[daemon]\nlocked = true\n").write(to: rig.configFile, atomically: true, encoding: .utf8)
+    }
+}

@@ -1,0 +1,192 @@
+// The daemon's costs, measured on the built binaries (docs/performance.md):
+//   1. a status request through the control socket, as a script's HTTP client sees it;
+//   2. `unleashed shoot` as a process: from its start to the shoot request reaching the module
+//      behind the fake bluetoothd, with the daemon running (the CLI asks it) and without (the CLI
+//      connects the module itself), side by side in one run;
+//   3. the idle daemon holding one connected module: its resident memory and CPU over 60 s.
+// Everything runs on a private dbus-daemon with the project's fake org.bluez in this process.
+// Build first: swift build -c release --product unleashed (make bench-daemon does both).
+import DaemonClient
+import FakeBlueZ
+import Foundation
+import UnleashedProtocol
+import UnleashedTestSupport
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("unleashed-daemon-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// The nearest-rank percentile of `values` (milliseconds).
+func percentile(_ p: Double, _ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[max(Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1, 0)]
+}
+
+func milliseconds(_ value: Double) -> String { String(format: "%.3f ms", value) }
+
+let arguments = CommandLine.arguments
+let shootRuns = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 1]) } ?? 200
+let statusRequests = arguments.firstIndex(of: "--requests").flatMap { Int(arguments[$0 + 1]) } ?? 2000
+let idleSeconds = arguments.firstIndex(of: "--idle").flatMap { Int(arguments[$0 + 1]) } ?? 60
+
+let binaries = URL(fileURLWithPath: arguments[0]).deletingLastPathComponent()
+let unleashed = binaries.appendingPathComponent("unleashed")
+guard FileManager.default.isExecutableFile(atPath: unleashed.path) else {
+    fail("no \(unleashed.path): build it with swift build -c release --product unleashed")
+}
+
+let bus = try await PrivateBus()
+var fakeConfiguration = FakeBlueZ.Configuration()
+fakeConfiguration.modules = 1
+let fake = FakeBlueZ(configuration: fakeConfiguration)
+try await fake.start(bus: .address(bus.address))
+let address = await fake.moduleAddresses[0]
+
+let directory = URL(fileURLWithPath: "/tmp/ud-bench-\(getpid())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+let socket = directory.appendingPathComponent("run/control.sock").path
+let configFile = directory.appendingPathComponent("unleashed.toml")
+try """
+    [daemon]
+    socket = "\(socket)"
+    journal = "\(directory.appendingPathComponent("journal.sqlite").path)"
+
+    [[modules]]
+    name = "a"
+    address = "\(address)"
+    """.write(to: configFile, atomically: true, encoding: .utf8)
+
+var environment = ProcessInfo.processInfo.environment
+environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+environment["UNLEASHED_SOCKET"] = socket
+environment["UNLEASHED_DEMO"] = nil
+
+/// Runs `unleashed` to its end; its output is discarded.
+func runUnleashed(_ arguments: [String]) throws -> Int32 {
+    let process = Process()
+    process.executableURL = unleashed
+    process.arguments = arguments
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}
+
+func startDaemon() async throws -> Process {
+    let process = Process()
+    process.executableURL = unleashed
+    process.arguments = ["daemon", "--config", configFile.path]
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let client = DaemonClient(socketPath: socket)
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
+        if let status = try? await client.request("GET", "/v1/status"),
+           status["cameras"]?.arrayValue?.first?["status"]?["connection"]?.stringValue == "ready" {
+            return process
+        }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    fail("the daemon did not get the module ready")
+}
+
+func stopDaemon(_ process: Process) {
+    kill(process.processIdentifier, SIGTERM)
+    process.waitUntilExit()
+}
+
+/// Milliseconds from starting `unleashed shoot` to the shoot request reaching the module.
+func shootLatencies(_ arguments: [String], runs: Int) async throws -> [Double] {
+    var latencies: [Double] = []
+    for run in 0..<runs {
+        let start = monotonicNanoseconds()
+        let status = try runUnleashed(arguments + ["shoot"])
+        guard status == 0 else { fail("unleashed \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1)") }
+        var reassembler = try Reassembler(mtu: 247)
+        let request = await fake.writes(since: start).first { write in
+            guard let bytes = reassembler.receive(write.packet).message,
+                  let message = try? Message(decoding: bytes) else { return false }
+            if case .request(.shoot) = message.kind { return true }
+            return false
+        }
+        guard let request else { fail("run \(run + 1): no shoot request reached the module") }
+        latencies.append(Double(request.nanoseconds - start) / 1e6)
+    }
+    return latencies
+}
+
+/// Resident memory (KiB) and CPU time (clock ticks) of `pid`, from /proc.
+func usage(_ pid: Int32) -> (rssKiB: Int, ticks: Int) {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
+    let fields = stat[stat.index(after: stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
+    let ticks = fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+    return (rss, ticks)
+}
+
+// 1 and 2 with the daemon running.
+var daemon = try await startDaemon()
+let client = DaemonClient(socketPath: socket)
+var statusTimes: [Double] = []
+for _ in 0..<statusRequests {
+    let start = ContinuousClock.now
+    _ = try await client.request("GET", "/v1/status")
+    statusTimes.append(Double((ContinuousClock.now - start).components.attoseconds) / 1e15
+        + Double((ContinuousClock.now - start).components.seconds) * 1000)
+}
+_ = try runUnleashed(["shoot"])  // warm the page cache for both modes alike
+let throughDaemon = try await shootLatencies([], runs: shootRuns)
+stopDaemon(daemon)
+
+// 2 without it: each command connects the module itself.
+_ = try runUnleashed(["--module", address, "shoot"])
+let direct = try await shootLatencies(["--module", address], runs: shootRuns)
+
+// 3: the idle daemon.
+daemon = try await startDaemon()
+try await Task.sleep(for: .seconds(2))
+let before = usage(daemon.processIdentifier)
+try await Task.sleep(for: .seconds(idleSeconds))
+let after = usage(daemon.processIdentifier)
+stopDaemon(daemon)
+let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+let cpuPercent = Double(after.ticks - before.ticks) / ticksPerSecond / Double(idleSeconds) * 100
+
+print("""
+    status request through the socket (\(statusRequests) requests, one client): \
+    p50 \(milliseconds(percentile(50, statusTimes))), p99 \(milliseconds(percentile(99, statusTimes)))
+
+    unleashed shoot, process start to the shoot request at the module (\(shootRuns) runs each):
+      mode              p50          p99          max
+      through daemon    \(milliseconds(percentile(50, throughDaemon)))  \(milliseconds(percentile(99, throughDaemon)))  \(milliseconds(throughDaemon.max() ?? 0))
+      direct            \(milliseconds(percentile(50, direct)))  \(milliseconds(percentile(99, direct)))  \(milliseconds(direct.max() ?? 0))
+
+    idle daemon with one connected module, over \(idleSeconds) s: RSS \(before.rssKiB) KiB -> \(after.rssKiB) KiB, \
+    CPU \(String(format: "%.2f", cpuPercent)) % of one core (\(after.ticks - before.ticks) ticks)
+    """)
+let json: JSONValue = [
+    "statusMs": ["p50": .number(percentile(50, statusTimes)), "p99": .number(percentile(99, statusTimes))],
+    "shootThroughDaemonMs": ["p50": .number(percentile(50, throughDaemon)), "p99": .number(percentile(99, throughDaemon))],
+    "shootDirectMs": ["p50": .number(percentile(50, direct)), "p99": .number(percentile(99, direct))],
+    "idle": ["seconds": .integer(Int64(idleSeconds)), "rssKiB": .integer(Int64(after.rssKiB)), "cpuPercent": .number(cpuPercent)],
+]
+let encoder = JSONEncoder()
+encoder.outputFormatting = [.sortedKeys]
+print(String(decoding: try encoder.encode(json), as: UTF8.self))
