@@ -155,6 +155,51 @@ struct DaemonJobTests {
         #expect(shot.status == 0, "\(shot.stderr)")
     }
 
+    @Test("50 API clients polling status and following events during a run move its lateness p99 by at most 1 ms")
+    func fiftyClients() async throws {
+        let rig = try await DaemonRig(modules: 1)
+        try await rig.start()
+        let quiet = try await latenessP99(rig)
+        // 25 clients each poll the status 5 times a second on a connection of their own, and 25
+        // follow every camera event: 50 connections for the whole of the second run.
+        var clients: [Process] = []
+        for index in 0..<50 {
+            let process = Process()
+            process.executableURL = Curl.executable
+            process.arguments = index < 25
+                ? ["-s", "-o", "/dev/null", "--rate", "5/s", "--unix-socket", rig.socket, "http://localhost/v1/status?n=[1-10000]"]
+                : ["-sN", "-o", "/dev/null", "--unix-socket", rig.socket, "http://localhost/v1/events"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            clients.append(process)
+        }
+        defer { for client in clients where client.isRunning { kill(client.processIdentifier, SIGKILL) } }
+        try await Task.sleep(for: .seconds(1))
+        let loaded = try await latenessP99(rig)
+        #expect(clients.allSatisfy(\.isRunning), "every client was still connected at the end")
+        #expect(loaded - quiet <= 1000, "lateness p99 \(quiet) µs alone, \(loaded) µs with 50 clients")
+        try await rig.stop()
+    }
+
+    /// Runs 100 slots 100 ms apart on the daemon's camera and returns the lateness p99 (µs).
+    private func latenessP99(_ rig: DaemonRig) async throws -> Int {
+        let submitted = try await rig.request("/v1/jobs", "-X", "POST", "--data",
+                                              "{\"plan\":{\"intervalMs\":100,\"frames\":100,\"overrun\":\"burst\"}}")
+        let id = try #require(submitted.json?["id"] as? Int, "\(submitted.body)")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while true {
+            let job = try await rig.request("/v1/jobs/\(id)").json
+            if job?["state"] as? String == "finished" {
+                let summary = try #require(job?["summary"] as? [String: Any])
+                #expect(summary["taken"] as? Int == 100)
+                return try #require(summary["p99LatenessMicros"] as? Int)
+            }
+            guard ContinuousClock.now < deadline else { throw FixtureError("job \(id) did not finish: \(rig.daemonLog)") }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
     private func waitForTaken(_ rig: DaemonRig, job id: Int, atLeast count: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ((try await rig.request("/v1/jobs/\(id)").json?["summary"] as? [String: Any])?["taken"] as? Int ?? 0) < count {
