@@ -49,7 +49,7 @@ extension Response {
 
     /// The API's error shape: `{"error": {"code": ..., "message": ...}}`.
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        .json(status, .object(["error": .object(["code": .int(status.code), "message": .string(message)])]))
+        .json(status, .object(["error": .object(["code": .integer(Int64(status.code)), "message": .string(message)])]))
     }
 }
 
