@@ -34,6 +34,7 @@ public struct ControlAPI: Sendable {
         router.add(middleware: AccessMiddleware(policy: access))
         let v1 = router.group("v1")
         CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
+        CameraOperationRoutes(cameras: cameras).add(to: v1)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
         return router
     }
