@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "GPhoto2", targets: ["GPhoto2"]),
         .library(name: "Daemon", targets: ["Daemon"]),
+        .library(name: "DaemonClient", targets: ["DaemonClient"]),
         .executable(name: "unleashed-sim", targets: ["unleashed-sim"]),
     ],
     dependencies: [
@@ -31,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -59,6 +61,17 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DaemonClient",
+            dependencies: [
+                "UnleashedKit",
+                "UnleashedProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -188,6 +201,11 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: ["Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DaemonClientTests",
+            dependencies: ["DaemonClient", "Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator"],
             swiftSettings: strict
         ),
         .testTarget(
