@@ -1,5 +1,5 @@
 import Daemon
-import DaemonClient
+@testable import DaemonClient
 import Foundation
 import Testing
 import UnleashedKit
@@ -106,6 +106,47 @@ struct DaemonClientTests {
             await remote.close()
         }
         try await demo.finish()
+    }
+
+    @Test("video, the camera's clock and geotags go through; a bad one fails as it does directly", .timeLimit(.minutes(1)))
+    func rigOperations() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            let remote = try await RemoteCamera.open(client: client, camera: "demo")
+            try await remote.startVideo()
+            try await Task.sleep(for: .milliseconds(100))
+            let clip = try await remote.stopVideo()
+            #expect(clip >= .zero)
+            try await remote.setTime(WallTime(unixMilliseconds: 1_763_900_000_000, utcOffsetMinutes: 60))
+            try await remote.geotag(GeoPosition(latitude: 47.37, longitude: 8.54, altitude: 408, fixTime: 1_763_900_000_000))
+            let badTime = WallTime(unixMilliseconds: 0, utcOffsetMinutes: 2000)
+            let direct = await #expect(throws: CameraError.self) { try await demo.camera.setTime(badTime) }
+            let viaDaemon = await #expect(throws: CameraError.self) { try await remote.setTime(badTime) }
+            #expect(viaDaemon == direct)
+            let badPlace = GeoPosition(latitude: 91, longitude: 0, fixTime: 0)
+            let placeError = await #expect(throws: CameraError.self) { try await remote.geotag(badPlace) }
+            #expect(placeError?.description == badPlace.problem)
+            await remote.close()
+        }
+        try await demo.finish()
+    }
+
+    @Test("Server-Sent Events are read whatever the chunks' boundaries")
+    func serverSentEvents() async throws {
+        let text = ": subscribed\n\nevent: shotCompleted\ndata: {\"counter\":1}\n\nevent: busy\r\ndata: a\ndata: b\n\n"
+        let bytes = Array(text.utf8)
+        for size in [1, 3, 7, bytes.count] {
+            var parser = ServerSentEventParser()
+            var events: [ServerSentEvent] = []
+            for start in stride(from: 0, to: bytes.count, by: size) {
+                events += parser.feed(bytes[start..<min(start + size, bytes.count)])
+            }
+            #expect(events == [
+                ServerSentEvent(name: "", data: "subscribed", isComment: true),
+                ServerSentEvent(name: "shotCompleted", data: "{\"counter\":1}"),
+                ServerSentEvent(name: "busy", data: "a\nb"),
+            ])
+        }
     }
 
     @Test("a bulb exposure whose client goes away is ended at once, not left open", .timeLimit(.minutes(1)))
