@@ -118,7 +118,8 @@ struct CameraOperationRoutes: Sendable {
 
     /// The camera the path names; 404 with the registry's words when there is none.
     private func lookUp(_ context: ControlRequestContext) async throws -> CameraRegistry.Entry {
-        let name = try context.parameters.require("camera")
+        let raw = try context.parameters.require("camera")
+        let name = raw.removingPercentEncoding ?? raw
         do {
             return try await cameras.camera(named: name)
         } catch {
