@@ -92,6 +92,7 @@ public actor RemoteCamera: Camera {
         }
     }
 
+    /// The camera's events from now on, from the one subscription opened with the camera.
     public nonisolated func events() -> AsyncStream<CameraEvent> { hub.subscribe() }
 
     public func status() async throws(CameraError) -> CameraStatus {
@@ -173,10 +174,12 @@ public actor RemoteCamera: Camera {
         hub.finish()
     }
 
+    /// Asks the daemon; false when the camera's link is down or the daemon cannot be reached.
     public var isReady: Bool {
         get async { (try? await status())?.connection == .ready }
     }
 
+    /// The camera's metered EV now, or the last one seen when the daemon cannot be asked.
     public var lastMeteredEV: ExposureStops? {
         get async { ((try? await status()) ?? lastStatus)?.meteredEV }
     }

@@ -14,6 +14,7 @@ public struct JSONShapeError: Error, Equatable, Sendable, CustomStringConvertibl
     /// What is wrong there: `expected an integer`, `missing`.
     public var problem: String
 
+    /// The problem `problem` at `path`.
     public init(path: String, problem: String) {
         self.path = path
         self.problem = problem
@@ -183,6 +184,7 @@ extension CameraIdentity {
         return .object(members)
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "identity"))
     }
@@ -252,6 +254,7 @@ extension ConnectionState {
         return .object(members)
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "connection"))
     }
@@ -295,6 +298,7 @@ extension CameraStatus {
         ])
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "status"))
     }
@@ -332,6 +336,7 @@ extension SettingValue {
         ["setting": .string(setting.userName), "value": .string(text), "raw": .integer(Int64(rawValue))]
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "value"))
     }
@@ -363,6 +368,7 @@ extension SettingDescriptor {
         ])
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "setting"))
     }
@@ -382,6 +388,7 @@ extension FocusResult {
     /// `{"result": "acquired"}`.
     public var json: JSONValue { ["result": jsonName] }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         self = try JSONCursor(json, path: "focus").member("result").wire(FocusResult.self)
     }
@@ -396,6 +403,7 @@ extension Shot {
         ]
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "shot"))
     }
@@ -413,6 +421,7 @@ extension BulbExposure {
         ["shot": shot.json, "exposedMs": exposed.map(JSONValue.milliseconds) ?? .null, "ending": .string(ending.rawValue)]
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         let cursor = JSONCursor(json, path: "bulb")
         let endingCursor = try cursor.member("ending")
@@ -428,6 +437,7 @@ extension WallTime {
         ["unixMilliseconds": .unsigned(unixMilliseconds), "utcOffsetMinutes": .int(utcOffsetMinutes)]
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         let cursor = JSONCursor(json, path: "time")
         self.init(unixMilliseconds: try cursor.member("unixMilliseconds").integer(UInt64.self),
@@ -444,6 +454,7 @@ extension GeoPosition {
         ]
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         let cursor = JSONCursor(json, path: "position")
         self.init(latitude: try cursor.member("latitude").double(), longitude: try cursor.member("longitude").double(),
@@ -461,6 +472,7 @@ extension SavedFile {
         ]
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "file"))
     }
@@ -476,6 +488,7 @@ extension DeviceFailure {
     /// `{"kind": "busy", "message": "…"}`.
     public var json: JSONValue { ["kind": .string(kind.rawValue), "message": .string(message)] }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "failure"))
     }
@@ -533,6 +546,7 @@ extension CameraEvent {
     /// `{"event": "<name>", …fields}`.
     public var json: JSONValue { .object(jsonFields.merging(["event": .string(jsonName)]) { _, name in name }) }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         let cursor = JSONCursor(json, path: "event")
         try self.init(name: try cursor.member("event").string(), fields: cursor)
@@ -640,6 +654,7 @@ extension CameraError {
         }
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "error"))
     }
@@ -695,6 +710,7 @@ extension SessionError {
         }
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "session"))
     }
@@ -740,6 +756,7 @@ extension TransportError {
         }
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "transport"))
     }
@@ -768,6 +785,7 @@ extension MessageEncodingError {
         }
     }
 
+    /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
         try self.init(JSONCursor(json, path: "encoding"))
     }
