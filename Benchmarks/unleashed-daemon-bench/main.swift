@@ -64,12 +64,15 @@ try """
     address = "\(address)"
     """.write(to: configFile, atomically: true, encoding: .utf8)
 
-var environment = ProcessInfo.processInfo.environment
-environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
-environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
-environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-environment["UNLEASHED_SOCKET"] = socket
-environment["UNLEASHED_DEMO"] = nil
+let environment: [String: String] = {
+    var environment = ProcessInfo.processInfo.environment
+    environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+    environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+    environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+    environment["UNLEASHED_SOCKET"] = socket
+    environment["UNLEASHED_DEMO"] = nil
+    return environment
+}()
 
 /// Runs `unleashed` to its end; its output is discarded.
 func runUnleashed(_ arguments: [String]) throws -> Int32 {

@@ -128,11 +128,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
         let journal: String
         switch scope {
         case .system:
-            socket = "/run/unleashed/control.sock"
+            socket = unleashedSystemSocketPath
             journal = "/var/lib/unleashed/journal.sqlite"
         case .user:
-            let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            socket = runtime.map { "\($0)/unleashed/control.sock" } ?? "/run/unleashed/control.sock"
+            socket = unleashedUserSocketPath(environment: environment)
             journal = unleashedStateDirectory(environment: environment).appendingPathComponent("journal.sqlite").path
         }
         return DaemonConfiguration(

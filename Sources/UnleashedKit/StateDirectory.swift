@@ -9,3 +9,14 @@ public func unleashedStateDirectory(environment: [String: String] = ProcessInfo.
             .appendingPathComponent(".local/state")
     return stateHome.appendingPathComponent("unleashed")
 }
+
+/// The control socket of the system daemon.
+public let unleashedSystemSocketPath = "/run/unleashed/control.sock"
+
+/// The control socket of one user's daemon, `$XDG_RUNTIME_DIR/unleashed/control.sock` (the
+/// system daemon's when there is no runtime directory). The daemon listens there by default and
+/// the CLI looks there, so both take it from here.
+public func unleashedUserSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+    return runtime.map { "\($0)/unleashed/control.sock" } ?? unleashedSystemSocketPath
+}

@@ -13,39 +13,23 @@ enum Output {
 
     /// A stable code for scripts and the exit status for an error.
     static func classify(_ error: CameraError) -> (String, ExitStatus) {
-        switch error {
-        case .unknownSetting: ("unknownSetting", .usage)
-        case .unreadableValue: ("unreadableValue", .usage)
-        case .invalidArgument: ("invalidArgument", .usage)
-        case .settingNotOffered: ("settingNotOffered", .refused)
-        case .readOnly: ("readOnly", .refused)
-        case .valueNotOffered: ("valueNotOffered", .refused)
-        case .notInBulbMode: ("notInBulbMode", .refused)
-        case .focusFailed: ("focusFailed", .refused)
-        case .unsupported: ("unsupported", .refused)
-        case .refused(_, .busy, _): ("busy", .temporary)
-        case .refused(_, let status, _): (status.name ?? "refused", .refused)
-        case .shotNotReported: ("shotNotReported", .unavailable)
-        case .timedOut: ("timedOut", .unavailable)
-        case .notConnected: ("notConnected", .unavailable)
-        case .cancelled: ("cancelled", .interrupted)
-        case .session(let sessionError):
-            switch sessionError {
-            case .versionMismatch: ("versionMismatch", .unavailable)
-            case .invalidRequest: ("invalidRequest", .software)
-            default: ("link", .unavailable)
-            }
+        let status: ExitStatus = switch error {
+        case .unknownSetting, .unreadableValue, .invalidArgument: .usage
+        case .settingNotOffered, .readOnly, .valueNotOffered, .notInBulbMode, .focusFailed, .unsupported: .refused
+        case .refused(_, .busy, _): .temporary
+        case .refused: .refused
+        case .shotNotReported, .timedOut, .notConnected: .unavailable
+        case .cancelled: .interrupted
+        case .session(.invalidRequest): .software
+        case .session: .unavailable
         case .device(let failure):
             switch failure.kind {
-            case .busy: ("busy", .temporary)
-            case .cardFull: ("cardFull", .refused)
-            case .unsupported: ("unsupported", .refused)
-            case .disconnected: ("notConnected", .unavailable)
-            case .timedOut: ("timedOut", .unavailable)
-            case .permissionDenied: ("permissionDenied", .unavailable)
-            case .failed: ("camera", .unavailable)
+            case .busy: .temporary
+            case .cardFull, .unsupported: .refused
+            case .disconnected, .timedOut, .permissionDenied, .failed: .unavailable
             }
         }
+        return (error.code, status)
     }
 
     /// A downloaded picture, for `--json`.

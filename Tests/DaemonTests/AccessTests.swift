@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Testing
+import UnleashedTestSupport
 import UnleashedKit
 import UnleashedSimulator
 @testable import Daemon
@@ -224,28 +225,14 @@ struct AccessTests {
         #expect(failure == "\(files.system):2: daemon.peer_role: 'admin' is not a role; use operator or viewer")
     }
 
-    /// curl over TCP, run on a thread of its own like ``Curl``.
+    /// curl over TCP.
     static func tcpRequest(_ url: String, arguments: [String] = []) async throws -> Curl.Answer {
-        let text = try await run(["/usr/bin/curl", "-s", "--max-time", "20", "-w", "\n%{http_code}"] + arguments + [url])
-        let lastNewline = text.lastIndex(of: "\n") ?? text.startIndex
-        return Curl.Answer(status: Int(text[lastNewline...].dropFirst()) ?? -1, body: String(text[..<lastNewline]))
+        try await Curl.request(url: url, arguments: arguments)
     }
 
-    /// Runs a command and returns its standard output.
+    /// Runs a command and returns its standard output, read on a thread of its own.
     static func run(_ command: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let handle = output.fileHandleForReading
-        let text = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self))
-            }
-        }
-        process.waitUntilExit()
-        return text
+        try await runProgram(URL(fileURLWithPath: command[0]), Array(command.dropFirst()),
+                             environment: ProcessInfo.processInfo.environment).stdout
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Intervalometer
 import Testing
+import UnleashedTestSupport
 import UnleashedKit
 import UnleashedSimulator
 @testable import Daemon

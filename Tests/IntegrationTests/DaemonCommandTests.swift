@@ -177,7 +177,7 @@ struct DaemonJobTests {
         defer { for client in clients where client.isRunning { kill(client.processIdentifier, SIGKILL) } }
         try await Task.sleep(for: .seconds(1))
         let loaded = try await latenessP99(rig)
-        #expect(clients.allSatisfy(\.isRunning), "every client was still connected at the end")
+        #expect(clients.allSatisfy { $0.isRunning }, "every client was still connected at the end")
         #expect(loaded - quiet <= 1000, "lateness p99 \(quiet) µs alone, \(loaded) µs with 50 clients")
         try await rig.stop()
     }

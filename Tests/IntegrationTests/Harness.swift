@@ -3,55 +3,11 @@ import Foundation
 import Synchronization
 import UnleashedTestSupport
 
-/// What a finished command printed and returned.
-struct CommandResult: Sendable {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-
-    /// Each stdout line parsed as a JSON object (`--json` prints one per line or one in all).
-    var jsonLines: [[String: Any]] {
-        stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-    }
-
-    var json: [String: Any]? { jsonLines.first }
-}
-
 /// The built executables, next to the test bundle.
 enum Built {
     static let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     static let unleashed = directory.appendingPathComponent("unleashed")
     static let sim = directory.appendingPathComponent("unleashed-sim")
-}
-
-/// Runs a program to its end without blocking a thread of the cooperative pool (a test that
-/// waits synchronously can starve the in-process parts of other tests on a 2-core machine).
-func runProgram(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> CommandResult {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = environment
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let (exited, exit) = AsyncStream.makeStream(of: Int32.self)
-    process.terminationHandler = { exit.yield($0.terminationStatus); exit.finish() }
-    try process.run()
-    async let stdout = readToEnd(out.fileHandleForReading)
-    async let stderr = readToEnd(err.fileHandleForReading)
-    var status: Int32 = -1
-    for await code in exited { status = code }
-    return CommandResult(status: status, stdout: await stdout, stderr: await stderr)
-}
-
-/// Reads on a thread of its own: Dispatch's global queues share their few threads with Swift
-/// concurrency, so a read blocked there for the length of a command starves every async test.
-private func readToEnd(_ handle: FileHandle) async -> String {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self))
-        }
-    }
 }
 
 /// A private system bus with the project's fake bluetoothd (`unleashed-sim bluez`) on it, and

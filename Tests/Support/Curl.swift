@@ -18,10 +18,14 @@ public enum Curl {
 
     /// One request; `arguments` come before the URL (`-X`, `--data-binary`, …).
     public static func request(socket: String, path: String, arguments: [String] = []) async throws -> Answer {
+        try await request(url: "http://localhost\(path)", arguments: ["--unix-socket", socket] + arguments)
+    }
+
+    /// One request to `url` (over TCP, unless `arguments` name a socket).
+    public static func request(url: String, arguments: [String] = []) async throws -> Answer {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["-s", "--max-time", "20", "--unix-socket", socket, "-w", "\n%{http_code}"]
-            + arguments + ["http://localhost\(path)"]
+        process.arguments = ["-s", "--max-time", "20", "-w", "\n%{http_code}"] + arguments + [url]
         let output = Pipe()
         process.standardOutput = output
         let (exited, exit) = AsyncStream.makeStream(of: Int32.self)

@@ -17,7 +17,7 @@ struct CameraRoutes: Sendable {
         }
         v1.get("events") { request, context in
             try context.authorize(.watch)
-            return await events(request, from: await cameras.all)
+            return await eventStream(request, from: await cameras.all)
         }
     }
 
@@ -43,46 +43,46 @@ struct CameraRoutes: Sendable {
             "cameras": .array(cameraDocuments),
         ]))
     }
+}
 
-    /// The events of `entries` as Server-Sent Events, each naming its camera. The subscriptions
-    /// are made before the first byte is sent (a `: subscribed` comment), so an event caused
-    /// after a client sees that byte reaches it. The stream ends when the client goes away, the
-    /// server stops or every camera has closed.
-    private func events(_ request: Request, from entries: [CameraRegistry.Entry]) async -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream"
-        headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            var subscriptions: [(String, AsyncStream<CameraEvent>)] = []
-            for entry in entries { subscriptions.append((entry.name, await entry.camera.events())) }
-            let streams = subscriptions
-            let (merged, sink) = AsyncStream.makeStream(of: (String, CameraEvent).self)
-            try await request.body.consumeWithInboundCloseHandler { _ in
-                try await withGracefulShutdownHandler {
-                    try await withThrowingDiscardingTaskGroup { group in
-                        group.addTask {
-                            await withDiscardingTaskGroup { forwarders in
-                                for (name, stream) in streams {
-                                    forwarders.addTask { for await event in stream { sink.yield((name, event)) } }
-                                }
+/// The events of `entries` as Server-Sent Events, each naming its camera. The subscriptions
+/// are made before the first byte is sent (a `: subscribed` comment), so an event caused
+/// after a client sees that byte reaches it. The stream ends when the client goes away, the
+/// server stops or every camera has closed.
+func eventStream(_ request: Request, from entries: [CameraRegistry.Entry]) async -> Response {
+    var headers = HTTPFields()
+    headers[.contentType] = "text/event-stream"
+    headers[.cacheControl] = "no-cache"
+    return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+        var subscriptions: [(String, AsyncStream<CameraEvent>)] = []
+        for entry in entries { subscriptions.append((entry.name, await entry.camera.events())) }
+        let streams = subscriptions
+        let (merged, sink) = AsyncStream.makeStream(of: (String, CameraEvent).self)
+        try await request.body.consumeWithInboundCloseHandler { _ in
+            try await withGracefulShutdownHandler {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask {
+                        await withDiscardingTaskGroup { forwarders in
+                            for (name, stream) in streams {
+                                forwarders.addTask { for await event in stream { sink.yield((name, event)) } }
                             }
-                            sink.finish()
                         }
-                        try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
-                        for await (name, event) in merged {
-                            try await writer.write(ByteBuffer(string: event.serverSentEvent(camera: name)))
-                        }
-                        // The client left, the server is stopping or every camera closed:
-                        // end the subscriptions with the response.
-                        group.cancelAll()
+                        sink.finish()
                     }
-                } onGracefulShutdown: {
-                    sink.finish()
+                    try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
+                    for await (name, event) in merged {
+                        try await writer.write(ByteBuffer(string: event.serverSentEvent(camera: name)))
+                    }
+                    // The client left, the server is stopping or every camera closed:
+                    // end the subscriptions with the response.
+                    group.cancelAll()
                 }
-            } onInboundClosed: {
+            } onGracefulShutdown: {
                 sink.finish()
             }
-            try await writer.finish(nil)
-        })
-    }
+        } onInboundClosed: {
+            sink.finish()
+        }
+        try await writer.finish(nil)
+    })
 }

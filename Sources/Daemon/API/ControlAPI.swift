@@ -50,6 +50,7 @@ public struct ControlAPI: Sendable {
         router.add(middleware: AccessMiddleware(control: access))
         let v1 = router.group("v1")
         CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
+        CameraOperationRoutes(cameras: cameras).add(to: v1)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: v1)
         MetricsRoutes(metrics: metrics).add(to: router)
@@ -68,7 +69,7 @@ extension Response {
 
     /// The API's error shape: `{"error": {"code": ..., "message": ...}}`.
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        .json(status, .object(["error": .object(["code": .int(status.code), "message": .string(message)])]))
+        .json(status, .object(["error": .object(["code": .integer(Int64(status.code)), "message": .string(message)])]))
     }
 }
 

@@ -32,12 +32,28 @@ extension GlobalOptions {
     /// A failed request to the daemon as a message and exit status: a camera's error exactly as
     /// in direct mode, a refusal (401, 403) as such.
     func fail(_ error: DaemonClientError) -> ExitCode {
-        if let cameraError = error.cameraError { return fail(cameraError) }
-        switch error.httpStatus {
-        case 400, 404, 413, 422: return fail(code: error.code ?? "usage", error.message, status: .usage)
-        case 409: return fail(code: error.code ?? "conflict", error.message, status: .refused)
-        case 401, 403: return fail(code: error.code ?? "forbidden", error.message, status: .refused)
-        default: return fail(code: error.code ?? "daemon", error.message, status: .unavailable)
+        switch error {
+        case .notReachable(let socket, let reason):
+            return fail(code: "noDaemon", "the daemon does not answer on \(socket): \(reason)", status: .unavailable)
+        case .badAnswer(let why):
+            return fail(code: "daemon", "the daemon's answer could not be read: \(why)", status: .software)
+        case .http(_, _, _, let camera?):
+            return fail(camera)
+        case .http(let status, let code, let message, nil):
+            switch status {
+            case 401, 403: return fail(code: code, message, status: .refused)
+            case 409: return fail(code: code, message, status: .refused)
+            case 400..<500: return fail(code: code, message, status: .usage)
+            default: return fail(code: code, message, status: .unavailable)
+            }
         }
+    }
+}
+
+extension DaemonClientError {
+    /// No daemon answers: the command may run directly instead.
+    var isUnreachable: Bool {
+        if case .notReachable = self { return true }
+        return false
     }
 }

@@ -22,9 +22,6 @@ extension GlobalOptions {
         do {
             return try await client.request(method, path, body: body)
         } catch {
-            if error.isUnreachable {
-                throw fail(code: "noDaemon", "the daemon does not answer on \(client.socketPath): \(error.message)", status: .unavailable)
-            }
             throw fail(error)
         }
     }

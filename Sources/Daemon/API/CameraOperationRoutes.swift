@@ -1,0 +1,249 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import UnleashedKit
+import UnleashedProtocol
+
+/// The routes that drive one camera through the ``Camera`` protocol, so that a client (the CLI's
+/// `RemoteCamera`) can do through the daemon whatever it does with the camera itself and get the
+/// same values and the same errors back.
+///
+/// Every value travels in its JSON form from UnleashedKit (`CameraJSON`). A ``CameraError``
+/// answers with a status by its kind and `{"error": {"code", "message", "camera": <the error>}}`,
+/// from which a client rebuilds the very error. An operation runs while its client is there:
+/// a client that goes away cancels it, as Ctrl-C would cancel it in the CLI, and the camera ends
+/// it cleanly (a bulb exposure closes the shutter) before the request is done with.
+struct CameraOperationRoutes: Sendable {
+    let cameras: CameraRegistry
+
+    func add(to v1: RouterGroup<ControlRequestContext>) {
+        v1.get("cameras") { _, context in
+            try context.authorize(.watch)
+            let listed = await cameras.all.map { entry in
+                JSONValue.object(["name": .string(entry.name), "source": .string(entry.source), "identity": entry.camera.identity.json])
+            }
+            return Response.json(.ok, ["cameras": .array(listed)])
+        }
+        v1.get("cameras/:camera") { request, context in
+            try context.authorize(.watch)
+            return try await operate(request, context) { entry, _ throws(CameraError) in
+                let status = try await entry.camera.status()
+                return .json(.ok, [
+                    "name": .string(entry.name), "source": .string(entry.source),
+                    "identity": entry.camera.identity.json, "status": status.json,
+                ])
+            }
+        }
+        v1.get("cameras/:camera/settings") { request, context in
+            try context.authorize(.watch)
+            return try await operate(request, context) { entry, _ throws(CameraError) in
+                .json(.ok, ["settings": .array(try await entry.camera.settings().map(\.json))])
+            }
+        }
+        v1.get("cameras/:camera/settings/:setting") { request, context in
+            try context.authorize(.watch)
+            let setting = try Self.setting(context)
+            return try await operate(request, context) { entry, _ throws(CameraError) in
+                .json(.ok, try await entry.camera.value(of: try setting.get()).json)
+            }
+        }
+        v1.put("cameras/:camera/settings/:setting") { request, context in
+            try context.authorize(.operate)
+            let setting = try Self.setting(context)
+            return try await operate(request, context, body: true) { entry, body throws(CameraError) in
+                let setting = try setting.get()
+                let value = try Self.value(of: setting, in: body, camera: entry.camera)
+                return .json(.ok, try await entry.camera.set(value).json)
+            }
+        }
+        v1.post("cameras/:camera/shoot") { request, context in
+            try context.authorize(.shoot)
+            return try await operate(request, context, followingClient: true) { entry, _ throws(CameraError) in
+                .json(.ok, try await entry.camera.shoot().json)
+            }
+        }
+        v1.post("cameras/:camera/bulb") { request, context in
+            try context.authorize(.shoot)
+            return try await operate(request, context, body: true, followingClient: true) { entry, body throws(CameraError) in
+                let milliseconds = try Self.integer("ms", in: body, example: "2000")
+                return .json(.ok, try await entry.camera.bulb(.milliseconds(milliseconds)).json)
+            }
+        }
+        v1.post("cameras/:camera/focus") { request, context in
+            try context.authorize(.shoot)
+            return try await operate(request, context, body: true, followingClient: true) { entry, body throws(CameraError) in
+                .json(.ok, try await entry.camera.focus(hold: try Self.bool("hold", in: body) ?? false).json)
+            }
+        }
+        v1.post("cameras/:camera/release") { request, context in
+            try context.authorize(.shoot)
+            return try await operate(request, context) { entry, _ throws(CameraError) in
+                try await entry.camera.release()
+                return Response(status: .noContent)
+            }
+        }
+        v1.post("cameras/:camera/video/start") { request, context in
+            try context.authorize(.operate)
+            return try await operate(request, context) { entry, _ throws(CameraError) in
+                try await entry.camera.startVideo()
+                return Response(status: .noContent)
+            }
+        }
+        v1.post("cameras/:camera/video/stop") { request, context in
+            try context.authorize(.operate)
+            return try await operate(request, context) { entry, _ throws(CameraError) in
+                .json(.ok, ["ms": .integer(try await entry.camera.stopVideo().wholeMilliseconds)])
+            }
+        }
+        v1.put("cameras/:camera/time") { request, context in
+            try context.authorize(.operate)
+            return try await operate(request, context, body: true) { entry, body throws(CameraError) in
+                try await entry.camera.setTime(try Self.shaped { () throws(JSONShapeError) in try WallTime(json: body) })
+                return Response(status: .noContent)
+            }
+        }
+        v1.put("cameras/:camera/geotag") { request, context in
+            try context.authorize(.operate)
+            return try await operate(request, context, body: true) { entry, body throws(CameraError) in
+                try await entry.camera.geotag(try Self.shaped { () throws(JSONShapeError) in try GeoPosition(json: body) })
+                return Response(status: .noContent)
+            }
+        }
+        v1.get("cameras/:camera/events") { request, context in
+            try context.authorize(.watch)
+            let entry = try await lookUp(context)
+            return await eventStream(request, from: [entry])
+        }
+    }
+
+    /// The camera the path names; 404 with the registry's words when there is none.
+    private func lookUp(_ context: ControlRequestContext) async throws -> CameraRegistry.Entry {
+        let raw = try context.parameters.require("camera")
+        let name = raw.removingPercentEncoding ?? raw
+        do {
+            return try await cameras.camera(named: name)
+        } catch {
+            throw HTTPError(.notFound, message: error.description)
+        }
+    }
+
+    /// Runs `operation` on the camera the path names, with the request's JSON body when `body`;
+    /// a ``CameraError`` becomes its answer. With `followingClient`, for the operations that take
+    /// the camera's time (a shot, a bulb exposure, focusing), a client that goes away cancels the
+    /// operation, which the camera then ends cleanly. That watch ends the connection with the
+    /// request, so the quick operations, which keep connections alive, do without it.
+    private func operate(
+        _ request: Request, _ context: ControlRequestContext, body wantsBody: Bool = false, followingClient: Bool = false,
+        _ operation: @escaping @Sendable (CameraRegistry.Entry, JSONValue) async throws(CameraError) -> Response
+    ) async throws -> Response {
+        let entry = try await lookUp(context)
+        let run = { @Sendable (body: RequestBody) async throws -> Response in
+            let document = wantsBody ? try await Self.json(body) : .null
+            do throws(CameraError) {
+                return try await operation(entry, document)
+            } catch {
+                return .cameraError(error, context: context)
+            }
+        }
+        guard followingClient else { return try await run(request.body) }
+        do {
+            return try await request.body.consumeWithCancellationOnInboundClose(run)
+        } catch is CancellationError {
+            // The client went away; nobody reads this answer.
+            return .cameraError(.cancelled, context: context)
+        }
+    }
+
+    /// The body as JSON; 400 when it is missing or not JSON.
+    private static func json(_ body: RequestBody) async throws -> JSONValue {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await body.collect(upTo: ControlAPI.maxBodySize)
+        } catch {
+            throw HTTPError(.contentTooLarge, message: "the request body is larger than \(ControlAPI.maxBodySize) bytes")
+        }
+        guard buffer.readableBytes > 0 else { throw HTTPError(.badRequest, message: "this request needs a JSON body") }
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw HTTPError(.badRequest, message: "the request body is not JSON")
+        }
+    }
+
+    /// The setting the path names, or the error that says it names none: thrown where a
+    /// camera error can be answered.
+    private static func setting(_ context: ControlRequestContext) throws -> Result<SettingID, CameraError> {
+        let name = try context.parameters.require("setting")
+        guard let setting = SettingID(userName: name.removingPercentEncoding ?? name) else { return .failure(.unknownSetting(name)) }
+        return .success(setting)
+    }
+
+    // Malformed bodies are the caller's mistake, reported as an invalid argument: 400, naming the field.
+
+    /// `{"value": "1/125"}` as a person writes it, or `{"raw": 1048701}`, the wire number a
+    /// program that read the value from this API has, which names it exactly.
+    private static func value(of setting: SettingID, in body: JSONValue, camera: any Camera) throws(CameraError) -> SettingValue {
+        if let raw = body["raw"], raw != .null {
+            guard let number = raw.integerValue.flatMap(UInt32.init(exactly:)),
+                  let value = SettingValue(setting: setting, rawValue: number) else {
+                throw .invalidArgument("\"raw\" in the body is not a \(setting.displayName) value")
+            }
+            return value
+        }
+        return try camera.parse(try string("value", in: body, example: "\"1/125\""), for: setting)
+    }
+
+    private static func string(_ key: String, in body: JSONValue, example: String) throws(CameraError) -> String {
+        guard let text = body[key]?.stringValue else {
+            throw .invalidArgument("the body needs \"\(key)\" as a string, like {\"\(key)\": \(example)}")
+        }
+        return text
+    }
+
+    private static func integer(_ key: String, in body: JSONValue, example: String) throws(CameraError) -> Int64 {
+        guard let number = body[key]?.integerValue else {
+            throw .invalidArgument("the body needs \"\(key)\" as a whole number, like {\"\(key)\": \(example)}")
+        }
+        return number
+    }
+
+    private static func bool(_ key: String, in body: JSONValue) throws(CameraError) -> Bool? {
+        guard let member = body[key], member != .null else { return nil }
+        guard let flag = member.boolValue else { throw .invalidArgument("\"\(key)\" in the body must be true or false") }
+        return flag
+    }
+
+    private static func shaped<T>(_ read: () throws(JSONShapeError) -> T) throws(CameraError) -> T {
+        do { return try read() } catch { throw .invalidArgument("the request body does not fit: \(error)") }
+    }
+}
+
+extension CameraError {
+    /// The HTTP status for the error's kind: the caller's mistake 400, the camera said no 409,
+    /// the camera or its link unavailable 503, the client went away 499.
+    var httpStatus: HTTPResponse.Status {
+        switch self {
+        case .unknownSetting, .unreadableValue, .invalidArgument: .badRequest
+        case .settingNotOffered, .readOnly, .valueNotOffered, .notInBulbMode, .focusFailed, .unsupported, .refused: .conflict
+        case .shotNotReported, .timedOut, .notConnected: .serviceUnavailable
+        case .cancelled: HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
+        case .session(.invalidRequest): .internalServerError
+        case .session: .serviceUnavailable
+        case .device(let failure):
+            switch failure.kind {
+            case .busy, .cardFull, .unsupported: .conflict
+            case .disconnected, .timedOut, .permissionDenied, .failed: .serviceUnavailable
+            }
+        }
+    }
+}
+
+extension Response {
+    /// `{"error": {"code": "<stable code>", "message": "<in words>", "camera": <the error>}}`.
+    static func cameraError(_ error: CameraError, context: ControlRequestContext) -> Response {
+        if error.httpStatus.code >= 500 { context.logger.info("camera operation failed: \(error)") }
+        return .json(error.httpStatus, [
+            "error": ["code": .string(error.code), "message": .string(error.description), "camera": error.json],
+        ])
+    }
+}

@@ -1,0 +1,275 @@
+import AsyncHTTPClient
+public import Foundation
+import NIOCore
+import NIOHTTP1
+public import UnleashedKit
+public import UnleashedProtocol
+
+/// A connection to a running daemon's control API on its Unix socket: JSON requests and
+/// Server-Sent Event streams, with the daemon's errors read back into values.
+///
+/// It holds no connection of its own: requests go through the process's shared HTTP client, so
+/// a command that makes one request and exits leaves no threads behind.
+public struct DaemonClient: Sendable {
+    /// The daemon's control socket.
+    public let socketPath: String
+    /// Sent as a bearer token, for daemons that ask for one.
+    public let token: String?
+
+    /// How long a request may take unless its caller says otherwise: longer than any camera
+    /// operation's own time limit, so that the camera's error, not this one, is what a user sees.
+    public static let defaultTimeout: Duration = .seconds(120)
+
+    public init(socketPath: String, token: String? = nil) {
+        self.socketPath = socketPath
+        self.token = token
+    }
+
+    /// Where the CLI looks for the user's daemon: the socket the daemon listens on by default.
+    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        unleashedUserSocketPath(environment: environment)
+    }
+
+    /// Whether a daemon answers on the socket within `timeout`: a quick `GET /v1/status`. False
+    /// at once when there is no socket or nobody listens on it, so the CLI can fall back to
+    /// talking to the camera itself without a noticeable wait.
+    public func isAnswering(timeout: Duration = .milliseconds(500)) async -> Bool {
+        do {
+            _ = try await request("GET", "/v1/status", timeout: timeout)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Sends one request and returns its JSON answer (`.null` for an empty one, such as 204).
+    /// An answer with an error status throws ``DaemonClientError/http(status:code:message:camera:)``.
+    public func request(
+        _ method: String, _ path: String, body: JSONValue? = nil, timeout: Duration = DaemonClient.defaultTimeout
+    ) async throws(DaemonClientError) -> JSONValue {
+        let request = try makeRequest(method, path, body: body)
+        try probe()
+        let response: HTTPClientResponse
+        let bytes: ByteBuffer
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.wholeNanoseconds))
+            bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        } catch {
+            throw .notReachable(socket: socketPath, reason: Self.describe(error))
+        }
+        let document: JSONValue
+        if bytes.readableBytes == 0 {
+            document = .null
+        } else {
+            do {
+                document = try JSONDecoder().decode(JSONValue.self, from: Data(bytes.readableBytesView))
+            } catch {
+                throw .badAnswer("\(method) \(path) answered \(response.status.code) with something that is not JSON")
+            }
+        }
+        guard (200..<300).contains(response.status.code) else {
+            throw DaemonClientError(status: Int(response.status.code), document: document)
+        }
+        return document
+    }
+
+    /// The Server-Sent Events of `path`, as they arrive, until the daemon ends the stream or the
+    /// consumer stops listening (which closes the connection, so the daemon lets go too).
+    public func events(_ path: String) -> AsyncThrowingStream<ServerSentEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ServerSentEvent.self)
+        let prepared: HTTPClientRequest
+        do {
+            prepared = try makeRequest("GET", path, body: nil)
+            try probe()
+        } catch {
+            continuation.finish(throwing: error)
+            return stream
+        }
+        let socketPath = socketPath
+        let task = Task {
+            do {
+                let response = try await HTTPClient.shared.execute(prepared, deadline: .distantFuture)
+                guard response.status.code == 200 else {
+                    let bytes = try await response.body.collect(upTo: 1024 * 1024)
+                    let document = (try? JSONDecoder().decode(JSONValue.self, from: Data(bytes.readableBytesView))) ?? .null
+                    throw DaemonClientError(status: Int(response.status.code), document: document)
+                }
+                var parser = ServerSentEventParser()
+                for try await chunk in response.body {
+                    for event in parser.feed(chunk.readableBytesView) { continuation.yield(event) }
+                }
+                continuation.finish()
+            } catch let error as DaemonClientError {
+                continuation.finish(throwing: error)
+            } catch {
+                if Task.isCancelled {
+                    continuation.finish()
+                } else {
+                    continuation.finish(throwing: DaemonClientError.notReachable(socket: socketPath, reason: Self.describe(error)))
+                }
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Fails at once when nobody listens on the socket. The HTTP client would keep retrying the
+    /// connection until the request's deadline, minutes for a camera operation, where a
+    /// refused connection on a local socket already says all there is to say.
+    private func probe() throws(DaemonClientError) {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array(socketPath.utf8)
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw .notReachable(socket: socketPath, reason: "the socket path is longer than a socket address holds")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (index, byte) in path.enumerated() { bytes[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        if result != 0 {
+            let reason = String(cString: strerror(errno)).lowercased()
+            throw .notReachable(socket: socketPath, reason: reason)
+        }
+    }
+
+    private func makeRequest(_ method: String, _ path: String, body: JSONValue?) throws(DaemonClientError) -> HTTPClientRequest {
+        guard let url = URL(httpURLWithSocketPath: socketPath, uri: path) else {
+            throw .notReachable(socket: socketPath, reason: "the socket path cannot be put in a URL")
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method)
+        request.headers.add(name: "Accept", value: "application/json, text/event-stream")
+        // A connection per request: on a Unix socket it costs next to nothing, and no request
+        // ever lands on a kept-alive connection that the daemon has just closed.
+        request.headers.add(name: "Connection", value: "close")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            // A tree of strings, numbers and containers always encodes.
+            let data = (try? encoder.encode(body)) ?? Data("null".utf8)
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: data))
+        }
+        return request
+    }
+
+    /// Connection failures in words: "connection refused", not a type name.
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {
+            return "it did not answer in time"
+        }
+        if let error = error as? IOError { return error.description }
+        return String(describing: error)
+    }
+}
+
+/// Why a request to the daemon did not give an answer.
+public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Nothing answered on the socket, or the connection broke before the answer was complete:
+    /// no daemon runs, or it went away.
+    case notReachable(socket: String, reason: String)
+    /// The daemon answered with an error: its status, its stable code, its words and, for a
+    /// camera operation, the camera's error itself.
+    case http(status: Int, code: String, message: String, camera: CameraError?)
+    /// The daemon answered something this client cannot read (a newer or broken daemon).
+    case badAnswer(String)
+
+    /// Reads the API's error document, `{"error": {"code", "message", "camera"?}}`.
+    init(status: Int, document: JSONValue) {
+        let error = document["error"]
+        let code = error?["code"].flatMap { $0.stringValue ?? $0.integerValue.map { String($0) } } ?? String(status)
+        let message = error?["message"]?.stringValue ?? "the daemon answered \(status)"
+        let camera = error?["camera"].flatMap { try? CameraError(json: $0) }
+        self = .http(status: status, code: code, message: message, camera: camera)
+    }
+
+    public var description: String {
+        switch self {
+        case .notReachable(let socket, let reason): "no daemon answers on \(socket): \(reason)"
+        case .http(_, _, let message, let camera): camera?.description ?? message
+        case .badAnswer(let why): "the daemon's answer cannot be read: \(why)"
+        }
+    }
+}
+
+/// One message of a Server-Sent Events stream.
+public struct ServerSentEvent: Hashable, Sendable {
+    /// The `event:` name (`message` when the server named none); empty for a comment.
+    public var name: String
+    /// The `data:` lines, joined by newlines; a comment's text for a comment.
+    public var data: String
+    /// A `: text` line. The daemon sends `: subscribed` once its subscriptions are made, so a
+    /// client knows from then on that no event is missed.
+    public var isComment: Bool
+
+    public init(name: String, data: String, isComment: Bool = false) {
+        self.name = name
+        self.data = data
+        self.isComment = isComment
+    }
+}
+
+/// Cuts a Server-Sent Events byte stream into messages, whatever the chunks' boundaries.
+struct ServerSentEventParser {
+    private var line: [UInt8] = []
+    private var name = ""
+    private var data: [String] = []
+
+    mutating func feed(_ bytes: some Sequence<UInt8>) -> [ServerSentEvent] {
+        var events: [ServerSentEvent] = []
+        for byte in bytes {
+            guard byte == UInt8(ascii: "\n") else {
+                line.append(byte)
+                continue
+            }
+            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+            let text = String(decoding: line, as: UTF8.self)
+            line.removeAll(keepingCapacity: true)
+            if let event = take(text) { events.append(event) }
+        }
+        return events
+    }
+
+    private mutating func take(_ text: String) -> ServerSentEvent? {
+        if text.isEmpty {
+            defer { name = ""; data = [] }
+            guard !data.isEmpty else { return nil }
+            return ServerSentEvent(name: name.isEmpty ? "message" : name, data: data.joined(separator: "\n"))
+        }
+        if text.hasPrefix(":") {
+            return ServerSentEvent(name: "", data: String(text.dropFirst()).trimmingCharacters(in: .whitespaces), isComment: true)
+        }
+        let field: Substring
+        var value: Substring
+        if let colon = text.firstIndex(of: ":") {
+            field = text[..<colon]
+            value = text[text.index(after: colon)...]
+            if value.first == " " { value = value.dropFirst() }
+        } else {
+            field = Substring(text)
+            value = ""
+        }
+        switch field {
+        case "event": name = String(value)
+        case "data": data.append(String(value))
+        default: break
+        }
+        return nil
+    }
+}
+
+extension Duration {
+    var wholeNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

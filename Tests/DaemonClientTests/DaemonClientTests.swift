@@ -1,0 +1,254 @@
+import Daemon
+@testable import DaemonClient
+import Foundation
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+/// The client against a real control server on its socket, with the demo camera in its registry:
+/// what the camera does through the daemon must be what it does directly.
+@Suite("daemon client and remote camera")
+struct DaemonClientTests {
+    /// Runs `body` with a started server holding `demo`'s camera as "demo", then stops it.
+    private static func withServer<T>(
+        _ demo: Demo, _ body: (DaemonClient) async throws -> T
+    ) async throws -> T {
+        let directory = "/tmp/unleashed-client-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+        service.socket = directory + "/run/control.sock"
+        let registry = CameraRegistry()
+        await registry.add(demo.camera, name: "demo", source: "demo")
+        let server = ControlServer(
+            service: service,
+            api: ControlAPI(cameras: registry, jobs: JobManager(), access: AccessPolicy(), version: "0.0.0-test"))
+        try await server.start()
+        let result: Result<T, any Error>
+        do { result = .success(try await body(DaemonClient(socketPath: service.socket))) } catch { result = .failure(error) }
+        await server.stop()
+        return try result.get()
+    }
+
+    private static func demo() async throws -> Demo {
+        try await Demo.start(stateFile: nil, options: DemoOptions())
+    }
+
+    @Test("status, settings and values read the same through the daemon", .timeLimit(.minutes(1)))
+    func reads() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            #expect(await client.isAnswering())
+            let remote = try await RemoteCamera.open(client: client, camera: nil)
+            #expect(remote.name == "demo")
+            #expect(remote.identity == demo.camera.identity)
+            #expect(try await remote.status() == (try await demo.camera.status()))
+            #expect(await remote.isReady)
+            #expect(await remote.lastMeteredEV == (try await demo.camera.status()).meteredEV)
+            let settings = try await remote.settings()
+            #expect(settings == (try await demo.camera.settings()))
+            for descriptor in settings {
+                #expect(try await remote.value(of: descriptor.setting) == descriptor.value)
+            }
+            await remote.close()
+        }
+        try await demo.finish()
+    }
+
+    @Test("setting a value, and a refused one, give what the camera gives", .timeLimit(.minutes(1)))
+    func setting() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            let remote = try await RemoteCamera.open(client: client, camera: "DEMO")
+            let iso = try #require(try await remote.settings().first { $0.setting == .iso })
+            let other = try #require(iso.choices.last { $0 != iso.value })
+            #expect(try await remote.set(other) == other)
+            #expect(try await demo.camera.value(of: .iso) == other)
+
+            let odd = SettingValue.iso(try #require(ISOSpeed(12345)))
+            let direct = await #expect(throws: CameraError.self) { try await demo.camera.set(odd) }
+            let viaDaemon = await #expect(throws: CameraError.self) { try await remote.set(odd) }
+            #expect(direct != nil)
+            #expect(viaDaemon == direct)
+            #expect(viaDaemon?.description == direct?.description)
+            if case .valueNotOffered(_, let nearest, _)? = viaDaemon { #expect(!nearest.isEmpty) } else {
+                Issue.record("expected valueNotOffered, got \(String(describing: viaDaemon))")
+            }
+            await remote.close()
+        }
+        try await demo.finish()
+    }
+
+    @Test("shoot, bulb and focus through the daemon; a shot is seen through events()", .timeLimit(.minutes(1)))
+    func operations() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            let remote = try await RemoteCamera.open(client: client, camera: "demo")
+            let events = remote.events()
+            let shot = try await remote.shoot()
+            #expect(shot.counter == 1)
+            var seen: Int?
+            for await event in events {
+                if case .shotCompleted(let counter, _) = event { seen = counter; break }
+            }
+            #expect(seen == 1)
+
+            let notBulb = await #expect(throws: CameraError.self) { try await remote.bulb(.milliseconds(50)) }
+            #expect(notBulb?.code == "notInBulbMode")
+            _ = try await remote.set(.shutterSpeed(.bulb))
+            let exposure = try await remote.bulb(.milliseconds(80))
+            #expect(exposure.shot.counter == 2)
+            #expect(exposure.ending == .deadline)
+
+            let focus = try await remote.focus(hold: true)
+            #expect(focus == (try await demo.camera.focus(hold: false)))
+            try await remote.release()
+            await remote.close()
+        }
+        try await demo.finish()
+    }
+
+    @Test("video, the camera's clock and geotags go through; a bad one fails as it does directly", .timeLimit(.minutes(1)))
+    func rigOperations() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            let remote = try await RemoteCamera.open(client: client, camera: "demo")
+            try await remote.startVideo()
+            try await Task.sleep(for: .milliseconds(100))
+            let clip = try await remote.stopVideo()
+            #expect(clip >= .zero)
+            try await remote.setTime(WallTime(unixMilliseconds: 1_763_900_000_000, utcOffsetMinutes: 60))
+            try await remote.geotag(GeoPosition(latitude: 47.37, longitude: 8.54, altitude: 408, fixTime: 1_763_900_000_000))
+            let badTime = WallTime(unixMilliseconds: 0, utcOffsetMinutes: 2000)
+            let direct = await #expect(throws: CameraError.self) { try await demo.camera.setTime(badTime) }
+            let viaDaemon = await #expect(throws: CameraError.self) { try await remote.setTime(badTime) }
+            #expect(viaDaemon == direct)
+            let badPlace = GeoPosition(latitude: 91, longitude: 0, fixTime: 0)
+            let placeError = await #expect(throws: CameraError.self) { try await remote.geotag(badPlace) }
+            #expect(placeError?.description == badPlace.problem)
+            await remote.close()
+        }
+        try await demo.finish()
+    }
+
+    @Test("Server-Sent Events are read whatever the chunks' boundaries")
+    func serverSentEvents() async throws {
+        let text = ": subscribed\n\nevent: shotCompleted\ndata: {\"counter\":1}\n\nevent: busy\r\ndata: a\ndata: b\n\n"
+        let bytes = Array(text.utf8)
+        for size in [1, 3, 7, bytes.count] {
+            var parser = ServerSentEventParser()
+            var events: [ServerSentEvent] = []
+            for start in stride(from: 0, to: bytes.count, by: size) {
+                events += parser.feed(bytes[start..<min(start + size, bytes.count)])
+            }
+            #expect(events == [
+                ServerSentEvent(name: "", data: "subscribed", isComment: true),
+                ServerSentEvent(name: "shotCompleted", data: "{\"counter\":1}"),
+                ServerSentEvent(name: "busy", data: "a\nb"),
+            ])
+        }
+    }
+
+    @Test("a bulb exposure whose client goes away is ended at once, not left open", .timeLimit(.minutes(1)))
+    func bulbClientLeaves() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            _ = try await demo.camera.set(.shutterSpeed(.bulb))
+            let before = try await demo.camera.status().shotCounter
+            let remote = try await RemoteCamera.open(client: client, camera: "demo")
+            let started = ContinuousClock.now
+            let exposure = Task { try await remote.bulb(.seconds(20)) }
+            try await Task.sleep(for: .milliseconds(400))
+            exposure.cancel()
+            _ = await exposure.result
+            // The daemon's request is cancelled with the connection: the module closes the
+            // shutter early and the picture is reported long before the 20 s deadline.
+            var counter = before
+            while counter == before && ContinuousClock.now - started < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(50))
+                counter = try await demo.camera.status().shotCounter
+            }
+            #expect(counter == before + 1)
+            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(try await demo.camera.status().busy == false)
+            await remote.close()
+        }
+        try await demo.finish()
+    }
+
+    @Test("the daemon's error answers come back as values with their words")
+    func httpErrors() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            let missing = await #expect(throws: DaemonClientError.self) { try await client.request("GET", "/v1/cameras/nope") }
+            guard case .http(let status, _, let message, let camera)? = missing else {
+                Issue.record("expected an HTTP error, got \(String(describing: missing))")
+                return
+            }
+            #expect(status == 404)
+            #expect(message == "the daemon holds no camera named 'nope'; it holds demo")
+            #expect(camera == nil)
+
+            let unknown = await #expect(throws: DaemonClientError.self) {
+                try await client.request("GET", "/v1/cameras/demo/settings/zoom")
+            }
+            #expect(unknown == .http(status: 400, code: "unknownSetting", message: CameraError.unknownSetting("zoom").description,
+                                     camera: .unknownSetting("zoom")))
+
+            let noBody = await #expect(throws: DaemonClientError.self) {
+                try await client.request("POST", "/v1/cameras/demo/bulb", body: ["seconds": 2])
+            }
+            if case .http(400, "invalidArgument", let message, _)? = noBody {
+                #expect(message.contains("\"ms\""))
+            } else {
+                Issue.record("expected 400 naming ms, got \(String(describing: noBody))")
+            }
+            let notOpened = await #expect(throws: DaemonClientError.self) {
+                try await RemoteCamera.open(client: client, camera: "nope")
+            }
+            #expect(notOpened?.description == "the daemon holds no camera named 'nope'; it holds demo")
+        }
+        try await demo.finish()
+    }
+
+    @Test("with no daemon, isAnswering says no at once and requests fail as not reachable")
+    func noDaemon() async throws {
+        let directory = "/tmp/unleashed-client-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A socket file a dead daemon left: it exists, but nobody listens.
+        let stale = directory + "/stale.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (index, byte) in stale.utf8.enumerated() { bytes[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        close(listener)
+
+        for path in [directory + "/none.sock", stale] {
+            let client = DaemonClient(socketPath: path)
+            let started = ContinuousClock.now
+            #expect(await client.isAnswering(timeout: .seconds(5)) == false)
+            #expect(ContinuousClock.now - started < .seconds(1))
+            let error = await #expect(throws: DaemonClientError.self) { try await client.request("GET", "/v1/status") }
+            if case .notReachable(let socket, _)? = error { #expect(socket == path) } else {
+                Issue.record("expected notReachable, got \(String(describing: error))")
+            }
+        }
+    }
+
+    @Test("the default socket is the one the user's daemon listens on")
+    func defaultSocket() {
+        for environment in [["XDG_RUNTIME_DIR": "/run/user/1000"], [:]] {
+            #expect(DaemonClient.defaultSocketPath(environment: environment)
+                == DaemonConfiguration.defaults(scope: .user, environment: environment).service.socket)
+        }
+        #expect(DaemonClient.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])
+            == "/run/user/1000/unleashed/control.sock")
+    }
+}
