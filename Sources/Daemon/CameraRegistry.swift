@@ -48,7 +48,7 @@ public actor CameraRegistry {
         switch entries.count {
         case 0: throw .none
         case 1: return entries[0]
-        default: throw .ambiguous(entries.map(\.name))
+        default: throw .ambiguous(entries.map(\.name).sorted())
         }
     }
 

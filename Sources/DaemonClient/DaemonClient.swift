@@ -25,9 +25,16 @@ public struct DaemonClient: Sendable {
         self.token = token
     }
 
-    /// Where the CLI looks for the user's daemon: the socket the daemon listens on by default.
+    /// Where the CLI looks for a daemon: `$UNLEASHED_SOCKET`, else the user's daemon's socket, else
+    /// the system service's when only that one is there.
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        unleashedUserSocketPath(environment: environment)
+        if let named = environment["UNLEASHED_SOCKET"], !named.isEmpty { return named }
+        let user = unleashedUserSocketPath(environment: environment)
+        // A user's own daemon first; else the system service's, when one runs.
+        if FileManager.default.fileExists(atPath: user) || !FileManager.default.fileExists(atPath: unleashedSystemSocketPath) {
+            return user
+        }
+        return unleashedSystemSocketPath
     }
 
     /// Whether a daemon answers on the socket within `timeout`: a quick `GET /v1/status`. False

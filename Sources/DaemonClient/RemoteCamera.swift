@@ -35,14 +35,14 @@ public actor RemoteCamera: Camera {
             chosen = name
         } else {
             let listing = try await client.request("GET", "/v1/cameras")
-            let names = listing["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+            let names = (listing["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []).sorted()
             switch names.count {
             case 1: chosen = names[0]
             case 0:
                 throw .http(status: 404, code: "noCamera",
                             message: "the daemon holds no camera; connect one with `unleashed connect`", camera: nil)
             default:
-                throw .http(status: 409, code: "ambiguousCamera",
+                throw .http(status: 400, code: "ambiguousCamera",
                             message: "the daemon holds \(names.count) cameras (\(names.joined(separator: ", "))); name one",
                             camera: nil)
             }

@@ -160,7 +160,7 @@ extension Output {
         switch error {
         case .noSystemBus: ("noSystemBus", .unavailable)
         case .bluezNotRunning: ("bluetoothdNotRunning", .unavailable)
-        case .permissionDenied: ("permissionDenied", .unavailable)
+        case .permissionDenied: ("permissionDenied", .noPermission)
         case .noAdapter: ("noAdapter", .unavailable)
         case .adapterNotFound: ("adapterNotFound", .unavailable)
         case .adapterPoweredOff: ("adapterPoweredOff", .unavailable)

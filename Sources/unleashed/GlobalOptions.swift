@@ -254,6 +254,8 @@ enum ExitStatus: Int32 {
     case unavailable = 69
     case software = 70
     case temporary = 75
+    /// Not allowed: the camera device's permissions, or the daemon's role or locked mode.
+    case noPermission = 77
     /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
     case interrupted = 130
     /// Stopped by SIGTERM (128 + SIGTERM).

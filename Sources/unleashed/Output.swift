@@ -26,7 +26,8 @@ enum Output {
             switch failure.kind {
             case .busy: .temporary
             case .cardFull, .unsupported: .refused
-            case .disconnected, .timedOut, .permissionDenied, .failed: .unavailable
+            case .permissionDenied: .noPermission
+            case .disconnected, .timedOut, .failed: .unavailable
             }
         }
         return (error.code, status)

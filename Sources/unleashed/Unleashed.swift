@@ -28,6 +28,7 @@ struct Unleashed: AsyncParsableCommand {
               69  no module or camera, or the link to it failed
               70  internal error
               75  the camera is busy; try again
+              77  not allowed: the camera device's permissions, or the daemon's token, role or locked mode
               130 stopped by Ctrl-C (what was started is ended: a bulb is closed, video stopped)
               143 a time-lapse stopped by SIGTERM (cleanly, as after Ctrl-C)
 

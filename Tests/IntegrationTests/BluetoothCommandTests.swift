@@ -158,7 +158,7 @@ struct BluetoothCommandTests {
     func permissionDenied() async throws {
         let sim = try await SimulatedBluetooth(busRules: #"<deny send_destination="org.bluez" send_interface="org.freedesktop.DBus.ObjectManager"/>"#)
         let result = try await sim.unleashed("--json", "adapters")
-        #expect(result.status == 69)
+        #expect(result.status == 77)
         let error = try #require(result.json?["error"] as? [String: Any])
         #expect(error["code"] as? String == "permissionDenied")
         #expect((error["message"] as? String)?.contains("bluetooth group") == true, "\(error)")

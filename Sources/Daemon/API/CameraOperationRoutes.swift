@@ -116,14 +116,14 @@ struct CameraOperationRoutes: Sendable {
         }
     }
 
-    /// The camera the path names; 404 with the registry's words when there is none.
+    /// The camera the path names; 404 with the registry's words when it holds none of that name.
     private func lookUp(_ context: ControlRequestContext) async throws -> CameraRegistry.Entry {
         let raw = try context.parameters.require("camera")
         let name = raw.removingPercentEncoding ?? raw
         do {
             return try await cameras.camera(named: name)
         } catch {
-            throw HTTPError(.notFound, message: error.description)
+            throw HTTPError(error == .none ? .serviceUnavailable : .notFound, message: error.description)
         }
     }
 

@@ -41,7 +41,7 @@ extension GlobalOptions {
             return fail(camera)
         case .http(let status, let code, let message, nil):
             switch status {
-            case 401, 403: return fail(code: code, message, status: .refused)
+            case 401, 403: return fail(code: code, message, status: .noPermission)
             case 409: return fail(code: code, message, status: .refused)
             case 400..<500: return fail(code: code, message, status: .usage)
             default: return fail(code: code, message, status: .unavailable)
