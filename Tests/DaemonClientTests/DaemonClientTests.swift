@@ -38,7 +38,7 @@ struct DaemonClientTests {
     func reads() async throws {
         let demo = try await Self.demo()
         try await Self.withServer(demo) { client in
-            #expect(await client.isAnswering())
+            #expect(await client.isAnswering(timeout: .seconds(10)))
             let remote = try await RemoteCamera.open(client: client, camera: nil)
             #expect(remote.name == "demo")
             #expect(remote.identity == demo.camera.identity)

@@ -324,7 +324,8 @@ struct JobTests {
         await cameras.add(demo.camera, name: "demo", source: "demo")
 
         let before = JobManager(journal: journal, cameras: cameras)
-        let plan = RunPlan(intervalMs: 200, stop: .frames(12))
+        // Long enough that a test starved of CPU for seconds still suspends it mid-run.
+        let plan = RunPlan(intervalMs: 300, stop: .frames(30))
         let id = try await before.submit(camera: nil, plan: plan).id
         var updates = try await before.follow(id).makeAsyncIterator()
         for _ in 1...3 { _ = await updates.next() }
@@ -340,7 +341,7 @@ struct JobTests {
         await #expect(throws: JobError.shuttingDown) { try await before.submit(camera: nil, plan: plan) }
 
         // Down for a while: the next start finds the run and carries on.
-        try await Task.sleep(for: .milliseconds(700))
+        try await Task.sleep(for: .milliseconds(1000))
         let after = JobManager(journal: journal, cameras: cameras)
         #expect(await after.resumeInterrupted() == [id])
         var ended: RunEnding?
@@ -349,8 +350,8 @@ struct JobTests {
         }
         #expect(ended?.state == .finished)
         let frames = try journal.frames(of: id)
-        #expect(frames.map(\.frame) == Array(1...12), "one record per slot, in order")
-        #expect(frames.map(\.scheduledMs) == (0..<12).map { Int64($0) * 200 }, "the original schedule")
+        #expect(frames.map(\.frame) == Array(1...30), "one record per slot, in order")
+        #expect(frames.map(\.scheduledMs) == (0..<30).map { Int64($0) * 300 }, "the original schedule")
         // A loaded machine may skip a slot of its own (the camera still busy); the ones passed
         // while the daemon was down follow the suspension and say so.
         let down = frames.filter { $0.outcome == .skipped && $0.error == "the run was not running" }

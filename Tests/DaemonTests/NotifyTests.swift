@@ -48,7 +48,11 @@ final class NotifySocket: Sendable {
     /// The next datagram, or nil after the time limit.
     func receive() -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        var count: Int
+        // Other tests' child processes end meanwhile, and their SIGCHLD interrupts the wait.
+        repeat {
+            count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        } while count < 0 && errno == EINTR
         return count < 0 ? nil : String(decoding: buffer.prefix(count), as: UTF8.self)
     }
 }
