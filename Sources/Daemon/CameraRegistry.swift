@@ -32,14 +32,15 @@ public actor CameraRegistry {
 
     /// Lets go of the camera named `name` and returns it, for the caller to close.
     public func remove(named name: String) -> Entry? {
-        guard let index = entries.firstIndex(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        guard let index = entries.firstIndex(where: { Self.matches($0, name) }) else { return nil }
         return entries.remove(at: index)
     }
 
     /// Every camera, in the order they were added.
     public var all: [Entry] { entries }
 
-    /// The camera named `name` (in any case), or with no name the only camera held.
+    /// The camera named `name` (in any case; a module's address works too), or with no name the
+    /// only camera held.
     public func camera(named name: String?) throws(CameraLookupError) -> Entry {
         if let name {
             guard let found = entry(named: name) else { throw .unknown(name, known: entries.map(\.name)) }
@@ -53,7 +54,12 @@ public actor CameraRegistry {
     }
 
     private func entry(named name: String) -> Entry? {
-        entries.first { $0.name.lowercased() == name.lowercased() }
+        entries.first { Self.matches($0, name) }
+    }
+
+    /// A camera answers to its name and to where it is (a module's address), in any case.
+    private static func matches(_ entry: Entry, _ name: String) -> Bool {
+        entry.name.lowercased() == name.lowercased() || entry.source.lowercased() == name.lowercased()
     }
 }
 

@@ -164,7 +164,9 @@ struct ConnectCommand: AsyncParsableCommand {
         discussion: """
             Without an address: the remembered module, else the only module in range. Pairs \
             first if needed. Later commands use the remembered module unless --module names \
-            another. Until the daemon exists, every command connects, acts and disconnects.
+            another; each connects, acts and disconnects. While a daemon runs, `connect ADDRESS` \
+            (or a name from its configuration) asks the daemon to connect the module and keep it \
+            connected, and `disconnect` asks it to let go.
             """
     )
 
@@ -175,6 +177,9 @@ struct ConnectCommand: AsyncParsableCommand {
     var address: String?
 
     func run() async throws {
+        if let daemon = options.daemonClient(), try await DaemonModules(client: daemon, options: options).connect(address ?? options.module) {
+            return
+        }
         try options.requireBluetooth("connect")
         let known = address ?? options.module ?? RememberedModule.load()?.address
         let wanted: String
@@ -248,6 +253,10 @@ struct DisconnectCommand: AsyncParsableCommand {
     var address: String?
 
     func run() async throws {
+        if let daemon = options.daemonClient(), let wanted = address ?? options.module,
+           try await DaemonModules(client: daemon, options: options).release(wanted, printing: true) {
+            return
+        }
         try options.requireBluetooth("disconnect")
         let wanted = try address ?? options.chosenModule()
         let (device, wasConnected) = try await options.withKnownModule(wanted) { client, _, device throws(BlueZError) in
@@ -278,6 +287,10 @@ struct ForgetCommand: AsyncParsableCommand {
     func run() async throws {
         try options.requireBluetooth("forget")
         let wanted = try address ?? options.chosenModule()
+        // A daemon holding the module lets go of it first (a locked daemon refuses, and so does this).
+        if let daemon = options.daemonClient() {
+            _ = try await DaemonModules(client: daemon, options: options).release(wanted, printing: false)
+        }
         let device = try await options.withKnownModule(wanted) { client, adapter, device throws(BlueZError) in
             if let device { try await client.remove(device.path, from: adapter) }
             return device

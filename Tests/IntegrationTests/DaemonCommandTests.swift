@@ -19,6 +19,27 @@ struct DaemonCommandTests {
         #expect(!FileManager.default.fileExists(atPath: rig.socket), "a clean stop removes the socket")
     }
 
+    @Test("unleashed connect asks the daemon to connect a module and keep it; disconnect asks it to let go")
+    func connectThroughDaemon() async throws {
+        let rig = try await DaemonRig(modules: 3, configured: 2)
+        try await rig.start()
+        let third = "F0:5E:D0:00:00:03"
+        let connect = try await rig.unleashed("--json", "connect", third)
+        #expect(connect.status == 0, "\(connect.stderr)")
+        #expect(connect.json?["daemon"] as? Bool == true)
+        #expect(connect.json?["protocolVersion"] as? Int == 1)
+        var names = try #require(try await rig.status()["cameras"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+        #expect(names.sorted() == ["F0:5E:D0:00:00:03", "a", "b"])
+        let shot = try await rig.unleashed("--module", third, "--json", "shoot")
+        #expect(shot.status == 0, "the new module takes commands by its address: \(shot.stderr)")
+        let disconnect = try await rig.unleashed("disconnect", third)
+        #expect(disconnect.status == 0, "\(disconnect.stderr)")
+        #expect(disconnect.stdout.contains("let go of"))
+        names = try #require(try await rig.status()["cameras"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+        #expect(names.sorted() == ["a", "b"])
+        try await rig.stop()
+    }
+
     @Test("the socket is owned by the daemon's user and has mode 0660; its directory 0750")
     func socketModeAndOwner() async throws {
         let rig = try await DaemonRig(modules: 1)
@@ -155,46 +176,60 @@ struct DaemonJobTests {
         #expect(shot.status == 0, "\(shot.stderr)")
     }
 
-    @Test("50 API clients polling status and following events during a run move its lateness p99 by at most 1 ms")
+    // How far the clients move the lateness p99 is a measurement, not a test: `make bench-daemon`
+    // compares the two side by side on a quiet machine (docs/performance.md). Here, among other
+    // tests sharing the CPUs, the run must keep every slot while every client is served.
+    @Test("50 API clients polling status and following events during a run: every slot is taken, every client served")
     func fiftyClients() async throws {
         let rig = try await DaemonRig(modules: 1)
         try await rig.start()
-        let quiet = try await latenessP99(rig)
-        // 25 clients each poll the status 5 times a second on a connection of their own, and 25
-        // follow every camera event: 50 connections for the whole of the second run.
-        var clients: [Process] = []
+        // 25 clients each poll the status 5 times a second, 40 times, on a connection of their
+        // own, and 25 follow every camera event: 50 connections through most of the run.
+        var clients: [(Process, URL)] = []
         for index in 0..<50 {
+            let output = rig.directory.appendingPathComponent("client-\(index).out")
             let process = Process()
             process.executableURL = Curl.executable
             process.arguments = index < 25
-                ? ["-s", "-o", "/dev/null", "--rate", "5/s", "--unix-socket", rig.socket, "http://localhost/v1/status?n=[1-10000]"]
-                : ["-sN", "-o", "/dev/null", "--unix-socket", rig.socket, "http://localhost/v1/events"]
-            process.standardOutput = FileHandle.nullDevice
+                ? ["-s", "-o", "/dev/null", "-w", "%{http_code}\\n", "--rate", "5/s", "--unix-socket", rig.socket,
+                   "http://localhost/v1/status?n=[1-40]"]
+                : ["-sN", "--unix-socket", rig.socket, "http://localhost/v1/events"]
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: output)
             process.standardError = FileHandle.nullDevice
             try process.run()
-            clients.append(process)
+            clients.append((process, output))
         }
-        defer { for client in clients where client.isRunning { kill(client.processIdentifier, SIGKILL) } }
+        defer { for (client, _) in clients where client.isRunning { kill(client.processIdentifier, SIGKILL) } }
         try await Task.sleep(for: .seconds(1))
-        let loaded = try await latenessP99(rig)
-        #expect(clients.allSatisfy { $0.isRunning }, "every client was still connected at the end")
-        #expect(loaded - quiet <= 1000, "lateness p99 \(quiet) µs alone, \(loaded) µs with 50 clients")
+        let summary = try await runHundredSlots(rig)
+        #expect(clients[25...].allSatisfy { $0.0.isRunning }, "every follower was still connected at the end")
+        #expect(summary["taken"] as? Int == 100)
+        for (poller, _) in clients[..<25] {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while poller.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        for (index, (_, output)) in clients.enumerated() {
+            let text = try String(contentsOf: output, encoding: .utf8)
+            if index < 25 {
+                let codes = text.split(separator: "\n")
+                #expect(codes.count == 40 && codes.allSatisfy { $0 == "200" }, "poller \(index): \(codes)")
+            } else {
+                #expect(text.components(separatedBy: "event: shotCompleted").count - 1 >= 100, "follower \(index) saw every shot")
+            }
+        }
         try await rig.stop()
     }
 
-    /// Runs 100 slots 100 ms apart on the daemon's camera and returns the lateness p99 (µs).
-    private func latenessP99(_ rig: DaemonRig) async throws -> Int {
+    /// Runs 100 slots 100 ms apart on the daemon's camera and returns the job's summary.
+    private func runHundredSlots(_ rig: DaemonRig) async throws -> [String: Any] {
         let submitted = try await rig.request("/v1/jobs", "-X", "POST", "--data",
                                               "{\"plan\":{\"intervalMs\":100,\"frames\":100,\"overrun\":\"burst\"}}")
         let id = try #require(submitted.json?["id"] as? Int, "\(submitted.body)")
         let deadline = ContinuousClock.now + .seconds(60)
         while true {
             let job = try await rig.request("/v1/jobs/\(id)").json
-            if job?["state"] as? String == "finished" {
-                let summary = try #require(job?["summary"] as? [String: Any])
-                #expect(summary["taken"] as? Int == 100)
-                return try #require(summary["p99LatenessMicros"] as? Int)
-            }
+            if job?["state"] as? String == "finished" { return try #require(job?["summary"] as? [String: Any]) }
             guard ContinuousClock.now < deadline else { throw FixtureError("job \(id) did not finish: \(rig.daemonLog)") }
             try await Task.sleep(for: .milliseconds(250))
         }

@@ -17,7 +17,8 @@ final class DaemonRig: Sendable {
     private let log: URL
 
     /// Names the first `modules` of the fake's modules a, b, c ... in the configuration.
-    init(modules: Int = 3, extraConfiguration: String = "", simulatorArguments: [String] = []) async throws {
+    /// - Parameter configured: how many of the modules the configuration lists (all by default).
+    init(modules: Int = 3, configured: Int? = nil, extraConfiguration: String = "", simulatorArguments: [String] = []) async throws {
         bluetooth = try await SimulatedBluetooth(["--modules", "\(modules)"] + simulatorArguments)
         directory = URL(fileURLWithPath: "/tmp/ud-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -25,7 +26,7 @@ final class DaemonRig: Sendable {
         journal = directory.appendingPathComponent("journal.sqlite").path
         configFile = directory.appendingPathComponent("unleashed.toml")
         log = directory.appendingPathComponent("daemon.log")
-        moduleNames = (0..<modules).map { String(UnicodeScalar(UInt8(97 + $0))) }
+        moduleNames = (0..<(configured ?? modules)).map { String(UnicodeScalar(UInt8(97 + $0))) }
         var text = """
             [daemon]
             socket = "\(socket)"

@@ -36,8 +36,7 @@ struct ModuleRoutes: Sendable {
 
     private func connect(_ wanted: String) async throws -> Response {
         let known = configuration.modules.first { $0.name.lowercased() == wanted.lowercased() || $0.address == wanted.uppercased() }
-        for entry in await cameras.all where entry.name.lowercased() == wanted.lowercased() || entry.source == wanted.uppercased()
-            || (known.map { $0.name == entry.name } ?? false) {
+        if let entry = try? await cameras.camera(named: known?.name ?? wanted) {
             return .json(.ok, try await document(entry, connected: true))
         }
         guard let connector else {
@@ -56,7 +55,10 @@ struct ModuleRoutes: Sendable {
     }
 
     private func document(_ entry: CameraRegistry.Entry, connected: Bool) async throws -> JSONValue {
-        var document: [String: JSONValue] = ["name": .string(entry.name), "source": .string(entry.source), "connected": .bool(connected)]
+        var document: [String: JSONValue] = [
+            "name": .string(entry.name), "source": .string(entry.source), "connected": .bool(connected),
+            "identity": entry.camera.identity.json,
+        ]
         document["status"] = (try? await entry.camera.status().json) ?? .null
         return .object(document)
     }
