@@ -3,7 +3,9 @@
 //   2. `unleashed shoot` as a process: from its start to the shoot request reaching the module
 //      behind the fake bluetoothd, with the daemon running (the CLI asks it) and without (the CLI
 //      connects the module itself), side by side in one run;
-//   3. the idle daemon holding one connected module: its resident memory and CPU over 60 s.
+//   3. a run's lateness p99 (200 slots 100 ms apart) alone and with 50 API clients (25 polling the
+//      status 5 times a second, 25 following the events), one after the other on the same module;
+//   4. the idle daemon holding one connected module: its resident memory and CPU over 60 s.
 // Everything runs on a private dbus-daemon with the project's fake org.bluez in this process.
 // Build first: swift build -c release --product unleashed (make bench-daemon does both).
 import DaemonClient
@@ -132,6 +134,22 @@ func shootLatencies(_ arguments: [String], runs: Int) async throws -> [Double] {
     return latencies
 }
 
+/// Runs 200 slots 100 ms apart on the daemon's module and returns the lateness p99 (µs).
+func runLatenessP99(_ client: DaemonClient) async throws -> Int64 {
+    let plan: JSONValue = ["intervalMs": 100, "frames": 200, "overrun": "burst"]
+    let job = try await client.request("POST", "/v1/jobs", body: ["plan": plan])
+    guard let id = job["id"]?.integerValue else { fail("the daemon answered without a job id") }
+    while true {
+        try await Task.sleep(for: .milliseconds(500))
+        let now = try await client.request("GET", "/v1/jobs/\(id)")
+        guard now["state"]?.stringValue == "finished" else { continue }
+        guard now["summary"]?["taken"]?.integerValue == 200, let p99 = now["summary"]?["p99LatenessMicros"]?.integerValue else {
+            fail("job \(id) did not take its 200 slots: \(now)")
+        }
+        return p99
+    }
+}
+
 /// Resident memory (KiB) and CPU time (clock ticks) of `pid`, from /proc.
 func usage(_ pid: Int32) -> (rssKiB: Int, ticks: Int) {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
@@ -154,6 +172,13 @@ for _ in 0..<statusRequests {
     statusTimes.append(Double((ContinuousClock.now - start).components.attoseconds) / 1e15
         + Double((ContinuousClock.now - start).components.seconds) * 1000)
 }
+let quietP99 = try await runLatenessP99(client)
+let (pollers, followers) = try Curl.apiClients(socket: socket, pollers: 25, followers: 25, polls: 115, outputs: directory)
+try await Task.sleep(for: .seconds(1))
+let loadedP99 = try await runLatenessP99(client)
+let stillFollowing = followers.filter { $0.0.isRunning }.count
+for (process, _) in pollers + followers where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+
 _ = try runUnleashed(["shoot"])  // warm the page cache for both modes alike
 let throughDaemon = try await shootLatencies([], runs: shootRuns)
 stopDaemon(daemon)
@@ -181,6 +206,9 @@ print("""
       through daemon    \(milliseconds(percentile(50, throughDaemon)))  \(milliseconds(percentile(99, throughDaemon)))  \(milliseconds(throughDaemon.max() ?? 0))
       direct            \(milliseconds(percentile(50, direct)))  \(milliseconds(percentile(99, direct)))  \(milliseconds(direct.max() ?? 0))
 
+    run lateness p99, 200 slots at 100 ms: alone \(quietP99) µs, with 50 API clients \(loadedP99) µs \
+    (difference \(loadedP99 - quietP99) µs; \(stillFollowing)/25 followers connected to the end)
+
     idle daemon with one connected module, over \(idleSeconds) s: RSS \(before.rssKiB) KiB -> \(after.rssKiB) KiB, \
     CPU \(String(format: "%.2f", cpuPercent)) % of one core (\(after.ticks - before.ticks) ticks)
     """)
@@ -188,6 +216,7 @@ let json: JSONValue = [
     "statusMs": ["p50": .number(percentile(50, statusTimes)), "p99": .number(percentile(99, statusTimes))],
     "shootThroughDaemonMs": ["p50": .number(percentile(50, throughDaemon)), "p99": .number(percentile(99, throughDaemon))],
     "shootDirectMs": ["p50": .number(percentile(50, direct)), "p99": .number(percentile(99, direct))],
+    "latenessP99Micros": ["alone": .integer(quietP99), "with50Clients": .integer(loadedP99)],
     "idle": ["seconds": .integer(Int64(idleSeconds)), "rssKiB": .integer(Int64(after.rssKiB)), "cpuPercent": .number(cpuPercent)],
 ]
 let encoder = JSONEncoder()

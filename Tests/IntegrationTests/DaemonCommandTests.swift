@@ -185,27 +185,14 @@ struct DaemonJobTests {
         try await rig.start()
         // 25 clients each poll the status 5 times a second, 40 times, on a connection of their
         // own, and 25 follow every camera event: 50 connections through most of the run.
-        var clients: [(Process, URL)] = []
-        for index in 0..<50 {
-            let output = rig.directory.appendingPathComponent("client-\(index).out")
-            let process = Process()
-            process.executableURL = Curl.executable
-            process.arguments = index < 25
-                ? ["-s", "-o", "/dev/null", "-w", "%{http_code}\\n", "--rate", "5/s", "--unix-socket", rig.socket,
-                   "http://localhost/v1/status?n=[1-40]"]
-                : ["-sN", "--unix-socket", rig.socket, "http://localhost/v1/events"]
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: output)
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            clients.append((process, output))
-        }
+        let (pollers, followers) = try Curl.apiClients(socket: rig.socket, pollers: 25, followers: 25, polls: 40, outputs: rig.directory)
+        let clients = pollers + followers
         defer { for (client, _) in clients where client.isRunning { kill(client.processIdentifier, SIGKILL) } }
         try await Task.sleep(for: .seconds(1))
         let summary = try await runHundredSlots(rig)
-        #expect(clients[25...].allSatisfy { $0.0.isRunning }, "every follower was still connected at the end")
+        #expect(followers.allSatisfy { $0.0.isRunning }, "every follower was still connected at the end")
         #expect(summary["taken"] as? Int == 100)
-        for (poller, _) in clients[..<25] {
+        for (poller, _) in pollers {
             let deadline = ContinuousClock.now + .seconds(30)
             while poller.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
         }

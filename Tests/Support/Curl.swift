@@ -83,3 +83,29 @@ public enum Curl {
         return lines
     }
 }
+
+extension Curl {
+    /// Clients of the control API for load: `pollers` curl processes each asking `GET /v1/status`
+    /// `polls` times at 5 a second on a connection of its own (writing each status code to its
+    /// file), and `followers` following `GET /v1/events` (writing the stream to its file).
+    public static func apiClients(socket: String, pollers: Int, followers: Int, polls: Int, outputs directory: URL) throws
+        -> (pollers: [(Process, URL)], followers: [(Process, URL)])
+    {
+        var started: [(Process, URL)] = []
+        for index in 0..<(pollers + followers) {
+            let output = directory.appendingPathComponent("client-\(index).out")
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = index < pollers
+                ? ["-s", "-o", "/dev/null", "-w", "%{http_code}\\n", "--rate", "5/s", "--unix-socket", socket,
+                   "http://localhost/v1/status?n=[1-\(polls)]"]
+                : ["-sN", "--unix-socket", socket, "http://localhost/v1/events"]
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: output)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            started.append((process, output))
+        }
+        return (Array(started[..<pollers]), Array(started[pollers...]))
+    }
+}
