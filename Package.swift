@@ -214,15 +214,11 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedTestSupport",
+                "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
+                "UnleashedTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "DaemonClientTests",
-            dependencies: ["DaemonClient", "Daemon", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

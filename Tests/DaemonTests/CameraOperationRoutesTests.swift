@@ -10,22 +10,7 @@ import UnleashedSimulator
 @Suite("camera routes with curl")
 struct CameraOperationRoutesTests {
     private static func withServer<T>(_ body: (Demo, String) async throws -> T) async throws -> T {
-        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
-        let directory = "/tmp/unleashed-test-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
-        service.socket = directory + "/run/control.sock"
-        let registry = CameraRegistry()
-        await registry.add(demo.camera, name: "demo", source: "demo")
-        let server = ControlServer(
-            service: service,
-            api: ControlAPI(cameras: registry, jobs: JobManager(), access: AccessPolicy(), version: "0.0.0-test"))
-        try await server.start()
-        let result: Result<T, any Error>
-        do { result = .success(try await body(demo, service.socket)) } catch { result = .failure(error) }
-        await server.stop()
-        try? await demo.finish()
-        return try result.get()
+        try await DemoServer.with(nil, body)
     }
 
     @Test("listing, a setting by text, a shot and the errors have the documented shapes", .timeLimit(.minutes(1)))

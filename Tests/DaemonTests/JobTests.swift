@@ -11,6 +11,17 @@ import UnleashedTestSupport
 /// on the in-process demo camera, journalled in a real SQLite file.
 @Suite("jobs over the control API", .timeLimit(.minutes(1)))
 struct JobTests {
+    /// A simulated camera held as "demo" and a journal in a directory of its own, for tests
+    /// that drive a ``JobManager`` directly.
+    static func managerParts() async throws -> (Demo, SQLiteJournal, CameraRegistry, directory: String) {
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
+        let cameras = CameraRegistry()
+        await cameras.add(demo.camera, name: "demo", source: "demo")
+        return (demo, journal, cameras, directory)
+    }
+
     /// What a test works with: the socket to reach, and the manager and journal behind it.
     struct Rig {
         let socket: String
@@ -32,12 +43,8 @@ struct JobTests {
     /// Runs `body` against a started server with the demo camera as "demo" and a fresh
     /// journal, then stops everything and removes the files.
     private static func withRig<T>(_ body: (Rig) async throws -> T) async throws -> T {
-        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
-        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
-        let cameras = CameraRegistry()
-        await cameras.add(demo.camera, name: "demo", source: "demo")
         let jobs = JobManager(journal: journal, cameras: cameras)
         var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
         service.socket = directory + "/run/control.sock"
@@ -316,12 +323,8 @@ struct JobTests {
 
     @Test("suspendAll leaves the run running in the journal; a new manager resumes it on its original schedule")
     func suspendAndResume() async throws {
-        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
-        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
-        let cameras = CameraRegistry()
-        await cameras.add(demo.camera, name: "demo", source: "demo")
 
         let before = JobManager(journal: journal, cameras: cameras)
         // Long enough that a test starved of CPU for seconds still suspends it mid-run.
@@ -366,12 +369,8 @@ struct JobTests {
 
     @Test("a follower that does not keep up is let go and never holds up the job")
     func slowFollower() async throws {
-        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
-        let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"
+        let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let journal = try SQLiteJournal(path: directory + "/journal.sqlite")
-        let cameras = CameraRegistry()
-        await cameras.add(demo.camera, name: "demo", source: "demo")
         let jobs = JobManager(journal: journal, cameras: cameras, followerBacklog: 2)
         let id = try await jobs.submit(camera: nil, plan: RunPlan(intervalMs: 150, stop: .frames(8))).id
         let slow = try await jobs.follow(id)

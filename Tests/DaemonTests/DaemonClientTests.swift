@@ -10,24 +10,9 @@ import UnleashedSimulator
 /// what the camera does through the daemon must be what it does directly.
 @Suite("daemon client and remote camera")
 struct DaemonClientTests {
-    /// Runs `body` with a started server holding `demo`'s camera as "demo", then stops it.
-    private static func withServer<T>(
-        _ demo: Demo, _ body: (DaemonClient) async throws -> T
-    ) async throws -> T {
-        let directory = "/tmp/unleashed-client-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
-        service.socket = directory + "/run/control.sock"
-        let registry = CameraRegistry()
-        await registry.add(demo.camera, name: "demo", source: "demo")
-        let server = ControlServer(
-            service: service,
-            api: ControlAPI(cameras: registry, jobs: JobManager(), access: AccessPolicy(), version: "0.0.0-test"))
-        try await server.start()
-        let result: Result<T, any Error>
-        do { result = .success(try await body(DaemonClient(socketPath: service.socket))) } catch { result = .failure(error) }
-        await server.stop()
-        return try result.get()
+    /// Runs `body` with a client of a server holding `demo`'s camera as "demo".
+    private static func withServer<T>(_ demo: Demo, _ body: (DaemonClient) async throws -> T) async throws -> T {
+        try await DemoServer.with(demo) { _, socket in try await body(DaemonClient(socketPath: socket)) }
     }
 
     private static func demo() async throws -> Demo {
