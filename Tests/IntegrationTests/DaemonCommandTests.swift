@@ -294,6 +294,27 @@ struct DaemonAccessTests {
         try await rig.stop()
     }
 
+    @Test("SIGHUP reads the configuration again: a token added to the file is accepted, the daemon runs on")
+    func reloadOnHangup() async throws {
+        let rig = try await DaemonRig(modules: 1)
+        try await rig.start()
+        let bearer = ["-H", "Authorization: Bearer added-later-0123456789"]
+        #expect(try await Curl.request(socket: rig.socket, path: "/v1/status", arguments: bearer).status == 401)
+        let text = try String(contentsOf: rig.configFile, encoding: .utf8)
+        try (text + "\n[[tokens]]\nname = \"added\"\ntoken = \"added-later-0123456789\"\nrole = \"viewer\"\n")
+            .write(to: rig.configFile, atomically: true, encoding: .utf8)
+        kill(try #require(rig.pid), SIGHUP)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var status = 0
+        while status != 200 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            status = try await Curl.request(socket: rig.socket, path: "/v1/status", arguments: bearer).status
+        }
+        #expect(status == 200, "\(rig.daemonLog)")
+        #expect(rig.daemonLog.contains("configuration reloaded"))
+        try await rig.stop()
+    }
+
     /// Sets `locked = true` in the rig's `[daemon]` table.
     private func lock(_ rig: DaemonRig) throws {
         let text = try String(contentsOf: rig.configFile, encoding: .utf8)
