@@ -204,13 +204,17 @@ final class Session: @unchecked Sendable {
     /// third socket of its PTP/IP state is left 0 and closed with the other two). Closing this
     /// process's standard input is bad enough; once 0 is reused for a socket, the next session
     /// end closes someone else's connection. So fd 0 is saved around the calls that can end a
-    /// PTP/IP session and put back afterwards.
+    /// PTP/IP session and put back afterwards, but only into a free fd 0: another thread may have
+    /// been given 0 (a socket, a pipe) while it was closed, and that descriptor stays its own.
     private func guardingStandardInput<T>(_ body: () -> T) -> T {
         guard port.hasPrefix("ptpip:") else { return body() }
         let saved = dup(0)
         let result = body()
         if saved >= 0 {
-            dup2(saved, 0)
+            // F_DUPFD takes the lowest free number: 0 when it is still free, else another
+            // number, which is closed again, leaving fd 0 to whoever holds it now.
+            let restored = fcntl(saved, F_DUPFD, 0)
+            if restored > 0 { close(restored) }
             close(saved)
         }
         return result
