@@ -10,6 +10,8 @@ public actor CameraRegistry {
         public let camera: any Camera
         /// The module's address, the libgphoto2 port, or "demo": for listings.
         public let source: String
+        /// Reads the camera's status for the API, once for all clients.
+        public let statusReader: StatusReader
     }
 
     private var entries: [Entry] = []
@@ -20,14 +22,14 @@ public actor CameraRegistry {
         self.added = added
     }
 
-    /// Holds `camera` under `name`; false when that name is taken.
+    /// Holds `camera` under `name` and returns its entry; nil when that name is taken.
     @discardableResult
-    public func add(_ camera: any Camera, name: String, source: String) async -> Bool {
-        guard entry(named: name) == nil else { return false }
-        let entry = Entry(name: name, camera: camera, source: source)
+    public func add(_ camera: any Camera, name: String, source: String) async -> Entry? {
+        guard entry(named: name) == nil else { return nil }
+        let entry = Entry(name: name, camera: camera, source: source, statusReader: StatusReader(camera: camera))
         entries.append(entry)
         await added?(entry)
-        return true
+        return entry
     }
 
     /// Lets go of the camera named `name` and returns it, for the caller to close.

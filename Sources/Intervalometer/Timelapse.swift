@@ -1,3 +1,4 @@
+import Synchronization
 public import UnleashedKit
 import UnleashedProtocol
 
@@ -75,13 +76,22 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var extraFrames = 0
     private var extraParts: [Int: Int] = [:]
     private var pausedAt: C.Instant?
-    private var wake: CheckedContinuation<Void, Never>?
+    /// The wait under way, for a control call to end early.
+    private var wake: Wake?
     /// The exposure under way that a stop ends early (a bulb, a clip).
     private var stoppableWork: Task<Result<SlotWork, CameraError>, Never>?
-    private var waitGeneration = 0
+    private let thread = RunThread()
+
+    /// The run executes on a thread of its own, so that a busy process (a daemon serving its
+    /// API) does not make slots late: see ``RunThread``.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     /// How far ahead of the start command slot 1 is placed.
     static var preparationTime: Duration { .milliseconds(20) }
+
+    /// How far ahead of its deadline a slot is prepared: the camera is asked then whether it is
+    /// ready, so that at the deadline the command goes out without a round trip first.
+    static var slotPreparation: Duration { .milliseconds(50) }
 
     /// A new run.
     ///
@@ -235,7 +245,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             }
             let due = scheduledOffset(of: nextFrame)
             guard isScheduled(frame: nextFrame, at: due) else { return }
-            await waitForSlot(at: due)
+            await waitForSlot(at: due - Self.slotPreparation)
             if stopReason != nil || stopAfterFrame { continue }
             if extraFrames > 0 {
                 extraFrames -= 1
@@ -244,15 +254,18 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             }
             if pausedAt != nil { continue }
             // Woken early, or the schedule moved (continued after a pause): wait again.
+            guard due == scheduledOffset(of: nextFrame), elapsed() >= due - Self.slotPreparation else { continue }
+            let ready = await camera.isReady
+            await waitForSlot(at: due)
+            if stopReason != nil || stopAfterFrame || extraFrames > 0 || pausedAt != nil { continue }
             guard due == scheduledOffset(of: nextFrame), elapsed() >= due else { continue }
-            try await shootSlot(nextFrame, due: due)
+            try await shootSlot(nextFrame, due: due, cameraReady: ready)
         }
     }
 
     /// Work for one slot, then the choice of the next slot by the overrun policy.
-    private func shootSlot(_ frame: Int, due: Duration) async throws(TimelapseError) {
-        let ready = await camera.isReady
-        if !ready {
+    private func shootSlot(_ frame: Int, due: Duration, cameraReady: Bool) async throws(TimelapseError) {
+        if !cameraReady {
             try append(FrameRecord(frame: frame, scheduledMs: due.wholeMilliseconds, outcome: .skipped,
                                    error: "the camera was not connected at the slot"))
             nextFrame = frame + 1
@@ -451,26 +464,37 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// Sleeps until `deadline` or until a control call wakes the run.
     private func sleep(until deadline: C.Instant) async {
-        waitGeneration += 1
-        let generation = waitGeneration
-        let clock = clock
-        let timer = Task { [weak self] in
-            guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
-            await self?.wakeUp(generation)
-        }
-        defer { timer.cancel() }
-        await withCheckedContinuation { wake = $0 }
+        let wake = Wake()
+        self.wake = wake
+        let cancelTimer = startTimer(until: deadline, firing: wake)
+        defer { cancelTimer() }
+        await withCheckedContinuation { wake.install($0) }
     }
 
     private func sleepUntilWoken() async {
-        waitGeneration += 1
-        await withCheckedContinuation { wake = $0 }
+        let wake = Wake()
+        self.wake = wake
+        await withCheckedContinuation { wake.install($0) }
     }
 
-    private func wakeUp(_ generation: Int? = nil) {
-        guard generation == nil || generation == waitGeneration else { return }
-        wake?.resume()
+    private func wakeUp() {
+        wake?.fire()
         wake = nil
+    }
+
+    /// Fires `wake` at `deadline`; returns what cancels it. Deadlines of the real clock are
+    /// waited for by the run's own thread, which then continues the run without a hop; any
+    /// other clock (a test's) is waited on with its own `sleep`.
+    private func startTimer(until deadline: C.Instant, firing wake: Wake) -> () -> Void {
+        if let deadline = deadline as? ContinuousClock.Instant {
+            let timer = thread.schedule(at: deadline) { wake.fire() }
+            return { [thread] in thread.cancel(timer) }
+        }
+        let clock = clock
+        let timer = Task {
+            if (try? await clock.sleep(until: deadline, tolerance: nil)) != nil { wake.fire() }
+        }
+        return { timer.cancel() }
     }
 
     private func validate() async throws(TimelapseError) {
@@ -561,5 +585,35 @@ extension Duration {
     var wholeMicroseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}
+
+/// One wait of a run, ended by its timer or by a control call, whichever comes first; the
+/// other is then a no-op. A timer may fire before the wait has begun: the wait then ends at once.
+private final class Wake: Sendable {
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<Void, Never>)
+        case fired
+    }
+
+    private let state = Mutex(State.pending)
+
+    func install(_ continuation: CheckedContinuation<Void, Never>) {
+        let firedAlready = state.withLock { state in
+            if case .fired = state { return true }
+            state = .waiting(continuation)
+            return false
+        }
+        if firedAlready { continuation.resume() }
+    }
+
+    func fire() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .fired }
+            if case .waiting(let continuation) = state { return continuation }
+            return nil
+        }
+        waiting?.resume()
     }
 }

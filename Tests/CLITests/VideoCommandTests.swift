@@ -21,7 +21,7 @@ struct VideoCommandTests {
         // The camera times the clip on its own clock, from the start command to the stop command.
         let clips = frames.compactMap { $0.exposure.flatMap(clipMilliseconds) }
         #expect(clips.count == 3 && clips.allSatisfy { (290...400).contains($0) }, "\(frames.map(\.exposure))")
-        #expect(frames.allSatisfy { abs(($0.sentMs ?? .max) - $0.scheduledMs) < 100 })
+        #expect(frames.allSatisfy { abs(($0.sentMs ?? .max) - $0.scheduledMs) < 100 }, "\(frames)")
         #expect(frames.allSatisfy { (($0.completedMs ?? 0) - ($0.sentMs ?? 0)) >= 300 })
         #expect(try fixture.record(of: Int64(runID))?.plan.exposure == .video(milliseconds: 300))
         #expect(try await fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "no recording left running")

@@ -27,7 +27,7 @@ struct CameraOperationRoutes: Sendable {
         v1.get("cameras/:camera") { request, context in
             try context.authorize(.watch)
             return try await operate(request, context) { entry, _ throws(CameraError) in
-                let status = try await entry.camera.status()
+                let status = try await entry.statusReader.status()
                 return .json(.ok, [
                     "name": .string(entry.name), "source": .string(entry.source),
                     "identity": entry.camera.identity.json, "status": status.json,
@@ -139,11 +139,15 @@ struct CameraOperationRoutes: Sendable {
         let entry = try await lookUp(context)
         let run = { @Sendable (body: RequestBody) async throws -> Response in
             let document = wantsBody ? try await Self.json(body) : .null
+            let response: Response
             do throws(CameraError) {
-                return try await operation(entry, document)
+                response = try await operation(entry, document)
             } catch {
-                return .cameraError(error, context: context)
+                response = .cameraError(error, context: context)
             }
+            // Whatever the API does to a camera may have changed its status, done or not.
+            if request.method != .get { await entry.statusReader.changed() }
+            return response
         }
         guard followingClient else { return try await run(request.body) }
         do {

@@ -28,7 +28,7 @@ struct CameraRoutes: Sendable {
         for entry in await cameras.all {
             var document: [String: JSONValue] = ["name": .string(entry.name), "source": .string(entry.source)]
             do {
-                document["status"] = try await entry.camera.status().json
+                document["status"] = try await entry.statusReader.status().json
                 document["error"] = .null
             } catch {
                 document["status"] = .null

@@ -44,11 +44,11 @@ struct ModuleRoutes: Sendable {
         }
         do {
             let (name, camera, source) = try await connector.connect(wanted, configuration: configuration)
-            guard await cameras.add(camera, name: name, source: source) else {
+            guard let entry = await cameras.add(camera, name: name, source: source) else {
                 await camera.close()
                 throw HTTPError(.conflict, message: "the daemon already holds a camera named '\(name)'")
             }
-            return .json(.created, try await document(CameraRegistry.Entry(name: name, camera: camera, source: source), connected: true))
+            return .json(.created, try await document(entry, connected: true))
         } catch let error as CameraConnectError {
             throw HTTPError(error.isClientError ? .badRequest : .serviceUnavailable, message: error.description)
         }
@@ -59,7 +59,7 @@ struct ModuleRoutes: Sendable {
             "name": .string(entry.name), "source": .string(entry.source), "connected": .bool(connected),
             "identity": entry.camera.identity.json,
         ]
-        document["status"] = (try? await entry.camera.status().json) ?? .null
+        document["status"] = (try? await entry.statusReader.status().json) ?? .null
         return .object(document)
     }
 }

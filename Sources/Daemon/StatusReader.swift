@@ -1,0 +1,71 @@
+public import UnleashedKit
+
+/// A camera's status as the API answers it: one read of the module shared by every client.
+///
+/// Each read of a module's status is a request over the radio, and it competes with a run's
+/// shots for the link. Fifty scripts polling `GET /v1/status` must not become fifty reads: a
+/// request that arrives while a read is under way shares it, and an answer is reused until the
+/// camera reports a change (any event), the API acts on the camera, or ``maximumAge`` passes.
+/// An answer read before a change is never reused after it.
+public actor StatusReader {
+    /// The longest an answer is reused when nothing has been reported.
+    public static let maximumAge = Duration.seconds(1)
+
+    private let camera: any Camera
+    private var answer: (status: CameraStatus, read: ContinuousClock.Instant)?
+    private var reading: (task: Task<Result<CameraStatus, CameraError>, Never>, generation: Int)?
+    /// Counts changes: an answer is kept only when no change came while it was read.
+    private var generation = 0
+    private var watching = false
+    private var watch: Task<Void, Never>?
+
+    public init(camera: any Camera) {
+        self.camera = camera
+    }
+
+    deinit {
+        watch?.cancel()
+    }
+
+    /// The camera's status, read now or shared with a read under way, or an answer read since
+    /// the last change.
+    public func status() async throws(CameraError) -> CameraStatus {
+        if let answer, ContinuousClock.now - answer.read < Self.maximumAge { return answer.status }
+        await watchForChanges()
+        if let reading, reading.generation == generation { return try await reading.task.value.get() }
+        let camera = camera
+        let task = Task { () async -> Result<CameraStatus, CameraError> in
+            do throws(CameraError) {
+                return .success(try await camera.status())
+            } catch {
+                return .failure(error)
+            }
+        }
+        let started = generation
+        reading = (task, started)
+        let result = await task.value
+        if reading?.generation == started { reading = nil }
+        if case .success(let status) = result, generation == started { answer = (status, .now) }
+        return try result.get()
+    }
+
+    /// Forgets the answer: the camera changed, or the API has just acted on it.
+    public func changed() {
+        generation += 1
+        answer = nil
+    }
+
+    /// Follows the camera's events from the first read on, so that a camera nobody asks
+    /// about costs no subscription.
+    private func watchForChanges() async {
+        guard !watching else { return }
+        watching = true
+        let events = await camera.events()
+        watch = Task { [weak self] in
+            for await _ in events {
+                guard let self else { return }
+                await self.changed()
+            }
+        }
+    }
+}

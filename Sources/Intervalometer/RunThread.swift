@@ -1,0 +1,194 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A thread of its own for one run: the run's actor executes on it, and it waits for the run's
+/// deadlines itself.
+///
+/// A slot's lateness is the time from its deadline to its command going out. On the shared
+/// cooperative pool that time would include every job queued ahead of the run's wake-up: in a
+/// daemon, the API's requests, event streams and metrics. Here the wake-up waits for nothing
+/// but the kernel's scheduler: the thread sleeps until the deadline, and the run's actor
+/// continues on the same thread at once.
+///
+/// The thread ends when the executor is released (its owner, the run, is gone).
+public final class RunThread: SerialExecutor, @unchecked Sendable {
+    private let core: Core
+
+    /// Starts the thread.
+    public init() {
+        core = Core()
+        let core = core
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        let context = Unmanaged.passRetained(core).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, &attributes, { context in
+            let core = Unmanaged<Core>.fromOpaque(context!).takeRetainedValue()
+            core.run()
+            return nil
+        }, context)
+        precondition(status == 0, "cannot start a run thread: \(String(cString: strerror(status)))")
+    }
+
+    deinit {
+        core.finish()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        core.enqueue(UnownedJob(job), on: asUnownedSerialExecutor())
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        precondition(core.isCurrentThread, "not on the run's thread")
+    }
+
+    public func isIsolatingCurrentContext() -> Bool? {
+        core.isCurrentThread
+    }
+
+    /// Calls `action` on this thread once `ContinuousClock.now` has reached `deadline`, unless
+    /// ``cancel(_:)`` comes first. Returns the timer's identifier for ``cancel(_:)``.
+    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Int {
+        core.schedule(at: deadline, action)
+    }
+
+    /// Drops a timer that has not fired; a timer that has fired or was dropped is ignored.
+    public func cancel(_ timer: Int) {
+        core.cancel(timer)
+    }
+}
+
+/// The thread's queue and timers under one mutex, and its loop. A class apart from
+/// ``RunThread`` so that the loop does not keep the executor alive.
+private final class Core: @unchecked Sendable {
+    private struct Timer {
+        let id: Int
+        let deadline: ContinuousClock.Instant
+        let action: @Sendable () -> Void
+    }
+
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var jobs: [(UnownedJob, UnownedSerialExecutor)] = []
+    private var timers: [Timer] = []
+    private var nextTimer = 0
+    private var finished = false
+    private var thread: pthread_t?
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        // Deadlines are monotonic; a wall-clock step must not move them.
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    var isCurrentThread: Bool {
+        locked { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    func enqueue(_ job: UnownedJob, on executor: UnownedSerialExecutor) {
+        locked {
+            jobs.append((job, executor))
+            pthread_cond_signal(condition)
+        }
+    }
+
+    func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Int {
+        locked {
+            nextTimer += 1
+            timers.append(Timer(id: nextTimer, deadline: deadline, action: action))
+            pthread_cond_signal(condition)
+            return nextTimer
+        }
+    }
+
+    func cancel(_ id: Int) {
+        locked { timers.removeAll { $0.id == id } }
+    }
+
+    func finish() {
+        locked {
+            finished = true
+            pthread_cond_signal(condition)
+        }
+    }
+
+    /// Runs jobs in the order they came and fires timers when due, until finished with no job
+    /// left. Timers left at the end are dropped.
+    func run() {
+        locked { thread = pthread_self() }
+        while let work = nextWork() {
+            switch work {
+            case .job(let job, let executor): job.runSynchronously(on: executor)
+            case .timers(let actions): for action in actions { action() }
+            }
+        }
+    }
+
+    private enum Work {
+        case job(UnownedJob, UnownedSerialExecutor)
+        case timers([@Sendable () -> Void])
+    }
+
+    private func nextWork() -> Work? {
+        locked {
+            while true {
+                let now = ContinuousClock.now
+                let due = timers.filter { $0.deadline <= now }
+                if !due.isEmpty {
+                    timers.removeAll { $0.deadline <= now }
+                    return .timers(due.map(\.action))
+                }
+                if !jobs.isEmpty {
+                    let (job, executor) = jobs.removeFirst()
+                    return .job(job, executor)
+                }
+                if finished { return nil }
+                if let earliest = timers.map(\.deadline).min() {
+                    var wake = Self.monotonicNow(after: now.duration(to: earliest))
+                    pthread_cond_timedwait(condition, mutex, &wake)
+                } else {
+                    pthread_cond_wait(condition, mutex)
+                }
+            }
+        }
+    }
+
+    /// CLOCK_MONOTONIC now plus `delay`: the condition's clock. `ContinuousClock` may count
+    /// time suspended as well, so a wait is checked against it again when it ends.
+    private static func monotonicNow(after delay: Duration) -> timespec {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let (seconds, attoseconds) = delay.components
+        var nanoseconds = Int64(now.tv_nsec) + attoseconds / 1_000_000_000 + 1
+        var wholeSeconds = Int64(now.tv_sec) + seconds
+        wholeSeconds += nanoseconds / 1_000_000_000
+        nanoseconds %= 1_000_000_000
+        return timespec(tv_sec: Int(wholeSeconds), tv_nsec: Int(nanoseconds))
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+}

@@ -1,0 +1,118 @@
+import Daemon
+import Foundation
+import Synchronization
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedTestSupport
+
+/// A camera that counts its status reads, each of which takes `readTime`, and reports a
+/// shot as an event when a test calls ``reportShot()``.
+private actor CountingCamera: Camera {
+    nonisolated let identity = CameraIdentity(name: "counting", capabilities: [.shoot], cameraModel: "counting")
+    nonisolated let hub = CameraEventHub()
+    private let readTime: Duration
+    private(set) var reads = 0
+    private var counter = 0
+
+    init(readTime: Duration) { self.readTime = readTime }
+
+    func reportShot() {
+        counter += 1
+        hub.yield(.shotCompleted(counter: counter, cameraTime: nil))
+    }
+
+    func events() -> AsyncStream<CameraEvent> { hub.subscribe() }
+    func status() async throws(CameraError) -> CameraStatus {
+        reads += 1
+        let counter = counter
+        try? await Task.sleep(for: readTime)
+        return CameraStatus(connection: .ready, moduleBattery: 90, cameraBattery: 80, storage: .ok, shotsRemaining: 100,
+                            cameraPower: .on, exposureMode: .manual, meteredEV: nil, busy: false, shotCounter: counter)
+    }
+    func settings() async throws(CameraError) -> [SettingDescriptor] { [] }
+    func value(of setting: SettingID) async throws(CameraError) -> SettingValue { throw .settingNotOffered(setting) }
+    func set(_ value: SettingValue) async throws(CameraError) -> SettingValue { throw .settingNotOffered(value.setting) }
+    func focus(hold: Bool) async throws(CameraError) -> FocusResult { throw .unsupported("focus") }
+    func release() async throws(CameraError) {}
+    func shoot() async throws(CameraError) -> Shot { throw .unsupported("shoot") }
+    func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure { throw .unsupported("bulb") }
+    func startVideo() async throws(CameraError) { throw .unsupported("video") }
+    func stopVideo() async throws(CameraError) -> Duration { throw .unsupported("video") }
+    func setTime(_ time: WallTime) async throws(CameraError) {}
+    func geotag(_ position: GeoPosition) async throws(CameraError) {}
+    func close() async { hub.finish() }
+    var isReady: Bool { true }
+    var lastMeteredEV: ExposureStops? { nil }
+}
+
+@Suite("status reads shared by the API's clients")
+struct StatusReaderTests {
+    @Test("50 clients asking at once share one read of the camera, and get the same answer")
+    func concurrentRequestsShareARead() async throws {
+        let camera = CountingCamera(readTime: .milliseconds(100))
+        let reader = StatusReader(camera: camera)
+        let answers = try await withThrowingTaskGroup(of: CameraStatus.self) { group in
+            for _ in 0..<50 { group.addTask { try await reader.status() } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.count == 50)
+        #expect(Set(answers).count == 1)
+        #expect(await camera.reads == 1)
+    }
+
+    @Test("an answer is reused while nothing changes; after a change from the API the camera is read again")
+    func reuseUntilChanged() async throws {
+        let camera = CountingCamera(readTime: .zero)
+        let reader = StatusReader(camera: camera)
+        _ = try await reader.status()
+        _ = try await reader.status()
+        #expect(await camera.reads == 1)
+        await reader.changed()
+        _ = try await reader.status()
+        #expect(await camera.reads == 2)
+    }
+
+    @Test("an event from the camera makes the next answer a fresh read that shows it")
+    func eventsInvalidate() async throws {
+        let camera = CountingCamera(readTime: .zero)
+        let reader = StatusReader(camera: camera)
+        #expect(try await reader.status().shotCounter == 0)
+        await camera.reportShot()
+        let start = ContinuousClock.now
+        var counter = try await reader.status().shotCounter
+        while counter == 0 && ContinuousClock.now - start < StatusReader.maximumAge / 2 {
+            try await Task.sleep(for: .milliseconds(5))
+            counter = try await reader.status().shotCounter
+        }
+        #expect(counter == 1, "the event was seen well before the answer grew old")
+    }
+
+    @Test("an answer read while a change came in is not reused")
+    func changeDuringARead() async throws {
+        let camera = CountingCamera(readTime: .milliseconds(200))
+        let reader = StatusReader(camera: camera)
+        async let first = reader.status()
+        try await Task.sleep(for: .milliseconds(50))
+        await reader.changed()
+        _ = try await first
+        _ = try await reader.status()
+        #expect(await camera.reads == 2)
+    }
+
+    @Test("a shot through the API shows in the very next status answer")
+    func shotThroughTheAPI() async throws {
+        try await DemoServer.with { _, socket in
+            let before = try #require(try await Self.counter(socket))
+            let shot = try await Curl.request(socket: socket, path: "/v1/cameras/demo/shoot", arguments: ["-X", "POST"])
+            #expect(shot.status == 200, "\(shot.body)")
+            #expect(try await Self.counter(socket) == before + 1)
+        }
+    }
+
+    private static func counter(_ socket: String) async throws -> Int? {
+        let answer = try await Curl.request(socket: socket, path: "/v1/status")
+        let cameras = answer.json?["cameras"] as? [[String: Any]]
+        return (cameras?.first?["status"] as? [String: Any])?["shotCounter"] as? Int
+    }
+}
