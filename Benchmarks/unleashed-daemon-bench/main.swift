@@ -3,8 +3,9 @@
 //   2. `unleashed shoot` as a process: from its start to the shoot request reaching the module
 //      behind the fake bluetoothd, with the daemon running (the CLI asks it) and without (the CLI
 //      connects the module itself), side by side in one run;
-//   3. a run's lateness p99 (200 slots 100 ms apart) alone and with 50 API clients (25 polling the
-//      status 5 times a second, 25 following the events), one after the other on the same module;
+//   3. a run's lateness p99 (200 slots 100 ms apart), and how late its shoot requests reached the
+//      module, alone and with 50 API clients (25 polling the status 5 times a second, 25 following
+//      the events), one after the other on the same module;
 //   4. the idle daemon holding one connected module: its resident memory and CPU over 60 s.
 // Everything runs on a private dbus-daemon with the project's fake org.bluez in this process.
 // Build first: swift build -c release --product unleashed (make bench-daemon does both).
@@ -32,6 +33,7 @@ func percentile(_ p: Double, _ values: [Double]) -> Double {
 }
 
 func milliseconds(_ value: Double) -> String { String(format: "%.3f ms", value) }
+func micros(_ value: Int64) -> String { String(format: "%.3f ms", Double(value) / 1000) }
 
 let arguments = CommandLine.arguments
 let shootRuns = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 1]) } ?? 200
@@ -121,21 +123,37 @@ func shootLatencies(_ arguments: [String], runs: Int) async throws -> [Double] {
         let start = monotonicNanoseconds()
         let status = try runUnleashed(arguments + ["shoot"])
         guard status == 0 else { fail("unleashed \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1)") }
-        var reassembler = try Reassembler(mtu: 247)
-        let request = await fake.writes(since: start).first { write in
-            guard let bytes = reassembler.receive(write.packet).message,
-                  let message = try? Message(decoding: bytes) else { return false }
-            if case .request(.shoot) = message.kind { return true }
-            return false
+        guard let request = try await shootRequests(since: start).first else {
+            fail("run \(run + 1): no shoot request reached the module")
         }
-        guard let request else { fail("run \(run + 1): no shoot request reached the module") }
-        latencies.append(Double(request.nanoseconds - start) / 1e6)
+        latencies.append(Double(request - start) / 1e6)
     }
     return latencies
 }
 
-/// Runs 200 slots 100 ms apart on the daemon's module and returns the lateness p99 (µs).
-func runLatenessP99(_ client: DaemonClient) async throws -> Int64 {
+/// When each shoot request written since `start` reached the module (monotonic nanoseconds).
+func shootRequests(since start: UInt64) async throws -> [UInt64] {
+    var reassembler = try Reassembler(mtu: 247)
+    return await fake.writes(since: start).filter { write in
+        guard let bytes = reassembler.receive(write.packet).message,
+              let message = try? Message(decoding: bytes) else { return false }
+        if case .request(.shoot) = message.kind { return true }
+        return false
+    }.map(\.nanoseconds)
+}
+
+/// A run's lateness p99 as its journal has it (from each deadline to the run issuing the
+/// command), and the p99 of how late its shoot requests reached the module: slot n's request
+/// should arrive at t0 + (n - 1) × interval plus the path's own delay, and the run's earliest
+/// request relative to its slot stands for t0 plus that delay.
+struct RunTiming {
+    var latenessP99Micros: Int64
+    var arrivalDelayP99Ms: Double
+}
+
+/// Runs 200 slots 100 ms apart on the daemon's module.
+func runTiming(_ client: DaemonClient) async throws -> RunTiming {
+    let start = monotonicNanoseconds()
     let plan: JSONValue = ["intervalMs": 100, "frames": 200, "overrun": "burst"]
     let job = try await client.request("POST", "/v1/jobs", body: ["plan": plan])
     guard let id = job["id"]?.integerValue else { fail("the daemon answered without a job id") }
@@ -146,7 +164,11 @@ func runLatenessP99(_ client: DaemonClient) async throws -> Int64 {
         guard now["summary"]?["taken"]?.integerValue == 200, let p99 = now["summary"]?["p99LatenessMicros"]?.integerValue else {
             fail("job \(id) did not take its 200 slots: \(now)")
         }
-        return p99
+        let arrivals = try await shootRequests(since: start)
+        guard arrivals.count == 200 else { fail("job \(id): \(arrivals.count) shoot requests reached the module, not 200") }
+        let relative = arrivals.enumerated().map { slot, arrival in Double(arrival) / 1e6 - Double(slot) * 100 }
+        let earliest = relative.min() ?? 0
+        return RunTiming(latenessP99Micros: p99, arrivalDelayP99Ms: percentile(99, relative.map { $0 - earliest }))
     }
 }
 
@@ -174,11 +196,11 @@ for _ in 0..<statusRequests {
 }
 // The first run of a fresh daemon pays for warming up (the journal's first writes, code paged in);
 // it is run and thrown away so that the two measured runs differ only in the clients.
-_ = try await runLatenessP99(client)
-let quietP99 = try await runLatenessP99(client)
+_ = try await runTiming(client)
+let quiet = try await runTiming(client)
 let (pollers, followers) = try Curl.apiClients(socket: socket, pollers: 25, followers: 25, polls: 115, outputs: directory)
 try await Task.sleep(for: .seconds(1))
-let loadedP99 = try await runLatenessP99(client)
+let loaded = try await runTiming(client)
 let stillFollowing = followers.filter { $0.0.isRunning }.count
 for (process, _) in pollers + followers where process.isRunning { kill(process.processIdentifier, SIGKILL) }
 
@@ -209,8 +231,10 @@ print("""
       through daemon    \(milliseconds(percentile(50, throughDaemon)))  \(milliseconds(percentile(99, throughDaemon)))  \(milliseconds(throughDaemon.max() ?? 0))
       direct            \(milliseconds(percentile(50, direct)))  \(milliseconds(percentile(99, direct)))  \(milliseconds(direct.max() ?? 0))
 
-    run lateness p99, 200 slots at 100 ms: alone \(quietP99) µs, with 50 API clients \(loadedP99) µs \
-    (difference \(loadedP99 - quietP99) µs; \(stillFollowing)/25 followers connected to the end)
+    a run of 200 slots at 100 ms, p99      alone       with 50 API clients  difference
+      lateness (journal)                 \(micros(quiet.latenessP99Micros))    \(micros(loaded.latenessP99Micros))             \(micros(loaded.latenessP99Micros - quiet.latenessP99Micros))
+      shoot request at the module, delay \(milliseconds(quiet.arrivalDelayP99Ms))    \(milliseconds(loaded.arrivalDelayP99Ms))             \(milliseconds(loaded.arrivalDelayP99Ms - quiet.arrivalDelayP99Ms))
+      (\(stillFollowing)/25 followers connected to the end)
 
     idle daemon with one connected module, over \(idleSeconds) s: RSS \(before.rssKiB) KiB -> \(after.rssKiB) KiB, \
     CPU \(String(format: "%.2f", cpuPercent)) % of one core (\(after.ticks - before.ticks) ticks)
@@ -219,7 +243,8 @@ let json: JSONValue = [
     "statusMs": ["p50": .number(percentile(50, statusTimes)), "p99": .number(percentile(99, statusTimes))],
     "shootThroughDaemonMs": ["p50": .number(percentile(50, throughDaemon)), "p99": .number(percentile(99, throughDaemon))],
     "shootDirectMs": ["p50": .number(percentile(50, direct)), "p99": .number(percentile(99, direct))],
-    "latenessP99Micros": ["alone": .integer(quietP99), "with50Clients": .integer(loadedP99)],
+    "latenessP99Micros": ["alone": .integer(quiet.latenessP99Micros), "with50Clients": .integer(loaded.latenessP99Micros)],
+    "arrivalDelayP99Ms": ["alone": .number(quiet.arrivalDelayP99Ms), "with50Clients": .number(loaded.arrivalDelayP99Ms)],
     "idle": ["seconds": .integer(Int64(idleSeconds)), "rssKiB": .integer(Int64(after.rssKiB)), "cpuPercent": .number(cpuPercent)],
 ]
 let encoder = JSONEncoder()

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// A thread of its own for one run: the run's actor executes on it, and it waits for the run's
-/// deadlines itself.
+/// deadlines itself. A second one writes the run's journal (``perform(_:)``).
 ///
 /// A slot's lateness is the time from its deadline to its command going out. On the shared
 /// cooperative pool that time would include every job queued ahead of the run's wake-up: in a
@@ -40,7 +40,7 @@ public final class RunThread: SerialExecutor, @unchecked Sendable {
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        core.enqueue(UnownedJob(job), on: asUnownedSerialExecutor())
+        core.enqueue(.job(UnownedJob(job), asUnownedSerialExecutor()))
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -65,6 +65,12 @@ public final class RunThread: SerialExecutor, @unchecked Sendable {
     public func cancel(_ timer: Int) {
         core.cancel(timer)
     }
+
+    /// Runs `work` on this thread after everything queued before it: for work that blocks (a
+    /// disk sync) and must stay in order, away from the threads that keep time.
+    public func perform(_ work: @escaping @Sendable () -> Void) {
+        core.enqueue(.closure(work))
+    }
 }
 
 /// The thread's queue and timers under one mutex, and its loop. A class apart from
@@ -78,7 +84,7 @@ private final class Core: @unchecked Sendable {
 
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var jobs: [(UnownedJob, UnownedSerialExecutor)] = []
+    private var queue: [Work] = []
     private var timers: [Timer] = []
     private var nextTimer = 0
     private var finished = false
@@ -105,9 +111,9 @@ private final class Core: @unchecked Sendable {
         locked { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 
-    func enqueue(_ job: UnownedJob, on executor: UnownedSerialExecutor) {
+    func enqueue(_ work: Work) {
         locked {
-            jobs.append((job, executor))
+            queue.append(work)
             pthread_cond_signal(condition)
         }
     }
@@ -132,20 +138,22 @@ private final class Core: @unchecked Sendable {
         }
     }
 
-    /// Runs jobs in the order they came and fires timers when due, until finished with no job
-    /// left. Timers left at the end are dropped.
+    /// Runs the queued work in the order it came and fires timers when due, until finished
+    /// with nothing queued. Timers left at the end are dropped.
     func run() {
         locked { thread = pthread_self() }
         while let work = nextWork() {
             switch work {
             case .job(let job, let executor): job.runSynchronously(on: executor)
+            case .closure(let work): work()
             case .timers(let actions): for action in actions { action() }
             }
         }
     }
 
-    private enum Work {
+    enum Work {
         case job(UnownedJob, UnownedSerialExecutor)
+        case closure(@Sendable () -> Void)
         case timers([@Sendable () -> Void])
     }
 
@@ -158,10 +166,7 @@ private final class Core: @unchecked Sendable {
                     timers.removeAll { $0.deadline <= now }
                     return .timers(due.map(\.action))
                 }
-                if !jobs.isEmpty {
-                    let (job, executor) = jobs.removeFirst()
-                    return .job(job, executor)
-                }
+                if !queue.isEmpty { return queue.removeFirst() }
                 if finished { return nil }
                 if let earliest = timers.map(\.deadline).min() {
                     var wake = Self.monotonicNow(after: now.duration(to: earliest))

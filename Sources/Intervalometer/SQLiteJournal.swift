@@ -12,6 +12,7 @@ public final class SQLiteJournal: RunJournal {
     /// The file the journal lives in, as given; errors name it.
     public let path: String
     private let pool: DatabasePool
+    private let checkpoints: JournalCheckpoints
 
     /// Written into the file header, so that a database made by something else is recognised
     /// and left alone instead of being migrated into.
@@ -20,6 +21,7 @@ public final class SQLiteJournal: RunJournal {
     /// Opens the journal at `path`, creating it and its parent directories when missing.
     public init(path: String) throws(JournalError) {
         self.path = path
+        checkpoints = JournalCheckpoints(path: path)
         do {
             try FileManager.default.createDirectory(
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -35,6 +37,8 @@ public final class SQLiteJournal: RunJournal {
             try pool.writeWithoutTransaction { db in
                 // GRDB's WAL setup picks NORMAL, which may lose the last commits on power loss.
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                // Checkpoints run apart from the writer (JournalCheckpoints), not in a run's append.
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             }
         } catch {
             throw Self.journalError(error, path: path)
@@ -77,6 +81,7 @@ public final class SQLiteJournal: RunJournal {
                                 frame.latenessMicros, frame.outcome.rawValue, frame.error, frame.exposure,
                                 frame.meteredEV, frame.shotCounter])
             }
+            checkpoints.wrote()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw .duplicateFrame(path: path, run: run, frame: frame.frame, part: frame.part)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
@@ -260,7 +265,9 @@ public final class SQLiteJournal: RunJournal {
     @discardableResult
     private func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
         do {
-            return try pool.write(body)
+            let result = try pool.write(body)
+            checkpoints.wrote()
+            return result
         } catch {
             throw Self.journalError(error, path: path)
         }

@@ -42,8 +42,9 @@ public struct RunEnding: Hashable, Sendable {
 }
 
 /// A time-lapse run: slots on absolute deadlines `t0 + (n - 1) * interval` of an injected
-/// monotonic clock, never a sleep after a shot, so that no error accumulates; every slot is
-/// journalled (durably) before the next one is waited for.
+/// monotonic clock, never a sleep after a shot, so that no error accumulates. Every slot is
+/// journalled (durably) in order on a thread apart, so that a slow disk sync does not hold up
+/// the next slot; the run ends only once every record is written.
 public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// Every frame record as it is journalled, for live displays. One consumer.
     public nonisolated let records: AsyncStream<FrameRecord>
@@ -55,6 +56,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private let plan: RunPlan
     private let camera: any Camera
     private let journal: any RunJournal
+    /// Frame records on their way to `journal`, written off the run's thread.
+    private let journalWrites: JournalWrites
     private let clock: C
     private let wallClock: @Sendable () -> Int64
     private let hooks: HookRunner?
@@ -103,6 +106,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         self.plan = plan
         self.camera = camera
         self.journal = journal
+        journalWrites = JournalWrites(journal: journal)
         self.clock = clock
         self.wallClock = wallClock
         self.hooks = hooks
@@ -226,6 +230,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             try await slots()
         } catch {
             failure = error
+        }
+        do throws(TimelapseError) {
+            try await journalWrites.drain()
+        } catch {
+            failure = failure ?? error
         }
         // A suspended run stays `.running` in the journal: it is to be resumed, not ended.
         let state: RunState = failure != nil ? .failed : suspended ? .running : .finished
@@ -425,11 +434,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     private func append(_ entry: FrameRecord) throws(TimelapseError) {
         guard let run else { return }
-        do {
-            try journal.append(entry, to: run.id)
-        } catch {
-            throw .journal(String(describing: error))
-        }
+        try journalWrites.append(entry, to: run.id)
         recordSink.yield(entry)
     }
 
