@@ -1,4 +1,5 @@
 import Synchronization
+import UnleashedKit
 
 /// A run's frame records, written to its journal in order on a thread of their own.
 ///
@@ -10,7 +11,7 @@ import Synchronization
 /// by the run's next record or its end.
 final class JournalWrites: Sendable {
     private let journal: any RunJournal
-    private let thread = RunThread()
+    private let thread = ExecutorThread(name: "run journal")
     private let failure = Mutex<String?>(nil)
 
     init(journal: any RunJournal) {
@@ -20,7 +21,7 @@ final class JournalWrites: Sendable {
     /// Queues `entry`; throws the failure of an earlier write instead.
     func append(_ entry: FrameRecord, to run: Int64) throws(TimelapseError) {
         try throwFailure()
-        thread.perform { [self] in
+        thread.submit { [self] in
             guard failure.withLock({ $0 == nil }) else { return }
             do {
                 try journal.append(entry, to: run)
@@ -33,7 +34,7 @@ final class JournalWrites: Sendable {
     /// Returns once every record queued so far is written; throws the first failure.
     func drain() async throws(TimelapseError) {
         await withCheckedContinuation { continuation in
-            thread.perform { continuation.resume() }
+            thread.submit { continuation.resume() }
         }
         try throwFailure()
     }

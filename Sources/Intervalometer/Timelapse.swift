@@ -83,10 +83,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var wake: Wake?
     /// The exposure under way that a stop ends early (a bulb, a clip).
     private var stoppableWork: Task<Result<SlotWork, CameraError>, Never>?
-    private let thread = RunThread()
+    private let thread = ExecutorThread(name: "unleashed run")
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
-    /// API) does not make slots late: see ``RunThread``.
+    /// API) does not make slots late: see ``ExecutorThread``.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     /// How far ahead of the start command slot 1 is placed.

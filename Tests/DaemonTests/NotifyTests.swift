@@ -35,8 +35,8 @@ final class NotifySocket: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
         try #require(bound == 0, "bind: \(String(cString: strerror(errno)))")
-        // Reads give up after 5 s so that a test cannot hang.
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        // Reads give up after 30 s so that a test cannot hang (a loaded machine may take seconds).
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 

@@ -1,15 +1,14 @@
-import Intervalometer
 import UnleashedKit
 import Synchronization
 import Testing
 
-/// An actor that runs on a ``RunThread`` and reports where its code ran.
+/// An actor that runs on an ``ExecutorThread`` and reports where its code ran.
 private actor Pinned {
-    let thread: RunThread
+    let thread: ExecutorThread
     nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
     private(set) var order: [Int] = []
 
-    init(thread: RunThread) { self.thread = thread }
+    init(thread: ExecutorThread) { self.thread = thread }
 
     func note(_ number: Int) -> Bool {
         order.append(number)
@@ -34,9 +33,9 @@ private final class Firings: Sendable {
     }
 }
 
-@Suite struct RunThreadTests {
+@Suite struct ExecutorThreadTests {
     @Test func anActorOnTheThreadRunsThereInTheOrderCalled() async {
-        let thread = RunThread()
+        let thread = ExecutorThread(name: "test")
         let pinned = Pinned(thread: thread)
         for number in 1...200 {
             #expect(await pinned.note(number))
@@ -46,7 +45,7 @@ private final class Firings: Sendable {
     }
 
     @Test func timersFireOnTheThreadAtTheirDeadlinesInDeadlineOrder() async throws {
-        let thread = RunThread()
+        let thread = ExecutorThread(name: "test")
         let firings = Firings()
         let start = ContinuousClock.now
         let deadlines: [(String, Duration)] = [("third", .milliseconds(90)), ("first", .milliseconds(30)), ("second", .milliseconds(60))]
@@ -65,7 +64,7 @@ private final class Firings: Sendable {
     }
 
     @Test func aCancelledTimerNeverFires() async throws {
-        let thread = RunThread()
+        let thread = ExecutorThread(name: "test")
         let firings = Firings()
         let start = ContinuousClock.now
         let cancelled = thread.schedule(at: start + .milliseconds(20)) { firings.record("cancelled") }
@@ -77,23 +76,19 @@ private final class Firings: Sendable {
     }
 
     @Test func aTimerDueAlreadyFiresAtOnce() async throws {
-        let thread = RunThread()
+        let thread = ExecutorThread(name: "test")
         let firings = Firings()
         _ = thread.schedule(at: .now - .seconds(1)) { firings.record("late") }
         try await firings.wait(for: 1)
     }
 
-    @Test("a run on the real clock waits on its own thread: every slot shot, none before its deadline")
-    func aRunOnTheRealClockIsNeverEarly() async throws {
-        // Burst: on a loaded machine a late slot is still shot, so every slot can be checked.
-        let plan = RunPlan(intervalMs: 40, stop: .frames(15), overrun: .burst)
-        let (run, camera, journal) = scriptedRun(plan, clock: ContinuousClock())
-        let ending = try await run.start(cameraName: "test")
-        #expect(ending.state == .finished)
-        let frames = try journal.frames(of: ending.run.id)
-        #expect(frames.map(\.frame) == Array(1...15))
-        #expect(frames.allSatisfy { $0.outcome == .taken })
-        #expect(frames.allSatisfy { ($0.latenessMicros ?? -1) >= 0 }, "a slot went out before its deadline")
-        #expect(await camera.shotCount == 15)
+    @Test func performReturnsOnTheThreadInOrderWithSubmittedWork() async {
+        let thread = ExecutorThread(name: "test")
+        let order = Mutex<[Int]>([])
+        for number in 1...50 { thread.submit { order.withLock { $0.append(number) } } }
+        let onThread = await thread.perform { thread.isCurrent }
+        #expect(onThread)
+        #expect(order.withLock { $0 } == Array(1...50))
+        #expect(!thread.isCurrent)
     }
 }

@@ -1,25 +1,24 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
-/// A thread of its own for one run: the run's actor executes on it, and it waits for the run's
-/// deadlines itself. A second one writes the run's journal (``perform(_:)``).
+/// A serial executor on a thread of its own, with deadline timers that the thread waits for
+/// itself.
 ///
-/// A slot's lateness is the time from its deadline to its command going out. On the shared
-/// cooperative pool that time would include every job queued ahead of the run's wake-up: in a
-/// daemon, the API's requests, event streams and metrics. Here the wake-up waits for nothing
-/// but the kernel's scheduler: the thread sleeps until the deadline, and the run's actor
-/// continues on the same thread at once.
+/// Two kinds of work want a thread apart from Swift's cooperative pool:
+/// - **Timing.** A run's lateness is the time from a slot's deadline to its command going out.
+///   On the shared pool that time would include every job queued ahead of the wake-up (in a
+///   daemon: the API's requests, event streams, metrics). A run's actor executes here instead,
+///   and ``schedule(at:_:)`` wakes it: the thread sleeps until the deadline and the actor
+///   continues on the same thread at once, waiting for nothing but the kernel's scheduler.
+/// - **Blocking calls** (libgphoto2, a disk sync) that would otherwise hold a pool thread, and
+///   that must stay in order: ``perform(_:)`` and ``submit(_:)``.
 ///
-/// The thread ends when the executor is released (its owner, the run, is gone).
-public final class RunThread: SerialExecutor, @unchecked Sendable {
+/// The thread ends when the executor is released.
+public final class ExecutorThread: SerialExecutor, @unchecked Sendable {
     private let core: Core
 
-    /// Starts the thread.
-    public init() {
-        core = Core()
+    /// Starts the thread, named `name` (up to 15 bytes) in `top` and debuggers.
+    public init(name: String) {
+        core = Core(name: name)
         let core = core
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -48,7 +47,7 @@ public final class RunThread: SerialExecutor, @unchecked Sendable {
     }
 
     public func checkIsolated() {
-        precondition(core.isCurrentThread, "not on the run's thread")
+        precondition(core.isCurrentThread, "not on the executor's thread")
     }
 
     public func isIsolatingCurrentContext() -> Bool? {
@@ -66,15 +65,24 @@ public final class RunThread: SerialExecutor, @unchecked Sendable {
         core.cancel(timer)
     }
 
-    /// Runs `work` on this thread after everything queued before it: for work that blocks (a
-    /// disk sync) and must stay in order, away from the threads that keep time.
-    public func perform(_ work: @escaping @Sendable () -> Void) {
+    /// Runs `work` on this thread after everything queued before it, without waiting for it.
+    public func submit(_ work: @escaping @Sendable () -> Void) {
         core.enqueue(.closure(work))
     }
+
+    /// Runs `work` on this thread after everything queued before it, and returns its result.
+    public func perform<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            submit { continuation.resume(returning: work()) }
+        }
+    }
+
+    /// Whether the caller runs on this thread.
+    public var isCurrent: Bool { core.isCurrentThread }
 }
 
 /// The thread's queue and timers under one mutex, and its loop. A class apart from
-/// ``RunThread`` so that the loop does not keep the executor alive.
+/// ``ExecutorThread`` so that the loop does not keep the executor alive.
 private final class Core: @unchecked Sendable {
     private struct Timer {
         let id: Int
@@ -89,8 +97,10 @@ private final class Core: @unchecked Sendable {
     private var nextTimer = 0
     private var finished = false
     private var thread: pthread_t?
+    private let name: String
 
-    init() {
+    init(name: String) {
+        self.name = name
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -142,6 +152,7 @@ private final class Core: @unchecked Sendable {
     /// with nothing queued. Timers left at the end are dropped.
     func run() {
         locked { thread = pthread_self() }
+        Thread.current.name = name
         while let work = nextWork() {
             switch work {
             case .job(let job, let executor): job.runSynchronously(on: executor)
