@@ -149,11 +149,22 @@ func shootRequests(since start: UInt64) async throws -> [UInt64] {
 struct RunTiming {
     var latenessP99Micros: Int64
     var arrivalDelayP99Ms: Double
+    /// The share of CPU time the hypervisor gave to others (steal) during the run: on a shared
+    /// virtual machine, what says whether a run measured the program or its neighbours.
+    var stealPercent: Double
+}
+
+/// Total and stolen CPU time so far, in clock ticks, from /proc/stat's first line.
+func cpuTicks() -> (total: Double, steal: Double) {
+    let stat = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? ""
+    let fields = stat.split(separator: "\n").first?.split(separator: " ").dropFirst().compactMap { Double($0) } ?? []
+    return (fields.prefix(8).reduce(0, +), fields.count > 7 ? fields[7] : 0)
 }
 
 /// Runs 200 slots 100 ms apart on the daemon's module.
 func runTiming(_ client: DaemonClient) async throws -> RunTiming {
     let start = monotonicNanoseconds()
+    let ticksBefore = cpuTicks()
     let plan: JSONValue = ["intervalMs": 100, "frames": 200, "overrun": "burst"]
     let job = try await client.request("POST", "/v1/jobs", body: ["plan": plan])
     guard let id = job["id"]?.integerValue else { fail("the daemon answered without a job id") }
@@ -168,7 +179,10 @@ func runTiming(_ client: DaemonClient) async throws -> RunTiming {
         guard arrivals.count == 200 else { fail("job \(id): \(arrivals.count) shoot requests reached the module, not 200") }
         let relative = arrivals.enumerated().map { slot, arrival in Double(arrival) / 1e6 - Double(slot) * 100 }
         let earliest = relative.min() ?? 0
-        return RunTiming(latenessP99Micros: p99, arrivalDelayP99Ms: percentile(99, relative.map { $0 - earliest }))
+        let ticksAfter = cpuTicks()
+        let steal = (ticksAfter.steal - ticksBefore.steal) / max(ticksAfter.total - ticksBefore.total, 1) * 100
+        return RunTiming(latenessP99Micros: p99, arrivalDelayP99Ms: percentile(99, relative.map { $0 - earliest }),
+                         stealPercent: steal)
     }
 }
 
@@ -234,6 +248,7 @@ print("""
     a run of 200 slots at 100 ms, p99      alone       with 50 API clients  difference
       lateness (journal)                 \(micros(quiet.latenessP99Micros))    \(micros(loaded.latenessP99Micros))             \(micros(loaded.latenessP99Micros - quiet.latenessP99Micros))
       shoot request at the module, delay \(milliseconds(quiet.arrivalDelayP99Ms))    \(milliseconds(loaded.arrivalDelayP99Ms))             \(milliseconds(loaded.arrivalDelayP99Ms - quiet.arrivalDelayP99Ms))
+      CPU stolen by the host             \(String(format: "%.1f %%", quiet.stealPercent))       \(String(format: "%.1f %%", loaded.stealPercent))
       (\(stillFollowing)/25 followers connected to the end)
 
     idle daemon with one connected module, over \(idleSeconds) s: RSS \(before.rssKiB) KiB -> \(after.rssKiB) KiB, \
@@ -245,6 +260,7 @@ let json: JSONValue = [
     "shootDirectMs": ["p50": .number(percentile(50, direct)), "p99": .number(percentile(99, direct))],
     "latenessP99Micros": ["alone": .integer(quiet.latenessP99Micros), "with50Clients": .integer(loaded.latenessP99Micros)],
     "arrivalDelayP99Ms": ["alone": .number(quiet.arrivalDelayP99Ms), "with50Clients": .number(loaded.arrivalDelayP99Ms)],
+    "stealPercent": ["alone": .number(quiet.stealPercent), "with50Clients": .number(loaded.stealPercent)],
     "idle": ["seconds": .integer(Int64(idleSeconds)), "rssKiB": .integer(Int64(after.rssKiB)), "cpuPercent": .number(cpuPercent)],
 ]
 let encoder = JSONEncoder()

@@ -83,7 +83,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var wake: Wake?
     /// The exposure under way that a stop ends early (a bulb, a clip).
     private var stoppableWork: Task<Result<SlotWork, CameraError>, Never>?
-    private let thread = ExecutorThread(name: "unleashed run")
+    private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
     /// API) does not make slots late: see ``ExecutorThread``.
@@ -91,6 +91,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// How far ahead of the start command slot 1 is placed.
     static var preparationTime: Duration { .milliseconds(20) }
+
+    /// The nice value the run's thread asks for, where the process may raise it (root, or the
+    /// system unit's `LimitNICE=-10`): at a deadline on a busy machine it gets a CPU first.
+    static var threadNiceness: Int32 { -10 }
 
     /// How far ahead of its deadline a slot is prepared: the camera is asked then whether it is
     /// ready, so that at the deadline the command goes out without a round trip first.
