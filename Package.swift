@@ -191,6 +191,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "RigTests",
+            dependencies: ["BlueZ", "DBus", "FakeBlueZ", "Intervalometer", "UnleashedKit", "UnleashedProtocol",
+                           "UnleashedSimulator", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "UnleashedSimulatorTests",
             dependencies: [
                 "UnleashedSimulator",

@@ -18,6 +18,8 @@ extension FakeBlueZ {
         public var faults: FaultPlan
         /// The camera body attached to every module.
         public var profile: CameraProfile
+        /// Other bodies for some modules, by index from 0: a rig of mixed cameras.
+        public var profileOverrides: [Int: CameraProfile] = [:]
         /// Makes RSSI, passkeys and the modules' own randomness repeatable.
         public var seed: UInt64
         /// How long each step takes.

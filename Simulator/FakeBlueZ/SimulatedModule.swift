@@ -28,7 +28,7 @@ struct SimulatedModule: Sendable {
         var passkeys = SplitMix64(seed: configuration.seed ^ 0x5041_5353)
         var modules: [SimulatedModule] = []
         for index in 0..<configuration.modules {
-            let module = VirtualModule(camera: VirtualCamera(profile: configuration.profile),
+            let module = VirtualModule(camera: VirtualCamera(profile: configuration.profileOverrides[index] ?? configuration.profile),
                                        serialNumber: "SIM" + zeroPadded(index + 1, width: 4),
                                        seed: configuration.seed &+ UInt64(index))
             let radio = SimulatedRadio(module: module, mtu: configuration.mtu, seed: configuration.seed &+ UInt64(index))

@@ -4,7 +4,7 @@ extension DaemonConfiguration {
     /// Reads the merged tree over `defaults`: a key that is not written keeps its default.
     static func decode(_ root: ConfigurationNode, defaults: DaemonConfiguration) throws(ConfigurationError) -> DaemonConfiguration {
         var configuration = defaults
-        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "reconnect", "tokens"])
+        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "groups", "reconnect", "tokens"])
         configuration.backend = try top.value("backend", hint: { "'\($0)' is not a backend; use unleashed or gphoto2" },
                                               Backend.init(rawValue:)) ?? defaults.backend
         configuration.adapter = try top.string("adapter") ?? defaults.adapter
@@ -18,6 +18,12 @@ extension DaemonConfiguration {
         let modules = try top.tables("modules")
         configuration.modules = try modules.map { item throws(ConfigurationError) in try decodeModule(item.node, path: item.path) }
         try requireUniqueNames(modules, configuration.modules.map(\.name), what: "module")
+        let groups = try top.tables("groups")
+        let moduleNames = configuration.modules.map(\.name)
+        configuration.groups = try groups.map { item throws(ConfigurationError) in
+            try decodeGroup(item.node, path: item.path, modules: moduleNames)
+        }
+        try requireUniqueNames(groups, configuration.groups.map(\.name), what: "group")
         let tokens = try top.tables("tokens")
         configuration.tokens = try tokens.map { item throws(ConfigurationError) in try decodeToken(item.node, path: item.path) }
         try requireUniqueNames(tokens, configuration.tokens.map(\.name), what: "token")
@@ -89,6 +95,26 @@ extension DaemonConfiguration {
             throw table.error("address", nil, .missingKey("every module needs its Bluetooth address"))
         }
         return Module(name: name, address: address, adapter: try table.string("adapter"))
+    }
+
+    /// A group names configured modules, each once: a rig with a typo in it would fire fewer
+    /// cameras than its owner expects.
+    private static func decodeGroup(_ node: ConfigurationNode, path: String, modules: [String]) throws(ConfigurationError) -> Group {
+        let table = try TableReader(node, path: path, known: ["name", "cameras"])
+        guard let name = try table.string("name"), !name.isEmpty else {
+            throw table.error("name", table.node("name"), .missingKey("every group needs a name"))
+        }
+        guard let cameras = try table.strings("cameras"), !cameras.isEmpty else {
+            throw table.error("cameras", table.node("cameras"), .missingKey("a group lists its modules' names, like cameras = [\"left\", \"right\"]"))
+        }
+        for camera in cameras where !modules.contains(camera) {
+            let known = modules.isEmpty ? "no [[modules]] are configured" : "configured: " + modules.joined(separator: ", ")
+            throw table.error("cameras", table.node("cameras"), .invalidValue("'\(camera)' is not a configured module (\(known))"))
+        }
+        if let repeated = cameras.first(where: { name in cameras.count { $0 == name } > 1 }) {
+            throw table.error("cameras", table.node("cameras"), .invalidValue("'\(repeated)' is listed twice"))
+        }
+        return Group(name: name, cameras: cameras)
     }
 
     private static func decodeToken(_ node: ConfigurationNode, path: String) throws(ConfigurationError) -> AccessToken {

@@ -63,6 +63,19 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
     }
 
+    /// Modules fired together, under a name (`--group NAME`).
+    public struct Group: Equatable, Sendable {
+        /// Unique among the groups.
+        public var name: String
+        /// Names of configured modules, in order; at least one, each once.
+        public var cameras: [String]
+
+        public init(name: String, cameras: [String]) {
+            self.name = name
+            self.cameras = cameras
+        }
+    }
+
     /// A module the daemon may connect to, by a name people use.
     public struct Module: Equatable, Sendable {
         /// What clients call it; unique among the modules.
@@ -118,6 +131,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var port: String?
     /// The `[[modules]]` tables, in the order written.
     public var modules: [Module]
+    /// The `[[groups]]` tables: named rigs of modules that commands fire together.
+    public var groups: [Group] = []
     public var reconnect: ReconnectPolicy
     /// The `[[tokens]]` tables; none means only the Unix socket's permissions guard the daemon.
     public var tokens: [AccessToken]

@@ -45,6 +45,18 @@ struct TableReader {
         return value
     }
 
+    /// An array of strings.
+    func strings(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let node = node(key) else { return nil }
+        guard case .array(let items) = node.value else { throw wrongType(key, node, expected: "an array of strings") }
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let text) = item.value else { throw wrongType(key, item, expected: "an array of strings") }
+            strings.append(text)
+        }
+        return strings
+    }
+
     /// A string converted by `convert`; `nil` from it is an invalid value, explained by `hint`.
     func value<T>(_ key: String, hint: (String) -> String, _ convert: (String) -> T?) throws(ConfigurationError) -> T? {
         guard let text = try string(key) else { return nil }

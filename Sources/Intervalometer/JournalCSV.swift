@@ -5,14 +5,15 @@ extension FrameRecord {
     /// tools that read them.
     public static let csvHeader = [
         "frame", "part", "scheduled_ms", "sent_ms", "completed_ms", "lateness_us", "outcome", "error", "exposure",
-        "metered_ev", "shot_counter",
+        "metered_ev", "shot_counter", "camera", "command_spread_us", "completion_spread_us",
     ]
 
     /// The record's fields in ``csvHeader`` order, empty where a field has no value.
     public var csvFields: [String] {
         [
             String(frame), String(part), String(scheduledMs), text(sentMs), text(completedMs), text(latenessMicros),
-            outcome.rawValue, error ?? "", exposure ?? "", meteredEV ?? "", text(shotCounter),
+            outcome.rawValue, error ?? "", exposure ?? "", meteredEV ?? "", text(shotCounter), camera ?? "",
+            text(commandSpreadMicros), text(completionSpreadMicros),
         ]
     }
 

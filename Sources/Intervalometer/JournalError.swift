@@ -13,7 +13,7 @@ public enum JournalError: Error, CustomStringConvertible, Hashable, Sendable {
     case runNotFound(path: String, run: Int64)
     /// The frame number and part are already recorded for the run: a resumed run must continue
     /// with new numbers, never overwrite what was recorded.
-    case duplicateFrame(path: String, run: Int64, frame: Int, part: Int)
+    case duplicateFrame(path: String, run: Int64, frame: Int, part: Int, camera: String?)
     /// Any other failure to read or write (disk full, locked for too long).
     case storage(path: String, reason: String)
 
@@ -21,7 +21,7 @@ public enum JournalError: Error, CustomStringConvertible, Hashable, Sendable {
     public var path: String {
         switch self {
         case .cannotOpen(let path, _), .corrupt(let path, _), .notAJournal(let path), .newerVersion(let path),
-             .runNotFound(let path, _), .duplicateFrame(let path, _, _, _), .storage(let path, _):
+             .runNotFound(let path, _), .duplicateFrame(let path, _, _, _, _), .storage(let path, _):
             path
         }
     }
@@ -38,8 +38,8 @@ public enum JournalError: Error, CustomStringConvertible, Hashable, Sendable {
             "the run journal \(path) was written by a newer version of unleashed; update unleashed to use it"
         case .runNotFound(let path, let run):
             "there is no run \(run) in the run journal \(path)"
-        case .duplicateFrame(let path, let run, let frame, let part):
-            "frame \(frame) part \(part) of run \(run) is already in the run journal \(path); "
+        case .duplicateFrame(let path, let run, let frame, let part, let camera):
+            "frame \(frame) part \(part)\(camera.map { " of camera \($0)" } ?? "") of run \(run) is already in the run journal \(path); "
                 + "a run never records a frame number twice"
         case .storage(let path, let reason):
             "the run journal \(path) could not be read or written: \(reason)"

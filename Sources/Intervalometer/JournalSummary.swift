@@ -17,6 +17,15 @@ public struct RunSummary: Codable, Hashable, Sendable {
     public var p50LatenessMicros: Int64?
     /// The 99th percentile of lateness (nearest rank), in microseconds.
     public var p99LatenessMicros: Int64?
+    /// In a rig: the median, 99th percentile and greatest spread between a slot's first and
+    /// last command (one value per slot), in microseconds; nil for one camera.
+    public var p50CommandSpreadMicros: Int64?
+    public var p99CommandSpreadMicros: Int64?
+    public var maxCommandSpreadMicros: Int64?
+    /// In a rig: the 99th percentile and greatest spread between a slot's first and last
+    /// reported picture.
+    public var p99CompletionSpreadMicros: Int64?
+    public var maxCompletionSpreadMicros: Int64?
 
     /// Summarises `frames`, the records of one run.
     public init(frames: [FrameRecord]) {
@@ -29,6 +38,22 @@ public struct RunSummary: Codable, Hashable, Sendable {
         maxLatenessMicros = lateness.last
         p50LatenessMicros = Self.percentile(50, of: lateness)
         p99LatenessMicros = Self.percentile(99, of: lateness)
+        let commands = Self.perSlot(frames, \.commandSpreadMicros)
+        p50CommandSpreadMicros = Self.percentile(50, of: commands)
+        p99CommandSpreadMicros = Self.percentile(99, of: commands)
+        maxCommandSpreadMicros = commands.last
+        let completions = Self.perSlot(frames, \.completionSpreadMicros)
+        p99CompletionSpreadMicros = Self.percentile(99, of: completions)
+        maxCompletionSpreadMicros = completions.last
+    }
+
+    /// A slot's value, which each camera's record of the slot repeats, once per slot, sorted.
+    private static func perSlot(_ frames: [FrameRecord], _ value: KeyPath<FrameRecord, Int64?>) -> [Int64] {
+        var seen: Set<Int> = []
+        return frames.filter { $0.part == 1 }.compactMap { record in
+            guard let value = record[keyPath: value], seen.insert(record.frame).inserted else { return nil }
+            return value
+        }.sorted()
     }
 
     /// Nearest rank: the smallest value with at least `percent`% of the values at or below it,

@@ -9,7 +9,7 @@ public final class MemoryJournal: RunJournal {
     }
 
     private struct FrameKey: Hashable {
-        let run: Int64, frame: Int, part: Int
+        let run: Int64, frame: Int, part: Int, camera: String?
     }
 
     private let store = Mutex(Store())
@@ -26,7 +26,7 @@ public final class MemoryJournal: RunJournal {
 
     public func append(_ frame: FrameRecord, to run: Int64) throws {
         try store.withLock { store in
-            let key = FrameKey(run: run, frame: frame.frame, part: frame.part)
+            let key = FrameKey(run: run, frame: frame.frame, part: frame.part, camera: frame.camera)
             guard store.recorded.insert(key).inserted else {
                 throw MemoryJournalError.duplicateFrame(run: run, frame: frame.frame, part: frame.part)
             }

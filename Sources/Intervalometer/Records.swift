@@ -99,10 +99,18 @@ public struct FrameRecord: Codable, Hashable, Sendable {
     public var meteredEV: String?
     /// The camera's shot counter for the picture.
     public var shotCounter: Int?
+    /// The camera of a rig this record is for; nil in a run of one camera.
+    public var camera: String?
+    /// In a rig, how far apart the slot's first and last commands went out (microseconds), on
+    /// every record of the slot; nil for one camera.
+    public var commandSpreadMicros: Int64?
+    /// In a rig, how far apart the slot's first and last pictures were reported.
+    public var completionSpreadMicros: Int64?
 
     public init(frame: Int, part: Int = 1, scheduledMs: Int64, sentMs: Int64? = nil, completedMs: Int64? = nil,
                 latenessMicros: Int64? = nil, outcome: FrameOutcome, error: String? = nil, exposure: String? = nil,
-                meteredEV: String? = nil, shotCounter: Int? = nil) {
+                meteredEV: String? = nil, shotCounter: Int? = nil, camera: String? = nil,
+                commandSpreadMicros: Int64? = nil, completionSpreadMicros: Int64? = nil) {
         self.frame = frame
         self.part = part
         self.scheduledMs = scheduledMs
@@ -114,6 +122,9 @@ public struct FrameRecord: Codable, Hashable, Sendable {
         self.exposure = exposure
         self.meteredEV = meteredEV
         self.shotCounter = shotCounter
+        self.camera = camera
+        self.commandSpreadMicros = commandSpreadMicros
+        self.completionSpreadMicros = completionSpreadMicros
     }
 }
 
@@ -133,7 +144,7 @@ public struct RunRecord: Codable, Hashable, Sendable {
     public var plan: RunPlan
     /// The wall-clock time of slot 1 (Unix milliseconds): what a resumed run re-anchors to.
     public var t0UnixMs: Int64
-    /// Which camera, as the backend names it.
+    /// Which camera, as the backend names it; for a rig, its cameras' names joined by commas.
     public var camera: String
     public var state: RunState
     /// Why it ended, when it has.

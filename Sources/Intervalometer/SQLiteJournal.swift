@@ -74,16 +74,18 @@ public final class SQLiteJournal: RunJournal {
                 try db.execute(
                     sql: """
                         INSERT INTO frame (run, frame, part, scheduledMs, sentMs, completedMs, latenessMicros,
-                                           outcome, error, exposure, meteredEV, shotCounter)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                           outcome, error, exposure, meteredEV, shotCounter, camera,
+                                           commandSpreadMicros, completionSpreadMicros)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [run, frame.frame, frame.part, frame.scheduledMs, frame.sentMs, frame.completedMs,
                                 frame.latenessMicros, frame.outcome.rawValue, frame.error, frame.exposure,
-                                frame.meteredEV, frame.shotCounter])
+                                frame.meteredEV, frame.shotCounter, frame.camera ?? "", frame.commandSpreadMicros,
+                                frame.completionSpreadMicros])
             }
             checkpoints.wrote()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-            throw .duplicateFrame(path: path, run: run, frame: frame.frame, part: frame.part)
+            throw .duplicateFrame(path: path, run: run, frame: frame.frame, part: frame.part, camera: frame.camera)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
             throw .runNotFound(path: path, run: run)
         } catch {
@@ -174,6 +176,34 @@ public final class SQLiteJournal: RunJournal {
                 table.uniqueKey(["run", "frame", "part"])
             }
         }
+        // A rig records one frame per camera and slot, with the slot's spread: the unique key
+        // gains the camera ('' in a run of one camera), so the table is rebuilt.
+        migrator.registerMigration("v2-rig-frames") { db in
+            try db.create(table: "rigFrame") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("run", .integer).notNull().indexed().references("run", onDelete: .cascade)
+                table.column("frame", .integer).notNull()
+                table.column("part", .integer).notNull()
+                table.column("scheduledMs", .integer).notNull()
+                table.column("sentMs", .integer)
+                table.column("completedMs", .integer)
+                table.column("latenessMicros", .integer)
+                table.column("outcome", .text).notNull()
+                table.column("error", .text)
+                table.column("exposure", .text)
+                table.column("meteredEV", .text)
+                table.column("shotCounter", .integer)
+                table.column("camera", .text).notNull().defaults(to: "")
+                table.column("commandSpreadMicros", .integer)
+                table.column("completionSpreadMicros", .integer)
+                table.uniqueKey(["run", "frame", "part", "camera"])
+            }
+            let columns = "id, run, frame, part, scheduledMs, sentMs, completedMs, latenessMicros, outcome, error, "
+                + "exposure, meteredEV, shotCounter"
+            try db.execute(sql: "INSERT INTO rigFrame (\(columns)) SELECT \(columns) FROM frame")
+            try db.drop(table: "frame")
+            try db.rename(table: "rigFrame", to: "frame")
+        }
         return migrator
     }
 
@@ -239,7 +269,9 @@ public final class SQLiteJournal: RunJournal {
         return FrameRecord(frame: row["frame"], part: row["part"], scheduledMs: row["scheduledMs"],
                            sentMs: row["sentMs"], completedMs: row["completedMs"],
                            latenessMicros: row["latenessMicros"], outcome: outcome, error: row["error"],
-                           exposure: row["exposure"], meteredEV: row["meteredEV"], shotCounter: row["shotCounter"])
+                           exposure: row["exposure"], meteredEV: row["meteredEV"], shotCounter: row["shotCounter"],
+                           camera: (row["camera"] as String?).flatMap { $0.isEmpty ? nil : $0 },
+                           commandSpreadMicros: row["commandSpreadMicros"], completionSpreadMicros: row["completionSpreadMicros"])
     }
 
     private func encode(_ plan: RunPlan) throws(JournalError) -> String {

@@ -14,6 +14,8 @@ public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {
     case journal(String)
     /// The camera failed before the first slot (reading its settings).
     case camera(CameraError)
+    /// One camera of a rig failed before the first slot.
+    case rigCamera(String, CameraError)
 
     public var description: String {
         switch self {
@@ -23,6 +25,7 @@ public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {
         case .hookRefused(let status): "the hook refused the run at init (exit status \(status))"
         case .journal(let why): "the run journal failed: \(why)"
         case .camera(let error): error.description
+        case .rigCamera(let name, let error): "camera \(name): \(error)"
         }
     }
 }
@@ -54,7 +57,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     public nonisolated let begun: AsyncStream<RunRecord>
 
     private let plan: RunPlan
-    private let camera: any Camera
+    /// The cameras every slot fires, together (a ``Volley``).
+    private let cameras: [RigCamera]
+    /// Whether records name their camera and carry the slot's spread: a run of a rig.
+    private let isRig: Bool
     private let journal: any RunJournal
     /// Frame records on their way to `journal`, written off the run's thread.
     private let journalWrites: JournalWrites
@@ -82,7 +88,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// The wait under way, for a control call to end early.
     private var wake: Wake?
     /// The exposure under way that a stop ends early (a bulb, a clip).
-    private var stoppableWork: Task<Result<SlotWork, CameraError>, Never>?
+    private var stoppableWork: Volley<SlotWork>?
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
@@ -107,8 +113,23 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     ///     `until` stops, never to time slots.
     public init(plan: RunPlan, camera: any Camera, journal: any RunJournal, clock: C,
                 wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil) {
+        self.init(plan: plan, cameras: [RigCamera(name: camera.identity.name, camera: camera)], isRig: false,
+                  journal: journal, clock: clock, wallClock: wallClock, hooks: hooks)
+    }
+
+    /// A run of a rig: every slot fires all of its cameras together; each camera gets a record
+    /// per slot (a camera that is down is recorded as skipped while the others fire), and every
+    /// record carries the slot's command and completion spread.
+    public init(plan: RunPlan, rig: Rig, journal: any RunJournal, clock: C,
+                wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil) {
+        self.init(plan: plan, cameras: rig.members, isRig: true, journal: journal, clock: clock, wallClock: wallClock, hooks: hooks)
+    }
+
+    private init(plan: RunPlan, cameras: [RigCamera], isRig: Bool, journal: any RunJournal, clock: C,
+                 wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner?) {
         self.plan = plan
-        self.camera = camera
+        self.cameras = cameras
+        self.isRig = isRig
         self.journal = journal
         journalWrites = JournalWrites(journal: journal)
         self.clock = clock
@@ -219,15 +240,19 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         if let hooks { _ = await hooks.run(.initialize, frame: nil, environment: [:]) }
         // A clip cut off by the crash may still be recording, and would make every clip after
         // it fail to start: stop it first ("not recording" is fine too).
-        if case .video = plan.exposure { _ = try? await camera.stopVideo() }
+        if case .video = plan.exposure {
+            for member in cameras { _ = try? await member.camera.stopVideo() }
+        }
         return try await runSlots(resumed: true)
     }
 
     private func runSlots(resumed: Bool = false) async throws(TimelapseError) -> RunEnding {
         guard let run else { preconditionFailure("no run") }
         if let hooks { _ = await hooks.run(.start, frame: nil, environment: ["ARGUMENT": "\(run.id)"]) }
-        var downloads: DownloadHookRelay?
-        if let hooks { downloads = DownloadHookRelay(hooks: hooks, events: await camera.events()) }
+        var downloads: [(DownloadHookRelay, any Camera)] = []
+        if let hooks {
+            for member in cameras { downloads.append((DownloadHookRelay(hooks: hooks, events: await member.camera.events()), member.camera)) }
+        }
         var failure: TimelapseError?
         do throws(TimelapseError) {
             if resumed { try recordMissedSlots(upTo: elapsed(), reason: "the run was not running") }
@@ -244,7 +269,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let state: RunState = failure != nil ? .failed : suspended ? .running : .finished
         let reason = failure?.description ?? stopReason ?? "all slots done"
         if state != .running { try? journal.finish(run: run.id, state: state, reason: reason) }
-        if let downloads { await downloads.finish(after: await camera.settle()) }
+        for (relay, camera) in downloads { await relay.finish(after: await camera.settle()) }
         if let hooks { _ = await hooks.run(.stop, frame: nil, environment: ["ARGUMENT": reason]) }
         if let failure { throw failure }
         return RunEnding(run: run, state: state, reason: reason)
@@ -268,24 +293,79 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             if pausedAt != nil { continue }
             // Woken early, or the schedule moved (continued after a pause): wait again.
             guard due == scheduledOffset(of: nextFrame), elapsed() >= due - Self.slotPreparation else { continue }
-            let ready = await camera.isReady
+            // Ahead of the deadline: which cameras are up, and their commands parked, ready to go.
+            let (ready, down) = await Rig.prepareShot(cameras)
+            let volley = await prepareSlotVolley(frame: nextFrame, cameras: ready)
             await waitForSlot(at: due)
-            if stopReason != nil || stopAfterFrame || extraFrames > 0 || pausedAt != nil { continue }
-            guard due == scheduledOffset(of: nextFrame), elapsed() >= due else { continue }
-            try await shootSlot(nextFrame, due: due, cameraReady: ready)
+            guard stopReason == nil, !stopAfterFrame, extraFrames == 0, pausedAt == nil,
+                  due == scheduledOffset(of: nextFrame), elapsed() >= due else {
+                volley?.discard()
+                continue
+            }
+            try await shootSlot(nextFrame, due: due, ready: ready, down: down, volley: volley)
         }
     }
 
+    /// The parked commands of a slot's single exposure (a picture, a bulb exposure, a clip);
+    /// nil for a bracket, whose pictures follow one another, or when no camera is up.
+    private func prepareSlotVolley(frame: Int, cameras: [RigCamera]) async -> Volley<SlotWork>? {
+        guard !cameras.isEmpty, let command = slotCommand() else { return nil }
+        return await volley(frame: frame, cameras: cameras, command.run)
+    }
+
+    /// What a slot of a single exposure sends to each camera, with the exposure as recorded
+    /// and whether a stop ends it early.
+    private func slotCommand() -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork)? {
+        switch plan.exposure {
+        case .camera:
+            return (nil, false, { camera throws(CameraError) in SlotWork(try await camera.shoot()) })
+        case .bulb(let milliseconds):
+            return ("bulb \(milliseconds)ms", true, { camera throws(CameraError) in
+                let bulb = try await camera.bulb(.milliseconds(milliseconds))
+                guard bulb.ending == .stoppedEarly else { return SlotWork(bulb.shot) }
+                return SlotWork(bulb.shot, exposure: "bulb \(milliseconds)ms, ended early" + (bulb.exposed.map { " after \($0.wholeMilliseconds)ms" } ?? ""))
+            })
+        case .video(let milliseconds):
+            return ("video \(milliseconds)ms", true, { [clock] camera throws(CameraError) in
+                try await VideoClip(length: .milliseconds(milliseconds), camera: camera, clock: clock).record()
+            })
+        case .bracket:
+            return nil
+        }
+    }
+
+    /// Parks `command` for every camera of `cameras`, with the frame number set for the
+    /// backend's picture names and the run's clock timing each command.
+    private func volley(frame: Int, cameras: [RigCamera],
+                        _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> SlotWork) async -> Volley<SlotWork> {
+        await Volley.prepare(cameras, stamp: stamp()) { camera throws(CameraError) in
+            let result = await CaptureContext.$frame.withValue(frame) { () async -> Result<SlotWork, CameraError> in
+                do throws(CameraError) {
+                    return .success(try await command(camera))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try result.get()
+        }
+    }
+
+    /// Time since `t0` on the run's clock, readable from any task.
+    private func stamp() -> @Sendable () -> Duration {
+        guard let anchor else { return { .zero } }
+        return { [clock] in anchor.duration(to: clock.now) }
+    }
+
     /// Work for one slot, then the choice of the next slot by the overrun policy.
-    private func shootSlot(_ frame: Int, due: Duration, cameraReady: Bool) async throws(TimelapseError) {
-        if !cameraReady {
-            try append(FrameRecord(frame: frame, scheduledMs: due.wholeMilliseconds, outcome: .skipped,
-                                   error: "the camera was not connected at the slot"))
+    private func shootSlot(_ frame: Int, due: Duration, ready: [RigCamera], down: [RigCamera],
+                           volley: Volley<SlotWork>?) async throws(TimelapseError) {
+        try appendSkipped(frame: frame, due: due, reason: "the camera was not connected at the slot", cameras: down)
+        if ready.isEmpty {
             nextFrame = frame + 1
             try recordMissedSlots(upTo: elapsed(), reason: "the camera was not connected")
             return
         }
-        let sent = try await expose(frame: frame, due: due)
+        let sent = try await expose(frame: frame, due: due, cameras: ready, volley: volley)
         nextFrame = frame + 1
         switch plan.overrun {
         case .skip:
@@ -309,51 +389,51 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         while true {
             let due = scheduledOffset(of: nextFrame)
             guard due < limit, isScheduled(frame: nextFrame, at: due) else { return }
-            try append(FrameRecord(frame: nextFrame, scheduledMs: due.wholeMilliseconds, outcome: .skipped, error: reason))
+            try appendSkipped(frame: nextFrame, due: due, reason: reason, cameras: cameras)
             nextFrame += 1
         }
     }
 
-    /// Shoots one slot; returns when its first command went out (after `t0`).
-    private func expose(frame: Int, due: Duration) async throws(TimelapseError) -> Duration {
-        switch plan.exposure {
-        case .camera:
-            try await record(frame: frame, part: 1, due: due, exposure: nil) { camera throws(CameraError) in
-                SlotWork(try await camera.shoot())
-            }
-        case .bulb(let milliseconds):
-            try await record(frame: frame, part: 1, due: due, exposure: "bulb \(milliseconds)ms", stoppable: true) { camera throws(CameraError) in
-                let bulb = try await camera.bulb(.milliseconds(milliseconds))
-                guard bulb.ending == .stoppedEarly else { return SlotWork(bulb.shot) }
-                return SlotWork(bulb.shot, exposure: "bulb \(milliseconds)ms, ended early" + (bulb.exposed.map { " after \($0.wholeMilliseconds)ms" } ?? ""))
-            }
-        case .video(let milliseconds):
-            try await record(frame: frame, part: 1, due: due, exposure: "video \(milliseconds)ms", stoppable: true) { [clock] camera throws(CameraError) in
-                try await VideoClip(length: .milliseconds(milliseconds), camera: camera, clock: clock).record()
-            }
-        case .bracket(let count, let stepThirds):
-            try await bracket(frame: frame, due: due, count: count, stepThirds: stepThirds)
+    /// A skipped record of the slot for each of `cameras`.
+    private func appendSkipped(frame: Int, due: Duration, reason: String, cameras: [RigCamera]) throws(TimelapseError) {
+        for member in cameras {
+            try append(FrameRecord(frame: frame, scheduledMs: due.wholeMilliseconds, outcome: .skipped, error: reason,
+                                   camera: isRig ? member.name : nil))
         }
+    }
+
+    /// Shoots one slot on `cameras`; returns when its first command went out (after `t0`).
+    private func expose(frame: Int, due: Duration, cameras: [RigCamera], volley: Volley<SlotWork>?) async throws(TimelapseError) -> Duration {
+        guard let command = slotCommand() else {
+            guard case .bracket(let count, let stepThirds) = plan.exposure, let member = cameras.first else { return elapsed() }
+            return try await bracket(frame: frame, due: due, count: count, stepThirds: stepThirds, member: member)
+        }
+        let parked: Volley<SlotWork>
+        if let volley { parked = volley } else { parked = await self.volley(frame: frame, cameras: cameras, command.run) }
+        return try await record(frame: frame, part: 1, due: due, exposure: command.exposure, stoppable: command.stoppable,
+                                cameras: cameras, volley: parked)
     }
 
     /// A bracket: the shutter speed stepped along the camera's own ladder around the current
     /// value, then put back.
-    private func bracket(frame: Int, due: Duration, count: Int, stepThirds: Int) async throws(TimelapseError) -> Duration {
+    private func bracket(frame: Int, due: Duration, count: Int, stepThirds: Int, member: RigCamera) async throws(TimelapseError) -> Duration {
         let start = elapsed()
+        let camera = member.camera
         let speeds: [SettingValue]
         let original: SettingValue
         do {
-            (speeds, original) = try await bracketSpeeds(count: count, stepThirds: stepThirds)
+            (speeds, original) = try await bracketSpeeds(count: count, stepThirds: stepThirds, camera: camera)
         } catch {
             try append(FrameRecord(frame: frame, scheduledMs: due.wholeMilliseconds, outcome: .failed, error: error.description))
             return start
         }
         var firstSent: Duration?
         for (index, speed) in speeds.enumerated() {
-            let sent = try await record(frame: frame, part: index + 1, due: due, exposure: speed.text) { camera throws(CameraError) in
+            let parked = await volley(frame: frame, cameras: [member]) { camera throws(CameraError) in
                 if speed != original { _ = try await camera.set(speed) }
                 return SlotWork(try await camera.shoot())
             }
+            let sent = try await record(frame: frame, part: index + 1, due: due, exposure: speed.text, cameras: [member], volley: parked)
             firstSent = firstSent ?? sent
         }
         _ = try? await camera.set(original)
@@ -361,7 +441,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 
     /// The shutter speeds of a bracket, slowest last, and the speed to return to.
-    private func bracketSpeeds(count: Int, stepThirds: Int) async throws(CameraError) -> ([SettingValue], SettingValue) {
+    private func bracketSpeeds(count: Int, stepThirds: Int, camera: any Camera) async throws(CameraError) -> ([SettingValue], SettingValue) {
         let settings = try await camera.settings()
         guard let shutter = settings.first(where: { $0.setting == .shutterSpeed }) else { throw .settingNotOffered(.shutterSpeed) }
         let ladder = shutter.choices.filter { if case .shutterSpeed(let speed) = $0 { !speed.isBulb } else { false } }
@@ -376,59 +456,62 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return (indices.map { ladder[$0] }, shutter.value)
     }
 
-    /// Sends one command, times it, and journals the outcome before anything else happens;
-    /// returns when the command went out. A `stoppable` command (a bulb exposure, a clip) is
-    /// cancelled by ``stop(reason:)``, which ends it early rather than leave the shutter open or
-    /// the camera recording.
+    /// Releases a slot's parked commands, times them, and journals every camera's outcome
+    /// before anything else happens; returns when the first command went out. A `stoppable`
+    /// command (a bulb exposure, a clip) is cancelled by ``stop(reason:)``, which ends it early
+    /// rather than leave a shutter open or a camera recording.
     @discardableResult
     private func record(frame: Int, part: Int, due: Duration, exposure: String?, stoppable: Bool = false,
-                        _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> SlotWork)
-        async throws(TimelapseError) -> Duration {
-        let sent = elapsed()
-        // Only a slot's first command has a deadline; the rest of a bracket follows it.
-        var entry = FrameRecord(frame: frame, part: part, scheduledMs: due.wholeMilliseconds, sentMs: sent.wholeMilliseconds,
-                                latenessMicros: part == 1 ? (sent - due).wholeMicroseconds : nil, outcome: .taken,
-                                exposure: exposure)
-        let camera = camera
-        let work = Task { () async -> Result<SlotWork, CameraError> in
-            await CaptureContext.$frame.withValue(frame) {
-                do throws(CameraError) {
-                    return .success(try await command(camera))
-                } catch {
-                    return .failure(error)
-                }
+                        cameras: [RigCamera], volley: Volley<SlotWork>) async throws(TimelapseError) -> Duration {
+        let released = elapsed()
+        volley.release()
+        if stoppable { stoppableWork = volley }
+        if stoppable, stopReason != nil { volley.cancel() }
+        let outcomes = await volley.outcomes()
+        stoppableWork = nil
+        let finished = elapsed()
+        let spread = isRig ? VolleySpread(outcomes) : nil
+        for (member, outcome) in zip(cameras, outcomes) {
+            let sent = outcome.sentStamp ?? released
+            // Only a slot's first command has a deadline; the rest of a bracket follows it.
+            var entry = FrameRecord(frame: frame, part: part, scheduledMs: due.wholeMilliseconds, sentMs: sent.wholeMilliseconds,
+                                    latenessMicros: part == 1 ? (sent - due).wholeMicroseconds : nil, outcome: .taken,
+                                    exposure: exposure, camera: isRig ? member.name : nil,
+                                    commandSpreadMicros: spread?.commands?.wholeMicroseconds,
+                                    completionSpreadMicros: spread?.completions?.wholeMicroseconds)
+            switch outcome.result {
+            case .success(let done)?:
+                entry.completedMs = (isRig ? outcome.completedStamp ?? finished : finished).wholeMilliseconds
+                entry.shotCounter = done.shotCounter
+                entry.exposure = done.exposure ?? exposure
+                entry.error = done.failure ?? done.note
+                if done.failure != nil { entry.outcome = .failed }
+            case .failure(let error)?:
+                entry.outcome = .failed
+                entry.error = error.description
+            case nil:
+                entry.outcome = .failed
+                entry.error = "the command was not sent"
+            }
+            entry.meteredEV = await member.camera.lastMeteredEV?.text
+            try append(entry)
+            if let hooks, let run {
+                hooks.frame(entry, t0UnixMs: run.t0UnixMs)
             }
         }
-        if stoppable { stoppableWork = work }
-        if stoppable, stopReason != nil { work.cancel() }
-        let result = await work.value
-        stoppableWork = nil
-        switch result {
-        case .success(let done):
-            entry.completedMs = elapsed().wholeMilliseconds
-            entry.shotCounter = done.shotCounter
-            entry.exposure = done.exposure ?? exposure
-            entry.error = done.failure ?? done.note
-            if done.failure != nil { entry.outcome = .failed }
-        case .failure(let error):
-            entry.outcome = .failed
-            entry.error = error.description
-        }
-        entry.meteredEV = await camera.lastMeteredEV?.text
-        try append(entry)
-        if let hooks, let run {
-            hooks.frame(entry, t0UnixMs: run.t0UnixMs)
-        }
-        return sent
+        return outcomes.compactMap(\.sentStamp).min() ?? released
     }
 
     private func shootExtra() async throws(TimelapseError) {
         let frame = max(nextFrame - 1, 0)
         let part = (extraParts[frame] ?? partsPerSlot) + 1
         extraParts[frame] = part
-        try await record(frame: frame, part: part, due: elapsed(), exposure: "extra") { camera throws(CameraError) in
+        let (ready, _) = await Rig.prepareShot(cameras)
+        guard !ready.isEmpty else { return }
+        let parked = await volley(frame: frame, cameras: ready) { camera throws(CameraError) in
             SlotWork(try await camera.shoot())
         }
+        try await record(frame: frame, part: part, due: elapsed(), exposure: "extra", cameras: ready, volley: parked)
     }
 
     private var partsPerSlot: Int {
@@ -514,11 +597,26 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         case .duration(let milliseconds) where milliseconds <= 0: throw .invalidPlan("the duration must be longer than 0")
         default: break
         }
+        if isRig, case .bracket = plan.exposure {
+            throw .invalidPlan("a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
+        }
+        for member in cameras {
+            do throws(TimelapseError) {
+                try await validate(member.camera)
+            } catch .camera(let error) where isRig {
+                throw .rigCamera(member.name, error)
+            }
+        }
+    }
+
+    /// Checks the plan against one camera: the interval fits its exposure, and it can do what
+    /// the plan asks.
+    private func validate(_ camera: any Camera) async throws(TimelapseError) {
         let needed: Duration
         let reason: String
         switch plan.exposure {
         case .camera:
-            let exposure = try await currentExposureTime()
+            let exposure = try await currentExposureTime(of: camera)
             needed = exposure + .milliseconds(plan.minimumGapMs)
             reason = "a \(exposure.compactText) exposure\(gapText)"
         case .bulb(let milliseconds):
@@ -530,7 +628,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
             let speeds: [SettingValue]
             do {
-                speeds = try await bracketSpeeds(count: count, stepThirds: step).0
+                speeds = try await bracketSpeeds(count: count, stepThirds: step, camera: camera).0
             } catch {
                 throw .camera(error)
             }
@@ -542,7 +640,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
         }
         switch plan.exposure {
-        case .bulb: try await requireBulbMode()
+        case .bulb: try await requireBulbMode(camera)
         case .video where !camera.identity.capabilities.contains(.video): throw .camera(.unsupported("video recording"))
         default: break
         }
@@ -561,7 +659,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// A bulb run is refused before it starts, not frame after frame, when the camera is not
     /// set to bulb.
-    private func requireBulbMode() async throws(TimelapseError) {
+    private func requireBulbMode(_ camera: any Camera) async throws(TimelapseError) {
         let current: SettingValue
         do {
             current = try await camera.value(of: .shutterSpeed)
@@ -573,7 +671,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         guard case .shutterSpeed(let speed) = current, speed.isBulb else { throw .camera(.notInBulbMode(current: current)) }
     }
 
-    private func currentExposureTime() async throws(TimelapseError) -> Duration {
+    private func currentExposureTime(of camera: any Camera) async throws(TimelapseError) -> Duration {
         do {
             return Self.exposureTime(try await camera.value(of: .shutterSpeed))
         } catch .unsupported {
@@ -589,13 +687,6 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 }
 
-extension Duration {
-    /// The duration in whole microseconds, rounded down.
-    var wholeMicroseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-    }
-}
 
 /// One wait of a run, ended by its timer or by a control call, whichever comes first; the
 /// other is then a no-op. A timer may fire before the wait has begun: the wait then ends at once.

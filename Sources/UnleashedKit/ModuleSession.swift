@@ -299,6 +299,12 @@ public actor ModuleSession {
 }
 
 extension Duration {
+    /// The duration in whole microseconds, rounded down.
+    public var wholeMicroseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+
     /// The duration in whole milliseconds, rounded down.
     public var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components

@@ -95,8 +95,9 @@ extension GlobalOptions {
     /// Connects to the chosen module over BlueZ and returns its camera once the handshake is
     /// done. Problems the user must fix (no bluetoothd, no adapter, not paired) are found first,
     /// so they are reported at once instead of being retried.
-    func openModuleCamera() async throws(ExitCode) -> ModuleCamera {
-        let wanted = try chosenModule()
+    func openModuleCamera(_ chosen: String? = nil, named name: String? = nil) async throws(ExitCode) -> ModuleCamera {
+        let wanted: String
+        if let chosen { wanted = chosen } else { wanted = try chosenModule() }
         let scanFor = try moduleScanTimeout()
         let client = try await openBlueZ()
         let device: BlueZDevice
@@ -112,7 +113,7 @@ extension GlobalOptions {
         let provider = BlueZLinkProvider(adapterName: chosenAdapter, module: device.address)
         let connection = ModuleConnection(provider: provider)
         do {
-            return try await ModuleCamera(connection: connection, connectTimeout: .seconds(45), name: device.name ?? device.address)
+            return try await ModuleCamera(connection: connection, connectTimeout: .seconds(45), name: name ?? device.name ?? device.address)
         } catch {
             throw fail(error)
         }

@@ -11,11 +11,14 @@ struct BulbCommand: AsyncParsableCommand {
             must be set to bulb first (unleashed settings set shutter-speed bulb). The module \
             times the exposure itself and closes the shutter at the end even if this host or the \
             link goes away. Ctrl-C closes the shutter early; the picture is still reported and \
-            the exit status is 130.
+            the exit status is 130. With --camera (repeated), --group or --all, every camera of \
+            the rig opens its shutter at once.
             """
     )
 
     @OptionGroup var options: GlobalOptions
+
+    @OptionGroup(title: "Rig") var rig: RigOptions
 
     @Argument(help: ArgumentHelp("How long the shutter stays open.", valueName: "duration"))
     var duration: String
@@ -23,6 +26,14 @@ struct BulbCommand: AsyncParsableCommand {
     func run() async throws {
         let options = options
         let length = try options.duration(duration, for: "bulb")
+        if rig.isRig {
+            try await options.withRig(rig) { rig throws(ExitCode) in
+                let clock = LiveClock("Bulb", total: length, enabled: !options.json)
+                defer { clock.stop() }
+                try await options.fire(rig, { camera throws(CameraError) in try await camera.bulb(length) }, json: Self.json, human: Self.human)
+            }
+            return
+        }
         try await options.withCamera { camera throws(CameraError) in
             let clock = LiveClock("Bulb", total: length, enabled: !options.json)
             let exposure: BulbExposure

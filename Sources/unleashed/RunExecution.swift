@@ -13,41 +13,38 @@ struct RunExecution {
     let journal: SQLiteJournal
 
     /// Starts a new run: as a job of the daemon when one answers (and follows it unless
-    /// `detach`), else in this process.
-    static func begin(_ plan: RunPlan, delay: Duration, detach: Bool, options: GlobalOptions) async throws {
-        if let daemon = options.daemonClient(), try await RemoteRun(client: daemon, options: options).run(plan, delay: delay, detach: detach) {
+    /// `detach`), else in this process. With a rig, every slot fires all of its cameras.
+    static func begin(_ plan: RunPlan, delay: Duration, detach: Bool, options: GlobalOptions, rig: RigOptions? = nil) async throws {
+        if let daemon = options.daemonClient(),
+           try await RemoteRun(client: daemon, options: options).run(plan, delay: delay, detach: detach, cameras: try rig.map { try $0.names(options) }) {
             return
         }
         if detach { throw options.usage("--detach hands the run to the daemon, and no daemon answers; start one with `unleashed daemon`") }
         let journal = try RunJournalFile.forWriting(options: options)
-        try await RunExecution(options: options, journal: journal).run(.new(plan, delay: delay))
+        try await RunExecution(options: options, journal: journal).run(.new(plan, delay: delay), rig: rig)
     }
 
-    func run(_ start: RunStart) async throws {
+    func run(_ start: RunStart, rig selection: RigOptions? = nil) async throws {
         let options = options
         let journal = journal
         let plan = start.plan
         let controls = RunControls()
         let outcome = Mutex<Result<RunEnding, TimelapseError>?>(nil)
-        try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }, savedFiles: .summary) { camera throws(CameraError) in
-            let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: ContinuousClock(),
-                                wallClock: { Int64((Date().timeIntervalSince1970 * 1000).rounded()) },
-                                hooks: plan.hook.map(HookRunner.init(program:)))
-            controls.attach(run)
-            let display = RunDisplay(plan: plan, options: options, startDelay: start.delay) { await run.current }
-            let shown = Task { await display.show(run.records) }
-            let result: Result<RunEnding, TimelapseError>
-            do throws(TimelapseError) {
-                switch start {
-                case .new(_, let delay): result = .success(try await run.start(cameraName: camera.identity.name, startDelay: delay))
-                case .resumed(let record): result = .success(try await run.resume(record))
-                }
-            } catch {
-                result = .failure(error)
+        let wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+        if let selection, selection.isRig {
+            try await options.withRig(selection, onInterrupt: { controls.stop(.interrupted) }) { rig throws(ExitCode) in
+                let run = Timelapse(plan: plan, rig: rig, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
+                                    hooks: plan.hook.map(HookRunner.init(program:)))
+                let result = await drive(run, cameraName: rig.members.map(\.name).joined(separator: ","), start: start, controls: controls)
+                outcome.withLock { $0 = result }
             }
-            await shown.value
-            display.finish()
-            outcome.withLock { $0 = result }
+        } else {
+            try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }, savedFiles: .summary) { camera throws(CameraError) in
+                let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
+                                    hooks: plan.hook.map(HookRunner.init(program:)))
+                let result = await drive(run, cameraName: camera.identity.name, start: start, controls: controls)
+                outcome.withLock { $0 = result }
+            }
         }
         controls.disarm()
         switch outcome.withLock({ $0 }) {
@@ -63,6 +60,26 @@ struct RunExecution {
         }
     }
 
+    /// Runs `run` with the signals wired to it and the live display, to its end.
+    private func drive(_ run: Timelapse<ContinuousClock>, cameraName: String, start: RunStart,
+                       controls: RunControls) async -> Result<RunEnding, TimelapseError> {
+        controls.attach(run)
+        let display = RunDisplay(plan: start.plan, options: options, startDelay: start.delay) { await run.current }
+        let shown = Task { await display.show(run.records) }
+        let result: Result<RunEnding, TimelapseError>
+        do throws(TimelapseError) {
+            switch start {
+            case .new(_, let delay): result = .success(try await run.start(cameraName: cameraName, startDelay: delay))
+            case .resumed(let record): result = .success(try await run.resume(record))
+            }
+        } catch {
+            result = .failure(error)
+        }
+        await shown.value
+        display.finish()
+        return result
+    }
+
     private func fail(_ error: TimelapseError) -> ExitCode {
         switch error {
         case .invalidPlan: options.fail(code: "invalidPlan", error.description, status: .usage)
@@ -70,7 +87,7 @@ struct RunExecution {
             options.fail(code: "intervalTooShort", error.description, status: .usage, extra: ["minimumMs": .integer(minimum)])
         case .hookRefused: options.fail(code: "hookRefused", error.description, status: .refused)
         case .journal: options.fail(code: "journal", error.description, status: .unavailable)
-        case .camera(let cameraError):
+        case .camera(let cameraError), .rigCamera(_, let cameraError):
             options.fail(code: Output.classify(cameraError).0, error.description, status: Output.classify(cameraError).1)
         }
     }
@@ -97,6 +114,9 @@ struct RunExecution {
         if let p50 = summary.p50LatenessMicros, let p99 = summary.p99LatenessMicros, let max = summary.maxLatenessMicros {
             line += "; lateness p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"
         }
+        if let p50 = summary.p50CommandSpreadMicros, let p99 = summary.p99CommandSpreadMicros, let max = summary.maxCommandSpreadMicros {
+            line += "; command spread p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"
+        }
         return line
     }
 }
@@ -120,7 +140,7 @@ enum RunStart {
 }
 
 /// The signals a run answers, and which one stopped it.
-private final class RunControls: Sendable {
+final class RunControls: Sendable {
     private struct State {
         var run: Timelapse<ContinuousClock>?
         var stoppedBy: ExitStatus?

@@ -89,10 +89,16 @@ struct SettingsCommand: AsyncParsableCommand {
                 Values are written as the camera shows them: iso 800 or auto; shutter-speed 1/250, \
                 0.5s, 30s or bulb; aperture f/5.6; exposure-compensation +1/3, -2/3 or +0.7. A value \
                 the camera does not offer is refused and the nearest offered values are named.
+
+                With --camera (repeated), --group or --all, every camera of the rig is checked first: \
+                if one lacks the setting or does not offer the value, none is changed and each refusal \
+                is named (exit status 65).
                 """
         )
 
         @OptionGroup var options: GlobalOptions
+
+        @OptionGroup(title: "Rig") var rig: RigOptions
 
         @Argument(help: "The setting: \(SettingID.userNames.joined(separator: ", ")).")
         var name: String
@@ -106,6 +112,11 @@ struct SettingsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let text = value.joined(separator: " ")
+            if rig.isRig {
+                let name = name
+                try await options.withRig(rig) { rig throws(ExitCode) in try await Self.set(name, text, on: rig, options: options) }
+                return
+            }
             try await options.withCamera { camera throws(CameraError) in
                 guard let setting = SettingID(userName: name) else {
                     guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
@@ -141,5 +152,42 @@ enum WidgetText {
             ? "\(widget.choices.prefix(3).joined(separator: ", ")) ... (\(widget.choices.count) values)"
             : widget.choices.joined(separator: ", ")
         return path + value + offered
+    }
+}
+
+extension SettingsCommand.Set {
+    /// The rig's change: all cameras or none.
+    static func set(_ name: String, _ text: String, on rig: Rig, options: GlobalOptions) async throws(ExitCode) {
+        guard let setting = SettingID(userName: name) else {
+            throw options.fail(code: "unknownSetting", "a rig's settings are the module settings (\(SettingID.userNames.joined(separator: ", "))), not '\(name)'",
+                               status: .usage)
+        }
+        guard let wanted = SettingValue(setting: setting, text: text) else { throw options.fail(CameraError.unreadableValue(setting, text)) }
+        do throws(RigError) {
+            let applied = try await rig.set(wanted)
+            let entries: [JSONValue] = applied.map { ["camera": .string($0.name), "value": .string($0.inEffect.text)] }
+            options.emit(["setting": .string(setting.userName), "cameras": .array(entries)]) {
+                applied.map { "\($0.name): \(setting.userName) set to \($0.inEffect.text)" }.joined(separator: "\n")
+            }
+        } catch {
+            throw fail(error, options: options)
+        }
+    }
+
+    private static func fail(_ error: RigError, options: GlobalOptions) -> ExitCode {
+        let failures: [RigError.BodyFailure]
+        let code: String
+        var extra: [String: JSONValue] = [:]
+        switch error {
+        case .refused(let refused):
+            (failures, code) = (refused, "rigRefused")
+        case .partlyApplied(let applied, let failed):
+            (failures, code) = (failed, "rigPartlyApplied")
+            extra["applied"] = .array(applied.map(JSONValue.string))
+        }
+        extra["cameras"] = .array(failures.map { failure in
+            ["camera": .string(failure.name), "code": .string(Output.classify(failure.error).0), "message": .string(failure.error.description)]
+        })
+        return options.fail(code: code, error.description, status: .refused, extra: extra)
     }
 }

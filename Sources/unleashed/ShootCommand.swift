@@ -11,10 +11,16 @@ struct ShootCommand: AsyncParsableCommand {
             the camera's clock at the shot. With --count, pictures are taken one after another, \
             each as soon as the camera is ready; with --json each is one line of JSON as it is \
             taken. A failure stops the series; the pictures already taken have been printed.
+
+            With --camera (repeated), --group or --all, every camera of the rig is fired at once \
+            and each one's picture is printed, then the spread between the first and the last \
+            command and between the first and the last report.
             """
     )
 
     @OptionGroup var options: GlobalOptions
+
+    @OptionGroup(title: "Rig") var rig: RigOptions
 
     @Option(help: ArgumentHelp("How many pictures to take, one after another (1 to 10000).", valueName: "n"))
     var count = 1
@@ -25,6 +31,15 @@ struct ShootCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (options, count) = (options, count)
+        if rig.isRig {
+            try await options.withRig(rig) { rig throws(ExitCode) in
+                for _ in 0..<count {
+                    if Task.isCancelled { throw ExitCode(ExitStatus.interrupted.rawValue) }
+                    try await options.fire(rig, { camera throws(CameraError) in try await camera.shoot() }, json: Self.json, human: Self.human)
+                }
+            }
+            return
+        }
         try await options.withCamera { camera throws(CameraError) in
             for _ in 0..<count {
                 try Task.checkCancellation(or: .cancelled)

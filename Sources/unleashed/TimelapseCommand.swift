@@ -41,6 +41,8 @@ struct TimelapseCommand: AsyncParsableCommand {
 
     @OptionGroup var schedule: ScheduleOptions
 
+    @OptionGroup(title: "Rig") var rig: RigOptions
+
     @Option(help: ArgumentHelp("Time from one slot's start to the next one's, e.g. 5s or 1m30s.", valueName: "duration"))
     var interval: String?
 
@@ -58,12 +60,12 @@ struct TimelapseCommand: AsyncParsableCommand {
         let options = options
         guard let resume else {
             try await RunExecution.begin(try plan(), delay: try schedule.start.delay(options: options), detach: schedule.start.detach,
-                                         options: options)
+                                         options: options, rig: rig.isRig ? rig : nil)
             return
         }
         if schedule.start.detach { throw options.usage("--detach starts a new run; a daemon resumes interrupted runs itself") }
         let journal = try RunJournalFile.forWriting(options: options)
-        try await RunExecution(options: options, journal: journal).run(try resumedRun(resume, journal: journal))
+        try await RunExecution(options: options, journal: journal).run(try resumedRun(resume, journal: journal), rig: rig.isRig ? rig : nil)
     }
 
     // MARK: - The plan from the command line

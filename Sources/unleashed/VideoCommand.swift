@@ -15,8 +15,17 @@ struct VideoCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
+        @OptionGroup(title: "Rig") var rig: RigOptions
+
         func run() async throws {
             let options = options
+            if rig.isRig {
+                try await options.withRig(rig) { rig throws(ExitCode) in
+                    try await options.fire(rig, { camera throws(CameraError) in try await camera.startVideo() },
+                                           json: { _ in ["recording": .bool(true)] }, human: { _ in "Recording" })
+                }
+                return
+            }
             try await options.withCamera { camera throws(CameraError) in
                 try await camera.startVideo()
                 options.emit(["recording": .bool(true)]) { "Recording" }
@@ -29,15 +38,25 @@ struct VideoCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
+        @OptionGroup(title: "Rig") var rig: RigOptions
+
         func run() async throws {
             let options = options
+            if rig.isRig {
+                try await options.withRig(rig) { rig throws(ExitCode) in
+                    try await options.fire(rig, { camera throws(CameraError) in try await camera.stopVideo() }, json: Self.json, human: Self.human)
+                }
+                return
+            }
             try await options.withCamera { camera throws(CameraError) in
                 let length = try await camera.stopVideo()
-                options.emit(["recording": .bool(false), "clipMs": .integer(length.wholeMilliseconds)]) {
-                    "Stopped; the clip is \(Output.clock(length)) long"
-                }
+                options.emit(Self.json(length)) { Self.human(length) }
             }
         }
+
+        static func json(_ length: Duration) -> JSONValue { ["recording": .bool(false), "clipMs": .integer(length.wholeMilliseconds)] }
+
+        static func human(_ length: Duration) -> String { "Stopped; the clip is \(Output.clock(length)) long" }
     }
 
     struct Record: AsyncParsableCommand {
@@ -57,6 +76,8 @@ struct VideoCommand: AsyncParsableCommand {
 
         @OptionGroup var start: StartOptions
 
+        @OptionGroup(title: "Rig") var rig: RigOptions
+
         @Argument(help: ArgumentHelp("How long to record.", valueName: "duration"))
         var duration: String
 
@@ -64,7 +85,8 @@ struct VideoCommand: AsyncParsableCommand {
             let options = options
             let length = try options.milliseconds(duration, for: "video record")
             let plan = RunPlan(intervalMs: length, stop: .frames(1), exposure: .video(milliseconds: length))
-            try await RunExecution.begin(plan, delay: try start.delay(options: options), detach: start.detach, options: options)
+            try await RunExecution.begin(plan, delay: try start.delay(options: options), detach: start.detach, options: options,
+                                         rig: rig.isRig ? rig : nil)
         }
     }
 
@@ -94,13 +116,15 @@ struct VideoCommand: AsyncParsableCommand {
 
         @OptionGroup var schedule: ScheduleOptions
 
+        @OptionGroup(title: "Rig") var rig: RigOptions
+
         func run() async throws {
             let options = options
             let clipMs = try options.milliseconds(length, for: "video clips")
             let plan = try schedule.plan(intervalMs: try options.milliseconds(every, for: "--every"), exposure: .video(milliseconds: clipMs),
                                          options: options)
             try await RunExecution.begin(plan, delay: try schedule.start.delay(options: options), detach: schedule.start.detach,
-                                         options: options)
+                                         options: options, rig: rig.isRig ? rig : nil)
         }
     }
 }

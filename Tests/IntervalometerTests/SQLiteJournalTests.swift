@@ -96,13 +96,13 @@ struct SQLiteJournalTests {
         let run = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
         let other = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
         try journal.append(taken(3), to: run.id)
-        #expect(throws: JournalError.duplicateFrame(path: scratch.path(), run: run.id, frame: 3, part: 1)) {
+        #expect(throws: JournalError.duplicateFrame(path: scratch.path(), run: run.id, frame: 3, part: 1, camera: nil)) {
             try journal.append(FrameRecord(frame: 3, scheduledMs: 10_000, outcome: .skipped), to: run.id)
         }
         try journal.append(taken(3, part: 2), to: run.id)
         try journal.append(taken(3), to: other.id)
         #expect(try journal.frames(of: run.id) == [taken(3), taken(3, part: 2)])
-        let error = JournalError.duplicateFrame(path: scratch.path(), run: run.id, frame: 3, part: 1)
+        let error = JournalError.duplicateFrame(path: scratch.path(), run: run.id, frame: 3, part: 1, camera: nil)
         #expect(error.description.contains(scratch.path()))
     }
 

@@ -60,6 +60,11 @@ public protocol Camera: Actor {
     /// so that a slot is recorded as missed instead of waiting for a reconnection.
     var isReady: Bool { get async }
 
+    /// Gets ready for a shot at a deadline: does now what would otherwise delay the trigger
+    /// (a module reads its shot counter and shutter speed once), so that a command released at
+    /// the deadline goes out at once. Returns ``isReady``.
+    func prepareShot() async -> Bool
+
     /// The last metered EV the camera reported, if it meters.
     var lastMeteredEV: ExposureStops? { get async }
 
@@ -73,6 +78,9 @@ public protocol Camera: Actor {
 extension Camera {
     /// Backends that copy no pictures have nothing to wait for.
     public func settle() async -> Int { 0 }
+
+    /// Backends with nothing to read ahead only say whether they are ready.
+    public func prepareShot() async -> Bool { await isReady }
 
     /// Reads a value as a person typed it for `setting`.
     public nonisolated func parse(_ text: String, for setting: SettingID) throws(CameraError) -> SettingValue {

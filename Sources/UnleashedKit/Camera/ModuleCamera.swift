@@ -267,6 +267,16 @@ public actor ModuleCamera: Camera {
         get async { await connection.state == .ready }
     }
 
+    /// Reads the shot counter and shutter speed now if they are not known, so that `shoot()`
+    /// at the deadline sends its trigger without a round trip first. A failed read is left for
+    /// the shot itself to report.
+    public func prepareShot() async -> Bool {
+        guard await isReady else { return false }
+        _ = try? await knownShotCounter()
+        _ = try? await exposureTime()
+        return await isReady
+    }
+
     public private(set) var lastMeteredEV: ExposureStops?
 
     // MARK: - Requests

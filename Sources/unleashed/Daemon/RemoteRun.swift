@@ -16,9 +16,10 @@ struct RemoteRun {
     let options: GlobalOptions
 
     /// Submits `plan`; false when the daemon did not answer, so the caller runs it here instead.
-    func run(_ plan: RunPlan, delay: Duration, detach: Bool) async throws -> Bool {
+    func run(_ plan: RunPlan, delay: Duration, detach: Bool, cameras: [String]? = nil) async throws -> Bool {
         var body: [String: JSONValue] = ["plan": plan.apiJSON, "startDelayMs": .integer(delay.wholeMilliseconds)]
         body["camera"] = options.module.map(JSONValue.string)
+        body["cameras"] = cameras.map { .array($0.map(JSONValue.string)) }
         let job: JSONValue
         do {
             job = try await client.request("POST", "/v1/jobs", body: .object(body))

@@ -1,0 +1,205 @@
+import ArgumentParser
+import Daemon
+import DaemonClient
+import Foundation
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+/// The cameras of a rig a command acts on together: named one by one, by a configured group,
+/// or all configured modules. Without any of them a command acts on one camera as before.
+struct RigOptions: ParsableArguments, Sendable {
+    @Option(name: .customLong("camera"), help: ArgumentHelp(
+        "A camera of a rig: a configured module's name, or a module's address or name. Repeat it for each "
+            + "camera; they are all fired together.", valueName: "name"))
+    var cameras: [String] = []
+
+    @Option(help: ArgumentHelp("The cameras of a group from the configuration ([[groups]]).", valueName: "name"))
+    var group: String?
+
+    @Flag(name: .customLong("all"), help: "Every module the configuration lists ([[modules]]).")
+    var allCameras = false
+
+    /// Whether a rig was asked for.
+    var isRig: Bool { !cameras.isEmpty || group != nil || allCameras }
+
+    /// The names of the rig's cameras, in order, each once. Groups and `--all` come from the
+    /// same configuration files the daemon reads (`unleashed daemon --check` shows them).
+    func names(_ options: GlobalOptions) throws(ExitCode) -> [String] {
+        let ways = (cameras.isEmpty ? 0 : 1) + (group == nil ? 0 : 1) + (allCameras ? 1 : 0)
+        guard ways == 1 else { throw options.usage("name the cameras one way: --camera (repeated), --group or --all") }
+        guard options.module == nil else { throw options.usage("--module picks one module; a rig is named with --camera, --group or --all") }
+        guard try options.chosenBackend() == .unleashed else {
+            throw options.usage("a rig is a set of Unleashed modules; --backend gphoto2 drives one camera")
+        }
+        if !cameras.isEmpty {
+            var seen: Set<String> = []
+            for name in cameras where !seen.insert(name).inserted { throw options.usage("--camera \(name) is given twice") }
+            return cameras
+        }
+        let configuration = try Self.configuration(options)
+        if let group {
+            guard let found = configuration.groups.first(where: { $0.name == group }) else {
+                let known = configuration.groups.map(\.name)
+                throw options.fail(code: "unknownGroup", "no group '\(group)' in the configuration"
+                    + (known.isEmpty ? " (it has no [[groups]])" : " (groups: \(known.joined(separator: ", ")))"), status: .usage)
+            }
+            return found.cameras
+        }
+        guard !configuration.modules.isEmpty else {
+            throw options.fail(code: "noModules", "--all means every configured module, and the configuration lists none "
+                + "(add [[modules]] tables; see docs/configuration.md)", status: .usage)
+        }
+        return configuration.modules.map(\.name)
+    }
+
+    /// The configuration files of a user's daemon (the system file, then the user's own).
+    static func configuration(_ options: GlobalOptions) throws(ExitCode) -> DaemonConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            return try DaemonConfiguration.load(files: DaemonConfiguration.files(scope: .user, environment: environment),
+                                                environment: environment, scope: .user)
+        } catch {
+            throw options.fail(code: "configuration", error.description, status: .usage)
+        }
+    }
+}
+
+extension GlobalOptions {
+    /// Opens every camera of the rig, runs `body` with them, and closes them. A camera that
+    /// cannot be opened stops the command before anything is fired, naming the camera. Ctrl-C
+    /// cancels `body` (or calls `onInterrupt`); a second Ctrl-C exits at once.
+    func withRig(_ selection: RigOptions, onInterrupt: (@Sendable () -> Void)? = nil,
+                 _ body: @escaping @Sendable (Rig) async throws(ExitCode) -> Void) async throws {
+        let names = try selection.names(self)
+        let backends = try await openRigBackends(names)
+        let members = zip(names, backends).map { RigCamera(name: $0, camera: $1.camera) }
+        guard let rig = Rig(members) else { throw usage("a rig needs at least one camera, each named once") }
+        let work = Task { () async -> ExitCode? in
+            do throws(ExitCode) {
+                try await body(rig)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let interrupt = Interrupt(onInterrupt ?? { work.cancel() })
+        let failure = await work.value
+        interrupt.disarm()
+        for backend in backends { try? await backend.finish(self) }
+        if let failure { throw failure }
+    }
+
+    /// One backend per name, opened at once: the daemon's cameras when it answers, simulated
+    /// ones in demo mode, else modules over BlueZ. All or none: what was opened is closed again
+    /// when one fails.
+    private func openRigBackends(_ names: [String]) async throws(ExitCode) -> [CameraBackend] {
+        let daemon = daemonClient()
+        let configured = demoMode || daemon != nil ? [] : (try RigOptions.configuration(self)).modules
+        let demo = demoMode ? try demoOptions() : nil
+        let opened = await withTaskGroup(of: (Int, Result<CameraBackend, ExitCode>).self) { group in
+            for (index, name) in names.enumerated() {
+                group.addTask {
+                    do throws(ExitCode) {
+                        return (index, .success(try await openRigBackend(name, index: index, daemon: daemon, demo: demo, configured: configured)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [(Int, Result<CameraBackend, ExitCode>)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        var backends: [CameraBackend] = []
+        var failure: ExitCode?
+        for result in opened {
+            switch result {
+            case .success(let backend): backends.append(backend)
+            case .failure(let error): failure = failure ?? error
+            }
+        }
+        if let failure {
+            for backend in backends { try? await backend.finish(self) }
+            throw failure
+        }
+        return backends
+    }
+
+    private func openRigBackend(_ name: String, index: Int, daemon: DaemonClient?, demo: DemoOptions?,
+                                configured: [DaemonConfiguration.Module]) async throws(ExitCode) -> CameraBackend {
+        if let daemon {
+            do {
+                return .remote(try await RemoteCamera.open(client: daemon, camera: name))
+            } catch {
+                throw fail(error)
+            }
+        }
+        if var demo {
+            demo.seed = demo.seed &+ UInt64(index)
+            do {
+                return .demo(try await Demo.start(stateFile: Self.demoStateFile(for: name), options: demo))
+            } catch {
+                throw fail(error)
+            }
+        }
+        let module = configured.first { $0.name == name }
+        return .bluetooth(try await openModuleCamera(module?.address ?? name, named: name))
+    }
+
+    /// Each simulated camera of a rig keeps its settings in a file of its own.
+    static func demoStateFile(for name: String) -> URL {
+        let single = Demo.defaultStateFile()
+        let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+        return single.deletingPathExtension().appendingPathExtension("\(safe).json")
+    }
+}
+
+extension GlobalOptions {
+    /// Fires `command` on every camera of `rig` together and prints what each did, then the
+    /// spread between the first and last command and between the first and last completion.
+    /// Every camera is reported, those that failed included; the exit status is then the first
+    /// failure's.
+    func fire<Value: Sendable>(_ rig: Rig, _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> Value,
+                               json: @escaping (Value) -> JSONValue, human: @escaping (Value) -> String) async throws(ExitCode) {
+        _ = await rig.prepareShot()
+        let (outcomes, spread) = await rig.fire(command)
+        var entries: [JSONValue] = []
+        var lines: [String] = []
+        var failure: CameraError?
+        for outcome in outcomes {
+            switch outcome.result {
+            case .success(let value)?:
+                var entry = json(value).objectValue ?? [:]
+                entry["camera"] = .string(outcome.name)
+                entries.append(.object(entry))
+                lines.append("\(outcome.name): \(human(value))")
+            case .failure(let error)?:
+                failure = failure ?? error
+                entries.append(["camera": .string(outcome.name),
+                                "error": ["code": .string(Output.classify(error).0), "message": .string(error.description)]])
+                lines.append("\(outcome.name): error: \(error)")
+            case nil:
+                break
+            }
+        }
+        emit(["cameras": .array(entries), "spread": Self.json(spread)]) {
+            (lines + [Self.text(spread, cameras: outcomes.count)]).joined(separator: "\n")
+        }
+        if let failure { throw ExitCode(Output.classify(failure).1.rawValue) }
+    }
+
+    static func json(_ spread: VolleySpread) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        members["commandsMs"] = spread.commands.map { .number(Double($0.wholeMicroseconds) / 1000) }
+        members["completionsMs"] = spread.completions.map { .number(Double($0.wholeMicroseconds) / 1000) }
+        return .object(members)
+    }
+
+    static func text(_ spread: VolleySpread, cameras: Int) -> String {
+        func milliseconds(_ duration: Duration?) -> String {
+            duration.map { String(format: "%.3f ms", Double($0.wholeMicroseconds) / 1000) } ?? "-"
+        }
+        return "Spread over \(cameras) cameras: commands \(milliseconds(spread.commands)), completions \(milliseconds(spread.completions))"
+    }
+}
