@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon leak-check clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync leak-check clean
 
 setup:
 	scripts/setup
@@ -56,6 +56,12 @@ bench-gphoto2: setup
 bench-daemon: setup
 	swift build -c release --product unleashed
 	swift run -c release unleashed-daemon-bench
+
+# A rig's synchronisation: the spread between the first and last shoot request of a slot at the
+# D-Bus boundary, for 2, 4 and 8 simulated modules, the rig's volley beside a sequential loop
+# (docs/performance.md).
+bench-sync: setup
+	swift run -c release unleashed-sync-bench
 
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup

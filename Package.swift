@@ -157,6 +157,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "unleashed-sync-bench",
+            dependencies: ["BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedTestSupport"],
+            path: "Benchmarks/unleashed-sync-bench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "unleashed-dbus-soak",
             dependencies: ["DBus"],
             path: "Benchmarks/unleashed-dbus-soak",

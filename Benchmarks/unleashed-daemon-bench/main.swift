@@ -20,17 +20,7 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
 
-/// The nearest-rank percentile of `values` (milliseconds).
-func percentile(_ p: Double, _ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted[max(Int((p / 100 * Double(sorted.count)).rounded(.up)) - 1, 0)]
-}
 
 func milliseconds(_ value: Double) -> String { String(format: "%.3f ms", value) }
 func micros(_ value: Int64) -> String { String(format: "%.3f ms", Double(value) / 1000) }
@@ -154,12 +144,6 @@ struct RunTiming {
     var stealPercent: Double
 }
 
-/// Total and stolen CPU time so far, in clock ticks, from /proc/stat's first line.
-func cpuTicks() -> (total: Double, steal: Double) {
-    let stat = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? ""
-    let fields = stat.split(separator: "\n").first?.split(separator: " ").dropFirst().compactMap { Double($0) } ?? []
-    return (fields.prefix(8).reduce(0, +), fields.count > 7 ? fields[7] : 0)
-}
 
 /// Runs 200 slots 100 ms apart on the daemon's module.
 func runTiming(_ client: DaemonClient) async throws -> RunTiming {

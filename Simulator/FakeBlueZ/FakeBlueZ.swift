@@ -44,8 +44,8 @@ public actor FakeBlueZ {
     /// Modules whose `linkloss` faults run: from their first connection under the current plan.
     var linkLossArmed: Set<Int> = []
     var counters: [String: Int] = [:]
-    /// The latest packets that reached a module, with when (CLOCK_MONOTONIC nanoseconds).
-    var writeLog: [(nanoseconds: UInt64, packet: [UInt8])] = []
+    /// The latest packets that reached a module.
+    var writeLog: [LoggedWrite] = []
     var random: SplitMix64
     var nextPairingID = 0
 
@@ -292,18 +292,26 @@ public actor FakeBlueZ {
         counters[counter, default: 0] += 1
     }
 
-    /// Notes a packet that reached a module, keeping the last 1024.
-    func logWrite(_ packet: [UInt8]) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        writeLog.append((UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec), packet))
-        if writeLog.count > 1024 { writeLog.removeFirst(writeLog.count - 1024) }
+    /// Notes a packet that reached a module, keeping the last 4096.
+    func logWrite(_ packet: [UInt8], module: String, received: UInt64) {
+        writeLog.append(LoggedWrite(nanoseconds: received, module: module, packet: packet))
+        if writeLog.count > 4096 { writeLog.removeFirst(writeLog.count - 4096) }
     }
 
-    /// The packets that reached a module at or after `nanoseconds` (CLOCK_MONOTONIC, the clock
-    /// every process on the machine shares), oldest first: for measuring how long a client
-    /// takes to get a request to a module.
-    public func writes(since nanoseconds: UInt64) -> [(nanoseconds: UInt64, packet: [UInt8])] {
+    /// A packet written to a module's Command characteristic.
+    public struct LoggedWrite: Sendable {
+        /// When its `WriteValue` call came off the bus (CLOCK_MONOTONIC nanoseconds, the clock
+        /// every process on the machine shares).
+        public let nanoseconds: UInt64
+        /// The module's address.
+        public let module: String
+        public let packet: [UInt8]
+    }
+
+    /// The packets that reached a module whose calls came off the bus at or after `nanoseconds`,
+    /// in the order they were taken: for measuring how long a client takes to get a request to a
+    /// module, and how far apart requests to several modules cross the D-Bus boundary.
+    public func writes(since nanoseconds: UInt64) -> [LoggedWrite] {
         writeLog.filter { $0.nanoseconds >= nanoseconds }
     }
 

@@ -237,7 +237,7 @@ extension FakeBlueZ {
         do {
             try await active.transport.send([value])
             count("writes")
-            logWrite(value)
+            logWrite(value, module: device.address, received: call.receivedNanoseconds)
         } catch {
             if request { devices[devicePath]?.gatt?[path]?.writing = false }
             return call.fail(BlueZError.notConnectedGATT)

@@ -1,4 +1,5 @@
 internal import CDBus
+import Glibc
 import Synchronization
 
 /// A private connection to a message bus, with an async API: method calls with timeouts,
@@ -177,6 +178,9 @@ public final class DBusConnection: Sendable {
 public final class DBusIncomingCall: Sendable {
     /// The call: path, interface, member, sender and arguments.
     public let message: DBusMessage
+    /// When the call was taken off the bus (CLOCK_MONOTONIC nanoseconds, the clock every process
+    /// on the machine shares): for measuring when a request crossed the D-Bus boundary.
+    public let receivedNanoseconds: UInt64
     private let pointer: MessagePointer
     private let loop: DBusLoop
     private let answered = Atomic<Bool>(false)
@@ -190,6 +194,9 @@ public final class DBusIncomingCall: Sendable {
 
     init(message: DBusMessage, retaining raw: OpaquePointer, loop: DBusLoop) {
         self.message = message
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        receivedNanoseconds = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
         pointer = MessagePointer(raw: dbus_message_ref(raw))
         self.loop = loop
     }

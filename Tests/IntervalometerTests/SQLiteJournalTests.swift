@@ -209,11 +209,11 @@ struct SQLiteJournalTests {
                                        exposure: "bulb 2000ms"), to: run.id)
         try journal.append(FrameRecord(frame: 3, scheduledMs: 10_000, outcome: .skipped), to: run.id)
         #expect(try journal.csv(of: run.id) == """
-            frame,part,scheduled_ms,sent_ms,completed_ms,lateness_us,outcome,error,exposure,metered_ev,shot_counter\r
-            1,1,0,1,61,1500,taken,,1/125,+12,101\r
+            frame,part,scheduled_ms,sent_ms,completed_ms,lateness_us,outcome,error,exposure,metered_ev,shot_counter,camera,command_spread_us,completion_spread_us\r
+            1,1,0,1,61,1500,taken,,1/125,+12,101,,,\r
             2,1,5000,5003,,3000,failed,"refused: ""busy"", try again
-            later",bulb 2000ms,,\r
-            3,1,10000,,,,skipped,,,,\r
+            later",bulb 2000ms,,,,,\r
+            3,1,10000,,,,skipped,,,,,,,\r
 
             """)
     }
