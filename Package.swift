@@ -158,7 +158,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sync-bench",
-            dependencies: ["BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedTestSupport"],
+            dependencies: ["BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-sync-bench",
             swiftSettings: strict
         ),

@@ -13,6 +13,7 @@ import FakeBlueZ
 import Foundation
 import UnleashedKit
 import UnleashedProtocol
+import UnleashedSimulator
 import UnleashedTestSupport
 
 let arguments = CommandLine.arguments
@@ -30,7 +31,11 @@ guard slots >= 10 else { fail("usage: unleashed-sync-bench [--slots N (10 or mor
 // MARK: - The rig: 8 modules behind the fake bluetoothd
 
 let bus = try await PrivateBus()
-let fake = FakeBlueZ(configuration: FakeBlueZ.Configuration(modules: sizes.max() ?? 8))
+// Bodies on mains power (dummy batteries, as studio rigs use): thousands of shots per camera
+// would otherwise empty the simulated batteries, and a camera with an empty battery is off.
+var body = CameraProfile.all[0]
+body.batteryDrain = CameraProfile.BatteryDrain(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
+let fake = FakeBlueZ(configuration: FakeBlueZ.Configuration(modules: sizes.max() ?? 8, profile: body))
 try await fake.start(bus: .address(bus.address))
 let busAddress = DBusConnection.Bus.address(bus.address)
 let addresses = (1...(sizes.max() ?? 8)).map { String(format: "F0:5E:D0:00:00:%02X", $0) }
@@ -75,7 +80,11 @@ func spreadAtBoundary(since mark: UInt64, members: [RigCamera]) async -> Double?
 
 struct Result {
     var spreads: [Double] = []
+    /// The volley's own measure: between the first and the last camera's task starting.
+    var taskStarts: [Double] = []
     var failedShots = 0
+    /// Each distinct failure, with how often it came.
+    var failures: [String: Int] = [:]
     var unmeasured = 0
     var seconds = 0.0
 }
@@ -97,13 +106,19 @@ func measure(_ method: Method, members: [RigCamera], slots: Int) async -> Result
             let volley = await Volley.prepare(members) { camera throws(CameraError) in try await camera.shoot() }
             mark = monotonicNanoseconds()
             volley.release()
-            for outcome in await volley.outcomes() {
+            let outcomes = await volley.outcomes()
+            for outcome in outcomes {
+                if case .failure(let error)? = outcome.result { result.failures["\(outcome.name): \(error)", default: 0] += 1 }
                 if case .success = outcome.result {} else { failed += 1 }
             }
+            if let starts = VolleySpread(outcomes).commands { result.taskStarts.append(Double(starts.wholeMicroseconds) / 1000) }
         case .sequential:
             mark = monotonicNanoseconds()
             for member in members {
-                do { _ = try await member.camera.shoot() } catch { failed += 1 }
+                do { _ = try await member.camera.shoot() } catch {
+                    result.failures["\(member.name): \(error)", default: 0] += 1
+                    failed += 1
+                }
             }
         }
         result.failedShots += failed
@@ -141,7 +156,8 @@ if printJSON {
             "modules": .integer(Int64(row.modules)), "method": .string(row.method.rawValue),
             "p50Ms": .number(percentile(50, row.result.spreads)), "p99Ms": .number(percentile(99, row.result.spreads)),
             "maxMs": .number(row.result.spreads.max() ?? .nan), "slots": .integer(Int64(row.result.spreads.count)),
-            "failedShots": .integer(Int64(row.result.failedShots)), "unmeasuredSlots": .integer(Int64(row.result.unmeasured)),
+            "failedShots": .integer(Int64(row.result.failedShots)),
+            "taskStartSpreadP50Ms": .number(percentile(50, row.result.taskStarts)), "taskStartSpreadP99Ms": .number(percentile(99, row.result.taskStarts)), "unmeasuredSlots": .integer(Int64(row.result.unmeasured)),
         ]
     }
     let document = JSONValue.object(["slotsPerRow": .integer(Int64(slots)), "stealPercent": .number(steal), "rows": .array(entries)])
@@ -153,12 +169,18 @@ if printJSON {
     print("\(slots) slots per row; host CPU steal during the run \(String(format: "%.1f", steal)) %")
     func column(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
     print("modules  method            " + column("p50 ms", 9) + column("p99 ms", 9) + column("max ms", 9) + column("failed shots", 14)
-          + column("slots", 7) + column("run s", 7))
+          + column("slots", 7) + column("run s", 7) + column("task starts p50/p99 ms", 24))
     for row in rows {
         let spreads = row.result.spreads
         print(column(String(row.modules), 7) + "  " + row.method.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
               + column(String(format: "%.3f", percentile(50, spreads)), 9) + column(String(format: "%.3f", percentile(99, spreads)), 9)
               + column(String(format: "%.3f", spreads.max() ?? .nan), 9) + column(String(row.result.failedShots), 14)
-              + column(String(spreads.count), 7) + column(String(format: "%.0f", row.result.seconds), 7))
+              + column(String(spreads.count), 7) + column(String(format: "%.0f", row.result.seconds), 7)
+              + column(row.result.taskStarts.isEmpty ? "-" : String(format: "%.3f / %.3f", percentile(50, row.result.taskStarts),
+                                                                     percentile(99, row.result.taskStarts)), 24))
+    }
+    for row in rows where !row.result.failures.isEmpty {
+        print("failures, \(row.modules) modules, \(row.method.rawValue):")
+        for (failure, count) in row.result.failures.sorted(by: { $0.key < $1.key }) { print("  \(count) × \(failure)") }
     }
 }

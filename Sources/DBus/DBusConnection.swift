@@ -192,13 +192,17 @@ public final class DBusIncomingCall: Sendable {
         let raw: OpaquePointer
     }
 
-    init(message: DBusMessage, retaining raw: OpaquePointer, loop: DBusLoop) {
+    init(message: DBusMessage, retaining raw: OpaquePointer, loop: DBusLoop, received: UInt64) {
         self.message = message
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        receivedNanoseconds = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        receivedNanoseconds = received
         pointer = MessagePointer(raw: dbus_message_ref(raw))
         self.loop = loop
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     deinit {

@@ -270,8 +270,9 @@ final class DBusLoop: @unchecked Sendable {
         case CDBUS_MESSAGE_TYPE_METHOD_CALL:
             guard let handler = methodHandler.withLock({ $0 }) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
             let call: DBusIncomingCall
+            let received = DBusIncomingCall.monotonicNanoseconds()
             do {
-                call = DBusIncomingCall(message: try DBusMessage(pointer), retaining: pointer, loop: self)
+                call = DBusIncomingCall(message: try DBusMessage(pointer), retaining: pointer, loop: self, received: received)
             } catch {
                 reply(to: pointer, error: error)
                 return DBUS_HANDLER_RESULT_HANDLED

@@ -24,6 +24,9 @@ final class RunDisplay: Sendable {
         var taken = 0, failed = 0, skipped = 0
         var lastLatenessMicros: Int64?
         var maxLatenessMicros: Int64?
+        /// A rig's command spread: the last slot's and the largest.
+        var lastSpreadMicros: Int64?
+        var maxSpreadMicros: Int64?
     }
 
     private let plan: RunPlan
@@ -114,6 +117,10 @@ final class RunDisplay: Sendable {
                 state.lastLatenessMicros = lateness
                 state.maxLatenessMicros = max(state.maxLatenessMicros ?? lateness, lateness)
             }
+            if let spread = record.commandSpreadMicros {
+                state.lastSpreadMicros = spread
+                state.maxSpreadMicros = max(state.maxSpreadMicros ?? spread, spread)
+            }
         }
     }
 
@@ -151,6 +158,9 @@ final class RunDisplay: Sendable {
         }
         if let lateness = state.lastLatenessMicros, let worst = state.maxLatenessMicros {
             fields.append("late \(RunText.lateness(lateness)) (max \(RunText.lateness(worst)))")
+        }
+        if let spread = state.lastSpreadMicros, let worst = state.maxSpreadMicros {
+            fields.append("spread \(RunText.lateness(spread)) (max \(RunText.lateness(worst)))")
         }
         if state.failed + state.skipped > 0 { fields.append("\(state.failed) failed, \(state.skipped) skipped") }
         return fields.joined(separator: "  ")

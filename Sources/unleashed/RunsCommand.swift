@@ -231,10 +231,14 @@ enum RunText {
             "due \(milliseconds(frame.scheduledMs))",
             frame.outcome.rawValue,
         ]
+        if let camera = frame.camera { fields.insert(camera, at: 1) }
         if let late = frame.latenessMicros { fields.append("late \(lateness(late))") }
         if let exposure = frame.exposure { fields.append(exposure) }
         if let ev = frame.meteredEV { fields.append("EV \(ev)") }
         if let counter = frame.shotCounter { fields.append("shot \(counter)") }
+        if let spread = frame.commandSpreadMicros {
+            fields.append("spread \(lateness(spread))" + (frame.completionSpreadMicros.map { ", reports \(lateness($0))" } ?? ""))
+        }
         if let error = frame.error { fields.append("(\(error))") }
         return fields.joined(separator: "  ")
     }

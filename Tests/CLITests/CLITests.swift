@@ -335,3 +335,55 @@ struct CLITests {
         #expect(off.stderr.contains("the camera is off or asleep"))
     }
 }
+
+@Suite("rigs on the command line (demo cameras)")
+struct RigCommandTests {
+    @Test("shoot --group fires every camera of the configured group and reports each with the spread")
+    func groupShot() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-rig-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: config) }
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("unleashed"), withIntermediateDirectories: true)
+        try Data("""
+            [[modules]]
+            name = "left"
+            address = "F0:5E:D0:00:00:01"
+            [[modules]]
+            name = "right"
+            address = "F0:5E:D0:00:00:02"
+            [[groups]]
+            name = "stereo"
+            cameras = ["left", "right"]
+
+            """.utf8).write(to: config.appendingPathComponent("unleashed/config.toml"))
+        let environment = ["XDG_CONFIG_HOME": config.path]
+        let shot = try await cli.run("shoot", "--demo", "--group", "stereo", "--json", environment: environment)
+        #expect(shot.status == 0, "\(shot.stderr)")
+        let json = try #require(shot.json)
+        let cameras = try #require(json["cameras"] as? [[String: Any]])
+        #expect(cameras.map { $0["camera"] as? String } == ["left", "right"])
+        #expect(cameras.allSatisfy { $0["counter"] is Int })
+        #expect((json["spread"] as? [String: Any])?["commandsMs"] is Double)
+
+        let unknown = try await cli.run("shoot", "--demo", "--group", "trio", environment: environment)
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("no group 'trio' in the configuration (groups: stereo)"), "\(unknown.stderr)")
+        let mixed = try await cli.run("shoot", "--demo", "--group", "stereo", "--camera", "left", environment: environment)
+        #expect(mixed.status == 64)
+    }
+
+    @Test("settings set on a rig refuses a value no camera offers and changes none")
+    func settingRefused() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let refused = try await cli.run("settings", "set", "--demo", "--camera", "a", "--camera", "b", "iso", "12345", "--json")
+        #expect(refused.status == 65)
+        let error = try #require(refused.json?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "rigRefused")
+        #expect((error["cameras"] as? [[String: Any]])?.compactMap { $0["camera"] as? String } == ["a", "b"])
+        let set = try await cli.run("settings", "set", "--demo", "--camera", "a", "--camera", "b", "iso", "800", "--json")
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect((set.json?["cameras"] as? [[String: Any]])?.compactMap { $0["value"] as? String } == ["800", "800"])
+    }
+}

@@ -332,3 +332,33 @@ final class ConfigurationFiles {
         }
     }
 }
+
+@Suite struct GroupConfigurationTests {
+    static let modules = """
+        [[modules]]
+        name = "left"
+        address = "F0:5E:D0:00:00:01"
+        [[modules]]
+        name = "right"
+        address = "F0:5E:D0:00:00:02"
+
+        """
+
+    @Test func groupsNameConfiguredModulesInOrder() throws {
+        let files = try ConfigurationFiles()
+        try files.write("unleashed.toml", Self.modules + "[[groups]]\nname = \"stereo\"\ncameras = [\"right\", \"left\"]\n")
+        #expect(try files.load().groups == [DaemonConfiguration.Group(name: "stereo", cameras: ["right", "left"])])
+    }
+
+    @Test func aGroupWithAnUnknownOrRepeatedCameraIsRefused() throws {
+        let files = try ConfigurationFiles()
+        let unknown = try files.failure(Self.modules + "[[groups]]\nname = \"stereo\"\ncameras = [\"left\", \"rihgt\"]\n")
+        #expect(unknown?.contains("'rihgt' is not a configured module (configured: left, right)") == true, "\(unknown ?? "loaded")")
+        let repeated = try files.failure(Self.modules + "[[groups]]\nname = \"stereo\"\ncameras = [\"left\", \"left\"]\n")
+        #expect(repeated?.contains("'left' is listed twice") == true, "\(repeated ?? "loaded")")
+        let empty = try files.failure(Self.modules + "[[groups]]\nname = \"stereo\"\ncameras = []\n")
+        #expect(empty?.contains("groups[0].cameras") == true, "\(empty ?? "loaded")")
+        let twice = try files.failure(Self.modules + "[[groups]]\nname = \"a\"\ncameras = [\"left\"]\n[[groups]]\nname = \"a\"\ncameras = [\"right\"]\n")
+        #expect(twice != nil)
+    }
+}

@@ -367,6 +367,35 @@ struct JobTests {
         try? await demo.finish()
     }
 
+    @Test("a rig's job fires both cameras every slot, records each, refuses a job on a camera it holds, and resumes as a rig")
+    func rigJob() async throws {
+        let (demo, journal, cameras, directory) = try await Self.managerParts()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let second = try await Demo.start(stateFile: nil, options: DemoOptions(seed: 7))
+        await cameras.add(second.camera, name: "second", source: "demo")
+        let jobs = JobManager(journal: journal, cameras: cameras)
+        let plan = RunPlan(intervalMs: 300, stop: .frames(30))
+        let id = try await jobs.submit(rig: ["demo", "second"], plan: plan).id
+        #expect(try await jobs.job(id).camera == "demo,second")
+        await #expect(throws: JobError.cameraBusy(camera: "second", job: id)) { try await jobs.submit(camera: "second", plan: plan) }
+        await #expect(throws: JobError.self) { try await jobs.submit(rig: ["demo", "nonesuch"], plan: plan) }
+
+        var updates = try await jobs.follow(id).makeAsyncIterator()
+        for _ in 1...4 { _ = await updates.next() }
+        await jobs.suspendAll()
+        while await updates.next() != nil {}
+        let resumed = JobManager(journal: journal, cameras: cameras)
+        #expect(await resumed.resumeInterrupted() == [id])
+        for await _ in try await resumed.follow(id) {}
+        let frames = try journal.frames(of: id)
+        for name in ["demo", "second"] {
+            #expect(frames.filter { $0.camera == name }.map(\.frame) == Array(1...30), "\(name): one record per slot")
+        }
+        #expect(frames.filter { $0.outcome == .taken }.allSatisfy { $0.commandSpreadMicros != nil })
+        try? await demo.finish()
+        try? await second.finish()
+    }
+
     @Test("a follower that does not keep up is let go and never holds up the job")
     func slowFollower() async throws {
         let (demo, journal, cameras, directory) = try await Self.managerParts()

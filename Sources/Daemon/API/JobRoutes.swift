@@ -15,7 +15,10 @@ struct JobRoutes: Sendable {
             let submitted: JobRequest
             do throws(JobRequestError) { submitted = try JobRequest(body: body) } catch { throw HTTPError(.badRequest, message: error.description) }
             let job = try await Self.answer { () async throws(JobError) in
-                try await jobs.submit(camera: submitted.camera, plan: submitted.plan, startDelay: submitted.startDelay)
+                if let cameras = submitted.cameras {
+                    return try await jobs.submit(rig: cameras, plan: submitted.plan, startDelay: submitted.startDelay)
+                }
+                return try await jobs.submit(camera: submitted.camera, plan: submitted.plan, startDelay: submitted.startDelay)
             }
             return .json(.created, job.json)
         }

@@ -11,6 +11,8 @@ struct JobRequestError: Error, Equatable, CustomStringConvertible {
 /// What `POST /v1/jobs` asks for.
 struct JobRequest: Equatable {
     var camera: String?
+    /// A rig: every slot fires all of these cameras together.
+    var cameras: [String]?
     var plan: RunPlan
     var startDelay: Duration
 
@@ -24,8 +26,16 @@ struct JobRequest: Equatable {
         } catch {
             throw JobRequestError("the body is not JSON: send an object like {\"plan\": {\"intervalMs\": 5000, \"frames\": 50}}")
         }
-        let members = try Fields(document, at: "body", allowed: ["camera", "plan", "startDelayMs"])
+        let members = try Fields(document, at: "body", allowed: ["camera", "cameras", "plan", "startDelayMs"])
         camera = try members.string("camera")
+        cameras = try members.strings("cameras")
+        if let cameras {
+            guard camera == nil else { throw JobRequestError("cameras: give either camera (one) or cameras (a rig), not both") }
+            guard !cameras.isEmpty else { throw JobRequestError("cameras: name at least one camera") }
+            if let repeated = cameras.first(where: { name in cameras.count { $0 == name } > 1 }) {
+                throw JobRequestError("cameras: '\(repeated)' is named twice")
+            }
+        }
         guard let plan = members["plan"] else {
             throw JobRequestError("plan: missing; say what to shoot, e.g. {\"intervalMs\": 5000, \"frames\": 50}")
         }
@@ -91,6 +101,17 @@ private struct Fields {
         guard let value = self[key] else { return nil }
         guard let text = value.stringValue else { throw JobRequestError("\(name(key)): expected a string") }
         return text
+    }
+
+    func strings(_ key: String) throws(JobRequestError) -> [String]? {
+        guard let value = self[key] else { return nil }
+        guard let items = value.arrayValue else { throw JobRequestError("\(name(key)): expected an array of strings") }
+        var strings: [String] = []
+        for item in items {
+            guard let text = item.stringValue else { throw JobRequestError("\(name(key)): expected an array of strings") }
+            strings.append(text)
+        }
+        return strings
     }
 
     func milliseconds(_ key: String) throws(JobRequestError) -> Int64? {

@@ -102,7 +102,10 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
 public actor JobManager {
     private final class Job {
         let record: RunRecord
+        /// The camera's name, or a rig's names joined by commas.
         let camera: String
+        /// The names of its cameras, lower-cased: one job per camera at a time.
+        let keys: Set<String>
         let run: Timelapse<ContinuousClock>
         /// Every frame of the run in journal order, for followers that join late.
         var history: [FrameRecord] = []
@@ -112,16 +115,17 @@ public actor JobManager {
         /// Relays the run's frames and reports its end; done once the job has ended.
         var relay: Task<Void, Never>?
 
-        init(record: RunRecord, camera: String, run: Timelapse<ContinuousClock>) {
+        init(record: RunRecord, cameras: [String], run: Timelapse<ContinuousClock>) {
             self.record = record
-            self.camera = camera
+            camera = cameras.joined(separator: ",")
+            keys = Set(cameras.map { $0.lowercased() })
             self.run = run
         }
     }
 
     private struct FrameKey: Hashable {
-        let frame: Int, part: Int
-        init(_ record: FrameRecord) { (frame, part) = (record.frame, record.part) }
+        let frame: Int, part: Int, camera: String?
+        init(_ record: FrameRecord) { (frame, part, camera) = (record.frame, record.part, record.camera) }
     }
 
     private enum Start {
@@ -176,8 +180,34 @@ public actor JobManager {
         guard !closing else { throw .shuttingDown }
         let entry: CameraRegistry.Entry
         do { entry = try await cameras.camera(named: name) } catch { throw .camera(error) }
-        let id = try await launch(on: entry, plan: plan, .new(delay: startDelay))
+        let id = try await launch(on: [entry], isRig: false, plan: plan, .new(delay: startDelay))
         return try job(id)
+    }
+
+    /// Starts `plan` on a rig: every slot fires all of `names` together, and each camera gets
+    /// a record per slot. Refused when a camera is unknown or already runs a job.
+    public func submit(rig names: [String], plan: RunPlan, startDelay: Duration = .zero) async throws(JobError) -> JobSnapshot {
+        guard !closing else { throw .shuttingDown }
+        var entries: [CameraRegistry.Entry] = []
+        for name in names {
+            do { entries.append(try await cameras.camera(named: name)) } catch { throw .camera(error) }
+        }
+        let id = try await launch(on: entries, isRig: true, plan: plan, .new(delay: startDelay))
+        return try job(id)
+    }
+
+    /// The cameras of a journalled run: its one camera, or a rig's, whose names the record
+    /// joins with commas.
+    private func entries(of record: RunRecord) async throws(CameraLookupError) -> (entries: [CameraRegistry.Entry], isRig: Bool) {
+        do {
+            return ([try await cameras.camera(named: record.camera)], false)
+        } catch {
+            let names = record.camera.split(separator: ",").map(String.init)
+            guard names.count > 1 else { throw error }
+            var entries: [CameraRegistry.Entry] = []
+            for name in names { entries.append(try await cameras.camera(named: name)) }
+            return (entries, true)
+        }
     }
 
     /// Resumes every run the journal holds as still running (the daemon stopped, or crashed,
@@ -193,16 +223,16 @@ public actor JobManager {
         }
         var resumed: [Int64] = []
         for record in records.reversed() where record.state == .running && active[record.id] == nil {
-            let entry: CameraRegistry.Entry
+            let found: (entries: [CameraRegistry.Entry], isRig: Bool)
             do {
-                entry = try await cameras.camera(named: record.camera)
+                found = try await entries(of: record)
             } catch {
                 logger.warning("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold; it is left for later")
                 continue
             }
             do {
-                resumed.append(try await launch(on: entry, plan: record.plan, .resumed(record)))
-                logger.info("resumed job \(record.id) on camera \(entry.name)")
+                resumed.append(try await launch(on: found.entries, isRig: found.isRig, plan: record.plan, .resumed(record)))
+                logger.info("resumed job \(record.id) on camera \(record.camera)")
             } catch {
                 logger.error("cannot resume job \(record.id): \(error)")
             }
@@ -210,17 +240,28 @@ public actor JobManager {
         return resumed
     }
 
-    private func launch(on entry: CameraRegistry.Entry, plan: RunPlan, _ start: Start) async throws(JobError) -> Int64 {
-        let key = entry.name.lowercased()
-        if let busy = active.values.first(where: { $0.camera.lowercased() == key }) {
-            throw .cameraBusy(camera: entry.name, job: busy.record.id)
+    private func launch(on entries: [CameraRegistry.Entry], isRig: Bool, plan: RunPlan, _ start: Start) async throws(JobError) -> Int64 {
+        for entry in entries {
+            let key = entry.name.lowercased()
+            if let busy = active.values.first(where: { $0.keys.contains(key) }) {
+                throw .cameraBusy(camera: entry.name, job: busy.record.id)
+            }
+            if starting.contains(key) { throw .cameraBusy(camera: entry.name, job: nil) }
         }
-        guard starting.insert(key).inserted else { throw .cameraBusy(camera: entry.name, job: nil) }
-        defer { starting.remove(key) }
+        let keys = entries.map { $0.name.lowercased() }
+        starting.formUnion(keys)
+        defer { starting.subtract(keys) }
 
-        let run = Timelapse(plan: plan, camera: entry.camera, journal: journal, clock: ContinuousClock(),
-                            wallClock: Self.wallClock, hooks: plan.hook.map(HookRunner.init(program:)))
-        let name = entry.name
+        let hooks = plan.hook.map(HookRunner.init(program:))
+        let run: Timelapse<ContinuousClock>
+        if isRig, let rig = Rig(entries.map { RigCamera(name: $0.name, camera: $0.camera) }) {
+            run = Timelapse(plan: plan, rig: rig, journal: journal, clock: ContinuousClock(), wallClock: Self.wallClock, hooks: hooks)
+        } else {
+            run = Timelapse(plan: plan, camera: entries[0].camera, journal: journal, clock: ContinuousClock(),
+                            wallClock: Self.wallClock, hooks: hooks)
+        }
+        let names = entries.map(\.name)
+        let name = names.joined(separator: ",")
         let outcome = Task { () async -> Result<RunEnding, TimelapseError> in
             do throws(TimelapseError) {
                 switch start {
@@ -245,13 +286,13 @@ public actor JobManager {
         // The daemon began to stop while this run was being journalled: it is suspended
         // with the rest, and resumed with them.
         if closing { await run.suspend(reason: Self.shutdownReason) }
-        register(record, camera: name, run: run, outcome: outcome)
+        register(record, cameras: names, run: run, outcome: outcome)
         return record.id
     }
 
-    private func register(_ record: RunRecord, camera: String, run: Timelapse<ContinuousClock>,
+    private func register(_ record: RunRecord, cameras: [String], run: Timelapse<ContinuousClock>,
                           outcome: Task<Result<RunEnding, TimelapseError>, Never>) {
-        let job = Job(record: record, camera: camera, run: run)
+        let job = Job(record: record, cameras: cameras, run: run)
         // A resumed run's earlier frames; the engine's own stream repeats none of them, but
         // may already have journalled a few of its own, which the relay then skips.
         do {
@@ -273,7 +314,7 @@ public actor JobManager {
     private func received(_ frame: FrameRecord, job id: Int64) {
         guard let job = active[id], job.seen.insert(FrameKey(frame)).inserted else { return }
         job.history.append(frame)
-        metrics?.record(frame: frame, camera: job.record.camera)
+        metrics?.record(frame: frame, camera: frame.camera ?? job.record.camera)
         for (token, follower) in job.followers {
             if case .dropped = follower.yield(.frame(frame)) {
                 logger.notice("a follower of job \(id) fell \(followerBacklog) updates behind and was dropped")
