@@ -31,10 +31,11 @@ guard slots >= 10 else { fail("usage: unleashed-sync-bench [--slots N (10 or mor
 // MARK: - The rig: 8 modules behind the fake bluetoothd
 
 let bus = try await PrivateBus()
-// Bodies on mains power (dummy batteries, as studio rigs use): thousands of shots per camera
-// would otherwise empty the simulated batteries, and a camera with an empty battery is off.
+// Bodies on mains power (dummy batteries, as studio rigs use) with large cards: the thousands of
+// shots per camera would otherwise empty the simulated batteries or fill the cards.
 var body = CameraProfile.all[0]
 body.batteryDrain = CameraProfile.BatteryDrain(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
+body.cardCapacity = 1_000_000
 let fake = FakeBlueZ(configuration: FakeBlueZ.Configuration(modules: sizes.max() ?? 8, profile: body))
 try await fake.start(bus: .address(bus.address))
 let busAddress = DBusConnection.Bus.address(bus.address)
