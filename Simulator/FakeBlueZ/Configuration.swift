@@ -79,5 +79,17 @@ extension FakeBlueZ {
 
         /// A real adapter's timing.
         public init() {}
+
+        /// Short steps, for tests and benchmarks that set up many links and should not wait for
+        /// a real adapter's delays.
+        public static var quick: Timing {
+            var timing = Timing()
+            timing.discoveryDelay = .milliseconds(20)
+            timing.rssiInterval = .milliseconds(200)
+            timing.linkDelay = .milliseconds(10)
+            timing.resolveDelay = .milliseconds(30)
+            timing.pairingDelay = .milliseconds(10)
+            return timing
+        }
     }
 }

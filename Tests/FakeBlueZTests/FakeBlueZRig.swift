@@ -23,15 +23,7 @@ struct FakeBlueZRig {
     static let info = service + "/char0010"
     static let battery = firstDevice + "/service0012/char0013"
 
-    static var fastTiming: FakeBlueZ.Timing {
-        var timing = FakeBlueZ.Timing()
-        timing.discoveryDelay = .milliseconds(20)
-        timing.rssiInterval = .milliseconds(200)
-        timing.linkDelay = .milliseconds(10)
-        timing.resolveDelay = .milliseconds(30)
-        timing.pairingDelay = .milliseconds(10)
-        return timing
-    }
+    static var fastTiming: FakeBlueZ.Timing { .quick }
 
     init(_ configure: (inout FakeBlueZ.Configuration) -> Void = { _ in }) async throws {
         bus = try await PrivateBus()

@@ -22,7 +22,7 @@ struct FourModules {
 
     static func start() async throws -> FourModules {
         let bus = try await PrivateBus()
-        var configuration = FakeBlueZ.Configuration(modules: 4, timing: fastTiming)
+        var configuration = FakeBlueZ.Configuration(modules: 4, timing: .quick)
         configuration.profileOverrides = [3: try #require(CameraProfile.named("canon-r"))]
         let fake = FakeBlueZ(configuration: configuration)
         try await fake.start(bus: .address(bus.address))
@@ -41,15 +41,6 @@ struct FourModules {
             members.append(RigCamera(name: name, camera: try await ModuleCamera(connection: connection, connectTimeout: .seconds(60), name: name)))
         }
         return FourModules(bus: bus, fake: fake, rig: try #require(Rig(members)))
-    }
-
-    static var fastTiming: FakeBlueZ.Timing {
-        var timing = FakeBlueZ.Timing()
-        timing.discoveryDelay = .milliseconds(20)
-        timing.linkDelay = .milliseconds(10)
-        timing.resolveDelay = .milliseconds(30)
-        timing.pairingDelay = .milliseconds(10)
-        return timing
     }
 
     func stop() async {
