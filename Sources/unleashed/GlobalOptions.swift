@@ -94,17 +94,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
         let backend = try await openBackend()
         let camera = backend.camera
         let report = download == nil ? nil : SavedFileReport(await camera.events(), options: self, text: savedFiles)
-        let work = Task { () async -> CameraError? in
-            do throws(CameraError) {
-                try await body(camera)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        let interrupt = Interrupt(onInterrupt ?? { work.cancel() })
-        let failure = await work.value
-        interrupt.disarm()
+        let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(CameraError) in try await body(camera) }
         do throws(ExitCode) {
             try await backend.finish(self)
         } catch {
@@ -275,6 +265,24 @@ final class Interrupt {
     }
 
     func disarm() { watch.disarm() }
+
+    /// Runs `work` as a task that the first Ctrl-C cancels (or that calls `onInterrupt`
+    /// instead), and returns how it failed, if it did.
+    static func running<Failure: Error>(onInterrupt: (@Sendable () -> Void)?,
+                                        _ work: @escaping @Sendable () async throws(Failure) -> Void) async -> Failure? {
+        let task = Task { () async -> Failure? in
+            do throws(Failure) {
+                try await work()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let interrupt = Interrupt(onInterrupt ?? { task.cancel() })
+        let failure = await task.value
+        interrupt.disarm()
+        return failure
+    }
 }
 
 /// Signals handled on a dispatch queue instead of by their default action, until disarmed.

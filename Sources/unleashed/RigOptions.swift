@@ -75,17 +75,7 @@ extension GlobalOptions {
         let backends = try await openRigBackends(names)
         let members = zip(names, backends).map { RigCamera(name: $0, camera: $1.camera) }
         guard let rig = Rig(members) else { throw usage("a rig needs at least one camera, each named once") }
-        let work = Task { () async -> ExitCode? in
-            do throws(ExitCode) {
-                try await body(rig)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        let interrupt = Interrupt(onInterrupt ?? { work.cancel() })
-        let failure = await work.value
-        interrupt.disarm()
+        let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(ExitCode) in try await body(rig) }
         for backend in backends { try? await backend.finish(self) }
         if let failure { throw failure }
     }

@@ -36,7 +36,6 @@ public final class Volley<Value: Sendable>: Sendable {
 
     private let gate: ReleaseGate
     private let tasks: [Task<Outcome, Never>]
-    private let released = Mutex<ContinuousClock.Instant?>(nil)
 
     /// Starts one task per camera, each parked until ``release()``, and returns once all of them
     /// are parked, so that a release reaches running tasks rather than tasks still starting.
@@ -72,12 +71,8 @@ public final class Volley<Value: Sendable>: Sendable {
 
     /// Lets every command go. Later calls do nothing.
     public func release() {
-        released.withLock { $0 = $0 ?? .now }
         gate.open(run: true)
     }
-
-    /// When ``release()`` was called, if it was.
-    public var releasedAt: ContinuousClock.Instant? { released.withLock { $0 } }
 
     /// Ends the volley without running its commands (the slot was called off before its
     /// deadline). After a release, does nothing.
