@@ -87,6 +87,21 @@ public actor BlueZClient {
         try await reload()
     }
 
+    /// Has the bus route only `devicePath`'s signals here from now on.
+    ///
+    /// A client that holds one module's link needs nothing else, and in a rig every module's
+    /// notifications would otherwise reach every module's connection: eight modules would mean
+    /// eight copies of each signal routed, decoded and filtered. The device's own rules are added
+    /// before the broad ones go, so no change is missed in between.
+    public func narrow(to devicePath: String) async throws(BlueZError) {
+        do {
+            for rule in BlueZName.deviceMatchRules(devicePath) { try await connection.addMatch(rule) }
+            for rule in BlueZName.objectMatchRules { try await connection.removeMatch(rule) }
+        } catch {
+            throw .dbus(error)
+        }
+    }
+
     /// Reads the whole object tree again (at start and after bluetoothd came back).
     private func reload() async throws(BlueZError) {
         let reply = try await call("/", BlueZName.objectManager, "GetManagedObjects", timeout: .seconds(10))

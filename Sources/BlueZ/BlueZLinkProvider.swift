@@ -58,6 +58,12 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
                 guard device.paired else { throw BlueZError.notPaired(module) }
                 // connect() takes the link down itself when it fails.
                 try await client.connect(device.path, serviceUUID: gatt.service, policy: policy)
+                do throws(BlueZError) {
+                    try await client.narrow(to: device.path)
+                } catch {
+                    await client.disconnect(device.path)
+                    throw error
+                }
                 return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt)
             } catch {
                 await client.close()

@@ -30,12 +30,32 @@ enum BlueZName {
     }
 
     /// The match rules a client adds before reading the object tree, so no change is missed.
-    static let matchRules = [
+    static let matchRules = objectMatchRules + [ownerMatchRule]
+
+    /// Every object's arrival, removal and property changes.
+    static let objectMatchRules = [
         "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager',member='InterfacesAdded'",
         "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.ObjectManager',member='InterfacesRemoved'",
         "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path_namespace='/org/bluez'",
-        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'",
     ]
+
+    /// bluetoothd joining or leaving the bus.
+    static let ownerMatchRule =
+        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'"
+
+    /// The rules that route one device's changes and nothing else: its properties and those of
+    /// its GATT objects, and its own or its objects' arrival and removal. (`arg0path` matches a
+    /// path equal to the rule's, or below it when the rule ends in `/`.)
+    static func deviceMatchRules(_ devicePath: String) -> [String] {
+        let signal = "type='signal',sender='org.bluez'"
+        let manager = signal + ",interface='org.freedesktop.DBus.ObjectManager'"
+        return [
+            manager + ",member='InterfacesAdded',arg0path='\(devicePath)/'",
+            manager + ",member='InterfacesRemoved',arg0path='\(devicePath)'",
+            manager + ",member='InterfacesRemoved',arg0path='\(devicePath)/'",
+            signal + ",interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path_namespace='\(devicePath)'",
+        ]
+    }
 
     /// BlueZ's object path for a device: `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`.
     static func devicePath(adapter: String, address: String) -> String {
