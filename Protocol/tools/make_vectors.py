@@ -83,6 +83,7 @@ REGISTRY = {
     0x08: ("capabilities", "u32", None),
     0x09: ("cameraModel", "string", 64),
     0x0A: ("uptime", "u32", None),
+    0x0B: ("uptimeMicros", "u64", None),
     0x10: ("moduleBattery", "u8", None),
     0x11: ("cameraBattery", "u8", None),
     0x12: ("storageState", "enum", None),
@@ -108,6 +109,7 @@ REGISTRY = {
     0x38: ("altitude", "i32", None),
     0x39: ("statusCode", "enum", None),
     0x3A: ("errorMessage", "string", 200),
+    0x3B: ("fireAt", "u64", None),
 }
 TAGS = {v[0]: k for k, v in REGISTRY.items()}
 
@@ -120,6 +122,8 @@ RANGES = {  # inclusive value ranges from section 5.2
     "duration": (0, 86_400_000),
     "cameraTime": (0, 2**53 - 1),
     "utcTime": (0, 2**53 - 1),
+    "uptimeMicros": (0, 2**53 - 1),
+    "fireAt": (0, 2**53 - 1),
     "utcOffset": (-720, 840),
     "latitude": (-900_000_000, 900_000_000),
     "longitude": (-1_800_000_000, 1_800_000_000),
@@ -137,7 +141,7 @@ REQUEST_TABLES = {
     "keepAlive": {}, "getStatus": {}, "listSettings": {},
     "getSetting": {"setting": REQ},
     "setSetting": {"setting": REQ, "value": REQ},
-    "halfPress": {"hold": OPT}, "shoot": {}, "release": {},
+    "halfPress": {"hold": OPT}, "shoot": {"fireAt": OPT}, "release": {},
     "bulbStart": {"duration": REQ}, "bulbEnd": {}, "videoStart": {}, "videoStop": {},
     "setTime": {"utcTime": REQ, "utcOffset": REQ},
     "geotag": {"latitude": REQ, "longitude": REQ, "altitude": OPT, "utcTime": REQ},
@@ -145,14 +149,14 @@ REQUEST_TABLES = {
 OK_RESPONSE_TABLES = {
     "hello": {"protocolVersion": REQ, "firmwareVersion": REQ, "capabilities": REQ,
               "cameraModel": OPT},
-    "keepAlive": {"uptime": REQ},
+    "keepAlive": {"uptime": REQ, "uptimeMicros": OPT},
     "getStatus": {"moduleBattery": REQ, "cameraBattery": OPT, "storageState": OPT,
                   "shotsRemaining": OPT, "cameraPower": REQ, "exposureMode": OPT,
                   "meteredEV": OPT, "busy": REQ, "shotCounter": REQ},
     "listSettings": {"descriptor": REP},
     "getSetting": {"setting": REQ, "value": REQ},
     "setSetting": {"setting": REQ, "value": REQ},
-    "halfPress": {"focusResult": REQ}, "shoot": {}, "release": {},
+    "halfPress": {"focusResult": REQ}, "shoot": {"uptimeMicros": OPT}, "release": {},
     "bulbStart": {}, "bulbEnd": {"duration": REQ},
     "videoStart": {}, "videoStop": {"duration": REQ},
     "setTime": {}, "geotag": {},
@@ -867,6 +871,7 @@ def build_requests():
     valid(f, "request-halfPress-hold", 247, req(31, "halfPress", {"hold": True}))
     valid(f, "request-halfPress-hold-false", 247, req(32, "halfPress", {"hold": False}))
     valid(f, "request-shoot", 247, req(33, "shoot"))
+    valid(f, "request-shoot-fireAt", 247, req(46, "shoot", {"fireAt": 86_400_123_456}))
     valid(f, "request-release", 247, req(34, "release"))
     valid(f, "request-bulbStart-30s-deadline", 247, req(35, "bulbStart", {"duration": 30000}))
     valid(f, "request-bulbStart-24h-deadline", 247, req(36, "bulbStart",
@@ -930,6 +935,10 @@ def build_responses():
     valid(f, "response-halfPress-ok-manualFocus", 247, resp(11, "halfPress", "ok", {
         "focusResult": "manualFocus"}))
     valid(f, "response-shoot-ok", 247, resp(12, "shoot"))
+    valid(f, "response-shoot-ok-fired-at", 247, resp(46, "shoot", "ok", {
+        "uptimeMicros": 86_400_123_471}))
+    valid(f, "response-keepAlive-ok-uptimeMicros", 247, resp(47, "keepAlive", "ok", {
+        "uptime": 86_400_100, "uptimeMicros": 86_400_100_250}))
     valid(f, "response-release-ok", 247, resp(13, "release"))
     valid(f, "response-bulbStart-ok", 247, resp(14, "bulbStart"))
     valid(f, "response-bulbEnd-ok", 247, resp(15, "bulbEnd", "ok", {"duration": 29_874}))
@@ -1302,6 +1311,10 @@ def build_invalid():
     invalid(f, "invalid-value-protocol-version-zero", 247,
             one(env(2, 316, 0x01, 0) + tlv(0x01, b"\x00") + tlv(0x05, b"1.0")
                 + tlv(0x08, u32(1))), "invalidValue")
+    invalid(f, "invalid-value-fireAt-beyond-2-pow-53", 247,
+            one(env(1, 320, 0x11) + tlv(0x3B, (2**53).to_bytes(8, "big"))), "invalidValue")
+    invalid(f, "invalid-length-fireAt-4-bytes", 247,
+            one(env(1, 321, 0x11) + tlv(0x3B, u32(1000))), "invalidFieldLength")
     invalid(f, "invalid-value-latitude", 247,
             one(env(1, 317, 0x21) + tlv(0x34, bytes(8)) + tlv(0x36, u32(900_000_001))
                 + tlv(0x37, u32(0))), "invalidValue")

@@ -20,6 +20,9 @@ extension FakeBlueZ {
         public var profile: CameraProfile
         /// Other bodies for some modules, by index from 0: a rig of mixed cameras.
         public var profileOverrides: [Int: CameraProfile] = [:]
+        /// How far some modules' own timers run fast (positive) or slow, in parts per million,
+        /// by index from 0: clocks that drift apart, as real modules' crystals do.
+        public var timerDriftPPM: [Int: Double] = [:]
         /// Makes RSSI, passkeys and the modules' own randomness repeatable.
         public var seed: UInt64
         /// How long each step takes.

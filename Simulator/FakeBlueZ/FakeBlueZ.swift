@@ -46,6 +46,8 @@ public actor FakeBlueZ {
     var counters: [String: Int] = [:]
     /// The latest packets that reached a module.
     var writeLog: [LoggedWrite] = []
+    /// The latest shutter presses, written from the modules' own actors.
+    nonisolated let pressLog = PressLog()
     var random: SplitMix64
     var nextPairingID = 0
 
@@ -92,6 +94,10 @@ public actor FakeBlueZ {
         try validate(configuration)
         self.bus = bus
         modules = await SimulatedModule.make(configuration)
+        for module in modules {
+            let (log, address) = (pressLog, module.address)
+            await module.module.observePresses { lateness in log.append(address, lateness: lateness) }
+        }
         adapters = (0..<configuration.adapters).map { Adapter(index: $0, powered: configuration.powered) }
         for module in modules {
             log("module \(module.address) (\(module.serialNumber), \(module.name)): passkey \(module.passkeyText)")
@@ -313,6 +319,24 @@ public actor FakeBlueZ {
     /// module, and how far apart requests to several modules cross the D-Bus boundary.
     public func writes(since nanoseconds: UInt64) -> [LoggedWrite] {
         writeLog.filter { $0.nanoseconds >= nanoseconds }
+    }
+
+    /// A shutter press by a module's camera.
+    public struct LoggedPress: Sendable {
+        /// The instant of the press on the module's timeline, placed on CLOCK_MONOTONIC (the
+        /// clock of ``LoggedWrite/nanoseconds``): when the module handled it, less how late it was.
+        public let nanoseconds: UInt64
+        /// How long after that instant the simulated module got to it: the host's wake-up delay,
+        /// which a module's hardware timer would not have.
+        public let latenessNanoseconds: UInt64
+        /// The module's address.
+        public let module: String
+    }
+
+    /// The presses at or after `nanoseconds`, in the order the modules handled them: for
+    /// measuring how close together a rig's cameras fired.
+    public nonisolated func presses(since nanoseconds: UInt64) -> [LoggedPress] {
+        pressLog.entries(since: nanoseconds)
     }
 
     /// Runs `work` on the actor after `delay`, unless the returned task is cancelled first.

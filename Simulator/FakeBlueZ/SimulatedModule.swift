@@ -30,7 +30,8 @@ struct SimulatedModule: Sendable {
         for index in 0..<configuration.modules {
             let module = VirtualModule(camera: VirtualCamera(profile: configuration.profileOverrides[index] ?? configuration.profile),
                                        serialNumber: "SIM" + zeroPadded(index + 1, width: 4),
-                                       seed: configuration.seed &+ UInt64(index))
+                                       seed: configuration.seed &+ UInt64(index),
+                                       timerDriftPPM: configuration.timerDriftPPM[index] ?? 0)
             let radio = SimulatedRadio(module: module, mtu: configuration.mtu, seed: configuration.seed &+ UInt64(index))
             modules.append(SimulatedModule(index: index, module: module, radio: radio, info: await module.info,
                                            passkey: UInt32(passkeys.next() % 1_000_000)))

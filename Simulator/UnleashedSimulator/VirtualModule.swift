@@ -29,6 +29,11 @@ public actor VirtualModule {
     private let utcNow: @Sendable () -> UInt64
     /// When the module last started (or will have started, while booting).
     private var bootedAt: Duration = .zero
+    /// How fast the module's own timer runs against the clock, as a crystal's error does:
+    /// 1 + parts per million / 10⁶.
+    private let timerRate: Double
+    /// Told of every shutter press, with how late the module got to it (see ``observePresses(_:)``).
+    private var pressObserver: (@Sendable (Duration) -> Void)?
 
     // The connection (PROTOCOL.md §4, §9.2).
     private var port: InMemoryLink.Peripheral?
@@ -76,8 +81,10 @@ public actor VirtualModule {
     private var alarmTask: Task<Void, Never>?
 
     static let capabilities: Capabilities = [
-        .shoot, .focus, .bulb, .video, .readSettings, .writeSettings, .meteredEV, .geotag, .setTime,
+        .shoot, .focus, .bulb, .video, .readSettings, .writeSettings, .meteredEV, .geotag, .setTime, .scheduledFire,
     ]
+    /// The furthest ahead a scheduled shot may be (PROTOCOL.md §9.6).
+    static let longestFireLead: Duration = .seconds(2)
     static let responseCacheSize = 16
     /// The meter sends at most four readings a second (PROTOCOL.md §8).
     static let meterInterval: Duration = .milliseconds(250)
@@ -111,15 +118,19 @@ public actor VirtualModule {
     ///   - utcNow: the wall clock the camera's clock starts from, in Unix milliseconds.
     ///   - scene: the light the camera meters; by default the camera's `sceneEV`, constant.
     ///   - seed: makes refused commands (``setBusyRefusals(_:)``) repeatable.
+    ///   - timerDriftPPM: how far the module's own timer (`uptimeMicros`, scheduled shots) runs
+    ///     fast (positive) or slow against `clock`, in parts per million, as real crystals do.
     public init(
         camera: VirtualCamera,
         serialNumber: String = "SIM0001",
         clock: any Clock<Duration> = ContinuousClock(),
         utcNow: @escaping @Sendable () -> UInt64 = VirtualModule.systemTime,
         scene: SceneLight? = nil,
-        seed: UInt64 = 0
+        seed: UInt64 = 0,
+        timerDriftPPM: Double = 0
     ) {
         self.camera = camera
+        timerRate = 1 + timerDriftPPM / 1_000_000
         self.clock = clock
         self.utcNow = utcNow
         (now, sleepUntil) = elapsedTime(on: clock)
@@ -180,6 +191,13 @@ public actor VirtualModule {
         start()
         changePower(to: power, at: now())
         rearm()
+    }
+
+    /// Calls `observer` at every shutter press (a shot or the start of a bulb exposure) with how
+    /// long after the press's instant on the timeline the module handled it: zero on a test
+    /// clock, the wake-up delay of the host on a real one. Benchmarks use it to place presses.
+    public func observePresses(_ observer: @escaping @Sendable (Duration) -> Void) {
+        pressObserver = observer
     }
 
     /// Makes each camera command (see PROTOCOL.md §9.5) answer `busy` with this probability, drawn
@@ -347,19 +365,27 @@ public actor VirtualModule {
         if Self.needsCamera.contains(opcode) {
             if let step = cameraGate(at: time) { return step }
             resetIdle(at: time)
+            if opcode == .shoot, let fireAt = request.fireAt, let step = schedule(fireAt, at: time) { return step }
             if Self.cameraCommands.contains(opcode), busyRefusals > 0, random.nextUnit() < busyRefusals {
                 return .done(Self.refuse(.busy, "the camera is busy"))
             }
         }
         switch opcode {
         case .hello: return .done(hello(request, at: time))
-        case .keepAlive: return .done((.ok, Fields { $0.uptime = UInt32(clamping: (time - bootedAt).wholeMilliseconds) }))
+        case .keepAlive:
+            return .done((.ok, Fields {
+                $0.uptime = UInt32(clamping: (time - bootedAt).wholeMilliseconds)
+                $0.uptimeMicros = timerMicros(at: time)
+            }))
         case .getStatus: return .done((.ok, statusFields(at: time)))
         case .listSettings: return .done((.ok, Fields { $0.descriptors = camera.descriptors }))
         case .getSetting: return .done(getSetting(request.setting!))
         case .setSetting: return .done(setSetting(request.value!))
         case .halfPress: return halfPress(at: time)
-        case .shoot: return .done(shoot(at: time))
+        case .shoot:
+            var outcome = shoot(at: time)
+            if outcome.0 == .ok, request.fireAt != nil { outcome.1.uptimeMicros = timerMicros(at: time) }
+            return .done(outcome)
         case .release:
             halfPressHeld = false
             return .done((.ok, Fields()))
@@ -377,6 +403,28 @@ public actor VirtualModule {
             return .done((.ok, Fields()))
         default: return .done(Self.refuse(.notSupported, "\(opcode) is not supported by this module"))
         }
+    }
+
+    // MARK: - The module's timer (PROTOCOL.md §9.6)
+
+    /// The module's timer at `time`: microseconds since it started, at its own rate.
+    private func timerMicros(at time: Duration) -> UInt64 {
+        UInt64(max(0, ((time - bootedAt).inSeconds * 1e6 * timerRate).rounded()))
+    }
+
+    /// The instant on the timeline at which the module's timer reads `micros`.
+    private func time(atTimerMicros micros: UInt64) -> Duration {
+        bootedAt + .nanoseconds(Int64((Double(micros) * 1000 / timerRate).rounded()))
+    }
+
+    /// Nil when a scheduled shot is due now (or overdue); otherwise waits for it, or refuses a
+    /// time too far ahead.
+    private func schedule(_ fireAt: UInt64, at time: Duration) -> Step? {
+        let due = self.time(atTimerMicros: fireAt)
+        if due - time > Self.longestFireLead {
+            return .done(Self.refuse(.invalidArgument, "fireAt is more than \(Self.longestFireLead.shortDescription) ahead of the module's clock"))
+        }
+        return due > time ? .rerun(at: due) : nil
     }
 
     /// Nil when the camera can take a request now. A sleeping camera is woken, as a half-press
@@ -477,6 +525,7 @@ public actor VirtualModule {
         }
         exposing = true
         setAlarm(.exposureEnd, at: time + camera.profile.shutterLag + exposure)
+        pressObserver?(now() - time)
         return (.ok, Fields())
     }
 
@@ -485,6 +534,7 @@ public actor VirtualModule {
         guard camera.exposureMode == .bulb else { return Self.refuse(.invalidArgument, "the shutter speed is not bulb") }
         guard milliseconds >= 1 else { return Self.refuse(.invalidArgument, "a bulb exposure lasts at least 1 ms") }
         bulbOpenedAt = time
+        pressObserver?(now() - time)
         setAlarm(.bulbDeadline, at: time + .milliseconds(Int64(milliseconds)))
         return (.ok, Fields())
     }

@@ -14,6 +14,8 @@ public struct Fields: Hashable, Sendable {
     public var cameraModel: String?
     /// Milliseconds since the module started.
     public var uptime: UInt32?
+    /// Microseconds since the module started, on the timer that times scheduled shots.
+    public var uptimeMicros: UInt64?
     /// Percent, 0...100.
     public var moduleBattery: UInt8?
     /// Percent, 0...100.
@@ -52,6 +54,8 @@ public struct Fields: Hashable, Sendable {
     public var altitude: Int32?
     public var statusCode: StatusCode?
     public var errorMessage: String?
+    /// When to press the shutter: an instant on the module's ``uptimeMicros`` clock.
+    public var fireAt: UInt64?
 
     public init() {}
 
@@ -64,12 +68,13 @@ public struct Fields: Hashable, Sendable {
 /// The tags of the field registry (PROTOCOL.md §5.2).
 enum FieldTag: UInt8, CaseIterable {
     case protocolVersion = 0x01, minProtocolVersion, maxProtocolVersion, clientName, firmwareVersion,
-        hardwareRevision, serialNumber, capabilities, cameraModel, uptime
+        hardwareRevision, serialNumber, capabilities, cameraModel, uptime,
+        uptimeMicros
     case moduleBattery = 0x10, cameraBattery, storageState, shotsRemaining, cameraPower, exposureMode,
         meteredEV, busy, shotCounter
     case setting = 0x20, value, choices, descriptor, readOnly
     case focusResult = 0x30, hold, duration, cameraTime, utcTime, utcOffset, latitude, longitude, altitude,
-        statusCode, errorMessage
+        statusCode, errorMessage, fireAt
 }
 
 /// How one field moves between ``Fields``, wire bytes and JSON.

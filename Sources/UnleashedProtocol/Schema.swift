@@ -18,7 +18,7 @@ struct FieldRule: Sendable {
 /// The field registry (PROTOCOL.md §5.2) and the message tables (§1.1, §7, §8): every rule about
 /// which field a message carries lives here.
 enum Schema {
-    /// Times are at most 2^53 - 1 ms so that the JSON form's doubles hold them exactly (PROTOCOL.md §5.2).
+    /// Times are at most 2^53 - 1 (ms or µs) so that the JSON form's doubles hold them exactly (PROTOCOL.md §5.2).
     static let maximumTime: UInt64 = (1 << 53) - 1
     static let registry: [FieldTag: FieldSpec] = {
         let specs: [FieldSpec] = [
@@ -32,6 +32,7 @@ enum Schema {
             FieldSpec(.capabilities, get: { $0.capabilities }, set: { $0.capabilities = $1 }, .mapped(.integer(), toValue: { Capabilities(rawValue: $0) }, toWire: { $0.rawValue })),
             FieldSpec(.cameraModel, get: { $0.cameraModel }, set: { $0.cameraModel = $1 }, .string(maximumBytes: 64)),
             FieldSpec(.uptime, get: { $0.uptime }, set: { $0.uptime = $1 }, .integer()),
+            FieldSpec(.uptimeMicros, get: { $0.uptimeMicros }, set: { $0.uptimeMicros = $1 }, .integer(0...maximumTime)),
             FieldSpec(.moduleBattery, get: { $0.moduleBattery }, set: { $0.moduleBattery = $1 }, .integer(0...100)),
             FieldSpec(.cameraBattery, get: { $0.cameraBattery }, set: { $0.cameraBattery = $1 }, .integer(0...100)),
             FieldSpec(.storageState, get: { $0.storageState }, set: { $0.storageState = $1 }, .enumeration),
@@ -60,6 +61,7 @@ enum Schema {
             FieldSpec(.altitude, get: { $0.altitude }, set: { $0.altitude = $1 }, .integer(-100_000_000...100_000_000)),
             FieldSpec(.statusCode, get: { $0.statusCode }, set: { $0.statusCode = $1 }, .enumeration),
             FieldSpec(.errorMessage, get: { $0.errorMessage }, set: { $0.errorMessage = $1 }, .string(maximumBytes: 200)),
+            FieldSpec(.fireAt, get: { $0.fireAt }, set: { $0.fireAt = $1 }, .integer(0...maximumTime)),
         ]
         return Dictionary(uniqueKeysWithValues: specs.map { ($0.tag, $0) })
     }()
@@ -75,6 +77,7 @@ enum Schema {
         .getSetting: [.required(.setting)],
         .setSetting: [.required(.setting), .required(.value)],
         .halfPress: [.optional(.hold)],
+        .shoot: [.optional(.fireAt)],
         .bulbStart: [.required(.duration)],
         .setTime: [.required(.utcTime), .required(.utcOffset)],
         .geotag: [.required(.utcTime), .required(.latitude), .required(.longitude), .optional(.altitude)],
@@ -82,7 +85,7 @@ enum Schema {
 
     static let okResponses: [Opcode: [FieldRule]] = [
         .hello: [.required(.protocolVersion), .required(.firmwareVersion), .required(.capabilities), .optional(.cameraModel)],
-        .keepAlive: [.required(.uptime)],
+        .keepAlive: [.required(.uptime), .optional(.uptimeMicros)],
         .getStatus: [
             .required(.moduleBattery), .optional(.cameraBattery), .optional(.storageState), .optional(.shotsRemaining),
             .required(.cameraPower), .optional(.exposureMode), .optional(.meteredEV), .required(.busy),
@@ -92,6 +95,7 @@ enum Schema {
         .getSetting: [.required(.setting), .required(.value)],
         .setSetting: [.required(.setting), .required(.value)],
         .halfPress: [.required(.focusResult)],
+        .shoot: [.optional(.uptimeMicros)],
         .bulbEnd: [.required(.duration)],
         .videoStop: [.required(.duration)],
     ]

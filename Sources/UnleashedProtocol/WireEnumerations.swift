@@ -194,12 +194,15 @@ public struct Capabilities: OptionSet, Hashable, Sendable {
     public static let meteredEV = Capabilities(rawValue: 1 << 6)
     public static let geotag = Capabilities(rawValue: 1 << 7)
     public static let setTime = Capabilities(rawValue: 1 << 8)
+    /// `shoot` takes a `fireAt` time and `keepAlive` reports `uptimeMicros`: the module presses
+    /// on its own clock, so several modules fire together however the radio delays each command.
+    public static let scheduledFire = Capabilities(rawValue: 1 << 9)
 
     /// Every capability version 1 defines, with its name.
     public static let known: [(Capabilities, String)] = [
         (.shoot, "shoot"), (.focus, "focus"), (.bulb, "bulb"), (.video, "video"),
         (.readSettings, "readSettings"), (.writeSettings, "writeSettings"), (.meteredEV, "meteredEV"),
-        (.geotag, "geotag"), (.setTime, "setTime"),
+        (.geotag, "geotag"), (.setTime, "setTime"), (.scheduledFire, "scheduledFire"),
     ]
 
     /// The names of the known capabilities in this set.

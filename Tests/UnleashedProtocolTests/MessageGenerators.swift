@@ -108,6 +108,7 @@ enum MessageGen {
         case .capabilities: fields.capabilities = Capabilities(rawValue: .random(in: 0...UInt32.max, using: &rng))
         case .cameraModel: fields.cameraModel = text(maximumBytes: 64, using: &rng)
         case .uptime: fields.uptime = .random(in: 0...UInt32.max, using: &rng)
+        case .uptimeMicros: fields.uptimeMicros = .random(in: 0...Schema.maximumTime, using: &rng)
         case .moduleBattery: fields.moduleBattery = .random(in: 0...100, using: &rng)
         case .cameraBattery: fields.cameraBattery = .random(in: 0...100, using: &rng)
         case .storageState: fields.storageState = enumeration(StorageState.self, using: &rng)
@@ -131,6 +132,7 @@ enum MessageGen {
         case .altitude: fields.altitude = .random(in: -100_000_000...100_000_000, using: &rng)
         case .statusCode: fields.statusCode = enumeration(StatusCode.self, using: &rng)
         case .errorMessage: fields.errorMessage = text(maximumBytes: 200, using: &rng)
+        case .fireAt: fields.fireAt = .random(in: 0...Schema.maximumTime, using: &rng)
         }
     }
 }

@@ -15,7 +15,7 @@ struct ModuleBehaviourTests {
             $0.maxProtocolVersion = 1
         })
         #expect(hello.fields.capabilities == [
-            .shoot, .focus, .bulb, .video, .readSettings, .writeSettings, .meteredEV, .geotag, .setTime,
+            .shoot, .focus, .bulb, .video, .readSettings, .writeSettings, .meteredEV, .geotag, .setTime, .scheduledFire,
         ])
         #expect(hello.fields.cameraModel == CameraProfile.sonyLike.model)
     }
@@ -35,6 +35,51 @@ struct ModuleBehaviourTests {
         #expect(events[0].fields.shotCounter == 1)
         #expect(events[1].fields.shotsRemaining == Self.nikon.cardCapacity - 1)
         #expect(events[2].fields.busy == false)
+    }
+
+    @Test("scheduled shots: the module presses when its own drifting timer reaches fireAt, and says when")
+    func scheduledShot() async throws {
+        // A timer 50 ppm fast: 10 s on the clock read 10.0005 s on the module.
+        let rig = try await ModuleRig(timerDriftPPM: 50)
+        await rig.advance(by: .seconds(10))
+        let alive = try await rig.request(.keepAlive)
+        #expect(alive.fields.uptime == 10_000)
+        #expect(alive.fields.uptimeMicros == 10_000_500)
+
+        // 500 000 µs on the module's timer is 499 975.001 µs on the clock.
+        let fireAt: UInt64 = 10_000_500 + 500_000
+        let id = try await rig.send(.shoot, Fields { $0.fireAt = fireAt })
+        await rig.advance(by: .microseconds(499_974))
+        let before = try await rig.request(.getStatus)
+        #expect(before.kind == .response(.getStatus, .ok), "answered before the shot was pressed")
+        #expect(before.fields.busy == false)
+        await rig.advance(by: .microseconds(2))
+        let fired = try await rig.client.response()
+        #expect(fired.id == id)
+        #expect(fired.kind == .response(.shoot, .ok))
+        #expect(fired.fields.uptimeMicros == fireAt)
+        #expect(try await rig.request(.getStatus).fields.busy == true)
+        await rig.advance(by: .seconds(1))
+        #expect(try await rig.events(.shotCompleted).map(\.fields.shotCounter) == [1])
+
+        // Too far ahead: refused, nothing pressed.
+        let now = try #require(try await rig.request(.keepAlive).fields.uptimeMicros)
+        let far = try await rig.request(.shoot, Fields { $0.fireAt = now + 2_100_000 })
+        #expect(far.kind == .response(.shoot, .invalidArgument))
+        #expect(far.fields.errorMessage?.contains("ahead") == true)
+        // Already passed: pressed at once, and the answer shows how late.
+        let late = try await rig.request(.shoot, Fields { $0.fireAt = now - 1000 })
+        #expect(late.kind == .response(.shoot, .ok))
+        #expect(late.fields.uptimeMicros == now)
+        await rig.advance(by: .seconds(1))
+        #expect(try await rig.events(.shotCompleted).map(\.fields.shotCounter) == [2])
+
+        // A link that drops before fireAt takes the shot with it.
+        let soon = try #require(try await rig.request(.keepAlive).fields.uptimeMicros) + 300_000
+        _ = try await rig.send(.shoot, Fields { $0.fireAt = soon })
+        rig.client.link.sever()
+        await rig.advance(by: .seconds(1))
+        #expect(await rig.module.camera.shotCounter == 2)
     }
 
     @Test("pictures fill the buffer, which drains one write at a time; a full buffer is busy")

@@ -15,8 +15,9 @@ final class ModuleRig: Sendable {
     /// The host's wall clock, fixed.
     static let utc: UInt64 = 1_700_000_000_000
 
-    init(camera: VirtualCamera = VirtualCamera(profile: .nikonLike), scene: SceneLight? = nil, seed: UInt64 = 0) async throws {
-        module = VirtualModule(camera: camera, clock: clock, utcNow: { Self.utc }, scene: scene, seed: seed)
+    init(camera: VirtualCamera = VirtualCamera(profile: .nikonLike), scene: SceneLight? = nil, seed: UInt64 = 0,
+         timerDriftPPM: Double = 0) async throws {
+        module = VirtualModule(camera: camera, clock: clock, utcNow: { Self.utc }, scene: scene, seed: seed, timerDriftPPM: timerDriftPPM)
         client = await RawClient(module)
         try await client.hello()
     }
