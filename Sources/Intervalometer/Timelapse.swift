@@ -295,10 +295,13 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             guard due == scheduledOffset(of: nextFrame), elapsed() >= due - Self.slotPreparation else { continue }
             // Ahead of the deadline: which cameras are up, and their commands parked, ready to go.
             let (ready, down) = await Rig.prepareShot(cameras)
-            let volley = await prepareSlotVolley(frame: nextFrame, cameras: ready)
-            await waitForSlot(at: due)
+            // Cameras that press on their own clocks are told the deadline now; the others'
+            // commands are released at it.
+            let firing = await firingInstant(due: due, cameras: ready)
+            let volley = await prepareSlotVolley(frame: nextFrame, cameras: ready, firing: firing)
+            if firing == nil { await waitForSlot(at: due) }
             guard stopReason == nil, !stopAfterFrame, extraFrames == 0, pausedAt == nil,
-                  due == scheduledOffset(of: nextFrame), elapsed() >= due else {
+                  due == scheduledOffset(of: nextFrame), firing != nil || elapsed() >= due else {
                 volley?.discard()
                 continue
             }
@@ -308,17 +311,28 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// The parked commands of a slot's single exposure (a picture, a bulb exposure, a clip);
     /// nil for a bracket, whose pictures follow one another, or when no camera is up.
-    private func prepareSlotVolley(frame: Int, cameras: [RigCamera]) async -> Volley<SlotWork>? {
-        guard !cameras.isEmpty, let command = slotCommand() else { return nil }
+    private func prepareSlotVolley(frame: Int, cameras: [RigCamera], firing: ContinuousClock.Instant?) async -> Volley<SlotWork>? {
+        guard !cameras.isEmpty, let command = slotCommand(firing: firing) else { return nil }
         return await volley(frame: frame, cameras: cameras, command.run)
+    }
+
+    /// The slot's deadline on the host's clock when a rig's shot can be scheduled on the
+    /// cameras' own clocks: pictures (not bulb or video), a run on the real clock, and every
+    /// camera able to (``Camera/schedulesShots``). Nil otherwise.
+    private func firingInstant(due: Duration, cameras: [RigCamera]) async -> ContinuousClock.Instant? {
+        guard isRig, case .camera = plan.exposure, C.self == ContinuousClock.self,
+              await Rig.allScheduleShots(cameras) else { return nil }
+        return ContinuousClock.now + (due - elapsed())
     }
 
     /// What a slot of a single exposure sends to each camera, with the exposure as recorded
     /// and whether a stop ends it early.
-    private func slotCommand() -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork)? {
+    private func slotCommand(firing: ContinuousClock.Instant? = nil)
+        -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork)? {
         switch plan.exposure {
         case .camera:
-            return (nil, false, { camera throws(CameraError) in SlotWork(try await camera.shoot()) })
+            guard let firing else { return (nil, false, { camera throws(CameraError) in SlotWork(try await camera.shoot()) }) }
+            return (nil, false, { camera throws(CameraError) in SlotWork(try await camera.shoot(at: firing)) })
         case .bulb(let milliseconds):
             return ("bulb \(milliseconds)ms", true, { camera throws(CameraError) in
                 let bulb = try await camera.bulb(.milliseconds(milliseconds))

@@ -154,6 +154,13 @@ extension GlobalOptions {
                                json: @escaping (Value) -> JSONValue, human: @escaping (Value) -> String) async throws(ExitCode) {
         _ = await rig.prepareShot()
         let (outcomes, spread) = await rig.fire(command)
+        try report(outcomes, spread, json: json, human: human)
+    }
+
+    /// Prints what each camera of a rig did, then the spreads; the exit status is the first
+    /// failure's.
+    func report<Value: Sendable>(_ outcomes: [Volley<Value>.Outcome], _ spread: VolleySpread,
+                                 json: (Value) -> JSONValue, human: (Value) -> String) throws(ExitCode) {
         var entries: [JSONValue] = []
         var lines: [String] = []
         var failure: CameraError?

@@ -35,7 +35,8 @@ struct ShootCommand: AsyncParsableCommand {
             try await options.withRig(rig) { rig throws(ExitCode) in
                 for _ in 0..<count {
                     if Task.isCancelled { throw ExitCode(ExitStatus.interrupted.rawValue) }
-                    try await options.fire(rig, { camera throws(CameraError) in try await camera.shoot() }, json: Self.json, human: Self.human)
+                    let (outcomes, spread) = await rig.shoot()
+                    try options.report(outcomes, spread, json: Self.json, human: Self.human)
                 }
             }
             return

@@ -24,6 +24,8 @@ struct FourModules {
         let bus = try await PrivateBus()
         var configuration = FakeBlueZ.Configuration(modules: 4, timing: .quick)
         configuration.profileOverrides = [3: try #require(CameraProfile.named("canon-r"))]
+        // Module timers that run apart, as real crystals do.
+        configuration.timerDriftPPM = [0: 40, 1: -30, 2: 10, 3: -45]
         let fake = FakeBlueZ(configuration: configuration)
         try await fake.start(bus: .address(bus.address))
         let address = DBusConnection.Bus.address(bus.address)
@@ -103,6 +105,31 @@ struct FourModules {
         let applied = try await rig.rig.set(offeredByAll)
         #expect(applied.map(\.name) == FourModules.names)
         #expect(try await rig.values(of: .iso) == Array(repeating: offeredByAll, count: 4))
+    }
+
+    /// Modules that keep time themselves are told one instant on each one's own clock (read from
+    /// keep-alives) and press together, whatever delays each command on the bus.
+    @Test func groupShotScheduledOnTheModulesClocks() async throws {
+        let rig = try await FourModules.start()
+        defer { Task { await rig.stop() } }
+        let before = try await rig.counters()
+        let mark = monotonicNanoseconds()
+        let (outcomes, _) = await rig.rig.shoot()
+        for outcome in outcomes {
+            #expect(try outcome.result?.get() != nil, "\(outcome.name) did not shoot")
+        }
+        #expect(try await rig.counters() == before.map { $0 + 1 })
+        // Every trigger carried a fire time: a start packet of a shoot request whose first field is fireAt (0x3B).
+        let triggers = await rig.fake.writes(since: mark).filter { $0.packet.count > 7 && $0.packet[3] == 0x01 && $0.packet[6] == Opcode.shoot.rawValue }
+        #expect(Set(triggers.map(\.module)) == Set(FourModules.addresses))
+        #expect(triggers.allSatisfy { $0.packet[7] == 0x3B })
+        let presses = rig.fake.presses(since: mark)
+        #expect(presses.count == 4)
+        let instants = presses.map(\.nanoseconds)
+        let spread = Double((instants.max() ?? 0) - (instants.min() ?? 0)) / 1e6
+        // The error is the clock readings' (half a keep-alive round trip on a local bus), not the
+        // commands' spread; generous for a loaded test machine.
+        #expect(spread < 10, "presses \(spread) ms apart")
     }
 
     /// 100 slots at 200 ms; module "south" goes out of range for 2 s from slot 20. Every slot

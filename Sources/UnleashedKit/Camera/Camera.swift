@@ -65,6 +65,16 @@ public protocol Camera: Actor {
     /// the deadline goes out at once. Returns ``isReady``.
     func prepareShot() async -> Bool
 
+    /// Whether ``shoot(at:)`` now presses on the camera's own clock: a module with scheduled
+    /// shots (PROTOCOL.md §9.6) whose timer this host has read.
+    var schedulesShots: Bool { get async }
+
+    /// Takes one picture with the shutter pressed at `instant` on this host's clock and waits
+    /// until the camera reports it. A camera that ``schedulesShots`` is told the instant ahead
+    /// and presses on its own timer, so cameras told the same instant fire together however late
+    /// each command arrived; any other camera is triggered when the instant comes.
+    func shoot(at instant: ContinuousClock.Instant) async throws(CameraError) -> Shot
+
     /// The last metered EV the camera reported, if it meters.
     var lastMeteredEV: ExposureStops? { get async }
 
@@ -82,10 +92,27 @@ extension Camera {
     /// Backends with nothing to read ahead only say whether they are ready.
     public func prepareShot() async -> Bool { await isReady }
 
+    /// Backends without a clock of their own are triggered at the instant.
+    public var schedulesShots: Bool { false }
+
+    public func shoot(at instant: ContinuousClock.Instant) async throws(CameraError) -> Shot {
+        try await waitUntil(instant)
+        return try await shoot()
+    }
+
     /// Reads a value as a person typed it for `setting`.
     public nonisolated func parse(_ text: String, for setting: SettingID) throws(CameraError) -> SettingValue {
         guard let value = SettingValue(setting: setting, text: text) else { throw .unreadableValue(setting, text) }
         return value
+    }
+}
+
+/// Sleeps until `instant` on this host's clock; a cancelled wait is ``CameraError/cancelled``.
+func waitUntil(_ instant: ContinuousClock.Instant) async throws(CameraError) {
+    do {
+        try await ContinuousClock().sleep(until: instant, tolerance: nil)
+    } catch {
+        throw .cancelled
     }
 }
 

@@ -146,6 +146,35 @@ public actor ModuleCamera: Camera {
     static let busyRetries = 3
 
     public func shoot() async throws(CameraError) -> Shot {
+        try await shoot(scheduledAt: nil)
+    }
+
+    public var schedulesShots: Bool {
+        get async {
+            guard identity.capabilities.contains(.scheduledFire) else { return false }
+            return await connection.moduleTime(at: .now) != nil
+        }
+    }
+
+    /// The furthest ahead a shot is scheduled on the module; a later instant is waited for here
+    /// first (modules refuse more than 2 s, PROTOCOL.md §9.6).
+    static let longestScheduleLead: Duration = .seconds(1)
+
+    public func shoot(at instant: ContinuousClock.Instant) async throws(CameraError) -> Shot {
+        guard await schedulesShots else {
+            try await waitUntil(instant)
+            return try await shoot(scheduledAt: nil)
+        }
+        if instant - .now > Self.longestScheduleLead { try await waitUntil(instant - Self.longestScheduleLead) }
+        return try await shoot(scheduledAt: instant)
+    }
+
+    /// How long a scheduled shot's answer may take once the module has pressed: as long as any
+    /// request's (PROTOCOL.md §9.1).
+    static let answerAfterPress: Duration = .seconds(3)
+
+    /// A shot now, or pressed by the module at `instant` on its own timer.
+    private func shoot(scheduledAt instant: ContinuousClock.Instant?) async throws(CameraError) -> Shot {
         try requireCapability(.shoot, "shooting")
         var lostLinkRetried = false
         var busyRetries = Self.busyRetries
@@ -160,7 +189,14 @@ public actor ModuleCamera: Camera {
             defer { disarm(ticket) }
             let elapsed = stopwatch(clock)
             do {
-                _ = try await request(.shoot)
+                var trigger = Fields()
+                var timeout: Duration?
+                if let instant, let estimate = await connection.moduleTime(at: instant) {
+                    trigger.fireAt = estimate.moduleMicros
+                    // The module answers once it has pressed: the time limit runs from then.
+                    timeout = Self.answerAfterPress + max(.zero, instant - .now)
+                }
+                _ = try await request(.shoot, trigger, timeout: timeout)
             } catch .refused(.shoot, .busy, let message) {
                 guard busyRetries > 0 else { throw .refused(.shoot, .busy, message: message) }
                 busyRetries -= 1
@@ -274,6 +310,8 @@ public actor ModuleCamera: Camera {
         guard await isReady else { return false }
         _ = try? await knownShotCounter()
         _ = try? await exposureTime()
+        // A fresh reading of the module's timer keeps a scheduled shot's error to this round trip.
+        await connection.sampleModuleClock()
         return await isReady
     }
 
@@ -297,11 +335,12 @@ public actor ModuleCamera: Camera {
 
     /// Sends a request once the module is ready. Requests that are safe to run twice are sent
     /// again once after the link is regained.
-    private func request(_ opcode: Opcode, _ fields: Fields = Fields(), retryAfterLinkLoss: Bool = false) async throws(CameraError) -> Fields {
+    private func request(_ opcode: Opcode, _ fields: Fields = Fields(), timeout: Duration? = nil,
+                         retryAfterLinkLoss: Bool = false) async throws(CameraError) -> Fields {
         for attempt in 0... {
             try await ensureReady()
             do {
-                return try await connection.request(opcode, fields)
+                return try await connection.request(opcode, fields, timeout: timeout)
             } catch {
                 let failure = CameraError(error)
                 switch failure {

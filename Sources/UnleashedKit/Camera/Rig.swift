@@ -22,6 +22,35 @@ public struct Rig: Sendable {
         return (outcomes, VolleySpread(outcomes))
     }
 
+    /// Takes a picture on every camera at one instant. When every camera can press on its own
+    /// clock (``Camera/schedulesShots``) each is told the same instant ``scheduleLead`` ahead and
+    /// presses on its timer, so the radio's delays do not spread the shots; otherwise the
+    /// triggers are released together.
+    public func shoot() async -> (outcomes: [Volley<Shot>.Outcome], spread: VolleySpread) {
+        _ = await prepareShot()
+        guard let instant = await Self.commonFiringInstant(members) else {
+            return await fire { camera throws(CameraError) in try await camera.shoot() }
+        }
+        return await fire { camera throws(CameraError) in try await camera.shoot(at: instant) }
+    }
+
+    /// How far ahead a shot on the cameras' own clocks is set: room for every command to cross
+    /// the radio before it, at a time-lapse slot too (PROTOCOL.md §9.6).
+    public static let scheduleLead: Duration = .milliseconds(100)
+
+    /// The instant `lead` from now, when every one of `members` presses on its own clock; nil
+    /// when one cannot, so that all are triggered alike.
+    public static func commonFiringInstant(_ members: [RigCamera], lead: Duration = scheduleLead) async -> ContinuousClock.Instant? {
+        await allScheduleShots(members) ? .now + lead : nil
+    }
+
+    /// Whether every one of `members` (at least one) presses on its own clock.
+    public static func allScheduleShots(_ members: [RigCamera]) async -> Bool {
+        guard !members.isEmpty else { return false }
+        for member in members where await !member.camera.schedulesShots { return false }
+        return true
+    }
+
     /// Gets every camera ready for a shot (``Camera/prepareShot()``), all at once; returns the
     /// ones that are ready and the ones that are not.
     public func prepareShot() async -> (ready: [RigCamera], down: [RigCamera]) {

@@ -85,6 +85,8 @@ public actor ModuleConnection {
     private var closing: Task<Void, Never>?
     private var keepAlive: Task<Void, Never>?
     private var requestedSinceKeepAlive = false
+    /// The module's timer against this host's clock, from this link's keep-alives.
+    private var moduleClock = ModuleClock()
     private var waiters: [Int: StateWaiter] = [:]
     private var nextWaiter = 0
 
@@ -153,6 +155,37 @@ public actor ModuleConnection {
         guard state == .ready, let session else { throw .disconnected(reason: "not connected (\(state))") }
         requestedSinceKeepAlive = true
         return try await session.request(opcode, fields, timeout: timeout)
+    }
+
+    /// Reads the module's timer with a `keepAlive` now, for scheduling shots on it (PROTOCOL.md
+    /// §9.6); false when the module is not ready or has no such timer.
+    @discardableResult
+    public func sampleModuleClock() async -> Bool {
+        guard state == .ready, let session, identity?.capabilities.contains(.scheduledFire) == true else { return false }
+        requestedSinceKeepAlive = true
+        let current = generation
+        guard let sample = try? await Self.timedKeepAlive(session, timeout: timing.requestTimeout) else { return false }
+        record(sample, for: current)
+        return true
+    }
+
+    /// The module's timer at `instant`, from the link's samples; nil before the first.
+    public func moduleTime(at instant: ContinuousClock.Instant) -> ModuleClock.Estimate? {
+        moduleClock.estimate(at: instant)
+    }
+
+    /// A keep-alive timed on the host's clock, outside the actor so that no hop to it is timed;
+    /// its answer is a sample when it carries the module's timer.
+    private static func timedKeepAlive(_ session: ModuleSession, timeout: Duration) async throws(SessionError) -> ModuleClock.Sample? {
+        let sent = ContinuousClock.now
+        let fields = try await session.request(.keepAlive, timeout: timeout)
+        let received = ContinuousClock.now
+        return fields.uptimeMicros.map { ModuleClock.Sample(sent: sent, received: received, moduleMicros: $0) }
+    }
+
+    private func record(_ sample: ModuleClock.Sample, for linkGeneration: Int) {
+        guard linkGeneration == generation else { return }
+        moduleClock.add(sample)
     }
 
     /// Waits until the state satisfies `isWanted` and returns it; nil after `timeout`.
@@ -324,7 +357,9 @@ public actor ModuleConnection {
                 }
                 guard let self, let session = await self.sessionNeedingKeepAlive(for: current) else { continue }
                 do throws(SessionError) {
-                    _ = try await session.request(.keepAlive, timeout: timing.linkLossTimeout)
+                    if let sample = try await Self.timedKeepAlive(session, timeout: timing.linkLossTimeout) {
+                        await self.record(sample, for: current)
+                    }
                 } catch .timedOut {
                     await self.deliver(.keepAliveExpired, for: current)
                     return
@@ -359,6 +394,7 @@ public actor ModuleConnection {
     @discardableResult
     private func releaseLink() -> Task<Void, Never> {
         generation += 1
+        moduleClock.reset()
         step?.cancel()
         keepAlive?.cancel()
         let (oldSession, oldLink, previous) = (session, link, closing)
