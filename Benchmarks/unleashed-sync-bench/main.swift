@@ -1,9 +1,13 @@
-// How close together a rig's cameras are fired: the spread per slot between the first and the
-// last shoot request to reach the fake bluetoothd's D-Bus connection (when its WriteValue call
-// came off the bus), for 2, 4 and 8 simulated modules on a private dbus-daemon, each driven
-// over BlueZ by its own ModuleCamera. Side by side in the same run: the rig's Volley (one task
-// per camera, released together) and a sequential loop of `await camera.shoot()`, which is how
-// a remote that sends commands one after another fires a rig.
+// How close together a rig's cameras are fired, for 2, 4 and 8 simulated modules on a private
+// dbus-daemon, each driven over BlueZ by its own ModuleCamera. Two spreads per slot:
+// - commands: between the first and the last shoot request to reach the fake bluetoothd's D-Bus
+//   connection (when its WriteValue call came off the bus);
+// - presses: between the first and the last module pressing the shutter, each placed on the
+//   host's clock at the instant the simulated module's timeline put it.
+// Side by side in the same run: the rig's Volley (one task per camera, released together), the
+// same volley with the shot scheduled on each module's own drifting timer (PROTOCOL.md §9.6),
+// and a sequential loop of `await camera.shoot()`, as a remote that sends commands one after
+// another fires a rig.
 //
 // Usage: unleashed-sync-bench [--slots N] [--json]   (build with -c release; `make bench-sync`)
 
@@ -36,7 +40,10 @@ let bus = try await PrivateBus()
 var body = CameraProfile.all[0]
 body.batteryDrain = CameraProfile.BatteryDrain(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
 body.cardCapacity = 1_000_000
-let fake = FakeBlueZ(configuration: FakeBlueZ.Configuration(modules: sizes.max() ?? 8, profile: body))
+var configuration = FakeBlueZ.Configuration(modules: sizes.max() ?? 8, profile: body)
+// Timers up to 45 ppm apart either way, as crystals are.
+configuration.timerDriftPPM = [0: 40, 1: -30, 2: 10, 3: -45, 4: 25, 5: -5, 6: 45, 7: -20]
+let fake = FakeBlueZ(configuration: configuration)
 try await fake.start(bus: .address(bus.address))
 let busAddress = DBusConnection.Bus.address(bus.address)
 let addresses = (1...(sizes.max() ?? 8)).map { String(format: "F0:5E:D0:00:00:%02X", $0) }
@@ -79,8 +86,22 @@ func spreadAtBoundary(since mark: UInt64, members: [RigCamera]) async -> Double?
     return Double(high - low) / 1e6
 }
 
+/// The spread, in milliseconds, between the first and the last module's first press at or after
+/// `mark`, and the simulator's largest lateness in getting to one; nil unless every module pressed.
+func pressSpread(since mark: UInt64, members: [RigCamera]) -> (spread: Double, lateness: Double)? {
+    let wanted = Set(members.indices.map { addresses[$0] })
+    var first: [String: FakeBlueZ.LoggedPress] = [:]
+    for press in fake.presses(since: mark) where wanted.contains(press.module) { first[press.module] = first[press.module] ?? press }
+    let instants = first.values.map(\.nanoseconds)
+    guard first.count == wanted.count, let low = instants.min(), let high = instants.max() else { return nil }
+    return (Double(high - low) / 1e6, Double(first.values.map(\.latenessNanoseconds).max() ?? 0) / 1e6)
+}
+
 struct Result {
     var spreads: [Double] = []
+    var pressSpreads: [Double] = []
+    /// How late the simulated modules got to a press, the largest per slot.
+    var pressLateness: [Double] = []
     /// The volley's own measure: between the first and the last camera's task starting.
     var taskStarts: [Double] = []
     var failedShots = 0
@@ -92,6 +113,7 @@ struct Result {
 
 enum Method: String, CaseIterable {
     case volley = "rig volley"
+    case scheduled = "scheduled volley"
     case sequential = "sequential loop"
 }
 
@@ -113,6 +135,15 @@ func measure(_ method: Method, members: [RigCamera], slots: Int) async -> Result
                 if case .success = outcome.result {} else { failed += 1 }
             }
             if let starts = VolleySpread(outcomes).commands { result.taskStarts.append(Double(starts.wholeMicroseconds) / 1000) }
+        case .scheduled:
+            guard let instant = await Rig.commonFiringInstant(members) else { fail("a simulated module does not schedule shots") }
+            let volley = await Volley.prepare(members) { camera throws(CameraError) in try await camera.shoot(at: instant) }
+            mark = monotonicNanoseconds()
+            volley.release()
+            for outcome in await volley.outcomes() {
+                if case .failure(let error)? = outcome.result { result.failures["\(outcome.name): \(error)", default: 0] += 1 }
+                if case .success = outcome.result {} else { failed += 1 }
+            }
         case .sequential:
             mark = monotonicNanoseconds()
             for member in members {
@@ -123,8 +154,10 @@ func measure(_ method: Method, members: [RigCamera], slots: Int) async -> Result
             }
         }
         result.failedShots += failed
-        if let spread = await spreadAtBoundary(since: mark, members: members) {
+        if let spread = await spreadAtBoundary(since: mark, members: members), let presses = pressSpread(since: mark, members: members) {
             result.spreads.append(spread)
+            result.pressSpreads.append(presses.spread)
+            result.pressLateness.append(presses.lateness)
         } else {
             result.unmeasured += 1
         }
@@ -159,6 +192,8 @@ if printJSON {
             "maxMs": .number(row.result.spreads.max() ?? .nan), "slots": .integer(Int64(row.result.spreads.count)),
             "failedShots": .integer(Int64(row.result.failedShots)),
             "taskStartSpreadP50Ms": .number(percentile(50, row.result.taskStarts)), "taskStartSpreadP99Ms": .number(percentile(99, row.result.taskStarts)), "unmeasuredSlots": .integer(Int64(row.result.unmeasured)),
+            "pressP50Ms": .number(percentile(50, row.result.pressSpreads)), "pressP99Ms": .number(percentile(99, row.result.pressSpreads)),
+            "pressMaxMs": .number(row.result.pressSpreads.max() ?? .nan), "simulatorLatenessP99Ms": .number(percentile(99, row.result.pressLateness)),
         ]
     }
     let document = JSONValue.object(["slotsPerRow": .integer(Int64(slots)), "stealPercent": .number(steal), "rows": .array(entries)])
@@ -166,19 +201,22 @@ if printJSON {
     encoder.outputFormatting = [.sortedKeys]
     print(String(decoding: try encoder.encode(document), as: UTF8.self))
 } else {
-    print("Command spread per slot at the D-Bus boundary (first to last shoot request taken off the bus by the fake bluetoothd)")
+    print("Spread per slot: commands at the D-Bus boundary (first to last shoot request taken off the bus by the fake bluetoothd),")
+    print("presses at the modules (first to last shutter press, on the host's clock)")
     print("\(slots) slots per row; host CPU steal during the run \(String(format: "%.1f", steal)) %")
     func column(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
-    print("modules  method            " + column("p50 ms", 9) + column("p99 ms", 9) + column("max ms", 9) + column("failed shots", 14)
-          + column("slots", 7) + column("run s", 7) + column("task starts p50/p99 ms", 24))
+    func triple(_ values: [Double]) -> String {
+        String(format: "%.3f / %.3f / %.3f", percentile(50, values), percentile(99, values), values.max() ?? .nan)
+    }
+    print("modules  method            " + column("commands p50/p99/max ms", 28) + column("presses p50/p99/max ms", 28)
+          + column("failed", 8) + column("slots", 7) + column("run s", 7) + column("task starts p99", 17) + column("sim late p99", 14))
     for row in rows {
-        let spreads = row.result.spreads
+        let result = row.result
         print(column(String(row.modules), 7) + "  " + row.method.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
-              + column(String(format: "%.3f", percentile(50, spreads)), 9) + column(String(format: "%.3f", percentile(99, spreads)), 9)
-              + column(String(format: "%.3f", spreads.max() ?? .nan), 9) + column(String(row.result.failedShots), 14)
-              + column(String(spreads.count), 7) + column(String(format: "%.0f", row.result.seconds), 7)
-              + column(row.result.taskStarts.isEmpty ? "-" : String(format: "%.3f / %.3f", percentile(50, row.result.taskStarts),
-                                                                     percentile(99, row.result.taskStarts)), 24))
+              + column(triple(result.spreads), 28) + column(triple(result.pressSpreads), 28)
+              + column(String(result.failedShots), 8) + column(String(result.spreads.count), 7) + column(String(format: "%.0f", result.seconds), 7)
+              + column(result.taskStarts.isEmpty ? "-" : String(format: "%.3f", percentile(99, result.taskStarts)), 17)
+              + column(String(format: "%.3f", percentile(99, result.pressLateness)), 14))
     }
     for row in rows where !row.result.failures.isEmpty {
         print("failures, \(row.modules) modules, \(row.method.rawValue):")

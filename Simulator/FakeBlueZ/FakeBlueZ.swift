@@ -298,10 +298,11 @@ public actor FakeBlueZ {
         counters[counter, default: 0] += 1
     }
 
-    /// Notes a packet that reached a module, keeping the last 4096.
+    /// Notes a packet that reached a module, keeping at least the last 4096.
     func logWrite(_ packet: [UInt8], module: String, received: UInt64) {
         writeLog.append(LoggedWrite(nanoseconds: received, module: module, packet: packet))
-        if writeLog.count > 4096 { writeLog.removeFirst(writeLog.count - 4096) }
+        // Trimmed in batches: removing one entry at a time moves the whole log on every write.
+        if writeLog.count > 2 * 4096 { writeLog.removeFirst(writeLog.count - 4096) }
     }
 
     /// A packet written to a module's Command characteristic.

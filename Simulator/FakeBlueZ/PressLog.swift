@@ -14,7 +14,8 @@ final class PressLog: Sendable {
         let late = UInt64(max(0, lateness.wholeNanoseconds))
         entries.withLock { log in
             log.append(FakeBlueZ.LoggedPress(nanoseconds: handled - min(late, handled), latenessNanoseconds: late, module: module))
-            if log.count > Self.capacity { log.removeFirst(log.count - Self.capacity) }
+            // Trimmed in batches, so that a press does not move the whole log.
+            if log.count > 2 * Self.capacity { log.removeFirst(log.count - Self.capacity) }
         }
     }
 
