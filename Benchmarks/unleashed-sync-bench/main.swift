@@ -9,7 +9,9 @@
 // and a sequential loop of `await camera.shoot()`, as a remote that sends commands one after
 // another fires a rig.
 //
-// Usage: unleashed-sync-bench [--slots N] [--json]   (build with -c release; `make bench-sync`)
+// Usage: unleashed-sync-bench [--slots N] [--modules 2,4,8] [--trend] [--json]
+//   (build with -c release; `make bench-sync`). --trend also prints each row's p50 per 100 slots,
+//   to show whether a long run stays as close as a short one.
 
 import BlueZ
 import DBus
@@ -23,14 +25,18 @@ import UnleashedTestSupport
 let arguments = CommandLine.arguments
 let slots = arguments.firstIndex(of: "--slots").flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? 500
 let printJSON = arguments.contains("--json")
-let sizes = [2, 4, 8]
+let printTrend = arguments.contains("--trend")
+let sizes = arguments.firstIndex(of: "--modules").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+    .map { $0.split(separator: ",").compactMap { Int($0) } } ?? [2, 4, 8]
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("unleashed-sync-bench: \(message)\n".utf8))
     exit(1)
 }
 
-guard slots >= 10 else { fail("usage: unleashed-sync-bench [--slots N (10 or more)] [--json]") }
+guard slots >= 10, !sizes.isEmpty, sizes.allSatisfy({ (2...8).contains($0) }) else {
+    fail("usage: unleashed-sync-bench [--slots N (10 or more)] [--modules 2,4,8 (each 2 to 8)] [--trend] [--json]")
+}
 
 // MARK: - The rig: 8 modules behind the fake bluetoothd
 
@@ -181,6 +187,7 @@ let ticksAfter = cpuTicks()
 let steal = (ticksAfter.steal - ticksBefore.steal) / max(ticksAfter.total - ticksBefore.total, 1) * 100
 for member in cameras { await member.camera.close() }
 await fake.stop()
+bus.stop()
 
 // MARK: - Report
 
@@ -217,6 +224,18 @@ if printJSON {
               + column(String(result.failedShots), 8) + column(String(result.spreads.count), 7) + column(String(format: "%.0f", result.seconds), 7)
               + column(result.taskStarts.isEmpty ? "-" : String(format: "%.3f", percentile(99, result.taskStarts)), 17)
               + column(String(format: "%.3f", percentile(99, result.pressLateness)), 14))
+    }
+    if printTrend {
+        print("p50 per 100 slots (commands | presses), ms:")
+        for row in rows {
+            func chunks(_ values: [Double]) -> String {
+                stride(from: 0, to: values.count, by: 100).map {
+                    String(format: "%.2f", percentile(50, Array(values[$0..<min($0 + 100, values.count)])))
+                }.joined(separator: " ")
+            }
+            print(column(String(row.modules), 7) + "  " + row.method.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
+                  + chunks(row.result.spreads) + " | " + chunks(row.result.pressSpreads))
+        }
     }
     for row in rows where !row.result.failures.isEmpty {
         print("failures, \(row.modules) modules, \(row.method.rawValue):")

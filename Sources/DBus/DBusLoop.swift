@@ -19,7 +19,10 @@ final class DBusLoop: @unchecked Sendable {
     private let wakeFD: Int32
     private let queue = Mutex<(jobs: [Job], accepting: Bool)>(([], true))
     private let subscribers = Mutex<(next: Int, sinks: [Int: AsyncStream<DBusMessage>.Continuation])>((0, [:]))
-    private let methodHandler = Mutex<(@Sendable (DBusIncomingCall) -> Void)?>(nil)
+    /// Boxed: a bare closure read with `withLock { $0 }` is written back through a
+    /// reabstraction thunk, and the thunks pile up, one pair per incoming call, until each
+    /// call walks thousands of them (and the stack runs out).
+    private let methodHandler = Mutex<MethodHandler?>(nil)
     private let connected = Atomic<Bool>(false)
 
     // Loop thread only.
@@ -103,7 +106,11 @@ final class DBusLoop: @unchecked Sendable {
     }
 
     func setMethodHandler(_ handler: (@Sendable (DBusIncomingCall) -> Void)?) {
-        methodHandler.withLock { $0 = handler }
+        methodHandler.withLock { $0 = handler.map(MethodHandler.init) }
+    }
+
+    private struct MethodHandler: Sendable {
+        let handle: @Sendable (DBusIncomingCall) -> Void
     }
 
     // MARK: - The loop (loop thread only)
@@ -277,7 +284,7 @@ final class DBusLoop: @unchecked Sendable {
                 reply(to: pointer, error: error)
                 return DBUS_HANDLER_RESULT_HANDLED
             }
-            handler(call)
+            handler.handle(call)
             return DBUS_HANDLER_RESULT_HANDLED
         default:
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED

@@ -65,6 +65,25 @@ struct DBusConnectionTests {
         #expect(Array(buffer.prefix(4)) == Array("ping".utf8))
     }
 
+    @Test("the handler of incoming calls is reached through the same stack depth on the 1st call and the 500th")
+    func handlerDepthStaysFlat() async throws {
+        // A closure kept in a lock and read back with `withLock { $0 }` once gained a pair of
+        // reabstraction thunks per call: each call walked all earlier ones, so a long-running
+        // service slowed down call by call until its loop thread's stack ran out.
+        let depths = Mutex<[Int]>([])
+        let server = try await server { call in
+            depths.withLock { $0.append(Thread.callStackReturnAddresses.count) }
+            call.reply()
+        }
+        defer { server.close() }
+        let client = try await DBusConnection.open(.address(bus.address))
+        defer { client.close() }
+        for _ in 0..<500 { _ = try await client.call("org.unleashed.Test", path: "/x", interface: "a.b", member: "Ping") }
+        let seen = depths.withLock { $0 }
+        #expect(seen.count == 500)
+        #expect(seen.first == seen.last, "the stack at the handler grew from \(seen.first ?? 0) to \(seen.last ?? 0) frames")
+    }
+
     @Test("an error reply keeps its name and message")
     func errorReply() async throws {
         let server = try await server { $0.fail("org.bluez.Error.InProgress", "Operation already in progress") }
