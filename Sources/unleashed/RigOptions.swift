@@ -2,6 +2,7 @@ import ArgumentParser
 import Daemon
 import DaemonClient
 import Foundation
+import Intervalometer
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
@@ -23,9 +24,10 @@ struct RigOptions: ParsableArguments, Sendable {
     /// Whether a rig was asked for.
     var isRig: Bool { !cameras.isEmpty || group != nil || allCameras }
 
-    /// The names of the rig's cameras, in order, each once. Groups and `--all` come from the
-    /// same configuration files the daemon reads (`unleashed daemon --check` shows them).
-    func names(_ options: GlobalOptions) throws(ExitCode) -> [String] {
+    /// The names of the rig's cameras, in order, each once. With a daemon answering, groups and
+    /// `--all` are the daemon's: its `[[groups]]` and every camera it holds. Without one they
+    /// come from the configuration files the daemon would read (`unleashed daemon --check`).
+    func names(_ options: GlobalOptions, daemon: DaemonClient?) async throws(ExitCode) -> [String] {
         let ways = (cameras.isEmpty ? 0 : 1) + (group == nil ? 0 : 1) + (allCameras ? 1 : 0)
         guard ways == 1 else { throw options.usage("name the cameras one way: --camera (repeated), --group or --all") }
         guard options.module == nil else { throw options.usage("--module picks one module; a rig is named with --camera, --group or --all") }
@@ -37,20 +39,76 @@ struct RigOptions: ParsableArguments, Sendable {
             for name in cameras where !seen.insert(name).inserted { throw options.usage("--camera \(name) is given twice") }
             return cameras
         }
+        if let daemon, let known = try await Self.daemonRigs(daemon, options) {
+            return try pick(from: known, options, source: "the daemon's configuration", noModules: "the daemon holds no camera")
+        }
         let configuration = try Self.configuration(options)
+        let known = KnownRigs(groups: configuration.groups.map { ($0.name, $0.cameras) }, all: configuration.modules.map(\.name))
+        return try pick(from: known, options, source: "the configuration", noModules: "the configuration lists none "
+            + "(add [[modules]] tables; see docs/configuration.md)")
+    }
+
+    /// The rig to resume `record` with: the cameras it was started with, which the journal
+    /// keeps. A rig given again must be the same cameras in the same order, since every
+    /// frame is recorded per body; a run of one camera is resumed without one.
+    func resuming(_ record: RunRecord, _ options: GlobalOptions) async throws(ExitCode) -> RigOptions? {
+        let recorded = record.camera.split(separator: ",").map(String.init)
+        guard recorded.count > 1 else {
+            if isRig { throw options.usage("run \(record.id) was on one camera (\(record.camera)); resume it without --camera, --group or --all") }
+            return nil
+        }
+        if isRig {
+            let given = try await names(options, daemon: options.daemonClient())
+            guard given == recorded else {
+                throw options.usage("run \(record.id) is a rig of \(recorded.joined(separator: ", ")); "
+                    + "resume it with those cameras, or without --camera, --group or --all")
+            }
+            return self
+        }
+        do {
+            return try RigOptions.parse(recorded.flatMap { ["--camera", $0] })
+        } catch {
+            throw options.usage("run \(record.id) names its cameras '\(record.camera)', which cannot be read back")
+        }
+    }
+
+    /// The groups and the cameras `--all` means, wherever they come from.
+    struct KnownRigs {
+        var groups: [(name: String, cameras: [String])]
+        var all: [String]
+    }
+
+    private func pick(from known: KnownRigs, _ options: GlobalOptions, source: String, noModules: String) throws(ExitCode) -> [String] {
         if let group {
-            guard let found = configuration.groups.first(where: { $0.name == group }) else {
-                let known = configuration.groups.map(\.name)
-                throw options.fail(code: "unknownGroup", "no group '\(group)' in the configuration"
-                    + (known.isEmpty ? " (it has no [[groups]])" : " (groups: \(known.joined(separator: ", ")))"), status: .usage)
+            guard let found = known.groups.first(where: { $0.name == group }) else {
+                let names = known.groups.map(\.name)
+                throw options.fail(code: "unknownGroup", "no group '\(group)' in \(source)"
+                    + (names.isEmpty ? " (it has no [[groups]])" : " (groups: \(names.joined(separator: ", ")))"), status: .usage)
             }
             return found.cameras
         }
-        guard !configuration.modules.isEmpty else {
-            throw options.fail(code: "noModules", "--all means every configured module, and the configuration lists none "
-                + "(add [[modules]] tables; see docs/configuration.md)", status: .usage)
+        guard !known.all.isEmpty else {
+            throw options.fail(code: "noModules", "--all means every configured module, and \(noModules)", status: .usage)
         }
-        return configuration.modules.map(\.name)
+        return known.all
+    }
+
+    /// The daemon's groups (`GET /v1/groups`) and cameras (`GET /v1/status`); nil when it does
+    /// not answer after all (a socket left by one that did not stop cleanly).
+    private static func daemonRigs(_ daemon: DaemonClient, _ options: GlobalOptions) async throws(ExitCode) -> KnownRigs? {
+        do {
+            let groups = try await daemon.request("GET", "/v1/groups")
+            let status = try await daemon.request("GET", "/v1/status")
+            let pairs = groups["groups"]?.arrayValue?.compactMap { entry -> (name: String, cameras: [String])? in
+                guard let name = entry["name"]?.stringValue, let cameras = entry["cameras"]?.arrayValue else { return nil }
+                return (name, cameras.compactMap(\.stringValue))
+            } ?? []
+            let all = status["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+            return KnownRigs(groups: pairs, all: all)
+        } catch {
+            if error.isUnreachable { return nil }
+            throw options.fail(error)
+        }
     }
 
     /// The configuration files of a user's daemon (the system file, then the user's own).
@@ -71,8 +129,9 @@ extension GlobalOptions {
     /// cancels `body` (or calls `onInterrupt`); a second Ctrl-C exits at once.
     func withRig(_ selection: RigOptions, onInterrupt: (@Sendable () -> Void)? = nil,
                  _ body: @escaping @Sendable (Rig) async throws(ExitCode) -> Void) async throws {
-        let names = try selection.names(self)
-        let backends = try await openRigBackends(names)
+        let daemon = daemonClient()
+        let names = try await selection.names(self, daemon: daemon)
+        let backends = try await openRigBackends(names, daemon: daemon)
         let members = zip(names, backends).map { RigCamera(name: $0, camera: $1.camera) }
         guard let rig = Rig(members) else { throw usage("a rig needs at least one camera, each named once") }
         let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(ExitCode) in try await body(rig) }
@@ -83,8 +142,7 @@ extension GlobalOptions {
     /// One backend per name, opened at once: the daemon's cameras when it answers, simulated
     /// ones in demo mode, else modules over BlueZ. All or none: what was opened is closed again
     /// when one fails.
-    private func openRigBackends(_ names: [String]) async throws(ExitCode) -> [CameraBackend] {
-        let daemon = daemonClient()
+    private func openRigBackends(_ names: [String], daemon: DaemonClient?) async throws(ExitCode) -> [CameraBackend] {
         let configured = demoMode || daemon != nil ? [] : (try RigOptions.configuration(self)).modules
         let demo = demoMode ? try demoOptions() : nil
         let opened = await withTaskGroup(of: (Int, Result<CameraBackend, ExitCode>).self) { group in

@@ -15,9 +15,12 @@ struct RunExecution {
     /// Starts a new run: as a job of the daemon when one answers (and follows it unless
     /// `detach`), else in this process. With a rig, every slot fires all of its cameras.
     static func begin(_ plan: RunPlan, delay: Duration, detach: Bool, options: GlobalOptions, rig: RigOptions? = nil) async throws {
-        if let daemon = options.daemonClient(),
-           try await RemoteRun(client: daemon, options: options).run(plan, delay: delay, detach: detach, cameras: try rig.map { try $0.names(options) }) {
-            return
+        if let daemon = options.daemonClient() {
+            var cameras: [String]?
+            if let rig, rig.isRig { cameras = try await rig.names(options, daemon: daemon) }
+            if try await RemoteRun(client: daemon, options: options).run(plan, delay: delay, detach: detach, cameras: cameras) {
+                return
+            }
         }
         if detach { throw options.usage("--detach hands the run to the daemon, and no daemon answers; start one with `unleashed daemon`") }
         let journal = try RunJournalFile.forWriting(options: options)

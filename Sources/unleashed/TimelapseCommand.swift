@@ -65,7 +65,8 @@ struct TimelapseCommand: AsyncParsableCommand {
         }
         if schedule.start.detach { throw options.usage("--detach starts a new run; a daemon resumes interrupted runs itself") }
         let journal = try RunJournalFile.forWriting(options: options)
-        try await RunExecution(options: options, journal: journal).run(try resumedRun(resume, journal: journal), rig: rig.isRig ? rig : nil)
+        let record = try interruptedRun(resume, journal: journal)
+        try await RunExecution(options: options, journal: journal).run(.resumed(record), rig: try await rig.resuming(record, options))
     }
 
     // MARK: - The plan from the command line
@@ -88,7 +89,7 @@ struct TimelapseCommand: AsyncParsableCommand {
         return try schedule.plan(intervalMs: intervalMs, exposure: exposure, options: options)
     }
 
-    private func resumedRun(_ id: Int64, journal: SQLiteJournal) throws(ExitCode) -> RunStart {
+    private func interruptedRun(_ id: Int64, journal: SQLiteJournal) throws(ExitCode) -> RunRecord {
         let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil)]
         if let given = planOptions.first(where: \.1)?.0 ?? schedule.givenOption {
             throw options.usage("\(given) cannot be changed on --resume: the run continues with the plan it was started with")
@@ -104,7 +105,7 @@ struct TimelapseCommand: AsyncParsableCommand {
             throw options.usage("run \(id) has \(record.state == .finished ? "finished" : "failed") "
                 + "(\(record.endReason ?? "no reason recorded")); only an interrupted run can be resumed")
         }
-        return .resumed(record)
+        return record
     }
 
     /// `3x1ev` → 3 pictures 3/3 stop apart; `5x2/3ev`, `3x1/3ev`, `3x2ev`.

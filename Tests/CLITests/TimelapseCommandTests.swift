@@ -105,6 +105,38 @@ struct TimelapseCommandTests {
         #expect(again.stderr.contains("has finished"))
     }
 
+    @Test("a rig's run killed mid-way resumes on the same cameras without naming them again; other cameras are refused")
+    func rigResume() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let frameCount = 16
+        let script = fixture.directory.appendingPathComponent("crash.sh").path
+        try """
+            #!/bin/sh
+            [ "$ACTION" = frame ] && [ "$UNLEASHED_FRAME" = 3 ] && [ ! -e "$0.done" ] && touch "$0.done" && kill -9 $PPID
+            exit 0
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        let first = try fixture.start("--camera", "a", "--camera", "b", "--interval", "400ms", "--frames", "\(frameCount)",
+                                      "--hook", script, "--json")
+        #expect(try await first.exitStatus() == 128 + SIGKILL)
+        let runID = try #require(first.frames.first?["run"] as? Int)
+        #expect(try fixture.record(of: Int64(runID))?.camera == "a,b")
+
+        let other = try await fixture.run("--demo", "timelapse", "--resume", "\(runID)", "--camera", "a")
+        #expect(other.status == 64)
+        #expect(other.stderr.contains("is a rig of a, b"), "\(other.stderr)")
+        let resumed = try await fixture.run("--demo", "timelapse", "--resume", "\(runID)", "--json")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let frames = try fixture.frames(of: Int64(runID))
+        let slots = Dictionary(grouping: frames, by: \.frame)
+        #expect(slots.keys.sorted() == Array(1...frameCount), "every slot recorded")
+        #expect(slots.values.allSatisfy { $0.compactMap(\.camera).sorted() == ["a", "b"] },
+                "every slot recorded once per body: \(frames.map { ($0.frame, $0.camera ?? "-") })")
+        #expect(frames.contains { $0.frame > 3 && $0.outcome == .taken }, "the resumed run fired the rig")
+        #expect(try fixture.record(of: Int64(runID))?.state == .finished)
+    }
+
     @Test("a hook script receives ACTION, ARGUMENT and the UNLEASHED_* variables; a non-zero exit at init aborts the run")
     func hook() async throws {
         let fixture = try RunFixture()

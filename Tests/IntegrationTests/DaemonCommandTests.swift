@@ -40,6 +40,33 @@ struct DaemonCommandTests {
         try await rig.stop()
     }
 
+    @Test("--group and --all through the daemon mean the daemon's groups and cameras, not the client's files")
+    func rigThroughDaemon() async throws {
+        let rig = try await DaemonRig(extraConfiguration: "[[groups]]\nname = \"ends\"\ncameras = [\"a\", \"c\"]\n")
+        try await rig.start()
+        let groups = try await rig.request("/v1/groups")
+        #expect(groups.status == 200)
+        #expect(groups.body.contains("\"ends\""), "\(groups.body)")
+        let group = try await rig.unleashed("--json", "shoot", "--group", "ends")
+        #expect(group.status == 0, "\(group.stderr)")
+        let fired = try #require(group.json?["cameras"] as? [[String: Any]])
+        #expect(fired.map { $0["camera"] as? String } == ["a", "c"])
+        #expect(fired.allSatisfy { $0["counter"] as? Int == 1 }, "\(fired)")
+        let all = try await rig.unleashed("--json", "shoot", "--all")
+        #expect(all.status == 0, "\(all.stderr)")
+        let everyone = try #require(all.json?["cameras"] as? [[String: Any]])
+        #expect(everyone.compactMap { $0["camera"] as? String }.sorted() == ["a", "b", "c"])
+        let unknown = try await rig.unleashed("shoot", "--group", "trio")
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("no group 'trio' in the daemon's configuration (groups: ends)"), "\(unknown.stderr)")
+        let status = try await rig.status()
+        let counters = try #require(status["cameras"] as? [[String: Any]]).reduce(into: [String: Int]()) {
+            $0[$1["name"] as? String ?? ""] = ($1["status"] as? [String: Any])?["shotCounter"] as? Int
+        }
+        #expect(counters == ["a": 2, "b": 1, "c": 2], "each body fired once per command")
+        try await rig.stop()
+    }
+
     @Test("the socket is owned by the daemon's user and has mode 0660; its directory 0750")
     func socketModeAndOwner() async throws {
         let rig = try await DaemonRig(modules: 1)

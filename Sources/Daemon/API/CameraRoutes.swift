@@ -4,16 +4,26 @@ import ServiceLifecycle
 import UnleashedKit
 import UnleashedProtocol
 
-/// The routes about the cameras the daemon holds: the daemon's status and the event stream.
+/// The routes about the cameras the daemon holds: the daemon's status, its groups and the
+/// event stream.
 struct CameraRoutes: Sendable {
     let cameras: CameraRegistry
     let version: String
     let started: ContinuousClock.Instant
+    /// The configured `[[groups]]`, so that `--group NAME` means the daemon's group.
+    let groups: [DaemonConfiguration.Group]
 
     func add(to v1: RouterGroup<ControlRequestContext>) {
         v1.get("status") { _, context in
             try context.authorize(.watch)
             return await status()
+        }
+        v1.get("groups") { _, context -> Response in
+            try context.authorize(.watch)
+            let documents: [JSONValue] = groups.map { group in
+                .object(["name": .string(group.name), "cameras": .array(group.cameras.map(JSONValue.string))])
+            }
+            return .json(.ok, .object(["groups": .array(documents)]))
         }
         v1.get("events") { request, context in
             try context.authorize(.watch)

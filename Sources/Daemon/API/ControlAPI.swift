@@ -49,7 +49,7 @@ public struct ControlAPI: Sendable {
         router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
         router.add(middleware: AccessMiddleware(control: access))
         let v1 = router.group("v1")
-        CameraRoutes(cameras: cameras, version: version, started: started).add(to: v1)
+        CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: v1)
         CameraOperationRoutes(cameras: cameras).add(to: v1)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: v1)
