@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync leak-check clean
+.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp leak-check clean
 
 setup:
 	scripts/setup
@@ -62,6 +62,10 @@ bench-daemon: setup
 # (docs/performance.md).
 bench-sync: setup
 	swift run -c release unleashed-sync-bench
+
+# Exposure ramps through a modelled sunset and sunrise: fixed, threshold and the ramp engine.
+bench-ramp: setup
+	swift run -c release unleashed-ramp-bench
 
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup

@@ -163,6 +163,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "unleashed-ramp-bench",
+            dependencies: ["Intervalometer", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
+            path: "Benchmarks/unleashed-ramp-bench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "unleashed-dbus-soak",
             dependencies: ["DBus"],
             path: "Benchmarks/unleashed-dbus-soak",
@@ -171,6 +177,7 @@ let package = Package(
         .target(
             name: "UnleashedTestSupport",
             dependencies: [
+                "Intervalometer",
                 "UnleashedKit",
                 "UnleashedSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),

@@ -233,7 +233,7 @@ if printJSON {
                     String(format: "%.2f", percentile(50, Array(values[$0..<min($0 + 100, values.count)])))
                 }.joined(separator: " ")
             }
-            print(column(String(row.modules), 7) + "  " + row.method.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
+            print(column(String(row.modules), 7) + "  " + row.method.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0)
                   + chunks(row.result.spreads) + " | " + chunks(row.result.pressSpreads))
         }
     }

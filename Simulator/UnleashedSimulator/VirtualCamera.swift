@@ -1,3 +1,4 @@
+import Foundation
 public import UnleashedProtocol
 
 /// The state of a simulated camera: its settings, card, battery and shot count. A plain value;
@@ -76,6 +77,24 @@ public struct VirtualCamera: Sendable, Hashable {
     public var exposureMode: ExposureMode {
         if case .shutterSpeed(let speed)? = settings[.shutterSpeed], speed.isBulb { return .bulb }
         return .manual
+    }
+
+    /// How a picture taken now comes out, in stops from a mid-grey rendering: the scene's light
+    /// against the exposure set (the shutter speed, or `bulb` for a bulb exposure, the ISO and
+    /// the aperture). Nil with auto ISO, or bulb without a time.
+    public func pictureBrightness(bulb: Duration? = nil) -> Double? {
+        guard case .iso(let iso)? = settings[.iso], let gain = iso.gainStops,
+              case .aperture(let aperture)? = settings[.aperture],
+              case .shutterSpeed(let speed)? = settings[.shutterSpeed] else { return nil }
+        let time: Double
+        if let stops = speed.timeStops {
+            time = stops
+        } else if let bulb, bulb > .zero {
+            time = log2(Double(bulb.components.seconds) + Double(bulb.components.attoseconds) / 1e18)
+        } else {
+            return nil
+        }
+        return sceneEV.stops - ExposureValue.ev100(timeStops: time, gainStops: gain, lightStops: aperture.lightStops)
     }
 
     /// How long the shutter stays open at the current shutter speed (nil for bulb).

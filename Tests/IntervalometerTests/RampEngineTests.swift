@@ -1,0 +1,112 @@
+import Foundation
+import Intervalometer
+import Testing
+import UnleashedProtocol
+import UnleashedSimulator
+import UnleashedTestSupport
+
+/// Holy-grail runs through the modelled sky at 52.5° N, 13.4° E: every picture judged as a
+/// photographer would, every setting checked against what the run allows.
+@Suite("exposure ramping through sunsets and a sunrise")
+struct RampEngineTests {
+    static let latitude = 52.5
+    static let longitude = 13.4
+    static let interval = Duration.seconds(10)
+    static let gap = Duration.seconds(2)
+
+    /// Three hours from `start` (UTC, ISO 8601), on a mirrorless body at f/2.8 up to ISO 6400.
+    static func rehearsal(_ start: String) -> RampRehearsal {
+        let unix = ISO8601DateFormatter().date(from: start)!.timeIntervalSince1970
+        let sky = Daylight(latitude: latitude, longitude: longitude, startUnixSeconds: unix)
+        let limits = RampRehearsal.limits(profile: .nikonLike, maxISO: 6400, apertures: ["f/2.8"], gap: gap)
+        return RampRehearsal(sky: sky, limits: limits, interval: interval, length: .seconds(3 * 3600))
+    }
+
+    static let scenes = [
+        ("a June sunset", "2026-06-21T18:30:00Z"),
+        ("a December sunset", "2026-12-21T13:30:00Z"),
+        ("a December sunrise", "2026-12-21T05:00:00Z"),
+    ]
+
+    @Test("the modelled sky covers the day and the night the runs need", arguments: scenes)
+    func skySpansTheRun(_ scene: (String, String)) {
+        let run = Self.rehearsal(scene.1)
+        let evs = stride(from: 0, through: 3 * 3600, by: 60).map { run.sky.ev(at: .seconds($0)) }
+        #expect((evs.max() ?? 0) - (evs.min() ?? 0) > 15, "\(scene.0): more than 15 stops between day and night")
+    }
+
+    @Test("no black or blown frame, every setting within the limits, the exposure never longer than the interval allows",
+          arguments: scenes)
+    func rampStaysInsideTheLimits(_ scene: (String, String)) throws {
+        let run = Self.rehearsal(scene.1)
+        let frames = run.run(.engine)
+        #expect(frames.count == 1081, "\(scene.0): a frame every 10 s for 3 hours")
+        for frame in frames {
+            #expect(!frame.isClipped, "\(scene.0) at \(frame.elapsed): brightness \(frame.brightness) with \(frame.exposure.text)")
+            #expect(frame.exposure.seconds <= (Self.interval - Self.gap).seconds + 0.0005, "\(frame.exposure.text) does not fit")
+            #expect(frame.exposure.iso.rawValue >= 100 && frame.exposure.iso.rawValue <= 6400)
+            #expect(frame.exposure.aperture.text == "f/2.8")
+            if let bulb = frame.exposure.bulbMilliseconds { #expect(bulb >= 1000, "bulb only where a third of a stop is coarse") }
+        }
+        let quality = RampQuality(frames)
+        #expect(quality.p95Error < 0.5, "\(scene.0): p95 error \(quality.p95Error)")
+        #expect(quality.largestJump <= 1.0 / 3 + 0.01, "\(scene.0): a jump of \(quality.largestJump)")
+        #expect((quality.largestBulbJump ?? 0) <= 0.1, "\(scene.0): a jump of \(quality.largestBulbJump ?? 0) in bulb")
+        #expect(frames.contains { $0.exposure.bulbMilliseconds != nil }, "\(scene.0): the night is timed in bulb")
+    }
+
+    @Test("a fixed exposure set by day goes black by night: the rehearsal can tell a bad ramp")
+    func fixedExposureFails() {
+        let quality = RampQuality(Self.rehearsal(Self.scenes[1].1).run(.fixed))
+        #expect(quality.clipped > 100)
+        #expect(quality.settingChanges == 0)
+    }
+
+    @Test("the allocator uses the time first, then the ISO; ladder steps are whole thirds of a stop")
+    func allocationByPriority() throws {
+        let limits = RampRehearsal.limits(profile: .nikonLike, maxISO: 6400, apertures: ["f/2.8"], gap: .seconds(2))
+        let allocator = ExposureAllocator(limits: limits)
+        let day = try #require(allocator.exposure(for: 13, interval: .seconds(10)))
+        #expect(day.iso.rawValue == 100 && day.bulbMilliseconds == nil)
+        #expect(abs(day.ev100 - 13) < 1e-9, "f/2.8 (3), 1/1000 (−10): \(day.text)")
+        let brighter = try #require(allocator.exposure(for: 13 + 1.0 / 3, interval: .seconds(10)))
+        #expect(abs(brighter.ev100 - day.ev100 - 1.0 / 3) < 1e-9)
+        let night = try #require(allocator.exposure(for: -5.5, interval: .seconds(10)))
+        #expect(night.seconds <= 8 && night.bulbMilliseconds != nil && night.iso.rawValue > 100, "\(night.text)")
+        #expect(abs(night.ev100 - -5.5) < 0.01, "bulb time makes up for the ISO step exactly: \(night.ev100)")
+        let beyond = try #require(allocator.exposure(for: -12, interval: .seconds(10)))
+        #expect(beyond.iso.rawValue == 6400 && beyond.bulbMilliseconds == 8000, "clamped at the limits: \(beyond.text)")
+        #expect(allocator.exposure(for: 0, interval: .seconds(1)) == nil, "an interval shorter than the gap leaves no exposure")
+    }
+
+    @Test("the simulated camera renders a picture as the rehearsal does: scene light against the exposure set")
+    func virtualCameraBrightness() throws {
+        var camera = VirtualCamera(profile: .nikonLike)
+        for text in ["f/2.8", "1/1000", "100"] {
+            let setting: SettingID = text.hasPrefix("f/") ? .aperture : text.contains("/") ? .shutterSpeed : .iso
+            try camera.apply(try #require(SettingValue(setting: setting, text: text)))
+        }
+        camera.sceneEV = ExposureStops(twentyFourths: 13 * 24)
+        #expect(camera.pictureBrightness() == 0, "f/2.8, 1/1000, ISO 100 is EV 13")
+        camera.sceneEV = ExposureStops(twentyFourths: 12 * 24)
+        #expect(camera.pictureBrightness() == -1, "a stop less light, a stop darker")
+        try camera.apply(.shutterSpeed(.bulb))
+        camera.sceneEV = ExposureStops(twentyFourths: -2 * 24)
+        #expect(abs((camera.pictureBrightness(bulb: .seconds(2)) ?? 99) - -4) < 1e-9, "EV −2 at f/2.8, 2 s, ISO 100 (EV 2): 4 stops under")
+        #expect(camera.pictureBrightness() == nil, "bulb needs a time")
+    }
+
+    @Test("the sun stands where published tables put it: sunset in Berlin at midsummer and midwinter")
+    func solarPosition() {
+        // At the published sunset the sun's centre is 0.833° below the horizon without
+        // refraction, which lifts it by about 0.4° there: −0.43° as seen.
+        let june = ISO8601DateFormatter().date(from: "2026-06-21T19:33:00Z")!.timeIntervalSince1970
+        let december = ISO8601DateFormatter().date(from: "2026-12-21T14:54:00Z")!.timeIntervalSince1970
+        #expect(abs(SolarPosition(unixSeconds: june, latitude: 52.52, longitude: 13.405).elevation - -0.43) < 0.15)
+        #expect(abs(SolarPosition(unixSeconds: december, latitude: 52.52, longitude: 13.405).elevation - -0.43) < 0.15)
+        let noon = ISO8601DateFormatter().date(from: "2026-06-21T11:07:00Z")!.timeIntervalSince1970
+        let high = SolarPosition(unixSeconds: noon, latitude: 52.52, longitude: 13.405)
+        #expect(abs(high.elevation - 61) < 0.3, "90 − 52.5 + 23.44: \(high.elevation)")
+        #expect(abs(high.azimuth - 180) < 2, "due south at solar noon: \(high.azimuth)")
+    }
+}
