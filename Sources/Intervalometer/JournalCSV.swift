@@ -6,6 +6,7 @@ extension FrameRecord {
     public static let csvHeader = [
         "frame", "part", "scheduled_ms", "sent_ms", "completed_ms", "lateness_us", "outcome", "error", "exposure",
         "metered_ev", "shot_counter", "camera", "command_spread_us", "completion_spread_us",
+        "ramp_target_ev", "ramp_scene_ev", "ramp_residual_ev", "ramp_rate_ev_per_hour", "interval_ms",
     ]
 
     /// The record's fields in ``csvHeader`` order, empty where a field has no value.
@@ -14,8 +15,11 @@ extension FrameRecord {
             String(frame), String(part), String(scheduledMs), text(sentMs), text(completedMs), text(latenessMicros),
             outcome.rawValue, error ?? "", exposure ?? "", meteredEV ?? "", text(shotCounter), camera ?? "",
             text(commandSpreadMicros), text(completionSpreadMicros),
+            stops(ramp?.targetEV), stops(ramp?.sceneEV), stops(ramp?.residualEV), stops(ramp?.rate), text(ramp?.intervalMs),
         ]
     }
+
+    private func stops(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "" }
 
     private func text(_ value: (some BinaryInteger)?) -> String { value.map { String($0) } ?? "" }
 }

@@ -50,6 +50,70 @@ public enum ExposurePlan: Codable, Hashable, Sendable {
     /// One video clip of this many milliseconds: recording starts at the slot and is stopped
     /// by the engine, with retries up to a safety deadline.
     case video(milliseconds: Int64)
+    /// One picture whose exposure follows the light (``RampEngine``): the shutter speed, ISO
+    /// and aperture are set before each slot, and long exposures are timed in bulb.
+    case ramp(RampPlan)
+}
+
+/// How an automatic exposure ramp runs: its limits and how fast it may move. Stored with the
+/// run, so that a resumed run ramps within the same limits.
+public struct RampPlan: Codable, Hashable, Sendable {
+    /// The lowest and highest ISO the ramp may set.
+    public var minISO: UInt32
+    public var maxISO: UInt32
+    /// The apertures the ramp may use, as the camera names them (`f/2.8`); empty keeps the
+    /// aperture the camera has at the start.
+    public var apertures: [String]
+    /// Exposures at least this long are timed in bulb, when the camera offers bulb; nil never.
+    public var bulbFromMs: Int64?
+    /// The time the camera needs after an exposure before the next slot: the shutter stays open
+    /// at most the interval less this.
+    public var gapMs: Int64
+    /// The fastest the exposure may change, in stops per hour.
+    public var maxRate: Double
+    /// How much darker than mid-grey the night is rendered, in stops (negative is darker).
+    public var nightBrightness: Double
+
+    public init(minISO: UInt32 = 100, maxISO: UInt32 = 6400, apertures: [String] = [], bulbFromMs: Int64? = 1000,
+                gapMs: Int64 = 2000, maxRate: Double = 30, nightBrightness: Double = -1.3) {
+        self.minISO = minISO
+        self.maxISO = maxISO
+        self.apertures = apertures
+        self.bulbFromMs = bulbFromMs
+        self.gapMs = gapMs
+        self.maxRate = maxRate
+        self.nightBrightness = nightBrightness
+    }
+
+    /// The engine's settings for this plan.
+    public var settings: RampSettings {
+        var settings = RampSettings()
+        settings.maxRate = maxRate
+        settings.nightBrightness = nightBrightness
+        return settings
+    }
+}
+
+/// What the exposure ramp decided for one picture, kept with its frame for deflicker tools.
+public struct RampRecord: Codable, Hashable, Sendable {
+    /// The exposure the ramp wanted (EV at ISO 100), before rounding to settings.
+    public var targetEV: Double
+    /// The scene's light as the ramp saw it, smoothed (EV at ISO 100).
+    public var sceneEV: Double
+    /// The exposure set less the one wanted, in stops: what deflicker can still correct.
+    public var residualEV: Double
+    /// How fast the exposure was moving, in stops per hour.
+    public var rate: Double
+    /// The time to the next slot.
+    public var intervalMs: Int64
+
+    public init(targetEV: Double, sceneEV: Double, residualEV: Double, rate: Double, intervalMs: Int64) {
+        self.targetEV = targetEV
+        self.sceneEV = sceneEV
+        self.residualEV = residualEV
+        self.rate = rate
+        self.intervalMs = intervalMs
+    }
 }
 
 /// What a run does with slots that could not be shot on time.
@@ -106,11 +170,13 @@ public struct FrameRecord: Codable, Hashable, Sendable {
     public var commandSpreadMicros: Int64?
     /// In a rig, how far apart the slot's first and last pictures were reported.
     public var completionSpreadMicros: Int64?
+    /// In a ramped run, what the ramp decided for this picture.
+    public var ramp: RampRecord?
 
     public init(frame: Int, part: Int = 1, scheduledMs: Int64, sentMs: Int64? = nil, completedMs: Int64? = nil,
                 latenessMicros: Int64? = nil, outcome: FrameOutcome, error: String? = nil, exposure: String? = nil,
                 meteredEV: String? = nil, shotCounter: Int? = nil, camera: String? = nil,
-                commandSpreadMicros: Int64? = nil, completionSpreadMicros: Int64? = nil) {
+                commandSpreadMicros: Int64? = nil, completionSpreadMicros: Int64? = nil, ramp: RampRecord? = nil) {
         self.frame = frame
         self.part = part
         self.scheduledMs = scheduledMs
@@ -125,6 +191,7 @@ public struct FrameRecord: Codable, Hashable, Sendable {
         self.camera = camera
         self.commandSpreadMicros = commandSpreadMicros
         self.completionSpreadMicros = completionSpreadMicros
+        self.ramp = ramp
     }
 }
 

@@ -75,13 +75,15 @@ public final class SQLiteJournal: RunJournal {
                     sql: """
                         INSERT INTO frame (run, frame, part, scheduledMs, sentMs, completedMs, latenessMicros,
                                            outcome, error, exposure, meteredEV, shotCounter, camera,
-                                           commandSpreadMicros, completionSpreadMicros)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                           commandSpreadMicros, completionSpreadMicros,
+                                           rampTargetEV, rampSceneEV, rampResidualEV, rampRate, intervalMs)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [run, frame.frame, frame.part, frame.scheduledMs, frame.sentMs, frame.completedMs,
                                 frame.latenessMicros, frame.outcome.rawValue, frame.error, frame.exposure,
                                 frame.meteredEV, frame.shotCounter, frame.camera ?? "", frame.commandSpreadMicros,
-                                frame.completionSpreadMicros])
+                                frame.completionSpreadMicros, frame.ramp?.targetEV, frame.ramp?.sceneEV,
+                                frame.ramp?.residualEV, frame.ramp?.rate, frame.ramp?.intervalMs])
             }
             checkpoints.wrote()
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
@@ -204,6 +206,16 @@ public final class SQLiteJournal: RunJournal {
             try db.drop(table: "frame")
             try db.rename(table: "rigFrame", to: "frame")
         }
+        // What an exposure ramp decided for each picture.
+        migrator.registerMigration("v3-ramp") { db in
+            try db.alter(table: "frame") { table in
+                table.add(column: "rampTargetEV", .double)
+                table.add(column: "rampSceneEV", .double)
+                table.add(column: "rampResidualEV", .double)
+                table.add(column: "rampRate", .double)
+                table.add(column: "intervalMs", .integer)
+            }
+        }
         return migrator
     }
 
@@ -271,7 +283,15 @@ public final class SQLiteJournal: RunJournal {
                            latenessMicros: row["latenessMicros"], outcome: outcome, error: row["error"],
                            exposure: row["exposure"], meteredEV: row["meteredEV"], shotCounter: row["shotCounter"],
                            camera: (row["camera"] as String?).flatMap { $0.isEmpty ? nil : $0 },
-                           commandSpreadMicros: row["commandSpreadMicros"], completionSpreadMicros: row["completionSpreadMicros"])
+                           commandSpreadMicros: row["commandSpreadMicros"], completionSpreadMicros: row["completionSpreadMicros"],
+                           ramp: Self.rampRecord(row))
+    }
+
+    private static func rampRecord(_ row: Row) -> RampRecord? {
+        guard let target: Double = row["rampTargetEV"], let scene: Double = row["rampSceneEV"],
+              let residual: Double = row["rampResidualEV"], let rate: Double = row["rampRate"],
+              let interval: Int64 = row["intervalMs"] else { return nil }
+        return RampRecord(targetEV: target, sceneEV: scene, residualEV: residual, rate: rate, intervalMs: interval)
     }
 
     private func encode(_ plan: RunPlan) throws(JournalError) -> String {

@@ -56,7 +56,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// run's id while the run goes on, without polling ``current``. One consumer.
     public nonisolated let begun: AsyncStream<RunRecord>
 
-    private let plan: RunPlan
+    let plan: RunPlan
     /// The cameras every slot fires, together (a ``Volley``).
     private let cameras: [RigCamera]
     /// Whether records name their camera and carry the slot's spread: a run of a rig.
@@ -89,6 +89,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var wake: Wake?
     /// The exposure under way that a stop ends early (a bulb, a clip).
     private var stoppableWork: Volley<SlotWork>?
+    /// The exposure ramp of a ramped run, and what it decided for the coming slot.
+    var ramp: RampEngine?
+    var rampStep: RampEngine.Step?
+    /// The exposure the camera was last set to by the ramp, so only changes are sent.
+    var rampApplied: RampExposure?
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
@@ -222,14 +227,23 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         guard record.state == .running else {
             throw .invalidPlan("run \(record.id) has \(record.state == .finished ? "finished" : "failed"); only an interrupted run can be resumed")
         }
-        let last: FrameRecord?
+        let recorded: [FrameRecord]
         do {
-            last = try journal.frames(of: record.id).max { ($0.frame, $0.part) < ($1.frame, $1.part) }
+            recorded = try journal.frames(of: record.id)
         } catch {
             throw .journal(String(describing: error))
         }
+        let last = recorded.max { ($0.frame, $0.part) < ($1.frame, $1.part) }
         run = record
         begunSink.yield(record)
+        if isRig, let last {
+            // The crash may have come between two cameras' records of the last slot: the others
+            // are recorded as not known, so that every slot has a record per camera.
+            let names = Set(recorded.filter { $0.frame == last.frame }.compactMap(\.camera))
+            try appendSkipped(frame: last.frame, due: .milliseconds(last.scheduledMs),
+                              reason: "the run stopped before this camera's outcome was recorded",
+                              cameras: cameras.filter { !names.contains($0.name) })
+        }
         let sinceT0 = Duration.milliseconds(wallClock() - record.t0UnixMs)
         anchor = clock.now.advanced(by: .zero - sinceT0)
         if let last {
@@ -295,6 +309,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             guard due == scheduledOffset(of: nextFrame), elapsed() >= due - Self.slotPreparation else { continue }
             // Ahead of the deadline: which cameras are up, and their commands parked, ready to go.
             let (ready, down) = await Rig.prepareShot(cameras)
+            if let camera = ready.first?.camera { await prepareRamp(due: due, camera: camera) }
             // Cameras that press on their own clocks are told the deadline now; the others'
             // commands are released at it.
             let firing = await firingInstant(due: due, cameras: ready)
@@ -335,9 +350,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             return (nil, false, { camera throws(CameraError) in SlotWork(try await camera.shoot(at: firing)) })
         case .bulb(let milliseconds):
             return ("bulb \(milliseconds)ms", true, { camera throws(CameraError) in
-                let bulb = try await camera.bulb(.milliseconds(milliseconds))
-                guard bulb.ending == .stoppedEarly else { return SlotWork(bulb.shot) }
-                return SlotWork(bulb.shot, exposure: "bulb \(milliseconds)ms, ended early" + (bulb.exposed.map { " after \($0.wholeMilliseconds)ms" } ?? ""))
+                try await Self.bulbWork(camera, milliseconds: milliseconds, exposure: "bulb \(milliseconds)ms")
             })
         case .video(let milliseconds):
             return ("video \(milliseconds)ms", true, { [clock] camera throws(CameraError) in
@@ -345,7 +358,16 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             })
         case .bracket:
             return nil
+        case .ramp:
+            return rampCommand()
         }
+    }
+
+    /// A bulb exposure as a slot's work: its exposure noted when a stop ended it early.
+    static func bulbWork(_ camera: any Camera, milliseconds: Int64, exposure: String) async throws(CameraError) -> SlotWork {
+        let bulb = try await camera.bulb(.milliseconds(milliseconds))
+        guard bulb.ending == .stoppedEarly else { return SlotWork(bulb.shot) }
+        return SlotWork(bulb.shot, exposure: "\(exposure), ended early" + (bulb.exposed.map { " after \($0.wholeMilliseconds)ms" } ?? ""))
     }
 
     /// Parks `command` for every camera of `cameras`, with the frame number set for the
@@ -492,9 +514,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                                     latenessMicros: part == 1 ? (sent - due).wholeMicroseconds : nil, outcome: .taken,
                                     exposure: exposure, camera: isRig ? member.name : nil,
                                     commandSpreadMicros: spread?.commands?.wholeMicroseconds,
-                                    completionSpreadMicros: spread?.completions?.wholeMicroseconds)
+                                    completionSpreadMicros: spread?.completions?.wholeMicroseconds,
+                                    ramp: part == 1 ? rampRecord() : nil)
             switch outcome.result {
             case .success(let done)?:
+                if part == 1, done.failure == nil, let step = rampStep { rampApplied = step.exposure }
                 entry.completedMs = (isRig ? outcome.completedStamp ?? finished : finished).wholeMilliseconds
                 entry.shotCounter = done.shotCounter
                 entry.exposure = done.exposure ?? exposure
@@ -611,6 +635,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         case .duration(let milliseconds) where milliseconds <= 0: throw .invalidPlan("the duration must be longer than 0")
         default: break
         }
+        if isRig, case .ramp = plan.exposure {
+            throw .invalidPlan("an exposure ramp follows one camera's meter; run it on each camera of a rig by itself")
+        }
         if isRig, case .bracket = plan.exposure {
             throw .invalidPlan("a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
         }
@@ -637,6 +664,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             (needed, reason) = try timedSlot(milliseconds, "bulb exposure")
         case .video(let milliseconds):
             (needed, reason) = try timedSlot(milliseconds, "clip")
+        case .ramp(let ramp):
+            try await startRamp(ramp, camera: camera)
+            needed = .milliseconds(ramp.gapMs + 1)
+            reason = "the \(Duration.milliseconds(ramp.gapMs).compactText) gap the ramp leaves after each exposure"
         case .bracket(let count, let step):
             guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
             guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }

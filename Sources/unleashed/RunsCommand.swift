@@ -257,6 +257,9 @@ enum RunText {
         case .bracket(let count, let step):
             "bracket of \(count), \(ExposureStops(thirds: Int32(clamping: step)).text.trimmingPrefix("+")) EV apart"
         case .video(let length): "a \(milliseconds(length)) video clip"
+        case .ramp(let ramp):
+            "exposure ramped to the light (ISO \(ramp.minISO)-\(ramp.maxISO)"
+                + (ramp.apertures.isEmpty ? "" : ", \(ramp.apertures.joined(separator: " "))") + ")"
         }
         var parts = ["every \(interval(plan))", stop, exposure, "overrun \(plan.overrun.rawValue)"]
         if plan.minimumGapMs > 0 { parts.append("at least \(milliseconds(plan.minimumGapMs)) between slots") }

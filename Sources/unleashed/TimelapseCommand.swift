@@ -53,6 +53,28 @@ struct TimelapseCommand: AsyncParsableCommand {
         "Each slot is a bracket around the current shutter speed: COUNTxSTEP, e.g. 3x1ev, 5x2/3ev.", valueName: "bracket"))
     var bracket: String?
 
+    @Option(help: ArgumentHelp(
+        "Follow the light: 'auto' sets the shutter speed, ISO and aperture before each slot from the camera's meter, "
+            + "in third stops by day and timed bulb exposures by night (a sunset into night, or the reverse).",
+        valueName: "mode"))
+    var ramp: String?
+
+    @Option(name: .customLong("max-iso"), help: ArgumentHelp("With --ramp: the highest ISO the ramp may set (default 6400).", valueName: "iso"))
+    var maxISO: UInt32?
+
+    @Option(name: .customLong("min-iso"), help: ArgumentHelp("With --ramp: the lowest ISO the ramp may set (default 100).", valueName: "iso"))
+    var minISO: UInt32?
+
+    @Option(name: .customLong("ramp-aperture"), help: ArgumentHelp(
+        "With --ramp: an aperture the ramp may use, e.g. f/2.8; repeat it to let the ramp open up once the shutter is "
+            + "at its longest. Without it the camera's current aperture is kept.", valueName: "f-number"))
+    var rampApertures: [String] = []
+
+    @Option(name: .customLong("ramp-gap"), help: ArgumentHelp(
+        "With --ramp: the time the camera needs after each exposure; the shutter stays open at most the interval less "
+            + "this (default 2s).", valueName: "duration"))
+    var rampGap: String?
+
     @Option(help: ArgumentHelp("Continue an interrupted run from the journal, on its original schedule.", valueName: "id"))
     var resume: Int64?
 
@@ -76,8 +98,11 @@ struct TimelapseCommand: AsyncParsableCommand {
             throw options.usage("say how often to shoot: --interval 5s (or --resume ID to continue a run)")
         }
         let intervalMs = try options.milliseconds(interval, for: "--interval")
-        guard bulb == nil || bracket == nil else { throw options.usage("choose --bulb or --bracket, not both") }
+        guard [bulb != nil, bracket != nil, ramp != nil].filter({ $0 }).count <= 1 else {
+            throw options.usage("choose one of --bulb, --bracket and --ramp")
+        }
         var exposure = ExposurePlan.camera
+        if let ramp { exposure = .ramp(try rampPlan(ramp)) }
         if let bulb { exposure = .bulb(milliseconds: try options.milliseconds(bulb, for: "--bulb")) }
         if let bracket {
             guard let parsed = Self.bracket(bracket) else {
@@ -89,8 +114,22 @@ struct TimelapseCommand: AsyncParsableCommand {
         return try schedule.plan(intervalMs: intervalMs, exposure: exposure, options: options)
     }
 
+    /// The ramp's limits from the command line.
+    private func rampPlan(_ mode: String) throws(ExitCode) -> RampPlan {
+        guard mode == "auto" else {
+            throw options.usage("--ramp: '\(mode)' is not a ramp mode; use --ramp auto (programs of keyframes are not supported yet)")
+        }
+        var plan = RampPlan()
+        if let minISO { plan.minISO = minISO }
+        if let maxISO { plan.maxISO = maxISO }
+        guard plan.minISO <= plan.maxISO else { throw options.usage("--min-iso \(plan.minISO) is above --max-iso \(plan.maxISO)") }
+        plan.apertures = rampApertures
+        if let rampGap { plan.gapMs = try options.milliseconds(rampGap, for: "--ramp-gap") }
+        return plan
+    }
+
     private func interruptedRun(_ id: Int64, journal: SQLiteJournal) throws(ExitCode) -> RunRecord {
-        let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil)]
+        let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil), ("--ramp", ramp != nil)]
         if let given = planOptions.first(where: \.1)?.0 ?? schedule.givenOption {
             throw options.usage("\(given) cannot be changed on --resume: the run continues with the plan it was started with")
         }

@@ -117,8 +117,9 @@ struct RunsCommandTests {
         let expected = try journal.csv(of: 1)
         #expect(expected.hasPrefix(
             "frame,part,scheduled_ms,sent_ms,completed_ms,lateness_us,outcome,error,exposure,metered_ev,shot_counter,"
-                + "camera,command_spread_us,completion_spread_us\r\n"))
-        #expect(expected.contains("\r\n3,1,10000,10002,,2000,failed,\"refused, \"\"busy\"\"\",,,,,,\r\n"))
+                + "camera,command_spread_us,completion_spread_us,ramp_target_ev,ramp_scene_ev,ramp_residual_ev,"
+                + "ramp_rate_ev_per_hour,interval_ms\r\n"))
+        #expect(expected.contains("\r\n3,1,10000,10002,,2000,failed,\"refused, \"\"busy\"\"\",,,,,,,,,,,\r\n"))
         let stdout = try await cli.run("runs", "export", "1", "--csv", environment: fixture.environment)
         #expect(stdout.status == 0, "\(stdout.stderr)")
         #expect(stdout.stdout == expected)

@@ -41,6 +41,19 @@ struct RunFixture {
         try SQLiteJournal(path: journalPath).run(run)
     }
 
+    /// A hook that kills the run (its parent) with SIGKILL once frame `frame` is taken, the first
+    /// time only, so that a resumed run goes on.
+    func crashHook(afterFrame frame: Int) throws -> String {
+        let script = directory.appendingPathComponent("crash.sh").path
+        try """
+            #!/bin/sh
+            [ "$ACTION" = frame ] && [ "$UNLEASHED_FRAME" = \(frame) ] && [ ! -e "$0.done" ] && touch "$0.done" && kill -9 $PPID
+            exit 0
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        return script
+    }
+
     func cleanUp() {
         cli.cleanUp()
         try? FileManager.default.removeItem(at: directory)
@@ -58,13 +71,7 @@ struct TimelapseCommandTests {
         // The run kills itself from its own hook after frame 5, so the crash comes at the same
         // point however busy the machine running the tests is; 20 s of slots leave the resumed
         // run some to shoot even when this test is slow to get a CPU.
-        let script = fixture.directory.appendingPathComponent("crash.sh").path
-        try """
-            #!/bin/sh
-            [ "$ACTION" = frame ] && [ "$UNLEASHED_FRAME" = 5 ] && [ ! -e "$0.done" ] && touch "$0.done" && kill -9 $PPID
-            exit 0
-            """.write(toFile: script, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        let script = try fixture.crashHook(afterFrame: 5)
         let first = try fixture.start("--interval", "500ms", "--frames", "\(frameCount)", "--hook", script, "--json")
         #expect(try await first.exitStatus() == 128 + SIGKILL)
         #expect(first.frames.count >= 5, "\(first.output)")
@@ -110,13 +117,7 @@ struct TimelapseCommandTests {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
         let frameCount = 16
-        let script = fixture.directory.appendingPathComponent("crash.sh").path
-        try """
-            #!/bin/sh
-            [ "$ACTION" = frame ] && [ "$UNLEASHED_FRAME" = 3 ] && [ ! -e "$0.done" ] && touch "$0.done" && kill -9 $PPID
-            exit 0
-            """.write(toFile: script, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        let script = try fixture.crashHook(afterFrame: 3)
         let first = try fixture.start("--camera", "a", "--camera", "b", "--interval", "400ms", "--frames", "\(frameCount)",
                                       "--hook", script, "--json")
         #expect(try await first.exitStatus() == 128 + SIGKILL)
@@ -135,6 +136,23 @@ struct TimelapseCommandTests {
                 "every slot recorded once per body: \(frames.map { ($0.frame, $0.camera ?? "-") })")
         #expect(frames.contains { $0.frame > 3 && $0.outcome == .taken }, "the resumed run fired the rig")
         #expect(try fixture.record(of: Int64(runID))?.state == .finished)
+    }
+
+    @Test("--ramp auto sets the exposure from the meter before each slot and journals what the ramp decided")
+    func rampedRun() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let result = try await fixture.run("--demo", "timelapse", "--interval", "1500ms", "--frames", "3", "--ramp", "auto",
+                                           "--ramp-gap", "500ms", "--ramp-aperture", "f/4", "--max-iso", "1600", "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        let run = try #require(try SQLiteJournal(path: fixture.journalPath).runs().first)
+        let frames = try fixture.frames(of: run.id)
+        #expect(frames.map(\.outcome) == [.taken, .taken, .taken], "\(frames)")
+        #expect(frames.allSatisfy { $0.exposure?.hasSuffix("f/4") == true && $0.ramp?.intervalMs == 1500 }, "\(frames.map(\.exposure))")
+        let show = try await fixture.run("runs", "show", "\(run.id)")
+        #expect(show.stdout.contains("exposure ramped to the light (ISO 100-1600, f/4)"), "\(show.stdout)")
+        let csv = try await fixture.run("runs", "export", "\(run.id)", "--csv")
+        #expect(csv.stdout.split(separator: "\r\n").dropFirst().allSatisfy { $0.hasSuffix(",1500") }, "\(csv.stdout)")
     }
 
     @Test("a hook script receives ACTION, ARGUMENT and the UNLEASHED_* variables; a non-zero exit at init aborts the run")
@@ -258,6 +276,11 @@ struct TimelapseCommandTests {
               (["--interval", "1s", "--until", "25:00"], "is not a time of day"),
               (["--interval", "soon", "--frames", "3"], "is not a duration"),
               (["--resume", "7"], "there is no run 7"),
+              (["--interval", "5s", "--frames", "3", "--ramp", "program"], "not a ramp mode"),
+              (["--interval", "5s", "--frames", "3", "--ramp", "auto", "--bulb", "1s"], "choose one of --bulb, --bracket and --ramp"),
+              (["--interval", "5s", "--frames", "3", "--ramp", "auto", "--ramp-aperture", "f/1.1"], "does not offer the aperture"),
+              (["--interval", "5s", "--frames", "3", "--ramp", "auto", "--min-iso", "800", "--max-iso", "400"], "is above --max-iso"),
+              (["--interval", "1s", "--frames", "3", "--ramp", "auto"], "each slot needs at least"),
           ])
     func refusedPlans(arguments: [String], message: String) async throws {
         let fixture = try RunFixture()

@@ -229,7 +229,7 @@ struct JobTests {
                  #"plan: say when to stop with exactly one of frames, durationMs, until ("06:30") or forever (true)"#),
                 (#"{"plan": {"intervalMs": 200, "frames": 2.5}}"#, 400, "plan.frames: expected a whole number"),
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "flash"}}}"#, 400,
-                 "plan.exposure.kind: 'flash' is not an exposure; choose camera, bulb, bracket or video"),
+                 "plan.exposure.kind: 'flash' is not an exposure; choose camera, bulb, bracket, video or ramp"),
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "bulb"}}}"#, 400,
                  "plan.exposure.ms: missing; how long the shutter stays open"),
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "interval": 5}}"#, 400,

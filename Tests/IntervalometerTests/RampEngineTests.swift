@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Intervalometer
 import Testing
@@ -53,6 +54,39 @@ struct RampEngineTests {
         #expect(quality.largestJump <= 1.0 / 3 + 0.01, "\(scene.0): a jump of \(quality.largestJump)")
         #expect((quality.largestBulbJump ?? 0) <= 0.1, "\(scene.0): a jump of \(quality.largestBulbJump ?? 0) in bulb")
         #expect(frames.contains { $0.exposure.bulbMilliseconds != nil }, "\(scene.0): the night is timed in bulb")
+    }
+
+    @Test("a ramped time-lapse on the test clock: 3 hours at 10 s, every picture exposed within the limits and recorded",
+          arguments: scenes)
+    func rampedRunOnTheTestClock(_ scene: (String, String)) async throws {
+        let clock = ImmediateClock<Duration>()
+        let sky = Self.rehearsal(scene.1).sky
+        let camera = try SkyCamera(clock: clock, sky: sky)
+        let journal = MemoryJournal()
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(1081),
+                           exposure: .ramp(RampPlan(maxISO: 6400, apertures: ["f/2.8"], gapMs: Self.gap.wholeMilliseconds)))
+        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "sky")
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.count == 1081 && frames.allSatisfy { $0.outcome == .taken }, "\(scene.0): \(frames.filter { $0.outcome != .taken }.prefix(3))")
+        let pictures = await camera.pictures
+        #expect(pictures.count == 1081)
+        for picture in pictures {
+            #expect(picture.brightness > RampRehearsal.Frame.black && picture.brightness < RampRehearsal.Frame.white,
+                    "\(scene.0) at \(picture.elapsed): \(picture.brightness) with \(picture.exposure) ISO \(picture.iso)")
+            #expect(picture.seconds <= 8.0005, "the shutter fits the 10 s interval less the 2 s gap: \(picture.exposure)")
+            #expect(picture.iso >= 100 && picture.iso <= 6400 && picture.aperture == "f/2.8")
+        }
+        for (before, after) in zip(pictures, pictures.dropFirst()) {
+            #expect(abs(after.brightness - before.brightness) <= 1.0 / 3 + 0.05,
+                    "\(scene.0): a jump at \(after.elapsed) from \(before.exposure) to \(after.exposure)")
+        }
+        let ramps = frames.compactMap(\.ramp)
+        #expect(ramps.count == 1081, "every frame carries what the ramp decided")
+        #expect(ramps.allSatisfy { abs($0.residualEV) <= 1.0 / 6 + 0.01 && $0.intervalMs == 10_000 })
+        #expect(frames.contains { $0.exposure?.hasPrefix("bulb ") == true }, "the night is timed in bulb")
+        #expect(await camera.settingChanges < 1081 * 3, "only the settings that change are sent")
     }
 
     @Test("a fixed exposure set by day goes black by night: the rehearsal can tell a bad ramp")

@@ -208,12 +208,18 @@ struct SQLiteJournalTests {
                                        outcome: .failed, error: "refused: \"busy\", try again\nlater",
                                        exposure: "bulb 2000ms"), to: run.id)
         try journal.append(FrameRecord(frame: 3, scheduledMs: 10_000, outcome: .skipped), to: run.id)
+        let ramp = RampRecord(targetEV: 12.5, sceneEV: 13, residualEV: 0.125, rate: -3, intervalMs: 10_000)
+        try journal.append(FrameRecord(frame: 4, scheduledMs: 15_000, outcome: .taken, exposure: "1/1000 ISO 100 f/2.8", ramp: ramp),
+                           to: run.id)
+        #expect(try journal.frames(of: run.id).last?.ramp == ramp, "what the ramp decided is kept with the frame")
         #expect(try journal.csv(of: run.id) == """
-            frame,part,scheduled_ms,sent_ms,completed_ms,lateness_us,outcome,error,exposure,metered_ev,shot_counter,camera,command_spread_us,completion_spread_us\r
-            1,1,0,1,61,1500,taken,,1/125,+12,101,,,\r
+            frame,part,scheduled_ms,sent_ms,completed_ms,lateness_us,outcome,error,exposure,metered_ev,shot_counter,camera,\
+            command_spread_us,completion_spread_us,ramp_target_ev,ramp_scene_ev,ramp_residual_ev,ramp_rate_ev_per_hour,interval_ms\r
+            1,1,0,1,61,1500,taken,,1/125,+12,101,,,,,,,,\r
             2,1,5000,5003,,3000,failed,"refused: ""busy"", try again
-            later",bulb 2000ms,,,,,\r
-            3,1,10000,,,,skipped,,,,,,,\r
+            later",bulb 2000ms,,,,,,,,,,\r
+            3,1,10000,,,,skipped,,,,,,,,,,,,\r
+            4,1,15000,,,,taken,,1/1000 ISO 100 f/2.8,,,,,,12.500,13.000,0.125,-3.000,10000\r
 
             """)
     }

@@ -225,7 +225,7 @@ extension ExposurePlan {
     /// "stepThirds": 3}` or `{"kind": "video", "clipMs": 5000}`.
     init(json: JSONValue, at path: String) throws(JobRequestError) {
         guard case .object(let members) = json, let kind = members["kind"] else {
-            throw JobRequestError("\(path): expected an object with a kind: camera, bulb, bracket or video")
+            throw JobRequestError("\(path): expected an object with a kind: camera, bulb, bracket, video or ramp")
         }
         guard let name = kind.stringValue else { throw JobRequestError("\(path).kind: expected a string") }
         switch name {
@@ -242,8 +242,17 @@ extension ExposurePlan {
         case "video":
             let fields = try Fields(json, at: path, allowed: ["kind", "clipMs"])
             self = .video(milliseconds: try fields.required("clipMs", fields.milliseconds, "how long each clip lasts"))
+        case "ramp":
+            let fields = try Fields(json, at: path, allowed: ["kind", "minISO", "maxISO", "apertures", "gapMs", "bulbFromMs"])
+            var ramp = RampPlan()
+            if let iso = try fields.count("minISO") { ramp.minISO = UInt32(clamping: iso) }
+            if let iso = try fields.count("maxISO") { ramp.maxISO = UInt32(clamping: iso) }
+            if let apertures = try fields.strings("apertures") { ramp.apertures = apertures }
+            if let gap = try fields.milliseconds("gapMs") { ramp.gapMs = gap }
+            if fields["bulbFromMs"] == .null { ramp.bulbFromMs = nil } else if let from = try fields.milliseconds("bulbFromMs") { ramp.bulbFromMs = from }
+            self = .ramp(ramp)
         default:
-            throw JobRequestError("\(path).kind: '\(name)' is not an exposure; choose camera, bulb, bracket or video")
+            throw JobRequestError("\(path).kind: '\(name)' is not an exposure; choose camera, bulb, bracket, video or ramp")
         }
     }
 
@@ -253,6 +262,12 @@ extension ExposurePlan {
         case .bulb(let milliseconds): ["kind": "bulb", "ms": .integer(milliseconds)]
         case .bracket(let count, let stepThirds): ["kind": "bracket", "count": .int(count), "stepThirds": .int(stepThirds)]
         case .video(let milliseconds): ["kind": "video", "clipMs": .integer(milliseconds)]
+        case .ramp(let ramp):
+            [
+                "kind": "ramp", "minISO": .integer(Int64(ramp.minISO)), "maxISO": .integer(Int64(ramp.maxISO)),
+                "apertures": .array(ramp.apertures.map(JSONValue.string)), "gapMs": .integer(ramp.gapMs),
+                "bulbFromMs": ramp.bulbFromMs.map(JSONValue.integer) ?? .null,
+            ]
         }
     }
 }

@@ -1,0 +1,97 @@
+import UnleashedKit
+import UnleashedProtocol
+
+/// A ramped run's part of the engine: the ramp built from what the camera offers, a reading of
+/// the meter ahead of each slot, and the settings changed before the picture.
+extension Timelapse {
+    /// Builds the ramp at the start of a ramped run, refusing limits the camera cannot meet.
+    func startRamp(_ ramp: RampPlan, camera: any Camera) async throws(TimelapseError) {
+        guard ramp.minISO <= ramp.maxISO else { throw .invalidPlan("the ramp's lowest ISO is above its highest") }
+        guard ramp.gapMs >= 0 else { throw .invalidPlan("the ramp's gap cannot be negative") }
+        guard ramp.maxRate > 0 else { throw .invalidPlan("the ramp's largest rate must be above 0 stops an hour") }
+        let descriptors: [SettingDescriptor]
+        do {
+            descriptors = try await camera.settings()
+        } catch {
+            throw .camera(error)
+        }
+        func descriptor(_ setting: SettingID) -> SettingDescriptor? { descriptors.first { $0.setting == setting } }
+        let shutterChoices = descriptor(.shutterSpeed)?.choices ?? []
+        let shutters = shutterChoices.compactMap { value -> ShutterSpeed? in
+            if case .shutterSpeed(let speed) = value, !speed.isBulb { return speed } else { return nil }
+        }
+        let isos = (descriptor(.iso)?.choices ?? []).compactMap { value -> ISOSpeed? in
+            if case .iso(let iso) = value, !iso.isAuto, (ramp.minISO...ramp.maxISO).contains(iso.rawValue) { return iso } else { return nil }
+        }
+        let apertures = try rampApertures(ramp, offered: descriptor(.aperture))
+        let bulb = ramp.bulbFromMs != nil && shutterChoices.contains(.shutterSpeed(.bulb)) && camera.identity.capabilities.contains(.bulb)
+        let limits = RampLimits(shutterSpeeds: shutters, isoSpeeds: isos, apertures: apertures, gap: .milliseconds(ramp.gapMs),
+                                bulb: bulb, bulbFrom: .milliseconds(ramp.bulbFromMs ?? 1000))
+        if let problem = limits.problem {
+            throw .invalidPlan("the exposure ramp cannot run on this camera: \(problem)")
+        }
+        guard plan.intervalMs > ramp.gapMs else {
+            throw .intervalTooShort(minimumMs: ramp.gapMs + 1, reason: "the \(Duration.milliseconds(ramp.gapMs).compactText) gap the ramp leaves after each exposure")
+        }
+        self.ramp = RampEngine(settings: ramp.settings, limits: limits, interval: .milliseconds(plan.intervalMs))
+        rampApplied = nil
+    }
+
+    /// The apertures the ramp may use: those the plan names, each offered by the camera, or the
+    /// camera's current one.
+    private func rampApertures(_ ramp: RampPlan, offered: SettingDescriptor?) throws(TimelapseError) -> [Aperture] {
+        guard let offered else { throw .invalidPlan("the camera reports no aperture; the exposure ramp needs one") }
+        guard !ramp.apertures.isEmpty else {
+            guard case .aperture(let current) = offered.value else { throw .invalidPlan("the camera reports no aperture; the exposure ramp needs one") }
+            return [current]
+        }
+        return try ramp.apertures.map { text throws(TimelapseError) in
+            guard let aperture = Aperture(text: text), offered.choices.contains(.aperture(aperture)) else {
+                throw .invalidPlan("the camera does not offer the aperture '\(text)' (it offers \(offered.choices.map(\.text).joined(separator: " ")))")
+            }
+            return aperture
+        }
+    }
+
+    /// Reads the meter and asks the ramp for the coming slot's exposure; without a reading the
+    /// slot fails, saying why.
+    func prepareRamp(due: Duration, camera: any Camera) async {
+        guard ramp != nil else { return }
+        rampStep = nil
+        var reading = await camera.lastMeteredEV
+        if reading == nil { reading = try? await camera.status().meteredEV }
+        guard let reading else { return }
+        rampStep = ramp?.next(at: due, sceneEV: reading.stops)
+    }
+
+    /// The command of a ramped slot: the settings that changed, then the picture or the bulb
+    /// exposure.
+    func rampCommand() -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork) {
+        guard let step = rampStep else {
+            return (nil, false, { _ throws(CameraError) in
+                throw CameraError.invalidArgument("the camera reported no metered EV, which the exposure ramp needs")
+            })
+        }
+        let exposure = step.exposure
+        let previous = rampApplied
+        var changes: [SettingValue] = []
+        if previous?.aperture != exposure.aperture { changes.append(.aperture(exposure.aperture)) }
+        if previous?.iso != exposure.iso { changes.append(.iso(exposure.iso)) }
+        if previous?.shutter != exposure.shutter { changes.append(.shutterSpeed(exposure.shutter)) }
+        let settingChanges = changes
+        return (exposure.text, exposure.bulbMilliseconds != nil, { camera throws(CameraError) in
+            for change in settingChanges { _ = try await camera.set(change) }
+            if let milliseconds = exposure.bulbMilliseconds {
+                return try await Self.bulbWork(camera, milliseconds: milliseconds, exposure: exposure.text)
+            }
+            return SlotWork(try await camera.shoot())
+        })
+    }
+
+    /// What the ramp decided for the slot being recorded.
+    func rampRecord() -> RampRecord? {
+        guard let step = rampStep else { return nil }
+        return RampRecord(targetEV: step.targetEV, sceneEV: step.sceneEV, residualEV: step.exposure.ev100 - step.targetEV,
+                          rate: step.rate, intervalMs: step.interval.wholeMilliseconds)
+    }
+}
