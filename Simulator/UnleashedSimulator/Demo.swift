@@ -79,12 +79,16 @@ public struct DemoOptions: Sendable {
     /// What the simulated radio does wrong, and when the module goes out of range.
     public var faults: DemoFaults
     public var mtu: Int
+    /// The light the camera meters; nil for a constant scene.
+    public var scene: SceneLight?
 
-    public init(profile: CameraProfile? = nil, seed: UInt64 = 1, faults: DemoFaults = DemoFaults(), mtu: Int = 185) {
+    public init(profile: CameraProfile? = nil, seed: UInt64 = 1, faults: DemoFaults = DemoFaults(), mtu: Int = 185,
+                scene: SceneLight? = nil) {
         self.profile = profile
         self.seed = seed
         self.faults = faults
         self.mtu = mtu
+        self.scene = scene
     }
 }
 
@@ -108,7 +112,7 @@ public struct Demo: Sendable {
     /// connects to it.
     public static func start(stateFile: URL?, options: DemoOptions = DemoOptions()) async throws(DemoError) -> Demo {
         let (camera, recordingSince) = try loadCamera(from: stateFile, profile: options.profile)
-        let module = VirtualModule(camera: camera, seed: options.seed)
+        let module = VirtualModule(camera: camera, scene: options.scene, seed: options.seed)
         if let recordingSince {
             let now = VirtualModule.systemTime()
             await module.resumeRecording(startedAgo: .milliseconds(Int64(now > recordingSince ? now - recordingSince : 0)))
