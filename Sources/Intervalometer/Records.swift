@@ -52,7 +52,7 @@ public enum ExposurePlan: Codable, Hashable, Sendable {
     case video(milliseconds: Int64)
     /// One picture whose exposure follows the light (``RampEngine``): the shutter speed, ISO
     /// and aperture are set before each slot, and long exposures are timed in bulb.
-    case ramp(RampPlan)
+    case ramp(plan: RampPlan)
 }
 
 /// How an automatic exposure ramp runs: its limits and how fast it may move. Stored with the

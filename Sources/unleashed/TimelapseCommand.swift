@@ -102,7 +102,7 @@ struct TimelapseCommand: AsyncParsableCommand {
             throw options.usage("choose one of --bulb, --bracket and --ramp")
         }
         var exposure = ExposurePlan.camera
-        if let ramp { exposure = .ramp(try rampPlan(ramp)) }
+        if let ramp { exposure = .ramp(plan: try rampPlan(ramp)) }
         if let bulb { exposure = .bulb(milliseconds: try options.milliseconds(bulb, for: "--bulb")) }
         if let bracket {
             guard let parsed = Self.bracket(bracket) else {

@@ -470,6 +470,25 @@ struct JobTests {
         }
     }
 
+    @Test("a ramped job sets the exposure before each slot, reads back its plan and streams what the ramp decided")
+    func rampJob() async throws {
+        try await Self.withRig { rig in
+            let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "maxISO": 1600, "apertures": ["f/4"], "gapMs": 500}}}"#)
+            #expect(created.status == 201, "\(created.body)")
+            let exposure = try #require((created.json?["plan"] as? [String: Any])?["exposure"] as? [String: Any])
+            #expect(exposure["kind"] as? String == "ramp" && exposure["maxISO"] as? Int == 1600 && exposure["gapMs"] as? Int == 500)
+            #expect(exposure["apertures"] as? [String] == ["f/4"])
+            let id = try #require((created.json?["id"] as? NSNumber)?.int64Value)
+            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            let frames = try events.dropLast().map { try $0.frame() }
+            #expect(frames.map(\.frame) == [1, 2])
+            #expect(frames.allSatisfy { $0.outcome == .taken && $0.exposure?.hasSuffix("f/4") == true && $0.ramp?.intervalMs == 1500 },
+                    "\(frames)")
+            let refused = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "maxISO": "high"}}}"#)
+            #expect(refused.status == 400, "\(refused.body)")
+        }
+    }
+
     @Test("resumeInterrupted leaves a run whose camera the daemon does not hold")
     func resumeMissingCamera() async throws {
         let directory = "/tmp/unleashed-jobs-\(UUID().uuidString.prefix(8))"

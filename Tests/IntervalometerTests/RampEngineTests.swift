@@ -64,7 +64,7 @@ struct RampEngineTests {
         let camera = try SkyCamera(clock: clock, sky: sky)
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(1081),
-                           exposure: .ramp(RampPlan(maxISO: 6400, apertures: ["f/2.8"], gapMs: Self.gap.wholeMilliseconds)))
+                           exposure: .ramp(plan: RampPlan(maxISO: 6400, apertures: ["f/2.8"], gapMs: Self.gap.wholeMilliseconds)))
         let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
             .start(cameraName: "sky")
         #expect(ending.state == .finished, "\(ending.reason)")

@@ -250,7 +250,7 @@ extension ExposurePlan {
             if let apertures = try fields.strings("apertures") { ramp.apertures = apertures }
             if let gap = try fields.milliseconds("gapMs") { ramp.gapMs = gap }
             if fields["bulbFromMs"] == .null { ramp.bulbFromMs = nil } else if let from = try fields.milliseconds("bulbFromMs") { ramp.bulbFromMs = from }
-            self = .ramp(ramp)
+            self = .ramp(plan: ramp)
         default:
             throw JobRequestError("\(path).kind: '\(name)' is not an exposure; choose camera, bulb, bracket, video or ramp")
         }
