@@ -111,8 +111,10 @@ public struct RampEngine: Sendable {
     }
 
     /// The exposure for the picture taken `elapsed` into the run, given a reading of the scene's
-    /// light then (EV at ISO 100); nil when the limits allow no exposure.
-    public mutating func next(at elapsed: Duration, sceneEV reading: Double) -> Step? {
+    /// light then (EV at ISO 100); nil when the limits allow no exposure. `offset` makes the
+    /// picture that many stops brighter (negative: darker) than the settings' brightness, as a
+    /// program's keyframes ask.
+    public mutating func next(at elapsed: Duration, sceneEV reading: Double, offset: Double = 0) -> Step? {
         let now = elapsed.seconds
         let rate: Double
         if let level, let lastSeconds, now > lastSeconds {
@@ -123,7 +125,7 @@ public struct RampEngine: Sendable {
             let updated = predicted + alpha * (reading - predicted)
             trend += beta * ((updated - level) / dt - trend)
             self.level = updated
-            let wanted = updated - settings.brightness(forScene: updated)
+            let wanted = updated - settings.brightness(forScene: updated) - offset
             let error = wanted - exposureEV
             var perHour = trend * 3600
             if abs(error) > settings.hysteresis { perHour += error / settings.response * 3600 }
@@ -138,7 +140,7 @@ public struct RampEngine: Sendable {
             self.lastSeconds = now
         } else if level == nil {
             level = reading
-            exposureEV = reading - settings.brightness(forScene: reading)
+            exposureEV = reading - settings.brightness(forScene: reading) - offset
             lastSeconds = now
             rate = 0
         } else {
@@ -147,7 +149,7 @@ public struct RampEngine: Sendable {
         let scene = level ?? reading
         let interval = settings.interval(forScene: scene) ?? baseInterval
         guard let exposure = allocator.exposure(for: exposureEV, interval: interval) else { return nil }
-        return Step(exposure: exposure, targetEV: exposureEV, sceneEV: scene, targetBrightness: settings.brightness(forScene: scene),
-                    rate: rate, interval: interval)
+        return Step(exposure: exposure, targetEV: exposureEV, sceneEV: scene,
+                    targetBrightness: settings.brightness(forScene: scene) + offset, rate: rate, interval: interval)
     }
 }

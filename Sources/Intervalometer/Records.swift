@@ -73,9 +73,12 @@ public struct RampPlan: Codable, Hashable, Sendable {
     public var maxRate: Double
     /// How much darker than mid-grey the night is rendered, in stops (negative is darker).
     public var nightBrightness: Double
+    /// Keyframes that hold fixed exposures or shift the brightness over the run; nil follows
+    /// the light throughout.
+    public var program: RampProgram?
 
     public init(minISO: UInt32 = 100, maxISO: UInt32 = 6400, apertures: [String] = [], bulbFromMs: Int64? = 1000,
-                gapMs: Int64 = 2000, maxRate: Double = 30, nightBrightness: Double = -1.3) {
+                gapMs: Int64 = 2000, maxRate: Double = 30, nightBrightness: Double = -1.3, program: RampProgram? = nil) {
         self.minISO = minISO
         self.maxISO = maxISO
         self.apertures = apertures
@@ -83,6 +86,7 @@ public struct RampPlan: Codable, Hashable, Sendable {
         self.gapMs = gapMs
         self.maxRate = maxRate
         self.nightBrightness = nightBrightness
+        self.program = program
     }
 
     /// The engine's settings for this plan.

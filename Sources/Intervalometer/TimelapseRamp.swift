@@ -33,8 +33,32 @@ extension Timelapse {
         guard plan.intervalMs > ramp.gapMs else {
             throw .intervalTooShort(minimumMs: ramp.gapMs + 1, reason: "the \(Duration.milliseconds(ramp.gapMs).compactText) gap the ramp leaves after each exposure")
         }
+        if let program = ramp.program {
+            try checkFixedKeyframes(program, descriptors: descriptors, bulb: shutterChoices.contains(.shutterSpeed(.bulb)), gapMs: ramp.gapMs)
+        }
         self.ramp = RampEngine(settings: ramp.settings, limits: limits, interval: .milliseconds(plan.intervalMs))
         rampApplied = nil
+    }
+
+    /// Every fixed keyframe's settings are the camera's and fit the interval.
+    private func checkFixedKeyframes(_ program: RampProgram, descriptors: [SettingDescriptor], bulb: Bool, gapMs: Int64) throws(TimelapseError) {
+        for (index, keyframe) in program.keyframes.enumerated() {
+            guard let fixed = keyframe.fixed else { continue }
+            let name = "program keyframe at \(Duration.milliseconds(keyframe.atMs).compactText)"
+            guard let exposure = fixed.exposure else { throw .invalidPlan("\(name): its settings cannot be read") }
+            var wanted: [SettingValue] = [.iso(exposure.iso), .aperture(exposure.aperture)]
+            wanted.append(.shutterSpeed(exposure.shutter))
+            if exposure.bulbMilliseconds != nil, !bulb { throw .invalidPlan("\(name): the camera offers no bulb") }
+            for value in wanted {
+                let offered = descriptors.first { $0.setting == value.setting }?.choices ?? []
+                guard offered.contains(value) else {
+                    throw .invalidPlan("\(name): the camera does not offer \(value.text) (keyframe \(index + 1))")
+                }
+            }
+            if exposure.seconds * 1000 > Double(plan.intervalMs - gapMs) {
+                throw .invalidPlan("\(name): \(exposure.text) does not fit the interval less the \(Duration.milliseconds(gapMs).compactText) gap")
+            }
+        }
     }
 
     /// The apertures the ramp may use: those the plan names, each offered by the camera, or the
@@ -61,7 +85,20 @@ extension Timelapse {
         var reading = await camera.lastMeteredEV
         if reading == nil { reading = try? await camera.status().meteredEV }
         guard let reading else { return }
-        rampStep = ramp?.next(at: due, sceneEV: reading.stops)
+        guard case .ramp(let rampPlan) = plan.exposure, let program = rampPlan.program else {
+            rampStep = ramp?.next(at: due, sceneEV: reading.stops)
+            return
+        }
+        let (keyframe, offset) = program.at(due)
+        // The ramp keeps following the light under a fixed keyframe, so that it is ready when
+        // the program hands over.
+        guard var step = ramp?.next(at: due, sceneEV: reading.stops, offset: offset) else { return }
+        if let fixed = keyframe.fixed?.exposure {
+            step.exposure = fixed
+            step.targetEV = fixed.ev100
+            step.rate = 0
+        }
+        rampStep = step
     }
 
     /// The command of a ramped slot: the settings that changed, then the picture or the bulb

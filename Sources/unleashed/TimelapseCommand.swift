@@ -53,11 +53,12 @@ struct TimelapseCommand: AsyncParsableCommand {
         "Each slot is a bracket around the current shutter speed: COUNTxSTEP, e.g. 3x1ev, 5x2/3ev.", valueName: "bracket"))
     var bracket: String?
 
-    @Option(help: ArgumentHelp(
+    @Option(parsing: .upToNextOption, help: ArgumentHelp(
         "Follow the light: 'auto' sets the shutter speed, ISO and aperture before each slot from the camera's meter, "
-            + "in third stops by day and timed bulb exposures by night (a sunset into night, or the reverse).",
-        valueName: "mode"))
-    var ramp: String?
+            + "in third stops by day and timed bulb exposures by night (a sunset into night, or the reverse); "
+            + "'program FILE' does the same with keyframes from a JSON file (docs/holy-grail.md).",
+        valueName: "auto|program FILE"))
+    var ramp: [String] = []
 
     @Option(name: .customLong("max-iso"), help: ArgumentHelp("With --ramp: the highest ISO the ramp may set (default 6400).", valueName: "iso"))
     var maxISO: UInt32?
@@ -98,11 +99,11 @@ struct TimelapseCommand: AsyncParsableCommand {
             throw options.usage("say how often to shoot: --interval 5s (or --resume ID to continue a run)")
         }
         let intervalMs = try options.milliseconds(interval, for: "--interval")
-        guard [bulb != nil, bracket != nil, ramp != nil].filter({ $0 }).count <= 1 else {
+        guard [bulb != nil, bracket != nil, !ramp.isEmpty].filter({ $0 }).count <= 1 else {
             throw options.usage("choose one of --bulb, --bracket and --ramp")
         }
         var exposure = ExposurePlan.camera
-        if let ramp { exposure = .ramp(plan: try rampPlan(ramp)) }
+        if !ramp.isEmpty { exposure = .ramp(plan: try rampPlan(ramp, intervalMs: intervalMs)) }
         if let bulb { exposure = .bulb(milliseconds: try options.milliseconds(bulb, for: "--bulb")) }
         if let bracket {
             guard let parsed = Self.bracket(bracket) else {
@@ -115,11 +116,16 @@ struct TimelapseCommand: AsyncParsableCommand {
     }
 
     /// The ramp's limits from the command line.
-    private func rampPlan(_ mode: String) throws(ExitCode) -> RampPlan {
-        guard mode == "auto" else {
-            throw options.usage("--ramp: '\(mode)' is not a ramp mode; use --ramp auto (programs of keyframes are not supported yet)")
-        }
+    private func rampPlan(_ words: [String], intervalMs: Int64) throws(ExitCode) -> RampPlan {
         var plan = RampPlan()
+        switch words.count {
+        case 1 where words[0] == "auto":
+            break
+        case 2 where words[0] == "program":
+            plan.program = try program(words[1], intervalMs: intervalMs)
+        default:
+            throw options.usage("--ramp: '\(words.joined(separator: " "))' is not a ramp; write --ramp auto or --ramp program FILE")
+        }
         if let minISO { plan.minISO = minISO }
         if let maxISO { plan.maxISO = maxISO }
         guard plan.minISO <= plan.maxISO else { throw options.usage("--min-iso \(plan.minISO) is above --max-iso \(plan.maxISO)") }
@@ -128,8 +134,23 @@ struct TimelapseCommand: AsyncParsableCommand {
         return plan
     }
 
+    /// The keyframes of a program file.
+    private func program(_ path: String, intervalMs: Int64) throws(ExitCode) -> RampProgram {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw options.fail(code: "programFile", "--ramp program: cannot read \(path): \(error.localizedDescription)", status: .usage)
+        }
+        do {
+            return try RampProgram(json: data, intervalMs: intervalMs)
+        } catch {
+            throw options.fail(code: "programFile", "--ramp program \(path): \(error)", status: .usage)
+        }
+    }
+
     private func interruptedRun(_ id: Int64, journal: SQLiteJournal) throws(ExitCode) -> RunRecord {
-        let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil), ("--ramp", ramp != nil)]
+        let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil), ("--ramp", !ramp.isEmpty)]
         if let given = planOptions.first(where: \.1)?.0 ?? schedule.givenOption {
             throw options.usage("\(given) cannot be changed on --resume: the run continues with the plan it was started with")
         }

@@ -153,6 +153,20 @@ struct TimelapseCommandTests {
         #expect(show.stdout.contains("exposure ramped to the light (ISO 100-1600, f/4)"), "\(show.stdout)")
         let csv = try await fixture.run("runs", "export", "\(run.id)", "--csv")
         #expect(csv.stdout.split(separator: "\r\n").dropFirst().allSatisfy { $0.hasSuffix(",1500") }, "\(csv.stdout)")
+
+        let program = fixture.directory.appendingPathComponent("program.json")
+        try #"{"keyframes": [{"frame": 1, "mode": "fixed", "shutter": "1/250", "iso": 200, "aperture": "f/4"}, {"frame": 3}]}"#
+            .write(to: program, atomically: true, encoding: .utf8)
+        let programmed = try await fixture.run("--demo", "timelapse", "--interval", "1500ms", "--frames", "3", "--ramp", "program",
+                                               program.path, "--ramp-gap", "500ms", "--json")
+        #expect(programmed.status == 0, "\(programmed.stderr)")
+        let second = try #require(try SQLiteJournal(path: fixture.journalPath).runs().first)
+        let exposures = try fixture.frames(of: second.id).map(\.exposure)
+        #expect(exposures.prefix(2).allSatisfy { $0 == "1/250 ISO 200 f/4" }, "the fixed keyframe holds for frames 1 and 2: \(exposures)")
+        try #"{"keyframes": [{"at": "0s", "mode": "fixed", "shutter": "1/250", "iso": 200}]}"#.write(to: program, atomically: true, encoding: .utf8)
+        let broken = try await fixture.run("--demo", "timelapse", "--interval", "2s", "--frames", "3", "--ramp", "program", program.path)
+        #expect(broken.status == 64)
+        #expect(broken.stderr.contains("keyframe 1: a fixed keyframe needs an aperture"), "\(broken.stderr)")
     }
 
     @Test("a hook script receives ACTION, ARGUMENT and the UNLEASHED_* variables; a non-zero exit at init aborts the run")
@@ -276,7 +290,8 @@ struct TimelapseCommandTests {
               (["--interval", "1s", "--until", "25:00"], "is not a time of day"),
               (["--interval", "soon", "--frames", "3"], "is not a duration"),
               (["--resume", "7"], "there is no run 7"),
-              (["--interval", "5s", "--frames", "3", "--ramp", "program"], "not a ramp mode"),
+              (["--interval", "5s", "--frames", "3", "--ramp", "sunset"], "is not a ramp; write --ramp auto or --ramp program FILE"),
+              (["--interval", "5s", "--frames", "3", "--ramp", "program", "/nonexistent/program.json"], "cannot read /nonexistent/program.json"),
               (["--interval", "5s", "--frames", "3", "--ramp", "auto", "--bulb", "1s"], "choose one of --bulb, --bracket and --ramp"),
               (["--interval", "5s", "--frames", "3", "--ramp", "auto", "--ramp-aperture", "f/1.1"], "does not offer the aperture"),
               (["--interval", "5s", "--frames", "3", "--ramp", "auto", "--min-iso", "800", "--max-iso", "400"], "is above --max-iso"),

@@ -89,6 +89,51 @@ struct RampEngineTests {
         #expect(await camera.settingChanges < 1081 * 3, "only the settings that change are sent")
     }
 
+    @Test("a program holds a fixed exposure, then follows the light with an offset that moves between keyframes")
+    func programOnTheTestClock() async throws {
+        let program = try RampProgram(json: Data("""
+            {"keyframes": [
+              {"at": "0s", "mode": "fixed", "shutter": "1/1000", "iso": 100, "aperture": "f/2.8"},
+              {"at": "30m", "mode": "auto", "evOffset": 0},
+              {"frame": 721, "mode": "auto", "evOffset": -1}
+            ]}
+            """.utf8), intervalMs: 10_000)
+        #expect(program.at(.seconds(4500)).evOffset == -0.5, "halfway between 30 min and 2 h (frame 721): half the offset")
+        #expect(program.at(.seconds(3 * 3600)).evOffset == -1)
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+        let journal = MemoryJournal()
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(1081), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
+        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "sky")
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.prefix(180).allSatisfy { $0.exposure == "1/1000 ISO 100 f/2.8" }, "the first 30 minutes hold the fixed exposure")
+        #expect(frames[180].exposure != "1/1000 ISO 100 f/2.8", "then the ramp takes over")
+        let pictures = await camera.pictures
+        let late = pictures.suffix(60)
+        #expect(late.allSatisfy { abs($0.brightness - (-1.3 - 1)) < 0.5 },
+                "by night the pictures sit 1 EV under the night brightness: \(late.map(\.brightness).prefix(5))")
+    }
+
+    @Test("a program file that is wrong says where", arguments: [
+        (#"{"keyframes": []}"#, "missing or empty"),
+        (#"{"keyframes": [{"at": "soon"}]}"#, "keyframe 1: at 'soon' is not a duration"),
+        (#"{"keyframes": [{"at": "0s"}, {"at": "1h", "mode": "fixed", "iso": 100, "aperture": "f/8"}]}"#, "keyframe 2: a fixed keyframe needs exactly one of shutter"),
+        (#"{"keyframes": [{"at": "1h"}, {"at": "30m"}]}"#, "in time order"),
+        (#"{"keyframes": [{"at": "0s", "evOffset": 9}]}"#, "between -5 and 5"),
+        (#"{"keyframes": [{"at": "0s", "shutter": "1/500"}]}"#, "belongs to a fixed keyframe"),
+        (#"{"frames": []}"#, "'frames' is not part of a program"),
+        (#"[1, 2]"#, "not a JSON object"),
+    ])
+    func programErrors(_ text: String, _ message: String) {
+        #expect {
+            try RampProgram(json: Data(text.utf8), intervalMs: 10_000)
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+
     @Test("a fixed exposure set by day goes black by night: the rehearsal can tell a bad ramp")
     func fixedExposureFails() {
         let quality = RampQuality(Self.rehearsal(Self.scenes[1].1).run(.fixed))

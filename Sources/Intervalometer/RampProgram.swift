@@ -1,0 +1,162 @@
+public import Foundation
+import UnleashedKit
+public import UnleashedProtocol
+
+/// A ramp program: keyframes that say, from a time or a frame of the run on, whether the ramp
+/// follows the light (`auto`, with a brightness offset interpolated between keyframes) or holds
+/// a fixed exposure (for a known event, or a start before the light changes). The file format
+/// is JSON (docs/holy-grail.md):
+///
+/// ```json
+/// {"keyframes": [
+///   {"at": "0s", "mode": "fixed", "shutter": "1/500", "iso": 100, "aperture": "f/8"},
+///   {"at": "20m", "mode": "auto", "evOffset": 0},
+///   {"frame": 900, "mode": "auto", "evOffset": -0.7}
+/// ]}
+/// ```
+public struct RampProgram: Codable, Hashable, Sendable {
+    /// One keyframe, in force from its time until the next one.
+    public struct Keyframe: Codable, Hashable, Sendable {
+        /// When it starts, in milliseconds from the run's first slot.
+        public var atMs: Int64
+        public var mode: Mode
+        /// Stops brighter (negative: darker) than the ramp would make the picture; in `auto`
+        /// it moves in a straight line to the next `auto` keyframe's.
+        public var evOffset: Double
+        /// The exposure of a `fixed` keyframe.
+        public var fixed: FixedExposure?
+    }
+
+    public enum Mode: String, Codable, Hashable, Sendable {
+        case auto
+        case fixed
+    }
+
+    /// Settings a `fixed` keyframe holds.
+    public struct FixedExposure: Codable, Hashable, Sendable {
+        /// A shutter speed as the camera names it; nil with ``bulbMs``.
+        public var shutter: String?
+        /// A bulb time instead of a shutter speed.
+        public var bulbMs: Int64?
+        public var iso: UInt32
+        public var aperture: String
+    }
+
+    /// In time order, the first at 0.
+    public private(set) var keyframes: [Keyframe]
+
+    /// What the program asks for `elapsed` into the run: the keyframe in force and the offset.
+    public func at(_ elapsed: Duration) -> (keyframe: Keyframe, evOffset: Double) {
+        let milliseconds = elapsed.wholeMilliseconds
+        let index = keyframes.lastIndex { $0.atMs <= milliseconds } ?? 0
+        let current = keyframes[index]
+        guard current.mode == .auto, let next = keyframes[(index + 1)...].first, next.mode == .auto, next.atMs > current.atMs else {
+            return (current, current.evOffset)
+        }
+        let fraction = Double(milliseconds - current.atMs) / Double(next.atMs - current.atMs)
+        return (current, current.evOffset + (next.evOffset - current.evOffset) * fraction)
+    }
+
+    /// Reads a program file's JSON for a run of slots `intervalMs` apart, with an error that
+    /// names the keyframe and the field when something is wrong.
+    public init(json data: Data, intervalMs: Int64) throws(RampProgramError) {
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw RampProgramError("the program is not a JSON object; it looks like {\"keyframes\": [...]}")
+        }
+        if let unknown = root.keys.first(where: { $0 != "keyframes" }) {
+            throw RampProgramError("'\(unknown)' is not part of a program; it has only keyframes")
+        }
+        guard let list = root["keyframes"] as? [Any], !list.isEmpty else {
+            throw RampProgramError("keyframes: missing or empty; a program needs at least one")
+        }
+        var keyframes: [Keyframe] = []
+        for (index, item) in list.enumerated() {
+            keyframes.append(try Self.keyframe(item, number: index + 1, intervalMs: intervalMs))
+        }
+        guard zip(keyframes, keyframes.dropFirst()).allSatisfy({ $0.atMs < $1.atMs }) else {
+            throw RampProgramError("the keyframes must be in time order, each after the one before")
+        }
+        if keyframes[0].atMs > 0 {
+            // Before the first keyframe the ramp follows the light as without a program.
+            keyframes.insert(Keyframe(atMs: 0, mode: .auto, evOffset: 0, fixed: nil), at: 0)
+        }
+        self.keyframes = keyframes
+    }
+
+    private static func keyframe(_ item: Any, number: Int, intervalMs: Int64) throws(RampProgramError) -> Keyframe {
+        let name = "keyframe \(number)"
+        guard let fields = item as? [String: Any] else { throw RampProgramError("\(name): expected an object") }
+        let known: Set<String> = ["at", "frame", "mode", "evOffset", "shutter", "bulbMs", "iso", "aperture"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            throw RampProgramError("\(name): '\(unknown)' is not a keyframe field (\(known.sorted().joined(separator: ", ")))")
+        }
+        let atMs: Int64
+        switch (fields["at"], fields["frame"]) {
+        case (let text as String, nil):
+            guard let duration = parseDuration(text) else { throw RampProgramError("\(name): at '\(text)' is not a duration like 20m or 1h30m") }
+            atMs = duration.wholeMilliseconds
+        case (nil, let frame as Int) where frame >= 1:
+            atMs = Int64(frame - 1) * intervalMs
+        default:
+            throw RampProgramError("\(name): give exactly one of at (a duration from the start, like \"20m\") or frame (1 or more)")
+        }
+        let modeText = fields["mode"] as? String ?? "auto"
+        guard let mode = Mode(rawValue: modeText) else { throw RampProgramError("\(name): mode '\(modeText)' is not auto or fixed") }
+        let offset: Double
+        switch fields["evOffset"] {
+        case nil: offset = 0
+        case let value as Double where abs(value) <= 5: offset = value
+        case let value as Int where abs(value) <= 5: offset = Double(value)
+        default: throw RampProgramError("\(name): evOffset must be a number of stops between -5 and 5")
+        }
+        guard mode == .fixed else {
+            if let stray = ["shutter", "bulbMs", "iso", "aperture"].first(where: { fields[$0] != nil }) {
+                throw RampProgramError("\(name): \(stray) belongs to a fixed keyframe; an auto keyframe follows the light")
+            }
+            return Keyframe(atMs: atMs, mode: .auto, evOffset: offset, fixed: nil)
+        }
+        guard let iso = fields["iso"] as? Int, let isoSpeed = ISOSpeed(UInt32(clamping: max(0, iso))), !isoSpeed.isAuto else {
+            throw RampProgramError("\(name): a fixed keyframe needs an iso, like 100")
+        }
+        guard let aperture = fields["aperture"] as? String, Aperture(text: aperture) != nil else {
+            throw RampProgramError("\(name): a fixed keyframe needs an aperture, like \"f/8\"")
+        }
+        let shutter = fields["shutter"] as? String
+        let bulbMs = fields["bulbMs"] as? Int
+        switch (shutter, bulbMs) {
+        case (let text?, nil):
+            guard let speed = ShutterSpeed(text: text), !speed.isBulb else {
+                throw RampProgramError("\(name): shutter '\(text)' is not a shutter speed like 1/500 or 2s (for bulb give bulbMs)")
+            }
+        case (nil, let milliseconds?) where milliseconds >= 1:
+            break
+        default:
+            throw RampProgramError("\(name): a fixed keyframe needs exactly one of shutter (like \"1/500\") or bulbMs (1 or more)")
+        }
+        return Keyframe(atMs: atMs, mode: .fixed, evOffset: 0,
+                        fixed: FixedExposure(shutter: shutter, bulbMs: bulbMs.map(Int64.init), iso: isoSpeed.rawValue, aperture: aperture))
+    }
+}
+
+/// Why a ramp program cannot be used.
+public struct RampProgramError: Error, CustomStringConvertible, Hashable, Sendable {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+extension RampProgram.FixedExposure {
+    /// The exposure these settings make; nil if a value does not read.
+    var exposure: RampExposure? {
+        guard let iso = ISOSpeed(iso), let aperture = Aperture(text: aperture), let gain = iso.gainStops else { return nil }
+        if let bulbMs {
+            return RampExposure(shutter: .bulb, bulbMilliseconds: bulbMs, iso: iso, aperture: aperture,
+                                ev100: ExposureValue.ev100(timeStops: log2(Double(bulbMs) / 1000), gainStops: gain, lightStops: aperture.lightStops))
+        }
+        guard let text = shutter, let speed = ShutterSpeed(text: text), let time = speed.timeStops else { return nil }
+        return RampExposure(shutter: speed, bulbMilliseconds: nil, iso: iso, aperture: aperture,
+                            ev100: ExposureValue.ev100(timeStops: time, gainStops: gain, lightStops: aperture.lightStops))
+    }
+}
