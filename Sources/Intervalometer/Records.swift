@@ -76,6 +76,10 @@ public struct RampPlan: Codable, Hashable, Sendable {
     /// Keyframes that hold fixed exposures or shift the brightness over the run; nil follows
     /// the light throughout.
     public var program: RampProgram?
+    /// The interval by night, for a run whose interval follows the light from the plan's
+    /// interval by day (scene EV 8 and above) to this by night (EV −2 and below); nil keeps the
+    /// plan's interval.
+    public var nightIntervalMs: Int64?
 
     public init(minISO: UInt32 = 100, maxISO: UInt32 = 6400, apertures: [String] = [], bulbFromMs: Int64? = 1000,
                 gapMs: Int64 = 2000, maxRate: Double = 30, nightBrightness: Double = -1.3, program: RampProgram? = nil) {
@@ -89,11 +93,14 @@ public struct RampPlan: Codable, Hashable, Sendable {
         self.program = program
     }
 
-    /// The engine's settings for this plan.
-    public var settings: RampSettings {
+    /// The engine's settings for a run of slots `intervalMs` apart by day.
+    public func settings(intervalMs: Int64) -> RampSettings {
         var settings = RampSettings()
         settings.maxRate = maxRate
         settings.nightBrightness = nightBrightness
+        if let nightIntervalMs {
+            settings.intervals = RampSettings.IntervalRamp(day: .milliseconds(intervalMs), night: .milliseconds(nightIntervalMs))
+        }
         return settings
     }
 }

@@ -403,6 +403,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         }
         let sent = try await expose(frame: frame, due: due, cameras: ready, volley: volley)
         nextFrame = frame + 1
+        // A ramped interval: the next slot is due this slot's interval after it.
+        if let interval = rampStep?.interval { shift += interval - .milliseconds(plan.intervalMs) }
         switch plan.overrun {
         case .skip:
             let ready = elapsed() + .milliseconds(plan.minimumGapMs)

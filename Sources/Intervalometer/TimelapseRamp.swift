@@ -36,7 +36,10 @@ extension Timelapse {
         if let program = ramp.program {
             try checkFixedKeyframes(program, descriptors: descriptors, bulb: shutterChoices.contains(.shutterSpeed(.bulb)), gapMs: ramp.gapMs)
         }
-        self.ramp = RampEngine(settings: ramp.settings, limits: limits, interval: .milliseconds(plan.intervalMs))
+        if let night = ramp.nightIntervalMs, night <= ramp.gapMs {
+            throw .invalidPlan("the night interval must be longer than the \(Duration.milliseconds(ramp.gapMs).compactText) gap")
+        }
+        self.ramp = RampEngine(settings: ramp.settings(intervalMs: plan.intervalMs), limits: limits, interval: .milliseconds(plan.intervalMs))
         rampApplied = nil
     }
 

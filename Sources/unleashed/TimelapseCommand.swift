@@ -76,6 +76,11 @@ struct TimelapseCommand: AsyncParsableCommand {
             + "this (default 2s).", valueName: "duration"))
     var rampGap: String?
 
+    @Option(name: .customLong("night-interval"), help: ArgumentHelp(
+        "With --ramp: the interval by night; the interval then follows the light from --interval by day (scene EV 8 "
+            + "and above) to this by night (EV -2 and below), leaving room for longer exposures.", valueName: "duration"))
+    var nightInterval: String?
+
     @Option(help: ArgumentHelp("Continue an interrupted run from the journal, on its original schedule.", valueName: "id"))
     var resume: Int64?
 
@@ -104,6 +109,9 @@ struct TimelapseCommand: AsyncParsableCommand {
         }
         var exposure = ExposurePlan.camera
         if !ramp.isEmpty { exposure = .ramp(plan: try rampPlan(ramp, intervalMs: intervalMs)) }
+        let rampOnly = [("--night-interval", nightInterval != nil), ("--max-iso", maxISO != nil), ("--min-iso", minISO != nil),
+                        ("--ramp-aperture", !rampApertures.isEmpty), ("--ramp-gap", rampGap != nil)]
+        if ramp.isEmpty, let given = rampOnly.first(where: \.1)?.0 { throw options.usage("\(given) goes with --ramp") }
         if let bulb { exposure = .bulb(milliseconds: try options.milliseconds(bulb, for: "--bulb")) }
         if let bracket {
             guard let parsed = Self.bracket(bracket) else {
@@ -131,6 +139,7 @@ struct TimelapseCommand: AsyncParsableCommand {
         guard plan.minISO <= plan.maxISO else { throw options.usage("--min-iso \(plan.minISO) is above --max-iso \(plan.maxISO)") }
         plan.apertures = rampApertures
         if let rampGap { plan.gapMs = try options.milliseconds(rampGap, for: "--ramp-gap") }
+        if let nightInterval { plan.nightIntervalMs = try options.milliseconds(nightInterval, for: "--night-interval") }
         return plan
     }
 
@@ -150,7 +159,8 @@ struct TimelapseCommand: AsyncParsableCommand {
     }
 
     private func interruptedRun(_ id: Int64, journal: SQLiteJournal) throws(ExitCode) -> RunRecord {
-        let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil), ("--ramp", !ramp.isEmpty)]
+        let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil), ("--ramp", !ramp.isEmpty),
+                           ("--night-interval", nightInterval != nil)]
         if let given = planOptions.first(where: \.1)?.0 ?? schedule.givenOption {
             throw options.usage("\(given) cannot be changed on --resume: the run continues with the plan it was started with")
         }

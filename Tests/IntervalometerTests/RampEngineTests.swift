@@ -116,6 +116,29 @@ struct RampEngineTests {
                 "by night the pictures sit 1 EV under the night brightness: \(late.map(\.brightness).prefix(5))")
     }
 
+    @Test("the interval follows the light from 10 s by day to 30 s by night, and the night exposures grow into it")
+    func intervalRamp() async throws {
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+        let journal = MemoryJournal()
+        var ramp = RampPlan(apertures: ["f/2.8"])
+        ramp.nightIntervalMs = 30_000
+        let plan = RunPlan(intervalMs: 10_000, stop: .duration(milliseconds: 3 * 3_600_000), exposure: .ramp(plan: ramp))
+        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "sky")
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.allSatisfy { $0.outcome == .taken })
+        let gaps = zip(frames, frames.dropFirst()).map { $1.scheduledMs - $0.scheduledMs }
+        #expect(gaps.first == 10_000 && gaps.last == 30_000, "day \(gaps.first ?? 0) ms, night \(gaps.last ?? 0) ms")
+        #expect(zip(gaps, gaps.dropFirst()).allSatisfy { $1 >= $0 }, "a sunset only lengthens the interval")
+        #expect(zip(frames, gaps).allSatisfy { $0.ramp?.intervalMs == $1 }, "each slot is due its recorded interval after the one before")
+        let pictures = await camera.pictures
+        #expect(pictures.allSatisfy { $0.brightness > RampRehearsal.Frame.black && $0.brightness < RampRehearsal.Frame.white })
+        #expect((pictures.map(\.seconds).max() ?? 0) > 8.5, "night exposures longer than a 10 s interval would allow")
+        #expect(frames.count < 1081, "fewer frames in 3 hours at longer intervals: \(frames.count)")
+    }
+
     @Test("a program file that is wrong says where", arguments: [
         (#"{"keyframes": []}"#, "missing or empty"),
         (#"{"keyframes": [{"at": "soon"}]}"#, "keyframe 1: at 'soon' is not a duration"),
