@@ -198,6 +198,23 @@ struct RampEngineTests {
         #expect(camera.pictureBrightness() == nil, "bulb needs a time")
     }
 
+    @Test("clouds darken the modelled sky by up to the stops asked, smoothly, the same for the same seed")
+    func clouds() {
+        let clear = Self.rehearsal(Self.scenes[0].1).sky
+        var cloudy = clear
+        cloudy.cloudStops = 2
+        cloudy.cloudSeed = 7
+        let minutes = stride(from: 0, through: 180 * 60, by: 10).map { Duration.seconds($0) }
+        let losses = minutes.map { clear.ev(at: $0) - cloudy.ev(at: $0) }
+        #expect(losses.allSatisfy { $0 >= 0 && $0 <= 2 }, "clouds only take light away, at most 2 stops")
+        #expect((losses.max() ?? 0) > 0.5, "and they do take some")
+        #expect(zip(losses, losses.dropFirst()).allSatisfy { abs($1 - $0) < 0.12 }, "eased: at most about 0.1 EV in 10 s")
+        var again = clear
+        again.cloudStops = 2
+        again.cloudSeed = 7
+        #expect(minutes.allSatisfy { again.ev(at: $0) == cloudy.ev(at: $0) })
+    }
+
     @Test("the sun stands where published tables put it: sunset in Berlin at midsummer and midwinter")
     func solarPosition() {
         // At the published sunset the sun's centre is 0.833° below the horizon without
