@@ -138,6 +138,24 @@ public struct RampProgram: Codable, Hashable, Sendable {
     }
 }
 
+extension RampProgram {
+    /// The program in its file's form, for the control API: `init(json:intervalMs:)` reads it
+    /// back (times as milliseconds, `"at": "1800000ms"`).
+    public var json: JSONValue {
+        .object(["keyframes": .array(keyframes.map { keyframe in
+            var fields: [String: JSONValue] = ["at": .string("\(keyframe.atMs)ms"), "mode": .string(keyframe.mode.rawValue)]
+            if keyframe.mode == .auto { fields["evOffset"] = .number(keyframe.evOffset) }
+            if let fixed = keyframe.fixed {
+                fields["iso"] = .integer(Int64(fixed.iso))
+                fields["aperture"] = .string(fixed.aperture)
+                if let shutter = fixed.shutter { fields["shutter"] = .string(shutter) }
+                if let bulbMs = fixed.bulbMs { fields["bulbMs"] = .integer(bulbMs) }
+            }
+            return .object(fields)
+        })])
+    }
+}
+
 /// Why a ramp program cannot be used.
 public struct RampProgramError: Error, CustomStringConvertible, Hashable, Sendable {
     public let description: String

@@ -486,6 +486,19 @@ struct JobTests {
                     "\(frames)")
             let refused = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "maxISO": "high"}}}"#)
             #expect(refused.status == 400, "\(refused.body)")
+            let badProgram = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "program": {"keyframes": []}}}}"#)
+            #expect(badProgram.status == 400 && badProgram.body.contains("program: keyframes: missing or empty"), "\(badProgram.body)")
+
+            // What the CLI sends for --ramp program FILE --night-interval: it must reach the daemon whole.
+            let programmed = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "apertures": ["f/4"], "gapMs": 500, "bulbFromMs": null, "nightIntervalMs": 3000, "program": {"keyframes": [{"frame": 1, "mode": "fixed", "shutter": "1/250", "iso": 200, "aperture": "f/4"}, {"at": "3s", "evOffset": -0.5}]}}}}"#)
+            #expect(programmed.status == 201, "\(programmed.body)")
+            let readBack = try #require((programmed.json?["plan"] as? [String: Any])?["exposure"] as? [String: Any])
+            #expect(readBack["nightIntervalMs"] as? Int == 3000 && readBack["bulbFromMs"] is NSNull)
+            let keyframes = try #require((readBack["program"] as? [String: Any])?["keyframes"] as? [[String: Any]])
+            #expect(keyframes.map { $0["at"] as? String } == ["0ms", "3000ms"] && keyframes[0]["shutter"] as? String == "1/250")
+            let programmedID = try #require((programmed.json?["id"] as? NSNumber)?.int64Value)
+            let programmedFrames = try await Self.events(rig, "/v1/jobs/\(programmedID)/events").dropLast().map { try $0.frame() }
+            #expect(programmedFrames.first?.exposure == "1/250 ISO 200 f/4", "the fixed keyframe ran in the daemon: \(programmedFrames)")
         }
     }
 

@@ -163,7 +163,7 @@ extension RunPlan {
             stop = .never
         }
         let exposure = try fields["exposure"].map { value throws(JobRequestError) in
-            try ExposurePlan(json: value, at: fields.name("exposure"))
+            try ExposurePlan(json: value, at: fields.name("exposure"), intervalMs: interval)
         } ?? .camera
         var overrun = OverrunPolicy.skip
         if let text = try fields.string("overrun") {
@@ -223,7 +223,7 @@ extension RunPlan {
 extension ExposurePlan {
     /// `{"kind": "camera"}`, `{"kind": "bulb", "ms": 2000}`, `{"kind": "bracket", "count": 3,
     /// "stepThirds": 3}` or `{"kind": "video", "clipMs": 5000}`.
-    init(json: JSONValue, at path: String) throws(JobRequestError) {
+    init(json: JSONValue, at path: String, intervalMs: Int64) throws(JobRequestError) {
         guard case .object(let members) = json, let kind = members["kind"] else {
             throw JobRequestError("\(path): expected an object with a kind: camera, bulb, bracket, video or ramp")
         }
@@ -243,13 +243,22 @@ extension ExposurePlan {
             let fields = try Fields(json, at: path, allowed: ["kind", "clipMs"])
             self = .video(milliseconds: try fields.required("clipMs", fields.milliseconds, "how long each clip lasts"))
         case "ramp":
-            let fields = try Fields(json, at: path, allowed: ["kind", "minISO", "maxISO", "apertures", "gapMs", "bulbFromMs"])
+            let fields = try Fields(json, at: path, allowed: ["kind", "minISO", "maxISO", "apertures", "gapMs", "bulbFromMs",
+                                                              "nightIntervalMs", "program"])
             var ramp = RampPlan()
             if let iso = try fields.count("minISO") { ramp.minISO = UInt32(clamping: iso) }
             if let iso = try fields.count("maxISO") { ramp.maxISO = UInt32(clamping: iso) }
             if let apertures = try fields.strings("apertures") { ramp.apertures = apertures }
             if let gap = try fields.milliseconds("gapMs") { ramp.gapMs = gap }
-            if fields["bulbFromMs"] == .null { ramp.bulbFromMs = nil } else if let from = try fields.milliseconds("bulbFromMs") { ramp.bulbFromMs = from }
+            if members["bulbFromMs"] == .null { ramp.bulbFromMs = nil } else if let from = try fields.milliseconds("bulbFromMs") { ramp.bulbFromMs = from }
+            ramp.nightIntervalMs = try fields.milliseconds("nightIntervalMs")
+            if let program = fields["program"] {
+                do {
+                    ramp.program = try RampProgram(json: program.data, intervalMs: intervalMs)
+                } catch {
+                    throw JobRequestError("\(fields.name("program")): \(error)")
+                }
+            }
             self = .ramp(plan: ramp)
         default:
             throw JobRequestError("\(path).kind: '\(name)' is not an exposure; choose camera, bulb, bracket, video or ramp")
@@ -267,6 +276,8 @@ extension ExposurePlan {
                 "kind": "ramp", "minISO": .integer(Int64(ramp.minISO)), "maxISO": .integer(Int64(ramp.maxISO)),
                 "apertures": .array(ramp.apertures.map(JSONValue.string)), "gapMs": .integer(ramp.gapMs),
                 "bulbFromMs": ramp.bulbFromMs.map(JSONValue.integer) ?? .null,
+                "nightIntervalMs": ramp.nightIntervalMs.map(JSONValue.integer) ?? .null,
+                "program": ramp.program?.json ?? .null,
             ]
         }
     }
