@@ -94,6 +94,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     var rampStep: RampEngine.Step?
     /// The exposure the camera was last set to by the ramp, so only changes are sent.
     var rampApplied: RampExposure?
+    /// Why the ramp could not be built at a resumed run's slot, for that slot's record.
+    var rampProblem: String?
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its

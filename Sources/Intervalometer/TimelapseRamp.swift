@@ -83,12 +83,22 @@ extension Timelapse {
     /// Reads the meter and asks the ramp for the coming slot's exposure; without a reading the
     /// slot fails, saying why.
     func prepareRamp(due: Duration, camera: any Camera) async {
-        guard ramp != nil else { return }
+        guard case .ramp(let rampPlan) = plan.exposure else { return }
         rampStep = nil
+        if ramp == nil {
+            // A resumed run builds its ramp at its first slot, with the camera as it is then.
+            do throws(TimelapseError) {
+                try await startRamp(rampPlan, camera: camera)
+                rampProblem = nil
+            } catch {
+                rampProblem = error.description
+                return
+            }
+        }
         var reading = await camera.lastMeteredEV
         if reading == nil { reading = try? await camera.status().meteredEV }
         guard let reading else { return }
-        guard case .ramp(let rampPlan) = plan.exposure, let program = rampPlan.program else {
+        guard let program = rampPlan.program else {
             rampStep = ramp?.next(at: due, sceneEV: reading.stops)
             return
         }
@@ -108,9 +118,8 @@ extension Timelapse {
     /// exposure.
     func rampCommand() -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork) {
         guard let step = rampStep else {
-            return (nil, false, { _ throws(CameraError) in
-                throw CameraError.invalidArgument("the camera reported no metered EV, which the exposure ramp needs")
-            })
+            let problem = rampProblem ?? "the camera reported no metered EV, which the exposure ramp needs"
+            return (nil, false, { _ throws(CameraError) in throw CameraError.invalidArgument(problem) })
         }
         let exposure = step.exposure
         let previous = rampApplied

@@ -139,6 +139,21 @@ struct RampEngineTests {
         #expect(frames.count < 1081, "fewer frames in 3 hours at longer intervals: \(frames.count)")
     }
 
+    @Test("a resumed ramped run builds its ramp again and carries on ramping")
+    func resumedRamp() async throws {
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+        let journal = MemoryJournal()
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(30), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"])))
+        // As the journal holds a run interrupted before its first frame.
+        let record = try journal.begin(plan: plan, t0UnixMs: 1_700_000_000_000, camera: "sky")
+        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .resume(record)
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: record.id)
+        #expect(frames.count == 30 && frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil }, "\(frames.prefix(2))")
+    }
+
     @Test("a program file that is wrong says where", arguments: [
         (#"{"keyframes": []}"#, "missing or empty"),
         (#"{"keyframes": [{"at": "soon"}]}"#, "keyframe 1: at 'soon' is not a duration"),
