@@ -143,7 +143,7 @@ struct TimelapseCommandTests {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
         let result = try await fixture.run("--demo", "timelapse", "--interval", "1500ms", "--frames", "3", "--ramp", "auto",
-                                           "--ramp-gap", "500ms", "--ramp-aperture", "f/4", "--max-iso", "1600", "--json")
+                                           "--ramp-gap", "500ms", "--ramp-aperture", "f/4", "--max-iso", "1600", "--overrun", "defer", "--json")
         #expect(result.status == 0, "\(result.stderr)")
         let run = try #require(try SQLiteJournal(path: fixture.journalPath).runs().first)
         let frames = try fixture.frames(of: run.id)
@@ -158,7 +158,7 @@ struct TimelapseCommandTests {
         try #"{"keyframes": [{"frame": 1, "mode": "fixed", "shutter": "1/250", "iso": 200, "aperture": "f/4"}, {"frame": 3}]}"#
             .write(to: program, atomically: true, encoding: .utf8)
         let programmed = try await fixture.run("--demo", "timelapse", "--interval", "1500ms", "--frames", "3", "--ramp", "program",
-                                               program.path, "--ramp-gap", "500ms", "--json")
+                                               program.path, "--ramp-gap", "500ms", "--overrun", "defer", "--json")
         #expect(programmed.status == 0, "\(programmed.stderr)")
         let second = try #require(try SQLiteJournal(path: fixture.journalPath).runs().first)
         let exposures = try fixture.frames(of: second.id).map(\.exposure)

@@ -473,7 +473,7 @@ struct JobTests {
     @Test("a ramped job sets the exposure before each slot, reads back its plan and streams what the ramp decided")
     func rampJob() async throws {
         try await Self.withRig { rig in
-            let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "maxISO": 1600, "apertures": ["f/4"], "gapMs": 500}}}"#)
+            let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "overrun": "defer", "exposure": {"kind": "ramp", "maxISO": 1600, "apertures": ["f/4"], "gapMs": 500}}}"#)
             #expect(created.status == 201, "\(created.body)")
             let exposure = try #require((created.json?["plan"] as? [String: Any])?["exposure"] as? [String: Any])
             #expect(exposure["kind"] as? String == "ramp" && exposure["maxISO"] as? Int == 1600 && exposure["gapMs"] as? Int == 500)
@@ -490,7 +490,7 @@ struct JobTests {
             #expect(badProgram.status == 400 && badProgram.body.contains("program: keyframes: missing or empty"), "\(badProgram.body)")
 
             // What the CLI sends for --ramp program FILE --night-interval: it must reach the daemon whole.
-            let programmed = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "apertures": ["f/4"], "gapMs": 500, "bulbFromMs": null, "nightIntervalMs": 3000, "program": {"keyframes": [{"frame": 1, "mode": "fixed", "shutter": "1/250", "iso": 200, "aperture": "f/4"}, {"at": "3s", "evOffset": -0.5}]}}}}"#)
+            let programmed = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "overrun": "defer", "exposure": {"kind": "ramp", "apertures": ["f/4"], "gapMs": 500, "bulbFromMs": null, "nightIntervalMs": 3000, "program": {"keyframes": [{"frame": 1, "mode": "fixed", "shutter": "1/250", "iso": 200, "aperture": "f/4"}, {"at": "3s", "evOffset": -0.5}]}}}}"#)
             #expect(programmed.status == 201, "\(programmed.body)")
             let readBack = try #require((programmed.json?["plan"] as? [String: Any])?["exposure"] as? [String: Any])
             #expect(readBack["nightIntervalMs"] as? Int == 3000 && readBack["bulbFromMs"] is NSNull)
