@@ -90,7 +90,7 @@ public struct VirtualCamera: Sendable, Hashable {
         if let stops = speed.timeStops {
             time = stops
         } else if let bulb, bulb > .zero {
-            time = log2(Double(bulb.components.seconds) + Double(bulb.components.attoseconds) / 1e18)
+            time = log2(bulb.inSeconds)
         } else {
             return nil
         }

@@ -30,6 +30,20 @@ public struct RampLimits: Sendable, Hashable {
         self.bulbFrom = bulbFrom
     }
 
+    /// The limits from what a camera offers (its shutter speed and ISO choices, bulb among
+    /// them), ISO kept within `isoRange`.
+    public init(offeredShutterSpeeds: [SettingValue], offeredISOs: [SettingValue], isoRange: ClosedRange<UInt32>,
+                apertures: [Aperture], gap: Duration, bulbAllowed: Bool, bulbFrom: Duration = .seconds(1)) {
+        let shutters = offeredShutterSpeeds.compactMap { value -> ShutterSpeed? in
+            if case .shutterSpeed(let speed) = value, !speed.isBulb { return speed } else { return nil }
+        }
+        let isos = offeredISOs.compactMap { value -> ISOSpeed? in
+            if case .iso(let iso) = value, !iso.isAuto, isoRange.contains(iso.rawValue) { return iso } else { return nil }
+        }
+        self.init(shutterSpeeds: shutters, isoSpeeds: isos, apertures: apertures, gap: gap,
+                  bulb: bulbAllowed && offeredShutterSpeeds.contains(.shutterSpeed(.bulb)), bulbFrom: bulbFrom)
+    }
+
     /// Why the limits cannot make any exposure; nil when they can.
     public var problem: String? {
         if shutterSpeeds.isEmpty && !bulb { return "the camera offers no shutter speed to ramp" }

@@ -17,16 +17,11 @@ extension Timelapse {
         }
         func descriptor(_ setting: SettingID) -> SettingDescriptor? { descriptors.first { $0.setting == setting } }
         let shutterChoices = descriptor(.shutterSpeed)?.choices ?? []
-        let shutters = shutterChoices.compactMap { value -> ShutterSpeed? in
-            if case .shutterSpeed(let speed) = value, !speed.isBulb { return speed } else { return nil }
-        }
-        let isos = (descriptor(.iso)?.choices ?? []).compactMap { value -> ISOSpeed? in
-            if case .iso(let iso) = value, !iso.isAuto, (ramp.minISO...ramp.maxISO).contains(iso.rawValue) { return iso } else { return nil }
-        }
         let apertures = try rampApertures(ramp, offered: descriptor(.aperture))
-        let bulb = ramp.bulbFromMs != nil && shutterChoices.contains(.shutterSpeed(.bulb)) && camera.identity.capabilities.contains(.bulb)
-        let limits = RampLimits(shutterSpeeds: shutters, isoSpeeds: isos, apertures: apertures, gap: .milliseconds(ramp.gapMs),
-                                bulb: bulb, bulbFrom: .milliseconds(ramp.bulbFromMs ?? 1000))
+        let limits = RampLimits(offeredShutterSpeeds: shutterChoices, offeredISOs: descriptor(.iso)?.choices ?? [],
+                                isoRange: ramp.minISO...ramp.maxISO, apertures: apertures, gap: .milliseconds(ramp.gapMs),
+                                bulbAllowed: ramp.bulbFromMs != nil && camera.identity.capabilities.contains(.bulb),
+                                bulbFrom: .milliseconds(ramp.bulbFromMs ?? 1000))
         if let problem = limits.problem {
             throw .invalidPlan("the exposure ramp cannot run on this camera: \(problem)")
         }

@@ -47,7 +47,7 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
         guard let brightness = camera.pictureBrightness(bulb: bulb),
               case .shutterSpeed(let speed)? = camera.settings[.shutterSpeed],
               case .iso(let iso)? = camera.settings[.iso], case .aperture(let aperture)? = camera.settings[.aperture] else { return nil }
-        let seconds = bulb.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? speed.seconds
+        let seconds = bulb?.seconds ?? speed.seconds
         return Picture(elapsed: elapsed, brightness: brightness, exposure: bulb.map { "bulb \($0)" } ?? speed.text,
                        seconds: seconds, iso: iso.rawValue, aperture: aperture.text)
     }

@@ -55,14 +55,8 @@ public struct RampRehearsal: Sendable {
 
     /// The limits of a simulated camera: its ladders, ISO up to `maxISO`, the given apertures.
     public static func limits(profile: CameraProfile, maxISO: UInt32, apertures: [String], gap: Duration = .seconds(2)) -> RampLimits {
-        let shutters = (profile.choices(for: .shutterSpeed) ?? []).compactMap { value -> ShutterSpeed? in
-            if case .shutterSpeed(let speed) = value, !speed.isBulb { return speed } else { return nil }
-        }
-        let isos = (profile.choices(for: .iso) ?? []).compactMap { value -> ISOSpeed? in
-            if case .iso(let iso) = value, !iso.isAuto, iso.rawValue <= maxISO { return iso } else { return nil }
-        }
-        return RampLimits(shutterSpeeds: shutters, isoSpeeds: isos, apertures: apertures.compactMap(Aperture.init(text:)), gap: gap,
-                          bulb: profile.choices(for: .shutterSpeed)?.contains(.shutterSpeed(.bulb)) ?? false)
+        RampLimits(offeredShutterSpeeds: profile.choices(for: .shutterSpeed) ?? [], offeredISOs: profile.choices(for: .iso) ?? [],
+                   isoRange: 0...maxISO, apertures: apertures.compactMap(Aperture.init(text:)), gap: gap, bulbAllowed: true)
     }
 
     /// Every frame of the run by `method`.
