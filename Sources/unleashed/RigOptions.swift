@@ -39,7 +39,7 @@ struct RigOptions: ParsableArguments, Sendable {
             for name in cameras where !seen.insert(name).inserted { throw options.usage("--camera \(name) is given twice") }
             return cameras
         }
-        if let daemon, let known = try await Self.daemonRigs(daemon, options) {
+        if let daemon, let known = try await daemonRigs(daemon, options) {
             return try pick(from: known, options, source: "the daemon's configuration", noModules: "the daemon holds no camera")
         }
         let configuration = try Self.configuration(options)
@@ -93,18 +93,21 @@ struct RigOptions: ParsableArguments, Sendable {
         return known.all
     }
 
-    /// The daemon's groups (`GET /v1/groups`) and cameras (`GET /v1/status`); nil when it does
-    /// not answer after all (a socket left by one that did not stop cleanly).
-    private static func daemonRigs(_ daemon: DaemonClient, _ options: GlobalOptions) async throws(ExitCode) -> KnownRigs? {
+    /// The daemon's groups (`GET /v1/groups`) for `--group`, or its cameras (`GET /v1/status`)
+    /// for `--all`; nil when it does not answer after all (a socket left by one that did not
+    /// stop cleanly).
+    private func daemonRigs(_ daemon: DaemonClient, _ options: GlobalOptions) async throws(ExitCode) -> KnownRigs? {
         do {
+            guard group != nil else {
+                let status = try await daemon.request("GET", "/v1/status")
+                return KnownRigs(groups: [], all: status["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+            }
             let groups = try await daemon.request("GET", "/v1/groups")
-            let status = try await daemon.request("GET", "/v1/status")
             let pairs = groups["groups"]?.arrayValue?.compactMap { entry -> (name: String, cameras: [String])? in
                 guard let name = entry["name"]?.stringValue, let cameras = entry["cameras"]?.arrayValue else { return nil }
                 return (name, cameras.compactMap(\.stringValue))
             } ?? []
-            let all = status["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
-            return KnownRigs(groups: pairs, all: all)
+            return KnownRigs(groups: pairs, all: [])
         } catch {
             if error.isUnreachable { return nil }
             throw options.fail(error)
