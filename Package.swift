@@ -46,7 +46,8 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
-        .target(name: "GPhoto2", dependencies: ["CGPhoto2", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .target(name: "GPhoto2", dependencies: ["CGPhoto2", "CTurboJPEG", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
             dependencies: ["UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
@@ -89,10 +90,6 @@ let package = Package(
             dependencies: ["DBus", "UnleashedSimulator", "UnleashedKit", "UnleashedProtocol"],
             path: "Simulator/FakeBlueZ",
             swiftSettings: strict
-        ),
-        .systemLibrary(
-            name: "CTurboJPEG", path: "Simulator/CTurboJPEG", pkgConfig: "libturbojpeg",
-            providers: [.apt(["libturbojpeg0-dev"])]
         ),
         .target(
             name: "PTPIPCamera",
@@ -266,7 +263,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GPhoto2Tests",
-            dependencies: ["GPhoto2", "PTPIPCamera", "UnleashedKit", "UnleashedProtocol", "UnleashedTestSupport"],
+            dependencies: [
+                "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -198,19 +198,18 @@ struct DeviceProperties: Sendable {
         byCode[PTPProperty.batteryLevel]?.current = .integer(Int64(percent))
     }
 
-    /// How far the settings put a picture of a scene of EV 13 (at ISO 100: 1/125 s at f/8) from
-    /// a correct exposure, in stops, compensation included; auto ISO meters correctly.
-    var exposureStops: Double {
-        var stops = 0.0
-        if case .shutterSpeed(let speed)? = setting(PTPProperty.exposureTime) {
-            stops += log2((speed.isBulb ? 1 : speed.seconds) * 125)
-        }
-        if case .aperture(let aperture)? = setting(PTPProperty.fNumber) {
-            stops -= 2 * log2(aperture.fNumber / 8)
-        }
-        if case .iso(let iso)? = setting(PTPProperty.exposureIndex), !iso.isAuto {
-            stops += log2(Double(iso.rawValue) / 100)
-        }
+    /// The scene 1/125 s at f/8, ISO 100 exposes correctly: EV 13 at ISO 100.
+    static let referenceSceneEV = 13.0
+
+    /// How far the settings put a picture of a scene of `sceneEV` (at ISO 100) from a correct
+    /// exposure, in stops, compensation included; auto ISO meters correctly, and bulb is taken
+    /// as one second. Marked values count as the exact thirds of a stop they stand for.
+    func exposureStops(sceneEV: Double = referenceSceneEV) -> Double {
+        var time = 0.0, gain = 0.0, light = 6.0
+        if case .shutterSpeed(let speed)? = setting(PTPProperty.exposureTime) { time = speed.timeStops ?? 0 }
+        if case .aperture(let aperture)? = setting(PTPProperty.fNumber) { light = aperture.lightStops }
+        if case .iso(let iso)? = setting(PTPProperty.exposureIndex) { gain = iso.gainStops ?? 0 }
+        var stops = sceneEV - ExposureValue.ev100(timeStops: time, gainStops: gain, lightStops: light)
         if case .exposureCompensation(let compensation)? = setting(PTPProperty.exposureBiasCompensation) {
             stops += compensation.stops
         }

@@ -73,6 +73,10 @@ public struct PTPIPCameraOptions: Sendable {
     public var maximumPacketSize: Int
     /// The camera's name in the PTP/IP handshake.
     public var friendlyName: String
+    /// The light in front of the camera, from the server's start; nil for a constant scene that
+    /// 1/125 s at f/8, ISO 100 exposes correctly. Pictures come out as bright as this light and
+    /// the settings make them, so an exposure ramp can be tried over libgphoto2.
+    public var scene: SceneLight?
     /// Where log lines go (the CLI writes them to stderr).
     public var log: @Sendable (String) -> Void
     /// Called for each thing worth counting, in order (the CLI prints them as JSON lines).
@@ -80,7 +84,7 @@ public struct PTPIPCameraOptions: Sendable {
 
     public init(profile: CameraProfile = .nikonLike, seed: UInt64 = 1, cardCapacity: Int? = nil, faults: PTPIPFaultPlan = PTPIPFaultPlan(),
                 timeScale: Double = 1, maximumPacketSize: Int = 1 << 20, friendlyName: String = "Unleashed Simulator",
-                log: @escaping @Sendable (String) -> Void = { _ in }, onEvent: @escaping @Sendable (PTPIPCameraEvent) -> Void = { _ in }) {
+                scene: SceneLight? = nil, log: @escaping @Sendable (String) -> Void = { _ in }, onEvent: @escaping @Sendable (PTPIPCameraEvent) -> Void = { _ in }) {
         self.profile = profile
         self.seed = seed
         self.cardCapacity = cardCapacity
@@ -88,6 +92,7 @@ public struct PTPIPCameraOptions: Sendable {
         self.timeScale = timeScale
         self.maximumPacketSize = maximumPacketSize
         self.friendlyName = friendlyName
+        self.scene = scene
         self.log = log
         self.onEvent = onEvent
     }
@@ -99,8 +104,8 @@ public enum PTPIPCameraEvent: Sendable, Equatable {
     case connection(remote: String, kind: String)
     case sessionOpened(sessions: Int)
     case sessionClosed(sessions: Int)
-    /// A picture was written to the card.
-    case capture(file: String, bytes: [UInt8])
+    /// A picture was written to the card, `brightness` stops from a correct exposure.
+    case capture(file: String, bytes: [UInt8], brightness: Double)
     case download(file: String, bytes: Int)
     /// A capture was refused: `busy` or `full`.
     case refused(reason: String)
@@ -113,7 +118,8 @@ public enum PTPIPCameraEvent: Sendable, Equatable {
         case .connection(let remote, let kind): #"{"event":"connection","remote":\#(quoted(remote)),"kind":\#(quoted(kind))}"#
         case .sessionOpened(let sessions): #"{"event":"sessionOpened","sessions":\#(sessions)}"#
         case .sessionClosed(let sessions): #"{"event":"sessionClosed","sessions":\#(sessions)}"#
-        case .capture(let file, let bytes): #"{"event":"capture","file":\#(quoted(file)),"bytes":\#(bytes.count)}"#
+        case .capture(let file, let bytes, let brightness):
+            #"{"event":"capture","file":\#(quoted(file)),"bytes":\#(bytes.count),"brightness":\#((brightness * 100).rounded() / 100)}"#
         case .download(let file, let bytes): #"{"event":"download","file":\#(quoted(file)),"bytes":\#(bytes)}"#
         case .refused(let reason): #"{"event":"refused","reason":\#(quoted(reason))}"#
         case .unplugged: #"{"event":"unplugged"}"#

@@ -39,6 +39,8 @@ public actor PTPIPCameraServer {
     /// can end it; each entry removes itself when done.
     private var tasks: [Int: Task<Void, Never>] = [:]
     private var nextTaskNumber = 0
+    /// When the server started: the scene's light counts from here.
+    private let started: ContinuousClock.Instant
 
     /// What the server knows about one client's command connection.
     private struct CommandSession {
@@ -69,6 +71,7 @@ public actor PTPIPCameraServer {
     private init(listener: any Channel, options: PTPIPCameraOptions) {
         self.listener = listener
         self.options = options
+        started = .now
         port = listener.localAddress?.port ?? 0
         camera = TetheredCamera(profile: options.profile, cardCapacity: options.cardCapacity ?? Int(options.profile.cardCapacity))
         random = SplitMix64(seed: options.seed)
@@ -429,7 +432,11 @@ public actor PTPIPCameraServer {
         let profile = options.profile
         let exposure = scaled(profile.shutterLag + camera.properties.exposureTime)
         let writing = scaled(profile.writeTime)
-        spawn { await $0.runCapture(exposure: exposure, writing: writing, transactionID: request.transactionID, connection: number) }
+        let brightness = exposureStopsNow()
+        spawn {
+            await $0.runCapture(exposure: exposure, writing: writing, brightness: brightness, transactionID: request.transactionID,
+                                connection: number)
+        }
         return .ok
     }
 
@@ -453,24 +460,32 @@ public actor PTPIPCameraServer {
         guard request.parameter(0) == clip.transactionID else { return .code(PTPResponse.invalidTransactionID) }
         recording = nil
         camera.capturesPending -= 1
-        let object = camera.storeClip(length: ContinuousClock.now - clip.started, at: Date())
+        let brightness = exposureStopsNow()
+        let object = camera.storeClip(length: ContinuousClock.now - clip.started, at: Date(), exposureStops: brightness)
         counters.captures += 1
-        options.onEvent(.capture(file: object.name, bytes: object.bytes))
+        options.onEvent(.capture(file: object.name, bytes: object.bytes, brightness: brightness))
         raiseLater(captureEvents(object, transactionID: clip.transactionID), connection: clip.connection)
         return .ok
     }
 
     private nonisolated func scaled(_ duration: Duration) -> Duration { duration * max(0, options.timeScale) }
 
-    private func runCapture(exposure: Duration, writing: Duration, transactionID: UInt32, connection number: UInt32) async {
+    /// How far from a correct exposure a picture taken now comes out: the scene's light now
+    /// against the settings now.
+    private func exposureStopsNow() -> Double {
+        guard let scene = options.scene else { return camera.properties.exposureStops() }
+        return camera.properties.exposureStops(sceneEV: scene.ev(at: started.duration(to: .now)).stops)
+    }
+
+    private func runCapture(exposure: Duration, writing: Duration, brightness: Double, transactionID: UInt32, connection number: UInt32) async {
         try? await Task.sleep(for: exposure)
         isExposing = false
         try? await Task.sleep(for: writing)
         writesPending -= 1
         camera.capturesPending -= 1
-        let object = camera.storePicture(at: Date())
+        let object = camera.storePicture(at: Date(), exposureStops: brightness)
         counters.captures += 1
-        options.onEvent(.capture(file: object.name, bytes: object.bytes))
+        options.onEvent(.capture(file: object.name, bytes: object.bytes, brightness: brightness))
         await raise(captureEvents(object, transactionID: transactionID), connection: number)
     }
 

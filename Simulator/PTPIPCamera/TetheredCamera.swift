@@ -73,7 +73,7 @@ struct TetheredCamera: Sendable {
     static let operationsSupported: [UInt16] = [
         PTPOperation.getDeviceInfo, PTPOperation.openSession, PTPOperation.closeSession, PTPOperation.getStorageIDs,
         PTPOperation.getStorageInfo, PTPOperation.getNumObjects, PTPOperation.getObjectHandles, PTPOperation.getObjectInfo,
-        PTPOperation.getObject, PTPOperation.getPartialObject, PTPOperation.deleteObject, PTPOperation.initiateCapture,
+        PTPOperation.getObject, PTPOperation.getThumb, PTPOperation.getPartialObject, PTPOperation.deleteObject, PTPOperation.initiateCapture,
         PTPOperation.getDevicePropDesc, PTPOperation.getDevicePropValue, PTPOperation.setDevicePropValue,
         PTPOperation.initiateOpenCapture, PTPOperation.terminateOpenCapture,
     ]
@@ -124,6 +124,11 @@ struct TetheredCamera: Sendable {
             var reply = OperationReply.data { $0.writeBytes(object.bytes) }
             reply.downloaded = object
             return reply
+        case PTPOperation.getThumb:
+            // A picture is small enough to be its own thumbnail; a clip has none.
+            guard let object = object(request.parameter(0)) else { return .code(PTPResponse.invalidObjectHandle) }
+            guard object.format == PTPObjectFormat.exifJPEG else { return .code(PTPResponse.noThumbnailPresent) }
+            return .data { $0.writeBytes(object.bytes) }
         case PTPOperation.getPartialObject:
             guard let object = object(request.parameter(0)) else { return .code(PTPResponse.invalidObjectHandle) }
             let start = min(Int(request.parameter(1)), object.bytes.count)
@@ -186,8 +191,15 @@ struct TetheredCamera: Sendable {
         buffer.writeLE(object.format)
         buffer.writeLE(UInt16(0))  // no protection
         buffer.writeLE(UInt32(object.bytes.count))
-        buffer.writeLE(PTPObjectFormat.undefined)  // no thumbnail
-        for _ in 0..<3 { buffer.writeLE(UInt32(0)) }  // thumbnail size, width, height
+        if object.format == PTPObjectFormat.exifJPEG {
+            buffer.writeLE(PTPObjectFormat.exifJPEG)  // the picture is its own thumbnail
+            buffer.writeLE(UInt32(object.bytes.count))
+            buffer.writeLE(UInt32(FrameRenderer.width))
+            buffer.writeLE(UInt32(FrameRenderer.height))
+        } else {
+            buffer.writeLE(PTPObjectFormat.undefined)  // no thumbnail
+            for _ in 0..<3 { buffer.writeLE(UInt32(0)) }  // thumbnail size, width, height
+        }
         buffer.writeLE(UInt32(FrameRenderer.width))
         buffer.writeLE(UInt32(FrameRenderer.height))
         buffer.writeLE(UInt32(24))
@@ -211,22 +223,23 @@ struct TetheredCamera: Sendable {
         return .ok
     }
 
-    /// Takes the picture a finished capture stores and drains the battery for it.
-    mutating func storePicture(at date: Date) -> StoredObject {
+    /// Takes the picture a finished capture stores, `exposureStops` from a correct exposure, and
+    /// drains the battery for it.
+    mutating func storePicture(at date: Date, exposureStops: Double) -> StoredObject {
         framesTaken += 1
-        let bytes = FrameRenderer.jpeg(frameNumber: framesTaken, exposureStops: properties.exposureStops) ?? []
+        let bytes = FrameRenderer.jpeg(frameNumber: framesTaken, exposureStops: exposureStops) ?? []
         drainBattery(by: profile.batteryDrain.perShot)
         return store(prefix: "IMG", suffix: "JPG", format: PTPObjectFormat.exifJPEG, bytes: bytes, at: date)
     }
 
-    /// Stores a clip recorded for `length`: a Motion JPEG AVI at one frame per second of
-    /// recording, at most ten, so that clips stay small.
-    mutating func storeClip(length: Duration, at date: Date) -> StoredObject {
+    /// Stores a clip recorded for `length`, `exposureStops` from a correct exposure: a Motion
+    /// JPEG AVI at one frame per second of recording, at most ten, so that clips stay small.
+    mutating func storeClip(length: Duration, at date: Date, exposureStops: Double) -> StoredObject {
         let seconds = Double(length.components.seconds) + Double(length.components.attoseconds) / 1e18
         var frames: [[UInt8]] = []
         for _ in 0..<min(10, max(1, Int(seconds.rounded(.up)))) {
             framesTaken += 1
-            frames.append(FrameRenderer.jpeg(frameNumber: framesTaken, exposureStops: properties.exposureStops) ?? [])
+            frames.append(FrameRenderer.jpeg(frameNumber: framesTaken, exposureStops: exposureStops) ?? [])
         }
         let bytes = MotionJPEGClip.avi(frames: frames, width: FrameRenderer.width, height: FrameRenderer.height, framesPerSecond: 1)
         drainBattery(by: profile.batteryDrain.perVideoMinute * seconds / 60)

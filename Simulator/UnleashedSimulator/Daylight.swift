@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import UnleashedKit
-public import UnleashedProtocol
+import UnleashedProtocol
 
 /// The light of an open landscape through a day, as EV at ISO 100, from the sun's elevation:
 /// full sun, the fall around sunset, civil (0° to −6°), nautical (to −12°) and astronomical
@@ -31,6 +31,26 @@ public struct Daylight: Sendable {
         self.startUnixSeconds = startUnixSeconds
         self.cloudStops = max(0, cloudStops)
         self.cloudSeed = cloudSeed
+    }
+
+    /// Reads a clear sky written `LAT,LON[,TIME]`: degrees, north and east positive, and the
+    /// moment it starts from in ISO 8601 (`2026-06-21T19:00:00Z`), else `now`. The error says
+    /// what was expected.
+    public init(parsing text: String, now: Date = Date()) throws(DaylightParseError) {
+        let parts = text.split(separator: ",", maxSplits: 2).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count >= 2, let latitude = Double(parts[0]), let longitude = Double(parts[1]),
+              (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+            throw DaylightParseError("'\(text)' is not a place; write LAT,LON like 52.5,13.4 "
+                + "(degrees, north and east positive), optionally ,2026-06-21T19:00:00Z")
+        }
+        var start = now
+        if parts.count == 3 {
+            guard let given = ISO8601DateFormatter().date(from: parts[2]) else {
+                throw DaylightParseError("'\(parts[2])' is not a time; write it like 2026-06-21T19:00:00Z")
+            }
+            start = given
+        }
+        self.init(latitude: latitude, longitude: longitude, startUnixSeconds: start.timeIntervalSince1970)
     }
 
     /// The EV of a clear sky with the sun at `elevation` degrees.
@@ -78,4 +98,11 @@ public struct Daylight: Sendable {
         z ^= z >> 31
         return Double(z >> 11) / Double(1 << 53)
     }
+}
+
+/// Why a sky given as text could not be read.
+public struct DaylightParseError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
 }

@@ -12,7 +12,9 @@ struct PTPIPCommand: AsyncParsableCommand {
         discussion: """
             A simulation, not a real camera: standard PTP operations, ISO, shutter speed, aperture, exposure \
             compensation, white balance, battery level and date/time as device properties, captures that store \
-            small JPEGs on a card that fills, and movies (open capture) stored as small Motion JPEG AVIs.
+            small JPEGs (each its own thumbnail) on a card that fills, and movies (open capture) stored as small \
+            Motion JPEG AVIs. A picture is as bright as the scene and the settings make it: a constant scene, or \
+            with --sky the light of a clear sky at a place, which exposure ramps meter from the thumbnails.
 
             Prints {"listening":"HOST:PORT"} on stdout once it accepts connections, then one JSON object per \
             line for each connection, session, capture, download and refusal. Logs to stderr and runs until \
@@ -52,6 +54,20 @@ struct PTPIPCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Multiplies shutter lag, exposure and write times (0.01: a hundred times faster).", valueName: "x"))
     var timeScale = 1.0
 
+    @Option(help: ArgumentHelp(
+        "Pictures follow a clear sky at this place, from now or the given moment: LAT,LON[,TIME], e.g. "
+            + "52.5,13.4,2026-06-21T19:00:00Z. Default: a constant scene. For trying --ramp auto over libgphoto2.",
+        valueName: "place"), transform: Self.sky)
+    var sky: Daylight?
+
+    static func sky(_ text: String) throws -> Daylight {
+        do {
+            return try Daylight(parsing: text)
+        } catch {
+            throw ValidationError("--sky: \(error)")
+        }
+    }
+
     static func faultPlan(_ text: String) throws -> PTPIPFaultPlan {
         do {
             return try PTPIPFaultPlan(parsing: text)
@@ -79,9 +95,9 @@ struct PTPIPCommand: AsyncParsableCommand {
         }
         let options = PTPIPCameraOptions(
             profile: CameraProfile.named(profile) ?? CameraProfile.all[0], seed: seed, cardCapacity: cardCapacity, faults: faults,
-            timeScale: timeScale, log: log,
+            timeScale: timeScale, scene: sky?.sceneLight, log: log,
             onEvent: { event in
-                if case .capture(let file, let bytes) = event, let cardDirectory {
+                if case .capture(let file, let bytes, _) = event, let cardDirectory {
                     do {
                         try Data(bytes).write(to: cardDirectory.appendingPathComponent(file))
                     } catch {

@@ -14,6 +14,10 @@ public import UnleashedProtocol
 ///
 /// When the camera goes away (unplugged, switched off), the failing operation reports it and
 /// the next one tries once to open the camera again, so a run picks up when it comes back.
+///
+/// libgphoto2 has no light reading that works across cameras, so ``lastMeteredEV`` is worked
+/// out from the last picture: how bright its thumbnail came out, and the shutter speed (or bulb
+/// time), ISO and aperture it was taken at.
 public actor GPhoto2Camera: UnleashedKit.Camera {
     public nonisolated let identity: CameraIdentity
     private let session: Session
@@ -42,8 +46,30 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private var reportedFiles = 0
     private var exposure: Duration
     private var videoStarted: ContinuousClock.Instant?
+    /// The shutter speed, ISO and aperture as last read or set, for metering by pictures.
+    private var lightSettings: [SettingID: SettingValue] = [:]
+    /// The last picture taken, and what it says about the light once read.
+    private var lastPicture: MeteredPicture?
+    /// Set once someone asked for a reading: from then on a picture is metered before the
+    /// download that would delete it from the camera.
+    private var meteringWanted = false
 
-    public var lastMeteredEV: ExposureStops? { nil }
+    /// The scene's EV at ISO 100 that the last picture shows, read from its thumbnail; nil before
+    /// the first picture, when a setting was on auto, or when the camera gives no thumbnail and
+    /// the picture is not a JPEG.
+    public var lastMeteredEV: ExposureStops? {
+        meteringWanted = true
+        return meterLastPicture()
+    }
+
+    /// A picture whose light can be read: where it is on the camera and the EV it was exposed at.
+    private struct MeteredPicture {
+        var folder: String
+        var name: String
+        var exposureEV: Double?
+        var reading: ExposureStops?
+        var tried = false
+    }
 
     /// A lost camera is tried once more here: schedulers ask this before each slot and skip
     /// the slot when it is false, so this is where a run notices that the camera is back.
@@ -66,6 +92,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         self.downloads = downloads
         port = session.port
         exposure = Self.exposureTime(in: widgets) ?? .zero
+        lightSettings = Self.lightSettings(in: widgets)
         let value = { (name: String) in widgets.first { $0.name == name }?.value.flatMap { $0.isEmpty ? nil : $0 } }
         identity = CameraIdentity(
             name: port, firmwareVersion: value("deviceversion"),
@@ -113,6 +140,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             capabilities.insert(.writeSettings)
         }
         if names.contains("bulb") { capabilities.insert(.bulb) }
+        if Self.lightSettings(in: widgets).count == Self.lightSettingIDs.count { capabilities.insert(.meteredEV) }
         if names.contains("movie") || names.contains("movierecordtarget") { capabilities.insert(.video) }
         if names.contains("autofocusdrive") { capabilities.insert(.focus) }
         if clockWidget(in: widgets) != nil { capabilities.insert(.setTime) }
@@ -122,6 +150,56 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private static func exposureTime(in widgets: [Widget]) -> Duration? {
         guard let widget = SettingWidgets.widget(for: .shutterSpeed, in: widgets), let text = widget.value else { return nil }
         return SettingWidgets.value(fromChoice: text, for: .shutterSpeed).flatMap(exposureTime(of:))
+    }
+
+    /// The settings that decide how much light a picture gets.
+    private static let lightSettingIDs: [SettingID] = [.shutterSpeed, .iso, .aperture]
+
+    private static func lightSettings(in widgets: [Widget]) -> [SettingID: SettingValue] {
+        var settings: [SettingID: SettingValue] = [:]
+        for setting in lightSettingIDs {
+            guard let text = SettingWidgets.widget(for: setting, in: widgets)?.value,
+                  let value = SettingWidgets.value(fromChoice: text, for: setting) else { continue }
+            settings[setting] = value
+        }
+        return settings
+    }
+
+    /// The EV at ISO 100 a picture taken now is exposed at (`bulb`: for that long); nil when a
+    /// setting is unknown or on auto.
+    private func exposureEV(bulb: Duration? = nil) -> Double? {
+        guard case .iso(let iso)? = lightSettings[.iso], let gain = iso.gainStops,
+              case .aperture(let aperture)? = lightSettings[.aperture],
+              case .shutterSpeed(let speed)? = lightSettings[.shutterSpeed] else { return nil }
+        let time: Double
+        if let bulb, bulb > .zero {
+            time = log2(bulb.seconds)
+        } else if let stops = speed.timeStops {
+            time = stops
+        } else {
+            return nil
+        }
+        return ExposureValue.ev100(timeStops: time, gainStops: gain, lightStops: aperture.lightStops)
+    }
+
+    /// Reads the last picture's light once: from its thumbnail, or from the picture itself when
+    /// it is a JPEG and the camera keeps no thumbnail.
+    private func meterLastPicture() -> ExposureStops? {
+        guard var picture = lastPicture else { return nil }
+        guard !picture.tried, lost == nil, let exposureEV = picture.exposureEV else { return picture.reading }
+        picture.tried = true
+        var brightness = (try? attempt { () throws(GPhoto2Error) in
+            try session.download(folder: picture.folder, name: picture.name, preview: true)
+        }).flatMap(PictureMeter.brightness(jpeg:))
+        let lowercased = picture.name.lowercased()
+        if brightness == nil, lost == nil, lowercased.hasSuffix(".jpg") || lowercased.hasSuffix(".jpeg") {
+            brightness = (try? attempt { () throws(GPhoto2Error) in
+                try session.download(folder: picture.folder, name: picture.name)
+            }).flatMap(PictureMeter.brightness(jpeg:))
+        }
+        picture.reading = brightness.map { ExposureStops(twentyFourths: Int32(((exposureEV + $0) * 24).rounded())) }
+        lastPicture = picture
+        return picture.reading
     }
 
     /// How long the shutter stays open at `value`, when it is a timed shutter speed.
@@ -198,7 +276,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         let battery = widgets.first { $0.name == "batterylevel" }?.value.flatMap(Self.percentage)
         return CameraStatus(
             connection: .ready, moduleBattery: nil, cameraBattery: battery, storage: storage?.state,
-            shotsRemaining: storage?.picturesLeft, cameraPower: .on, exposureMode: nil, meteredEV: nil,
+            shotsRemaining: storage?.picturesLeft, cameraPower: .on, exposureMode: nil, meteredEV: lastPicture?.reading,
             busy: false, shotCounter: pictures)
     }
 
@@ -241,7 +319,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         }
         let written = try attempt { () throws(GPhoto2Error) in try session.write(.text(choice), to: widget) }
         let inEffect = written.value.flatMap { SettingWidgets.value(fromChoice: $0, for: value.setting) } ?? value
-        exposure = Self.exposureTime(of: inEffect) ?? exposure
+        remember(inEffect)
         emit(.settingChanged(inEffect))
         return inEffect
     }
@@ -258,7 +336,14 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         try ensureOpen()
         let widgets = try attempt { () throws(GPhoto2Error) in try session.widgets() }
         exposure = Self.exposureTime(in: widgets) ?? exposure
+        lightSettings = Self.lightSettings(in: widgets)
         return widgets
+    }
+
+    /// Keeps a setting just changed for the next shot's wait and its metering.
+    private func remember(_ value: SettingValue) {
+        exposure = Self.exposureTime(of: value) ?? exposure
+        if Self.lightSettingIDs.contains(value.setting) { lightSettings[value.setting] = value }
     }
 
     /// One control, by full path (`/main/imgsettings/iso`) or name (`iso`).
@@ -280,7 +365,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         let written = try attempt { () throws(GPhoto2Error) in try session.write(value, to: widget) }
         if let setting = SettingWidgets.setting(carriedBy: widget, among: [widget]),
            let typed = written.value.flatMap({ SettingWidgets.value(fromChoice: $0, for: setting) }) {
-            exposure = Self.exposureTime(of: typed) ?? exposure
+            remember(typed)
             emit(.settingChanged(typed))
         }
         return written
@@ -306,7 +391,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             let started = ContinuousClock.now
             do {
                 try attempt { () throws(GPhoto2Error) in try session.triggerCapture() }
-                return try awaitPicture(since: started, within: exposure + Self.shotReportGrace)
+                return try awaitPicture(since: started, within: exposure + Self.shotReportGrace, exposureEV: exposureEV())
             } catch .device(let failure) where failure.kind == .busy && retries > 0 && !Task.isCancelled {
                 retries -= 1
                 collectEvents(waiting: 200)
@@ -314,8 +399,9 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         }
     }
 
-    /// Waits for the camera to report the picture just triggered; queues its file.
-    private func awaitPicture(since started: ContinuousClock.Instant, within limit: Duration) throws(CameraError) -> Shot {
+    /// Waits for the camera to report the picture just triggered, exposed at `exposureEV`; queues
+    /// its file.
+    private func awaitPicture(since started: ContinuousClock.Instant, within limit: Duration, exposureEV: Double?) throws(CameraError) -> Shot {
         let number = pictures + 1
         let frame = CaptureContext.frame
         while started.duration(to: .now) < limit {
@@ -326,6 +412,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             let latency = started.duration(to: .now)
             pictures = number
             lastFrame = frame
+            lastPicture = MeteredPicture(folder: folder, name: name, exposureEV: exposureEV)
             queue(PendingFile(folder: folder, name: name, shot: number, frame: frame, time: Date()))
             emit(.shotCompleted(counter: number, cameraTime: nil))
             startDownloads()
@@ -403,7 +490,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         }
         let exposed = started.duration(to: .now)
         if let failure { throw failure }
-        let shot = try awaitPicture(since: started, within: exposed + Self.shotReportGrace)
+        let shot = try awaitPicture(since: started, within: exposed + Self.shotReportGrace, exposureEV: exposureEV(bulb: exposed))
         return BulbExposure(shot: shot, exposed: exposed, ending: ending)
     }
 
@@ -511,6 +598,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             return
         }
         if downloads.deleteFromCamera {
+            if meteringWanted, lastPicture?.folder == file.folder, lastPicture?.name == file.name { _ = meterLastPicture() }
             _ = try? attempt { () throws(GPhoto2Error) in try session.delete(folder: file.folder, name: file.name) }
         }
         emit(.fileSaved(SavedFile(path: path, bytes: data.count, cameraPath: file.cameraPath, frame: file.frame, shotCounter: file.shot)))

@@ -297,12 +297,15 @@ final class Session: @unchecked Sendable {
         }
     }
 
-    func download(folder: String, name: String) throws(GPhoto2Error) -> Data {
-        let action = "download \(folder)/\(name)"
+    /// The file's bytes, or with `preview` its thumbnail (a small JPEG most cameras keep, RAW
+    /// files included).
+    func download(folder: String, name: String, preview: Bool = false) throws(GPhoto2Error) -> Data {
+        let action = preview ? "read the thumbnail of \(folder)/\(name)" : "download \(folder)/\(name)"
         var file: OpaquePointer?
         try check(gp_file_new(&file), action)
         defer { gp_file_unref(file) }
-        try call(action) { gp_camera_file_get($0, folder, name, GP_FILE_TYPE_NORMAL, file, $1) }
+        let type = preview ? GP_FILE_TYPE_PREVIEW : GP_FILE_TYPE_NORMAL
+        try call(action) { gp_camera_file_get($0, folder, name, type, file, $1) }
         var bytes: UnsafePointer<CChar>?
         var size: UInt = 0
         try check(gp_file_get_data_and_size(file, &bytes, &size), action)

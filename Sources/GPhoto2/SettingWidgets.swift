@@ -85,16 +85,17 @@ enum SettingWidgets {
     ]
 
     /// Generic PTP drivers print the exposure time in seconds to four decimals ("0.0080s"), which
-    /// names no nominal speed exactly; fast speeds snap to the nearest nominal 1/n within a third
-    /// of a stop, slow ones to tenths of a second.
+    /// names no nominal speed exactly; slow speeds snap to tenths of a second, the others (1/3 s
+    /// printed "0.3333s" among them) to the nearest nominal 1/n within a third of a stop.
     static func shutterSpeed(decimalSeconds text: String) -> SettingValue? {
         var number = text.trimmingCharacters(in: .whitespaces).lowercased()
         if number.hasSuffix("s") || number.hasSuffix("\"") { number.removeLast() }
         guard let seconds = Double(number), seconds.isFinite, seconds > 0 else { return nil }
         if seconds >= 0.3 {
             let tenths = (seconds * 10).rounded()
-            guard abs(seconds * 10 - tenths) < 0.05 * tenths else { return nil }
-            return ShutterSpeed(seconds: Int(tenths), per: 10).map(SettingValue.shutterSpeed)
+            if abs(seconds * 10 - tenths) < 0.05 * tenths {
+                return ShutterSpeed(seconds: Int(tenths), per: 10).map(SettingValue.shutterSpeed)
+            }
         }
         let stopsAway = { (denominator: Int) in abs(log2(seconds * Double(denominator))) }
         guard let nearest = nominalDenominators.min(by: { stopsAway($0) < stopsAway($1) }), stopsAway(nearest) <= 0.34 else {

@@ -96,6 +96,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     var rampApplied: RampExposure?
     /// Why the ramp could not be built at a resumed run's slot, for that slot's record.
     var rampProblem: String?
+    /// Whether the coming slot is taken at the camera's settings to get a first reading, and
+    /// whether this run took one already (it takes one at most).
+    var rampMeteringFrame = false
+    var rampMeteringFrameTaken = false
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its

@@ -9,6 +9,9 @@ extension Timelapse {
         guard ramp.minISO <= ramp.maxISO else { throw .invalidPlan("the ramp's lowest ISO is above its highest") }
         guard ramp.gapMs >= 0 else { throw .invalidPlan("the ramp's gap cannot be negative") }
         guard ramp.maxRate > 0 else { throw .invalidPlan("the ramp's largest rate must be above 0 stops an hour") }
+        guard camera.identity.capabilities.contains(.meteredEV) else {
+            throw .invalidPlan("the exposure ramp follows the camera's light readings, and this camera gives none")
+        }
         let descriptors: [SettingDescriptor]
         do {
             descriptors = try await camera.settings()
@@ -75,11 +78,13 @@ extension Timelapse {
         }
     }
 
-    /// Reads the meter and asks the ramp for the coming slot's exposure; without a reading the
-    /// slot fails, saying why.
+    /// Reads the meter and asks the ramp for the coming slot's exposure. Without a reading (a
+    /// camera metered by its pictures has none before the first), the run's first slot is a
+    /// metering frame taken at the camera's settings as they are; later slots fail, saying why.
     func prepareRamp(due: Duration, camera: any Camera) async {
         guard case .ramp(let rampPlan) = plan.exposure else { return }
         rampStep = nil
+        rampMeteringFrame = false
         if ramp == nil {
             // A resumed run builds its ramp at its first slot, with the camera as it is then.
             do throws(TimelapseError) {
@@ -92,7 +97,11 @@ extension Timelapse {
         }
         var reading = await camera.lastMeteredEV
         if reading == nil { reading = try? await camera.status().meteredEV }
-        guard let reading else { return }
+        guard let reading else {
+            rampMeteringFrame = !rampMeteringFrameTaken
+            rampMeteringFrameTaken = true
+            return
+        }
         guard let program = rampPlan.program else {
             rampStep = ramp?.next(at: due, sceneEV: reading.stops)
             return
@@ -112,6 +121,9 @@ extension Timelapse {
     /// The command of a ramped slot: the settings that changed, then the picture or the bulb
     /// exposure.
     func rampCommand() -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork) {
+        if rampMeteringFrame {
+            return ("as set, a metering frame", false, { camera throws(CameraError) in SlotWork(try await camera.shoot()) })
+        }
         guard let step = rampStep else {
             let problem = rampProblem ?? "the camera reported no metered EV, which the exposure ramp needs"
             return (nil, false, { _ throws(CameraError) in throw CameraError.invalidArgument(problem) })

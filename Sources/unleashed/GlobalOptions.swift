@@ -149,27 +149,14 @@ struct GlobalOptions: ParsableArguments, Sendable {
                 throw fail(code: "usage", "--demo-faults: \(error)", status: .usage)
             }
         }
-        if let demoSky { options.scene = try sky(demoSky).sceneLight }
-        return options
-    }
-
-    /// Reads `LAT,LON[,TIME]` of --demo-sky.
-    private func sky(_ text: String) throws(ExitCode) -> Daylight {
-        let parts = text.split(separator: ",", maxSplits: 2).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard parts.count >= 2, let latitude = Double(parts[0]), let longitude = Double(parts[1]),
-              (-90...90).contains(latitude), (-180...180).contains(longitude) else {
-            throw fail(code: "usage", "--demo-sky: '\(text)' is not a place; write LAT,LON like 52.5,13.4 "
-                + "(degrees, north and east positive), optionally ,2026-06-21T19:00:00Z", status: .usage)
-        }
-        var start = Date()
-        if parts.count == 3 {
-            guard let given = ISO8601DateFormatter().date(from: parts[2]) else {
-                throw fail(code: "usage", "--demo-sky: '\(parts[2])' is not a time; write it like 2026-06-21T19:00:00Z",
-                                       status: .usage)
+        if let demoSky {
+            do {
+                options.scene = try Daylight(parsing: demoSky).sceneLight
+            } catch {
+                throw fail(code: "usage", "--demo-sky: \(error)", status: .usage)
             }
-            start = given
         }
-        return Daylight(latitude: latitude, longitude: longitude, startUnixSeconds: start.timeIntervalSince1970)
+        return options
     }
 
     /// Reads a duration argument (`250ms`, `30s`, `1m30s`, `2h`), or fails with a usage error.

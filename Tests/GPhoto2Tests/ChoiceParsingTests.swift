@@ -28,6 +28,7 @@ import UnleashedProtocol
         #expect(parse("0.0001s", .shutterSpeed) == "1/8000")
         #expect(parse("0.0166s", .shutterSpeed) == "1/60")
         #expect(parse("0.3000s", .shutterSpeed) == "0.3s")
+        #expect(parse("0.3333s", .shutterSpeed) == "1/3")
         #expect(parse("30.0000s", .shutterSpeed) == "30s")
         #expect(parse("0.0000s", .shutterSpeed) == nil)
     }

@@ -4,6 +4,7 @@ import PTPIPCamera
 import Testing
 import UnleashedKit
 import UnleashedProtocol
+import UnleashedSimulator
 
 /// libgphoto2 remembers the last camera in `$HOME/.gphoto/settings`; tests must not read or
 /// write the user's. `HOME` is process-wide, so it is set once, before the first libgphoto2 call.
@@ -21,10 +22,11 @@ struct SimulatedCamera {
     let server: PTPIPCameraServer
     let camera: GPhoto2Camera
 
-    static func start(cardCapacity: Int? = nil, faults: PTPIPFaultPlan = PTPIPFaultPlan(),
-                      downloads: DownloadPolicy? = nil) async throws -> SimulatedCamera {
+    static func start(cardCapacity: Int? = nil, faults: PTPIPFaultPlan = PTPIPFaultPlan(), downloads: DownloadPolicy? = nil,
+                      timeScale: Double = 0.01, scene: SceneLight? = nil,
+                      onEvent: @escaping @Sendable (PTPIPCameraEvent) -> Void = { _ in }) async throws -> SimulatedCamera {
         _ = TestHome.path
-        let options = PTPIPCameraOptions(cardCapacity: cardCapacity, faults: faults, timeScale: 0.01)
+        let options = PTPIPCameraOptions(cardCapacity: cardCapacity, faults: faults, timeScale: timeScale, scene: scene, onEvent: onEvent)
         let server = try await PTPIPCameraServer.start(port: 0, options: options)
         do {
             let camera = try await GPhoto2Camera.open(port: "ptpip:127.0.0.1:\(server.port)", downloads: downloads)

@@ -154,6 +154,21 @@ struct RampEngineTests {
         #expect(frames.count == 30 && frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil }, "\(frames.prefix(2))")
     }
 
+    @Test("a camera that gives no light readings cannot ramp, and the run says so before its first frame")
+    func rampNeedsAMeter() async throws {
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky, meters: false)
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(3), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"])))
+        await #expect {
+            _ = try await Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "sky")
+        } throws: { error in
+            guard case .invalidPlan(let message)? = error as? TimelapseError else { return false }
+            return message.contains("this camera gives none")
+        }
+        #expect(await camera.pictures.isEmpty)
+    }
+
     @Test("a program file that is wrong says where", arguments: [
         (#"{"keyframes": []}"#, "missing or empty"),
         (#"{"keyframes": [{"at": "soon"}]}"#, "keyframe 1: at 'soon' is not a duration"),

@@ -19,8 +19,7 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
         var aperture: String
     }
 
-    nonisolated let identity = CameraIdentity(name: "sky", capabilities: [.shoot, .bulb, .readSettings, .writeSettings],
-                                              cameraModel: "simulated")
+    nonisolated let identity: CameraIdentity
     private let clock: C
     private let sky: Daylight
     private let created: C.Instant
@@ -28,7 +27,11 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
     private(set) var pictures: [Picture] = []
     private(set) var settingChanges = 0
 
-    init(clock: C, sky: Daylight, profile: CameraProfile = .nikonLike, settings: [SettingValue] = []) throws {
+    /// `meters`: whether the camera gives light readings (a camera that does not cannot ramp).
+    init(clock: C, sky: Daylight, profile: CameraProfile = .nikonLike, settings: [SettingValue] = [], meters: Bool = true) throws {
+        var capabilities: Capabilities = [.shoot, .bulb, .readSettings, .writeSettings]
+        if meters { capabilities.insert(.meteredEV) }
+        identity = CameraIdentity(name: "sky", capabilities: capabilities, cameraModel: "simulated")
         self.clock = clock
         self.sky = sky
         created = clock.now

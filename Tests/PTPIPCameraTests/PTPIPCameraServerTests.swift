@@ -156,11 +156,12 @@ struct PTPIPCameraServerTests {
     @Test("a picture's brightness follows ISO, shutter, aperture and compensation")
     func brightnessFollowsExposure() throws {
         var properties = DeviceProperties(profile: .nikonLike, batteryPercent: 100)
-        #expect(properties.exposureStops == 0, "the default 1/125 s at f/8, ISO 100 exposes the scene correctly")
+        #expect(properties.exposureStops() == 0, "the default 1/125 s at f/8, ISO 100 exposes the scene correctly")
+        #expect(abs(properties.exposureStops(sceneEV: 10) - (10 - DeviceProperties.referenceSceneEV)) < 1e-9)
         var iso = ByteBuffer()
         iso.writeInteger(UInt16(400), endianness: .little)
         #expect(properties.set(PTPProperty.exposureIndex, from: iso) == .changed)
-        #expect(abs(properties.exposureStops - 2) < 0.01)
+        #expect(abs(properties.exposureStops() - 2) < 0.01)
         func meanLevel(_ stops: Double) -> Double {
             let pixels = FrameRenderer.rgbPixels(frameNumber: 1, exposureStops: stops)
             return Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)

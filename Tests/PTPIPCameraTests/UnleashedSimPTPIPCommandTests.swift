@@ -23,7 +23,8 @@ struct UnleashedSimPTPIPCommandTests {
         client.close()
         try await simulator.waitForOutput(#""event":"download""#)
         #expect(simulator.output.contains(#"{"event":"sessionOpened","sessions":1}"#))
-        #expect(simulator.output.contains(#"{"event":"capture","file":"IMG_0001.JPG","bytes":\#(bytes.count)}"#))
+        #expect(simulator.output.contains(#"{"event":"capture","file":"IMG_0001.JPG","bytes":\#(bytes.count),"brightness":0.0}"#),
+                "the default settings expose the default scene correctly")
         #expect(try Data(contentsOf: card.appendingPathComponent("IMG_0001.JPG")) == Data(bytes))
         #expect(await simulator.terminate() == 0)
     }
@@ -34,5 +35,15 @@ struct UnleashedSimPTPIPCommandTests {
         #expect(await simulator.exitStatus() == 64)
         #expect(simulator.errors.contains("jam=3"))
         #expect(simulator.output.isEmpty)
+    }
+
+    @Test("a sky that is no place, or no time, is refused with status 64 saying what to write")
+    func badSky() async throws {
+        for (sky, message) in [("95,13.4", "is not a place"), ("52.5,13.4,tonight", "is not a time")] {
+            let simulator = try SimulatorProcess(["ptpip", "--port", "0", "--sky", sky])
+            #expect(await simulator.exitStatus() == 64)
+            #expect(simulator.errors.contains(message), "\(simulator.errors)")
+            #expect(simulator.output.isEmpty)
+        }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 public import Intervalometer
 import UnleashedKit
-public import UnleashedProtocol
+import UnleashedProtocol
 public import UnleashedSimulator
 
 /// A time-lapse through a modelled sky, frame by frame, without a camera or a clock: the

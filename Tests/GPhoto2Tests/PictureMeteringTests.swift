@@ -1,0 +1,106 @@
+import Clocks
+import Foundation
+@testable import GPhoto2
+import Intervalometer
+import PTPIPCamera
+import Synchronization
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+
+/// The libgphoto2 backend meters by its pictures: each thumbnail, read through the real
+/// libgphoto2 from the simulated PTP/IP camera, against the settings it was taken at.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct PictureMeteringTests {
+    @Test("a picture's thumbnail gives the scene's EV, whatever exposure it was taken at")
+    func metersTheSceneFromThumbnails() async throws {
+        let sim = try await SimulatedCamera.start(scene: .constant(ExposureStops(twentyFourths: 9 * 24)))
+        #expect(sim.camera.identity.capabilities.contains(.meteredEV))
+        #expect(await sim.camera.lastMeteredEV == nil, "no picture yet, so no reading")
+        // EV 9 at f/8, ISO 100 is 1/8 s; two stops either side stays on the picture.
+        for text in ["1/30", "1/8", "1/2"] {
+            let speed = try #require(ShutterSpeed(text: text))
+            _ = try await sim.camera.set(.shutterSpeed(speed))
+            _ = try await sim.camera.shoot()
+            let reading = try #require(await sim.camera.lastMeteredEV)
+            #expect(abs(reading.stops - 9) < 0.2, "at \(text): \(reading.stops)")
+            #expect(try await sim.camera.status().meteredEV == reading)
+        }
+        await sim.stop()
+    }
+
+    @Test("a picture deleted after its download is metered first")
+    func metersBeforeDeleting() async throws {
+        let policy = DownloadPolicy(folder: temporaryFolder(), deleteFromCamera: true)
+        let sim = try await SimulatedCamera.start(downloads: policy, scene: .constant(ExposureStops(twentyFourths: 11 * 24)))
+        _ = await sim.camera.lastMeteredEV
+        _ = try await sim.camera.shoot()
+        #expect(await sim.camera.settle() == 1)
+        #expect(await sim.server.files().isEmpty, "the picture left the camera")
+        let reading = try #require(await sim.camera.lastMeteredEV)
+        #expect(abs(reading.stops - 11) < 0.2, "\(reading.stops)")
+        await sim.stop()
+    }
+
+    @Test("the meter reads the median, not the mean, and says nothing of what is not a JPEG")
+    func meterReadsTheMedian() throws {
+        #expect(PictureMeter.brightness(jpeg: Data("not a picture".utf8)) == nil)
+        #expect(PictureMeter.brightness(jpeg: Data()) == nil)
+    }
+
+    /// An hour and a half of a December sunset at 52.5° N, a frame every 10 s on the test clock;
+    /// the scene follows the run's clock, the pictures and their thumbnails go through libgphoto2.
+    @Test("a ramped run over libgphoto2 follows a sunset by the pictures' thumbnails")
+    func rampedRunOverLibgphoto2() async throws {
+        let clock = ImmediateClock<Duration>()
+        let origin = clock.now
+        let unix = try #require(ISO8601DateFormatter().date(from: "2026-12-21T14:15:00Z")).timeIntervalSince1970
+        let sky = Daylight(latitude: 52.5, longitude: 13.4, startUnixSeconds: unix)
+        let scene = SceneLight { _ in
+            ExposureStops(twentyFourths: Int32((sky.ev(at: origin.duration(to: clock.now)) * 24).rounded()))
+        }
+        let brightness = Mutex<[Double]>([])
+        let sim = try await SimulatedCamera.start(timeScale: 0.001, scene: scene) { event in
+            if case .capture(_, _, let stops) = event { brightness.withLock { $0.append(stops) } }
+        }
+        let frameCount = 541
+        let journal = MemoryJournal()
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(frameCount),
+                           exposure: .ramp(plan: RampPlan(maxISO: 6400, apertures: ["f/2.8"], gapMs: 2000)))
+        let ending = try await Timelapse(plan: plan, camera: sim.camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "ptpip")
+        await sim.stop()
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.count == frameCount && frames.allSatisfy { $0.outcome == .taken },
+                "\(frames.filter { $0.outcome != .taken }.prefix(3))")
+        #expect(frames.first?.exposure == "as set, a metering frame" && frames.first?.ramp == nil,
+                "the first picture, at the camera's settings, gives the first reading")
+        let ramps = frames.dropFirst().compactMap(\.ramp)
+        #expect(ramps.count == frameCount - 1, "every later frame carries what the ramp decided")
+        let pictures = brightness.withLock { $0 }
+        #expect(pictures.count == frameCount)
+        for (index, stops) in pictures.enumerated() {
+            #expect(stops > -5 && stops < 2.5, "frame \(index + 1) came out \(stops) stops from mid-grey")
+        }
+        // The first ramped frame corrects the metering frame; from then on the light moves smoothly.
+        for (index, (before, after)) in zip(pictures.dropFirst(2), pictures.dropFirst(3)).enumerated() {
+            #expect(abs(after - before) <= 1.0 / 3 + 0.05, "a jump of \(after - before) at frame \(index + 4): \(frames[index + 2].exposure ?? "") \(before) -> \(frames[index + 3].exposure ?? "") \(after) \(String(describing: frames[index + 3].ramp))")
+        }
+        let evs = ramps.map(\.targetEV)
+        #expect((evs.first ?? 0) - (evs.last ?? 0) > 8, "the exposure followed the light down: \(evs.first ?? 0) to \(evs.last ?? 0)")
+        for (index, ramp) in ramps.enumerated() {
+            // The reading comes from the picture before, taken one interval earlier.
+            let truth = sky.ev(at: .seconds(10 * index))
+            #expect(abs(ramp.sceneEV - truth) < 0.5, "frame \(index + 2): read \(ramp.sceneEV), the sky was \(truth)")
+        }
+        for frame in frames.dropFirst() {
+            // "SHUTTER ISO N f/N", as the ramp records it.
+            let parts = (frame.exposure ?? "").split(separator: " ").map(String.init)
+            let shutter = try #require(parts.first.flatMap(ShutterSpeed.init(text:)), "\(frame.exposure ?? "none")")
+            let iso = try #require(parts.count == 4 ? ISOSpeed(text: parts[2]) : nil, "\(frame.exposure ?? "none")")
+            #expect(shutter.seconds <= 8 && iso.rawValue <= 6400 && parts[3] == "f/2.8", "\(frame.exposure ?? "none")")
+        }
+    }
+}
