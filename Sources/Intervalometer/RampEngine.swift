@@ -1,6 +1,6 @@
 import Foundation
 import UnleashedKit
-public import UnleashedProtocol
+import UnleashedProtocol
 
 /// How an automatic ramp follows the light. The defaults suit a sunset or a sunrise at
 /// intervals of a few seconds to a minute.
@@ -112,9 +112,9 @@ public struct RampEngine: Sendable {
 
     /// The exposure for the picture taken `elapsed` into the run, given a reading of the scene's
     /// light then (EV at ISO 100); nil when the limits allow no exposure. `offset` makes the
-    /// picture that many stops brighter (negative: darker) than the settings' brightness, as a
-    /// program's keyframes ask.
-    public mutating func next(at elapsed: Duration, sceneEV reading: Double, offset: Double = 0) -> Step? {
+    /// picture that many stops brighter (negative: darker) than the settings' brightness, and
+    /// `interval` sets the time to the next slot, as a program's keyframes ask.
+    public mutating func next(at elapsed: Duration, sceneEV reading: Double, offset: Double = 0, interval programmed: Duration? = nil) -> Step? {
         let now = elapsed.seconds
         let rate: Double
         if let level, let lastSeconds, now > lastSeconds {
@@ -147,7 +147,7 @@ public struct RampEngine: Sendable {
             rate = trend * 3600
         }
         let scene = level ?? reading
-        let interval = settings.interval(forScene: scene) ?? baseInterval
+        let interval = programmed ?? settings.interval(forScene: scene) ?? baseInterval
         guard let exposure = allocator.exposure(for: exposureEV, interval: interval) else { return nil }
         return Step(exposure: exposure, targetEV: exposureEV, sceneEV: scene,
                     targetBrightness: settings.brightness(forScene: scene) + offset, rate: rate, interval: interval)

@@ -4,14 +4,15 @@ public import UnleashedProtocol
 
 /// A ramp program: keyframes that say, from a time or a frame of the run on, whether the ramp
 /// follows the light (`auto`, with a brightness offset interpolated between keyframes) or holds
-/// a fixed exposure (for a known event, or a start before the light changes). The file format
-/// is JSON (docs/holy-grail.md):
+/// a fixed exposure (for a known event, or a start before the light changes), and the interval,
+/// interpolated between the keyframes that give one. The file format is JSON
+/// (docs/holy-grail.md):
 ///
 /// ```json
 /// {"keyframes": [
 ///   {"at": "0s", "mode": "fixed", "shutter": "1/500", "iso": 100, "aperture": "f/8"},
-///   {"at": "20m", "mode": "auto", "evOffset": 0},
-///   {"frame": 900, "mode": "auto", "evOffset": -0.7}
+///   {"at": "20m", "mode": "auto", "evOffset": 0, "interval": "10s"},
+///   {"frame": 900, "mode": "auto", "evOffset": -0.7, "interval": "30s"}
 /// ]}
 /// ```
 public struct RampProgram: Codable, Hashable, Sendable {
@@ -25,6 +26,9 @@ public struct RampProgram: Codable, Hashable, Sendable {
         public var evOffset: Double
         /// The exposure of a `fixed` keyframe.
         public var fixed: FixedExposure?
+        /// The interval from here on, in milliseconds; it moves in a straight line to the next
+        /// keyframe that gives one. Nil leaves it to the keyframes around, or to the run.
+        public var intervalMs: Int64?
     }
 
     public enum Mode: String, Codable, Hashable, Sendable {
@@ -45,16 +49,37 @@ public struct RampProgram: Codable, Hashable, Sendable {
     /// In time order, the first at 0.
     public private(set) var keyframes: [Keyframe]
 
-    /// What the program asks for `elapsed` into the run: the keyframe in force and the offset.
-    public func at(_ elapsed: Duration) -> (keyframe: Keyframe, evOffset: Double) {
+    /// What the program asks for `elapsed` into the run: the keyframe in force, the offset, and
+    /// the interval (nil before the first keyframe that gives one).
+    public func at(_ elapsed: Duration) -> (keyframe: Keyframe, evOffset: Double, interval: Duration?) {
         let milliseconds = elapsed.wholeMilliseconds
         let index = keyframes.lastIndex { $0.atMs <= milliseconds } ?? 0
         let current = keyframes[index]
+        let interval = interval(atMs: milliseconds)
         guard current.mode == .auto, let next = keyframes[(index + 1)...].first, next.mode == .auto, next.atMs > current.atMs else {
-            return (current, current.evOffset)
+            return (current, current.evOffset, interval)
         }
         let fraction = Double(milliseconds - current.atMs) / Double(next.atMs - current.atMs)
-        return (current, current.evOffset + (next.evOffset - current.evOffset) * fraction)
+        return (current, current.evOffset + (next.evOffset - current.evOffset) * fraction, interval)
+    }
+
+    /// The interval `milliseconds` into the run: the last one given, moving in a straight line
+    /// to the next one given.
+    private func interval(atMs milliseconds: Int64) -> Duration? {
+        let timed = keyframes.compactMap { keyframe in keyframe.intervalMs.map { (at: keyframe.atMs, interval: $0) } }
+        guard let index = timed.lastIndex(where: { $0.at <= milliseconds }) else { return nil }
+        let current = timed[index]
+        guard index + 1 < timed.count else { return .milliseconds(current.interval) }
+        let next = timed[index + 1]
+        let fraction = Double(milliseconds - current.at) / Double(next.at - current.at)
+        return .milliseconds(Int64((Double(current.interval) + Double(next.interval - current.interval) * fraction).rounded()))
+    }
+
+    /// The longest and shortest interval the program gives, if it gives any.
+    public var intervalRange: ClosedRange<Duration>? {
+        let intervals = keyframes.compactMap(\.intervalMs)
+        guard let shortest = intervals.min(), let longest = intervals.max() else { return nil }
+        return .milliseconds(shortest) ... .milliseconds(longest)
     }
 
     /// Reads a program file's JSON for a run of slots `intervalMs` apart, with an error that
@@ -86,7 +111,7 @@ public struct RampProgram: Codable, Hashable, Sendable {
     private static func keyframe(_ item: Any, number: Int, intervalMs: Int64) throws(RampProgramError) -> Keyframe {
         let name = "keyframe \(number)"
         guard let fields = item as? [String: Any] else { throw RampProgramError("\(name): expected an object") }
-        let known: Set<String> = ["at", "frame", "mode", "evOffset", "shutter", "bulbMs", "iso", "aperture"]
+        let known: Set<String> = ["at", "frame", "mode", "evOffset", "interval", "shutter", "bulbMs", "iso", "aperture"]
         if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
             throw RampProgramError("\(name): '\(unknown)' is not a keyframe field (\(known.sorted().joined(separator: ", ")))")
         }
@@ -99,6 +124,13 @@ public struct RampProgram: Codable, Hashable, Sendable {
             atMs = Int64(frame - 1) * intervalMs
         default:
             throw RampProgramError("\(name): give exactly one of at (a duration from the start, like \"20m\") or frame (1 or more)")
+        }
+        var intervalMs: Int64?
+        if let given = fields["interval"] {
+            guard let text = given as? String, let interval = parseDuration(text), interval >= .milliseconds(100) else {
+                throw RampProgramError("\(name): interval must be a duration of 100ms or more, like \"30s\"")
+            }
+            intervalMs = interval.wholeMilliseconds
         }
         let modeText = fields["mode"] as? String ?? "auto"
         guard let mode = Mode(rawValue: modeText) else { throw RampProgramError("\(name): mode '\(modeText)' is not auto or fixed") }
@@ -113,7 +145,7 @@ public struct RampProgram: Codable, Hashable, Sendable {
             if let stray = ["shutter", "bulbMs", "iso", "aperture"].first(where: { fields[$0] != nil }) {
                 throw RampProgramError("\(name): \(stray) belongs to a fixed keyframe; an auto keyframe follows the light")
             }
-            return Keyframe(atMs: atMs, mode: .auto, evOffset: offset, fixed: nil)
+            return Keyframe(atMs: atMs, mode: .auto, evOffset: offset, fixed: nil, intervalMs: intervalMs)
         }
         guard let iso = fields["iso"] as? Int, let isoSpeed = ISOSpeed(UInt32(clamping: max(0, iso))), !isoSpeed.isAuto else {
             throw RampProgramError("\(name): a fixed keyframe needs an iso, like 100")
@@ -134,7 +166,8 @@ public struct RampProgram: Codable, Hashable, Sendable {
             throw RampProgramError("\(name): a fixed keyframe needs exactly one of shutter (like \"1/500\") or bulbMs (1 or more)")
         }
         return Keyframe(atMs: atMs, mode: .fixed, evOffset: 0,
-                        fixed: FixedExposure(shutter: shutter, bulbMs: bulbMs.map(Int64.init), iso: isoSpeed.rawValue, aperture: aperture))
+                        fixed: FixedExposure(shutter: shutter, bulbMs: bulbMs.map(Int64.init), iso: isoSpeed.rawValue, aperture: aperture),
+                        intervalMs: intervalMs)
     }
 }
 
@@ -145,6 +178,7 @@ extension RampProgram {
         .object(["keyframes": .array(keyframes.map { keyframe in
             var fields: [String: JSONValue] = ["at": .string("\(keyframe.atMs)ms"), "mode": .string(keyframe.mode.rawValue)]
             if keyframe.mode == .auto { fields["evOffset"] = .number(keyframe.evOffset) }
+            if let intervalMs = keyframe.intervalMs { fields["interval"] = .string("\(intervalMs)ms") }
             if let fixed = keyframe.fixed {
                 fields["iso"] = .integer(Int64(fixed.iso))
                 fields["aperture"] = .string(fixed.aperture)

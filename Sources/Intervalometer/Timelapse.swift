@@ -100,6 +100,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// whether this run took one already (it takes one at most).
     var rampMeteringFrame = false
     var rampMeteringFrameTaken = false
+    /// The settings a metering frame changes first, so that its exposure is known.
+    var rampMeteringSettings: [SettingValue] = []
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its

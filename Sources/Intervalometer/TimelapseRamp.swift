@@ -1,3 +1,4 @@
+import Foundation
 import UnleashedKit
 import UnleashedProtocol
 
@@ -37,8 +38,28 @@ extension Timelapse {
         if let night = ramp.nightIntervalMs, night <= ramp.gapMs {
             throw .invalidPlan("the night interval must be longer than the \(Duration.milliseconds(ramp.gapMs).compactText) gap")
         }
+        if let shortest = ramp.program?.intervalRange?.lowerBound, shortest <= .milliseconds(ramp.gapMs) {
+            throw .invalidPlan("the program's \(shortest.compactText) interval must be longer than the "
+                + "\(Duration.milliseconds(ramp.gapMs).compactText) gap")
+        }
         self.ramp = RampEngine(settings: ramp.settings(intervalMs: plan.intervalMs), limits: limits, interval: .milliseconds(plan.intervalMs))
         rampApplied = nil
+        rampMeteringSettings = Self.meteringSettings(iso: descriptor(.iso)?.value, shutter: descriptor(.shutterSpeed)?.value, limits: limits)
+    }
+
+    /// What a metering frame changes so that the exposure of its picture is known: auto ISO
+    /// becomes the lowest the ramp may use, bulb the offered speed nearest 1/60 s.
+    private static func meteringSettings(iso: SettingValue?, shutter: SettingValue?, limits: RampLimits) -> [SettingValue] {
+        var changes: [SettingValue] = []
+        if case .iso(let current)? = iso, current.isAuto, let lowest = limits.isoSpeeds.min(by: { $0.rawValue < $1.rawValue }) {
+            changes.append(.iso(lowest))
+        }
+        let sixtieth = log2(1.0 / 60)
+        if case .shutterSpeed(let current)? = shutter, current.isBulb,
+           let nearest = limits.shutterSpeeds.min(by: { abs(($0.timeStops ?? 0) - sixtieth) < abs(($1.timeStops ?? 0) - sixtieth) }) {
+            changes.append(.shutterSpeed(nearest))
+        }
+        return changes
     }
 
     /// Every fixed keyframe's settings are the camera's and fit the interval.
@@ -56,7 +77,8 @@ extension Timelapse {
                     throw .invalidPlan("\(name): the camera does not offer \(value.text) (keyframe \(index + 1))")
                 }
             }
-            if exposure.seconds * 1000 > Double(plan.intervalMs - gapMs) {
+            let intervalMs = program.at(.milliseconds(keyframe.atMs)).interval?.wholeMilliseconds ?? plan.intervalMs
+            if exposure.seconds * 1000 > Double(intervalMs - gapMs) {
                 throw .invalidPlan("\(name): \(exposure.text) does not fit the interval less the \(Duration.milliseconds(gapMs).compactText) gap")
             }
         }
@@ -106,10 +128,10 @@ extension Timelapse {
             rampStep = ramp?.next(at: due, sceneEV: reading.stops)
             return
         }
-        let (keyframe, offset) = program.at(due)
+        let (keyframe, offset, interval) = program.at(due)
         // The ramp keeps following the light under a fixed keyframe, so that it is ready when
         // the program hands over.
-        guard var step = ramp?.next(at: due, sceneEV: reading.stops, offset: offset) else { return }
+        guard var step = ramp?.next(at: due, sceneEV: reading.stops, offset: offset, interval: interval) else { return }
         if let fixed = keyframe.fixed?.exposure {
             step.exposure = fixed
             step.targetEV = fixed.ev100
@@ -122,7 +144,13 @@ extension Timelapse {
     /// exposure.
     func rampCommand() -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork) {
         if rampMeteringFrame {
-            return ("as set, a metering frame", false, { camera throws(CameraError) in SlotWork(try await camera.shoot()) })
+            let changes = rampMeteringSettings
+            let named = changes.map { "\($0.setting.displayName) \($0.text)" }.joined(separator: ", ")
+            let text = "a metering frame at the camera's settings" + (changes.isEmpty ? "" : " with " + named)
+            return (text, false, { camera throws(CameraError) in
+                for change in changes { _ = try await camera.set(change) }
+                return SlotWork(try await camera.shoot())
+            })
         }
         guard let step = rampStep else {
             let problem = rampProblem ?? "the camera reported no metered EV, which the exposure ramp needs"

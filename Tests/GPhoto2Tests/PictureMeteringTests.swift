@@ -51,6 +51,7 @@ struct PictureMeteringTests {
 
     /// An hour and a half of a December sunset at 52.5° N, a frame every 10 s on the test clock;
     /// the scene follows the run's clock, the pictures and their thumbnails go through libgphoto2.
+    /// The camera starts on auto ISO, whose pictures say nothing of the light.
     @Test("a ramped run over libgphoto2 follows a sunset by the pictures' thumbnails")
     func rampedRunOverLibgphoto2() async throws {
         let clock = ImmediateClock<Duration>()
@@ -64,6 +65,8 @@ struct PictureMeteringTests {
         let sim = try await SimulatedCamera.start(timeScale: 0.001, scene: scene) { event in
             if case .capture(_, _, let stops) = event { brightness.withLock { $0.append(stops) } }
         }
+        // Auto ISO leaves a picture's exposure unknown: the metering frame sets the lowest ISO first.
+        #expect(try await sim.camera.set(.iso(.auto)) == .iso(.auto))
         let frameCount = 541
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(frameCount),
@@ -75,8 +78,8 @@ struct PictureMeteringTests {
         let frames = try journal.frames(of: ending.run.id)
         #expect(frames.count == frameCount && frames.allSatisfy { $0.outcome == .taken },
                 "\(frames.filter { $0.outcome != .taken }.prefix(3))")
-        #expect(frames.first?.exposure == "as set, a metering frame" && frames.first?.ramp == nil,
-                "the first picture, at the camera's settings, gives the first reading")
+        #expect(frames.first?.exposure == "a metering frame at the camera's settings with ISO 100" && frames.first?.ramp == nil,
+                "the first picture, at the camera's settings, gives the first reading: \(frames.first?.exposure ?? "none")")
         let ramps = frames.dropFirst().compactMap(\.ramp)
         #expect(ramps.count == frameCount - 1, "every later frame carries what the ramp decided")
         let pictures = brightness.withLock { $0 }

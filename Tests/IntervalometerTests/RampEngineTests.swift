@@ -139,6 +139,55 @@ struct RampEngineTests {
         #expect(frames.count < 1081, "fewer frames in 3 hours at longer intervals: \(frames.count)")
     }
 
+    @Test("a program's interval keyframes set the interval, moving in a straight line between them")
+    func programmedInterval() async throws {
+        let program = try RampProgram(json: Data("""
+            {"keyframes": [
+              {"at": "30m", "interval": "10s"},
+              {"at": "1h30m", "evOffset": -0.5, "interval": "40s"}
+            ]}
+            """.utf8), intervalMs: 5_000)
+        #expect(program.at(.seconds(600)).interval == nil, "before the first interval keyframe, the run's own")
+        #expect(program.at(.seconds(3600)).interval == .seconds(25), "halfway: halfway between 10 s and 40 s")
+        #expect(program.at(.seconds(7200)).interval == .seconds(40))
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+        let journal = MemoryJournal()
+        let plan = RunPlan(intervalMs: 5_000, stop: .duration(milliseconds: 3 * 3_600_000),
+                           exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
+        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "sky")
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.allSatisfy { $0.outcome == .taken })
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $1.scheduledMs - $0.scheduledMs == $0.ramp?.intervalMs },
+                "each slot is due its recorded interval after the one before")
+        for frame in frames {
+            let interval = try #require(frame.ramp?.intervalMs)
+            let wanted = program.at(.milliseconds(frame.scheduledMs)).interval?.wholeMilliseconds ?? 5_000
+            #expect(interval == wanted, "at \(frame.scheduledMs) ms")
+        }
+        #expect(frames.last?.ramp?.intervalMs == 40_000)
+        let pictures = await camera.pictures
+        #expect(pictures.allSatisfy { $0.brightness > RampRehearsal.Frame.black && $0.brightness < RampRehearsal.Frame.white })
+        #expect((pictures.map(\.seconds).max() ?? 0) > 8.5, "night exposures grow into the longer interval")
+    }
+
+    @Test("a program's interval no longer than the gap is refused before the first frame")
+    func programmedIntervalInsideTheGap() async throws {
+        let program = try RampProgram(json: Data(#"{"keyframes": [{"at": "1h", "interval": "2s"}]}"#.utf8), intervalMs: 10_000)
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(3), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
+        await #expect {
+            _ = try await Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "sky")
+        } throws: { error in
+            guard case .invalidPlan(let message)? = error as? TimelapseError else { return false }
+            return message == "the program's 2s interval must be longer than the 2s gap"
+        }
+    }
+
     @Test("a resumed ramped run builds its ramp again and carries on ramping")
     func resumedRamp() async throws {
         let clock = ImmediateClock<Duration>()
@@ -175,6 +224,8 @@ struct RampEngineTests {
         (#"{"keyframes": [{"at": "0s"}, {"at": "1h", "mode": "fixed", "iso": 100, "aperture": "f/8"}]}"#, "keyframe 2: a fixed keyframe needs exactly one of shutter"),
         (#"{"keyframes": [{"at": "1h"}, {"at": "30m"}]}"#, "in time order"),
         (#"{"keyframes": [{"at": "0s", "evOffset": 9}]}"#, "between -5 and 5"),
+        (#"{"keyframes": [{"at": "0s", "interval": "soon"}]}"#, "keyframe 1: interval must be a duration of 100ms or more"),
+        (#"{"keyframes": [{"at": "0s", "interval": 30}]}"#, "keyframe 1: interval must be a duration"),
         (#"{"keyframes": [{"at": "0s", "shutter": "1/500"}]}"#, "belongs to a fixed keyframe"),
         (#"{"frames": []}"#, "'frames' is not part of a program"),
         (#"[1, 2]"#, "not a JSON object"),
