@@ -74,7 +74,9 @@ struct TimelapseCommandTests {
         let script = try fixture.crashHook(afterFrame: 5)
         let first = try fixture.start("--interval", "500ms", "--frames", "\(frameCount)", "--hook", script, "--json")
         #expect(try await first.exitStatus() == 128 + SIGKILL)
-        #expect(first.frames.count >= 5, "\(first.output)")
+        // Frame 5's hook runs as its record is written, beside the printing of its line, so the
+        // kill may come before that line is out.
+        #expect(first.frames.count >= 4, "\(first.output)")
         let printed = first.frames
         let runID = try #require(printed.first?["run"] as? Int)
 
