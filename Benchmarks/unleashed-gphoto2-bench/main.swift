@@ -5,8 +5,9 @@
 //      libgphoto2, pictures left on the card,
 //   3. the same with every picture downloaded to a folder between frames,
 // side by side in one run, with the same simulated body (nikon-z: its shutter lag and write time).
-// Also prints, per scenario, the time from the trigger to the camera's report (shot latency) and
-// the pictures downloaded.
+// Also prints, per scenario, the time from the trigger to the camera's report (shot latency), the
+// pictures downloaded, the frames journalled with a metered EV, and over libgphoto2 how long
+// reading a picture's thumbnail for that EV takes (50 more pictures after the run).
 //
 // Usage: unleashed-gphoto2-bench [--frames N] [--interval-ms MS]
 //        (build both with -c release; `make bench-gphoto2`)
@@ -40,6 +41,10 @@ struct Measurement {
     let taken: Int
     let notTaken: Int
     let downloaded: Int
+    /// Frames journalled with a metered EV.
+    let metered: Int
+    /// Per picture, how long reading the scene's EV from it took, in microseconds (libgphoto2 only).
+    var meteringTime: [Int64] = []
 }
 
 /// Nearest rank, as the run journal's summary computes it.
@@ -67,7 +72,7 @@ func timelapse(_ scenario: String, on camera: any Camera, downloads: Bool) async
     }
     return Measurement(scenario: scenario, lateness: records.compactMap(\.latenessMicros), shotLatency: shotLatency,
                        taken: records.count(where: { $0.outcome == .taken }), notTaken: records.count(where: { $0.outcome != .taken }),
-                       downloaded: downloads ? saved : 0)
+                       downloaded: downloads ? saved : 0, metered: records.count(where: { $0.meteredEV != nil }))
 }
 
 func moduleBackend() async throws -> Measurement {
@@ -90,21 +95,29 @@ func tetheredBackend(download: Bool) async throws -> Measurement {
     let folder = scratch.appendingPathComponent("downloads-\(UUID())")
     let camera = try await GPhoto2Camera.open(port: "ptpip:127.0.0.1:\(port)",
                                               downloads: download ? DownloadPolicy(folder: folder.path) : nil)
-    let measured = try await timelapse(download ? "libgphoto2, downloading each picture" : "libgphoto2, pictures left on the card",
+    var measured = try await timelapse(download ? "libgphoto2, downloading each picture" : "libgphoto2, pictures left on the card",
                                        on: camera, downloads: download)
+    for _ in 0..<50 {
+        _ = try await camera.shoot()
+        let started = ContinuousClock.now
+        guard await camera.lastMeteredEV != nil else { fail("no metered EV from the picture's thumbnail") }
+        measured.meteringTime.append(started.duration(to: .now).wholeMicroseconds)
+    }
     await camera.close()
     return measured
 }
 
 func row(_ m: Measurement) -> String {
     func ms(_ micros: Int64) -> String { String(format: "%.3f", Double(micros) / 1000) }
+    let metering = m.meteringTime.isEmpty ? "—" : "\(ms(percentile(m.meteringTime, 50))) / \(ms(percentile(m.meteringTime, 99)))"
     return "| \(m.scenario) | \(m.taken) | \(m.notTaken) | \(ms(percentile(m.lateness, 50))) | \(ms(percentile(m.lateness, 99))) | "
-        + "\(ms(m.lateness.max() ?? 0)) | \(ms(percentile(m.shotLatency, 50))) | \(ms(percentile(m.shotLatency, 99))) | \(m.downloaded) |"
+        + "\(ms(m.lateness.max() ?? 0)) | \(ms(percentile(m.shotLatency, 50))) | \(ms(percentile(m.shotLatency, 99))) | \(m.downloaded) | "
+        + "\(m.metered) | \(metering) |"
 }
 
 print("Time-lapse over each backend: \(frames) frames at \(intervalMs) ms, simulated body nikon-z, release build")
-print("| backend | taken | not taken | lateness p50 ms | p99 ms | max ms | shot latency p50 ms | p99 ms | downloaded |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| backend | taken | not taken | lateness p50 ms | p99 ms | max ms | shot latency p50 ms | p99 ms | downloaded | metered | thumbnail read p50 / p99 ms |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 do {
     print(row(try await moduleBackend()))
     print(row(try await tetheredBackend(download: false)))
