@@ -105,6 +105,17 @@ public struct RampEngine: Sendable {
         baseInterval = interval
     }
 
+    /// Carries on from the last frame an interrupted run recorded, taken `elapsed` into the run:
+    /// the light's level and trend and the exposure pick up where they were, so a resumed run
+    /// neither starts its smoothing afresh nor jumps. After a long outage the next step catches
+    /// up at once, since the rate limit allows that much change over that much time.
+    public mutating func resume(from record: RampRecord, at elapsed: Duration) {
+        level = record.sceneEV
+        trend = record.rate / 3600
+        exposureEV = record.targetEV
+        lastSeconds = elapsed.seconds
+    }
+
     /// The scene EV a picture shows: it came out `brightness` stops from mid-grey at `exposure`.
     public static func sceneEV(brightness: Double, exposure: RampExposure) -> Double {
         brightness + exposure.ev100

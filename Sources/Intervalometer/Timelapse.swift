@@ -102,6 +102,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     var rampMeteringFrameTaken = false
     /// The settings a metering frame changes first, so that its exposure is known.
     var rampMeteringSettings: [SettingValue] = []
+    /// What the ramp decided at the last frame before an interruption, for a resumed run.
+    var rampResumedFrom: (record: RampRecord, at: Duration)?
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
@@ -258,6 +260,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             nextFrame = last.frame + 1
             // A deferred or paused schedule carries on from where the last slot was due.
             shift = .milliseconds(last.scheduledMs) - .milliseconds(plan.intervalMs) * (last.frame - 1)
+        }
+        if let ramped = recorded.last(where: { $0.ramp != nil }), let ramp = ramped.ramp {
+            rampResumedFrom = (ramp, .milliseconds(ramped.scheduledMs))
+            // The slot after it is due its recorded interval later, as in the run before.
+            if ramped.frame == last?.frame { shift += .milliseconds(ramp.intervalMs - plan.intervalMs) }
         }
         if let hooks { _ = await hooks.run(.initialize, frame: nil, environment: [:]) }
         // A clip cut off by the crash may still be recording, and would make every clip after

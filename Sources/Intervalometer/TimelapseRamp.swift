@@ -111,6 +111,7 @@ extension Timelapse {
             // A resumed run builds its ramp at its first slot, with the camera as it is then.
             do throws(TimelapseError) {
                 try await startRamp(rampPlan, camera: camera)
+                if let resumed = rampResumedFrom { ramp?.resume(from: resumed.record, at: resumed.at) }
                 rampProblem = nil
             } catch {
                 rampProblem = error.description

@@ -218,6 +218,38 @@ struct RampEngineTests {
         #expect(await camera.pictures.isEmpty)
     }
 
+    @Test("a ramped run interrupted and resumed carries on its ramp: the same rate, the same exposure, its interval")
+    func interruptedRampCarriesOn() async throws {
+        let clock = ImmediateClock<Duration>()
+        let origin = clock.now
+        let wallClock: @Sendable () -> Int64 = { 1_700_000_000_000 + origin.duration(to: clock.now).wholeMilliseconds }
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+        let program = try RampProgram(json: Data(#"{"keyframes": [{"at": "0s", "interval": "20s"}]}"#.utf8), intervalMs: 10_000)
+        func plan(frames: Int) -> RunPlan {
+            RunPlan(intervalMs: 10_000, stop: .frames(frames), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
+        }
+        // The first 30 frames, then the run as a crash leaves it: still running, in the journal.
+        let before = MemoryJournal()
+        let first = try await Timelapse(plan: plan(frames: 30), camera: camera, journal: before, clock: clock, wallClock: wallClock)
+            .start(cameraName: "sky")
+        let journal = MemoryJournal()
+        let record = try journal.begin(plan: plan(frames: 60), t0UnixMs: first.run.t0UnixMs, camera: "sky")
+        for frame in try before.frames(of: first.run.id) { try journal.append(frame, to: record.id) }
+        let ending = try await Timelapse(plan: plan(frames: 60), camera: camera, journal: journal, clock: clock, wallClock: wallClock)
+            .resume(record)
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: record.id)
+        #expect(frames.count == 60 && frames.allSatisfy { $0.outcome == .taken }, "\(frames.filter { $0.outcome != .taken }.prefix(2))")
+        let (last, next) = (frames[29], frames[30])
+        #expect(next.scheduledMs == last.scheduledMs + 20_000, "due its recorded interval after the last frame before the crash")
+        let (lastRamp, nextRamp) = (try #require(last.ramp), try #require(next.ramp))
+        #expect(nextRamp.rate != 0 && abs(nextRamp.rate - lastRamp.rate) < 3,
+                "the rate carries on: \(lastRamp.rate) then \(nextRamp.rate) EV an hour")
+        #expect(abs(nextRamp.targetEV - lastRamp.targetEV) < 0.1, "\(lastRamp.targetEV) then \(nextRamp.targetEV)")
+        let pictures = await camera.pictures
+        #expect(abs(pictures[30].brightness - pictures[29].brightness) <= 1.0 / 3 + 0.05)
+    }
+
     @Test("a program file that is wrong says where", arguments: [
         (#"{"keyframes": []}"#, "missing or empty"),
         (#"{"keyframes": [{"at": "soon"}]}"#, "keyframe 1: at 'soon' is not a duration"),
