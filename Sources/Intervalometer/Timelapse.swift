@@ -58,9 +58,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     let plan: RunPlan
     /// The cameras every slot fires, together (a ``Volley``).
-    private let cameras: [RigCamera]
+    let cameras: [RigCamera]
     /// Whether records name their camera and carry the slot's spread: a run of a rig.
-    private let isRig: Bool
+    let isRig: Bool
     private let journal: any RunJournal
     /// Frame records on their way to `journal`, written off the run's thread.
     private let journalWrites: JournalWrites
@@ -89,21 +89,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var wake: Wake?
     /// The exposure under way that a stop ends early (a bulb, a clip).
     private var stoppableWork: Volley<SlotWork>?
-    /// The exposure ramp of a ramped run, and what it decided for the coming slot.
-    var ramp: RampEngine?
-    var rampStep: RampEngine.Step?
-    /// The exposure the camera was last set to by the ramp, so only changes are sent.
-    var rampApplied: RampExposure?
-    /// Why the ramp could not be built at a resumed run's slot, for that slot's record.
-    var rampProblem: String?
-    /// Whether the coming slot is taken at the camera's settings to get a first reading, and
-    /// whether this run took one already (it takes one at most).
-    var rampMeteringFrame = false
-    var rampMeteringFrameTaken = false
-    /// The settings a metering frame changes first, so that its exposure is known.
-    var rampMeteringSettings: [SettingValue] = []
-    /// What the ramp decided at the last frame before an interruption, for a resumed run.
-    var rampResumedFrom: (record: RampRecord, at: Duration)?
+    /// A ramped run's ramps, one per camera (by name): each follows its own camera's light.
+    var ramps: [String: CameraRamp] = [:]
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
@@ -261,11 +248,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             // A deferred or paused schedule carries on from where the last slot was due.
             shift = .milliseconds(last.scheduledMs) - .milliseconds(plan.intervalMs) * (last.frame - 1)
         }
-        if let ramped = recorded.last(where: { $0.ramp != nil }), let ramp = ramped.ramp {
-            rampResumedFrom = (ramp, .milliseconds(ramped.scheduledMs))
-            // The slot after it is due its recorded interval later, as in the run before.
-            if ramped.frame == last?.frame { shift += .milliseconds(ramp.intervalMs - plan.intervalMs) }
-        }
+        // The slot after the last one is due its recorded interval later, as in the run before.
+        if let interval = resumeRamps(from: recorded, last: last) { shift += interval - .milliseconds(plan.intervalMs) }
         if let hooks { _ = await hooks.run(.initialize, frame: nil, environment: [:]) }
         // A clip cut off by the crash may still be recording, and would make every clip after
         // it fail to start: stop it first ("not recording" is fine too).
@@ -324,7 +308,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             guard due == scheduledOffset(of: nextFrame), elapsed() >= due - Self.slotPreparation else { continue }
             // Ahead of the deadline: which cameras are up, and their commands parked, ready to go.
             let (ready, down) = await Rig.prepareShot(cameras)
-            if let camera = ready.first?.camera { await prepareRamp(due: due, camera: camera) }
+            await prepareRamps(due: due, cameras: ready)
             // Cameras that press on their own clocks are told the deadline now; the others'
             // commands are released at it.
             let firing = await firingInstant(due: due, cameras: ready)
@@ -419,7 +403,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let sent = try await expose(frame: frame, due: due, cameras: ready, volley: volley)
         nextFrame = frame + 1
         // A ramped interval: the next slot is due this slot's interval after it.
-        if let interval = rampStep?.interval { shift += interval - .milliseconds(plan.intervalMs) }
+        if let interval = rampInterval() { shift += interval - .milliseconds(plan.intervalMs) }
         switch plan.overrun {
         case .skip:
             let ready = elapsed() + .milliseconds(plan.minimumGapMs)
@@ -532,13 +516,14 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                                     exposure: exposure, camera: isRig ? member.name : nil,
                                     commandSpreadMicros: spread?.commands?.wholeMicroseconds,
                                     completionSpreadMicros: spread?.completions?.wholeMicroseconds,
-                                    ramp: part == 1 ? rampRecord() : nil)
+                                    ramp: part == 1 ? rampRecord(of: member.name) : nil)
+            if part == 1, let text = rampExposureText(of: member.name) { entry.exposure = text }
             switch outcome.result {
             case .success(let done)?:
-                if part == 1, done.failure == nil, let step = rampStep { rampApplied = step.exposure }
+                if part == 1, done.failure == nil { rampApplied(by: member.name) }
                 entry.completedMs = (isRig ? outcome.completedStamp ?? finished : finished).wholeMilliseconds
                 entry.shotCounter = done.shotCounter
-                entry.exposure = done.exposure ?? exposure
+                entry.exposure = done.exposure ?? entry.exposure
                 entry.error = done.failure ?? done.note
                 if done.failure != nil { entry.outcome = .failed }
             case .failure(let error)?:
@@ -652,15 +637,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         case .duration(let milliseconds) where milliseconds <= 0: throw .invalidPlan("the duration must be longer than 0")
         default: break
         }
-        if isRig, case .ramp = plan.exposure {
-            throw .invalidPlan("an exposure ramp follows one camera's meter; run it on each camera of a rig by itself")
-        }
         if isRig, case .bracket = plan.exposure {
             throw .invalidPlan("a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
         }
         for member in cameras {
             do throws(TimelapseError) {
-                try await validate(member.camera)
+                try await validate(member)
             } catch .camera(let error) where isRig {
                 throw .rigCamera(member.name, error)
             }
@@ -669,7 +651,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// Checks the plan against one camera: the interval fits its exposure, and it can do what
     /// the plan asks.
-    private func validate(_ camera: any Camera) async throws(TimelapseError) {
+    private func validate(_ member: RigCamera) async throws(TimelapseError) {
+        let camera = member.camera
         let needed: Duration
         let reason: String
         switch plan.exposure {
@@ -682,7 +665,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         case .video(let milliseconds):
             (needed, reason) = try timedSlot(milliseconds, "clip")
         case .ramp(let ramp):
-            try await startRamp(ramp, camera: camera)
+            try await startRamp(ramp, member: member)
             needed = .milliseconds(ramp.gapMs + 1)
             reason = "the \(Duration.milliseconds(ramp.gapMs).compactText) gap the ramp leaves after each exposure"
         case .bracket(let count, let step):

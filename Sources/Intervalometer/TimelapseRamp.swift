@@ -2,11 +2,41 @@ import Foundation
 import UnleashedKit
 import UnleashedProtocol
 
-/// A ramped run's part of the engine: the ramp built from what the camera offers, a reading of
-/// the meter ahead of each slot, and the settings changed before the picture.
+/// One camera's exposure ramp in a ramped run: its engine, what it decided for the coming slot,
+/// and what it has set on the camera.
+struct CameraRamp {
+    var engine: RampEngine?
+    var step: RampEngine.Step?
+    /// The exposure the camera was last set to by the ramp, so only changes are sent.
+    var applied: RampExposure?
+    /// Why the ramp could not be built at a resumed run's slot, for that slot's record.
+    var problem: String?
+    /// Whether the coming slot is taken at the camera's settings to get a first reading, and
+    /// whether this run took one already (it takes one at most).
+    var meteringFrame = false
+    var meteringFrameTaken = false
+    /// The settings a metering frame changes first, so that its exposure is known.
+    var meteringSettings: [SettingValue] = []
+    /// What the ramp decided at the last frame before an interruption, for a resumed run.
+    var resumedFrom: (record: RampRecord, at: Duration)?
+}
+
+/// A ramped run's part of the engine: a ramp per camera built from what that camera offers, a
+/// reading of its meter ahead of each slot, and the settings changed before the picture. In a
+/// rig each camera follows its own meter; the slot's interval is the longest any ramp asks for,
+/// so every camera's exposure fits it.
 extension Timelapse {
-    /// Builds the ramp at the start of a ramped run, refusing limits the camera cannot meet.
-    func startRamp(_ ramp: RampPlan, camera: any Camera) async throws(TimelapseError) {
+    /// Builds a camera's ramp at the start of a ramped run, refusing limits it cannot meet.
+    func startRamp(_ ramp: RampPlan, member: RigCamera) async throws(TimelapseError) {
+        do throws(TimelapseError) {
+            try await buildRamp(ramp, member: member)
+        } catch .invalidPlan(let problem) where isRig {
+            throw .invalidPlan("\(member.name): \(problem)")
+        }
+    }
+
+    private func buildRamp(_ ramp: RampPlan, member: RigCamera) async throws(TimelapseError) {
+        let camera = member.camera
         guard ramp.minISO <= ramp.maxISO else { throw .invalidPlan("the ramp's lowest ISO is above its highest") }
         guard ramp.gapMs >= 0 else { throw .invalidPlan("the ramp's gap cannot be negative") }
         guard ramp.maxRate > 0 else { throw .invalidPlan("the ramp's largest rate must be above 0 stops an hour") }
@@ -42,9 +72,26 @@ extension Timelapse {
             throw .invalidPlan("the program's \(shortest.compactText) interval must be longer than the "
                 + "\(Duration.milliseconds(ramp.gapMs).compactText) gap")
         }
-        self.ramp = RampEngine(settings: ramp.settings(intervalMs: plan.intervalMs), limits: limits, interval: .milliseconds(plan.intervalMs))
-        rampApplied = nil
-        rampMeteringSettings = Self.meteringSettings(iso: descriptor(.iso)?.value, shutter: descriptor(.shutterSpeed)?.value, limits: limits)
+        var state = ramps[member.name] ?? CameraRamp()
+        state.engine = RampEngine(settings: ramp.settings(intervalMs: plan.intervalMs), limits: limits, interval: .milliseconds(plan.intervalMs))
+        state.applied = nil
+        state.meteringSettings = Self.meteringSettings(iso: descriptor(.iso)?.value, shutter: descriptor(.shutterSpeed)?.value, limits: limits)
+        if let resumed = state.resumedFrom { state.engine?.resume(from: resumed.record, at: resumed.at) }
+        ramps[member.name] = state
+    }
+
+    /// Takes up each camera's ramp where an interrupted run left it: its last recorded frame.
+    /// Returns the interval that frame asked for when it was the run's last: the next slot is due
+    /// that long after it.
+    func resumeRamps(from recorded: [FrameRecord], last: FrameRecord?) -> Duration? {
+        var intervalAfterLast: Int64?
+        for member in cameras {
+            let name = isRig ? member.name : nil
+            guard let ramped = recorded.last(where: { $0.ramp != nil && $0.camera == name }), let ramp = ramped.ramp else { continue }
+            ramps[member.name, default: CameraRamp()].resumedFrom = (ramp, .milliseconds(ramped.scheduledMs))
+            if ramped.frame == last?.frame { intervalAfterLast = max(intervalAfterLast ?? 0, ramp.intervalMs) }
+        }
+        return intervalAfterLast.map(Duration.milliseconds)
     }
 
     /// What a metering frame changes so that the exposure of its picture is known: auto ISO
@@ -100,71 +147,98 @@ extension Timelapse {
         }
     }
 
-    /// Reads the meter and asks the ramp for the coming slot's exposure. Without a reading (a
-    /// camera metered by its pictures has none before the first), the run's first slot is a
-    /// metering frame taken at the camera's settings as they are; later slots fail, saying why.
-    func prepareRamp(due: Duration, camera: any Camera) async {
+    /// Reads each ready camera's meter and asks its ramp for the coming slot's exposure.
+    func prepareRamps(due: Duration, cameras: [RigCamera]) async {
+        guard case .ramp = plan.exposure else { return }
+        for member in self.cameras {
+            ramps[member.name, default: CameraRamp()].step = nil
+            ramps[member.name]?.meteringFrame = false
+        }
+        for member in cameras { await prepareRamp(due: due, member: member) }
+    }
+
+    /// Reads the meter and asks the camera's ramp for the coming slot's exposure. Without a
+    /// reading (a camera metered by its pictures has none before the first), the run's first
+    /// slot is a metering frame taken at the camera's settings as they are; later slots fail,
+    /// saying why.
+    private func prepareRamp(due: Duration, member: RigCamera) async {
         guard case .ramp(let rampPlan) = plan.exposure else { return }
-        rampStep = nil
-        rampMeteringFrame = false
-        if ramp == nil {
+        let camera = member.camera
+        if ramps[member.name]?.engine == nil {
             // A resumed run builds its ramp at its first slot, with the camera as it is then.
             do throws(TimelapseError) {
-                try await startRamp(rampPlan, camera: camera)
-                if let resumed = rampResumedFrom { ramp?.resume(from: resumed.record, at: resumed.at) }
-                rampProblem = nil
+                try await startRamp(rampPlan, member: member)
+                ramps[member.name]?.problem = nil
             } catch {
-                rampProblem = error.description
+                ramps[member.name, default: CameraRamp()].problem = error.description
                 return
             }
         }
+        guard var state = ramps[member.name], var engine = state.engine else { return }
+        defer { ramps[member.name] = state }
         var reading = await camera.lastMeteredEV
         if reading == nil { reading = try? await camera.status().meteredEV }
         guard let reading else {
-            rampMeteringFrame = !rampMeteringFrameTaken
-            rampMeteringFrameTaken = true
+            state.meteringFrame = !state.meteringFrameTaken
+            state.meteringFrameTaken = true
             return
         }
+        defer { state.engine = engine }
         guard let program = rampPlan.program else {
-            rampStep = ramp?.next(at: due, sceneEV: reading.stops)
+            state.step = engine.next(at: due, sceneEV: reading.stops)
             return
         }
         let (keyframe, offset, interval) = program.at(due)
         // The ramp keeps following the light under a fixed keyframe, so that it is ready when
         // the program hands over.
-        guard var step = ramp?.next(at: due, sceneEV: reading.stops, offset: offset, interval: interval) else { return }
+        guard var step = engine.next(at: due, sceneEV: reading.stops, offset: offset, interval: interval) else { return }
         if let fixed = keyframe.fixed?.exposure {
             step.exposure = fixed
             step.targetEV = fixed.ev100
             step.rate = 0
         }
-        rampStep = step
+        state.step = step
     }
 
-    /// The command of a ramped slot: the settings that changed, then the picture or the bulb
-    /// exposure.
+    /// The command of a ramped slot, for whichever camera it is sent to: that camera's changed
+    /// settings, then its picture or bulb exposure.
     func rampCommand() -> (exposure: String?, stoppable: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork) {
-        if rampMeteringFrame {
-            let changes = rampMeteringSettings
-            let named = changes.map { "\($0.setting.displayName) \($0.text)" }.joined(separator: ", ")
-            let text = "a metering frame at the camera's settings" + (changes.isEmpty ? "" : " with " + named)
-            return (text, false, { camera throws(CameraError) in
+        var commands: [ObjectIdentifier: @Sendable (any Camera) async throws(CameraError) -> SlotWork] = [:]
+        var stoppable = false
+        for member in cameras {
+            let (bulb, run) = rampCommand(of: member.name)
+            commands[ObjectIdentifier(member.camera)] = run
+            stoppable = stoppable || bulb
+        }
+        let byCamera = commands
+        return (nil, stoppable, { camera throws(CameraError) in
+            guard let run = byCamera[ObjectIdentifier(camera)] else { throw CameraError.invalidArgument("the camera is not one of the run's") }
+            return try await run(camera)
+        })
+    }
+
+    /// One camera's command, and whether it is a bulb exposure (which a stop ends early).
+    private func rampCommand(of name: String) -> (bulb: Bool, run: @Sendable (any Camera) async throws(CameraError) -> SlotWork) {
+        let state = ramps[name] ?? CameraRamp()
+        if state.meteringFrame {
+            let changes = state.meteringSettings
+            return (false, { camera throws(CameraError) in
                 for change in changes { _ = try await camera.set(change) }
                 return SlotWork(try await camera.shoot())
             })
         }
-        guard let step = rampStep else {
-            let problem = rampProblem ?? "the camera reported no metered EV, which the exposure ramp needs"
-            return (nil, false, { _ throws(CameraError) in throw CameraError.invalidArgument(problem) })
+        guard let step = state.step else {
+            let problem = state.problem ?? "the camera reported no metered EV, which the exposure ramp needs"
+            return (false, { _ throws(CameraError) in throw CameraError.invalidArgument(problem) })
         }
         let exposure = step.exposure
-        let previous = rampApplied
+        let previous = state.applied
         var changes: [SettingValue] = []
         if previous?.aperture != exposure.aperture { changes.append(.aperture(exposure.aperture)) }
         if previous?.iso != exposure.iso { changes.append(.iso(exposure.iso)) }
         if previous?.shutter != exposure.shutter { changes.append(.shutterSpeed(exposure.shutter)) }
         let settingChanges = changes
-        return (exposure.text, exposure.bulbMilliseconds != nil, { camera throws(CameraError) in
+        return (exposure.bulbMilliseconds != nil, { camera throws(CameraError) in
             for change in settingChanges { _ = try await camera.set(change) }
             if let milliseconds = exposure.bulbMilliseconds {
                 return try await Self.bulbWork(camera, milliseconds: milliseconds, exposure: exposure.text)
@@ -173,10 +247,31 @@ extension Timelapse {
         })
     }
 
-    /// What the ramp decided for the slot being recorded.
-    func rampRecord() -> RampRecord? {
-        guard let step = rampStep else { return nil }
+    /// The exposure a camera's ramp set for the slot being recorded, as the journal shows it.
+    func rampExposureText(of name: String) -> String? {
+        guard let state = ramps[name] else { return nil }
+        if state.meteringFrame {
+            let named = state.meteringSettings.map { "\($0.setting.displayName) \($0.text)" }.joined(separator: ", ")
+            return "a metering frame at the camera's settings" + (named.isEmpty ? "" : " with " + named)
+        }
+        return state.step?.exposure.text
+    }
+
+    /// What a camera's ramp decided for the slot being recorded.
+    func rampRecord(of name: String) -> RampRecord? {
+        guard let step = ramps[name]?.step else { return nil }
         return RampRecord(targetEV: step.targetEV, sceneEV: step.sceneEV, residualEV: step.exposure.ev100 - step.targetEV,
                           rate: step.rate, intervalMs: step.interval.wholeMilliseconds)
+    }
+
+    /// Notes that a camera took the slot's picture at its ramp's settings.
+    func rampApplied(by name: String) {
+        guard let step = ramps[name]?.step else { return }
+        ramps[name]?.applied = step.exposure
+    }
+
+    /// The time to the next slot a ramped slot asks for: the longest of its cameras' ramps.
+    func rampInterval() -> Duration? {
+        ramps.values.compactMap(\.step?.interval).max()
     }
 }

@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import Intervalometer
 import Testing
+import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
 import UnleashedTestSupport
@@ -201,6 +202,44 @@ struct RampEngineTests {
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: record.id)
         #expect(frames.count == 30 && frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil }, "\(frames.prefix(2))")
+    }
+
+    @Test("a rig ramps each camera by its own meter, on one schedule whose interval fits every camera's exposure")
+    func rigRampsEachCamera() async throws {
+        let clock = ImmediateClock<Duration>()
+        let clear = Self.rehearsal(Self.scenes[1].1).sky
+        var cloudy = clear
+        cloudy.cloudStops = 2
+        // Two bodies with their own ladders, one under passing clouds: their meters disagree.
+        let cameras = [try SkyCamera(clock: clock, sky: clear), try SkyCamera(clock: clock, sky: cloudy, profile: .sonyLike)]
+        let rig = try #require(Rig([RigCamera(name: "clear", camera: cameras[0]), RigCamera(name: "cloudy", camera: cameras[1])]))
+        // Shutter speeds only: two bulb exposures at once would each move the immediate test clock,
+        // one after the other, and make the slot look twice as long as it is.
+        var ramp = RampPlan(maxISO: 6400, apertures: ["f/2.8"], bulbFromMs: nil, gapMs: Self.gap.wholeMilliseconds)
+        ramp.nightIntervalMs = 20_000
+        let plan = RunPlan(intervalMs: 10_000, stop: .duration(milliseconds: 3 * 3_600_000), exposure: .ramp(plan: ramp))
+        let journal = MemoryJournal()
+        let ending = try await Timelapse(plan: plan, rig: rig, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "rig")
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil }, "\(frames.filter { $0.outcome != .taken }.prefix(2))")
+        let slots = Dictionary(grouping: frames, by: \.frame).sorted { $0.key < $1.key }.map(\.value)
+        #expect(slots.allSatisfy { Set($0.compactMap(\.camera)) == ["clear", "cloudy"] }, "a record per camera per slot")
+        for (slot, next) in zip(slots, slots.dropFirst()) {
+            let longest = slot.compactMap(\.ramp?.intervalMs).max()
+            #expect(next[0].scheduledMs - slot[0].scheduledMs == longest, "slot \(slot[0].frame): the longest interval either ramp asked for")
+        }
+        #expect(slots.contains { $0[0].exposure != $0[1].exposure }, "each camera follows its own meter")
+        for camera in cameras {
+            let pictures = await camera.pictures
+            #expect(pictures.count == slots.count)
+            #expect(pictures.allSatisfy { $0.brightness > RampRehearsal.Frame.black && $0.brightness < RampRehearsal.Frame.white })
+            for (before, after) in zip(pictures, pictures.dropFirst()) {
+                #expect(abs(after.brightness - before.brightness) <= 1.0 / 3 + 0.05, "a jump at \(after.elapsed)")
+            }
+        }
+        #expect((await cameras[0].pictures.map(\.seconds).max() ?? 0) > 8.5, "night exposures grow into the longer interval")
     }
 
     @Test("a camera that gives no light readings cannot ramp, and the run says so before its first frame")
