@@ -7,8 +7,8 @@ import Foundation
 enum PictureMeter {
     /// The picture's brightness in stops from mid-grey: its median pixel, taken back through a
     /// 2.2 gamma to linear light, against 18 % grey. The median ignores small bright or dark
-    /// areas (a lamp, a caption band) that would pull an average. A blown-out or black picture
-    /// reads at most +2.5 and at least −10 stops: it only says which way to go.
+    /// areas (a lamp, a caption band) that would pull an average. A blown-out picture reads
+    /// +2.5 stops at most and a black one about −17: such a reading only says which way to go.
     ///
     /// Nil when libturbojpeg cannot decode `jpeg`.
     static func brightness(jpeg: Data) -> Double? {
