@@ -71,6 +71,8 @@ public struct RampSettings: Sendable, Hashable {
 /// works off the remaining error within ``RampSettings/response``, never faster than
 /// ``RampSettings/maxRate``, and leaves errors inside ``RampSettings/hysteresis`` alone. The
 /// allocator turns it into settings: third-stop steps by day, millisecond bulb times by night.
+/// At the start, until a reading agrees with the one before within a stop, each reading is
+/// taken as it comes: a run begun from a clipped picture finds the light in a few frames.
 public struct RampEngine: Sendable {
     public let settings: RampSettings
     public let allocator: ExposureAllocator
@@ -98,6 +100,12 @@ public struct RampEngine: Sendable {
     private var trend = 0.0
     private var exposureEV = 0.0
     private var lastSeconds: Double?
+    /// True until a reading agrees with the one before: a run that starts from a clipped
+    /// picture reads only a bound of the light, and takes each new reading as it comes until
+    /// they settle, instead of smoothing its way out over minutes of blown frames.
+    private var acquiring = true
+    /// Readings further than this from the one expected are taken as they come while acquiring.
+    static let acquisitionStops = 1.0
 
     public init(settings: RampSettings, limits: RampLimits, interval: Duration) {
         self.settings = settings
@@ -114,6 +122,7 @@ public struct RampEngine: Sendable {
         trend = record.rate / 3600
         exposureEV = record.targetEV
         lastSeconds = elapsed.seconds
+        acquiring = false
     }
 
     /// The scene EV a picture shows: it came out `brightness` stops from mid-grey at `exposure`.
@@ -128,6 +137,13 @@ public struct RampEngine: Sendable {
     public mutating func next(at elapsed: Duration, sceneEV reading: Double, offset: Double = 0, interval programmed: Duration? = nil) -> Step? {
         let now = elapsed.seconds
         let rate: Double
+        if acquiring, let level, let lastSeconds, now > lastSeconds {
+            if abs(reading - (level + trend * (now - lastSeconds))) > Self.acquisitionStops {
+                self.level = nil
+            } else {
+                acquiring = false
+            }
+        }
         if let level, let lastSeconds, now > lastSeconds {
             let dt = now - lastSeconds
             let alpha = 1 - exp(-dt / settings.smoothing)
@@ -151,6 +167,7 @@ public struct RampEngine: Sendable {
             self.lastSeconds = now
         } else if level == nil {
             level = reading
+            trend = 0
             exposureEV = reading - settings.brightness(forScene: reading) - offset
             lastSeconds = now
             rate = 0

@@ -49,6 +49,33 @@ struct PictureMeteringTests {
         #expect(PictureMeter.brightness(jpeg: Data()) == nil)
     }
 
+    /// A run started from a far wrong exposure: its first pictures are blown out or nearly black,
+    /// whose readings only bound the light.
+    @Test("a ramp that starts from a clipped picture finds the light within a few frames", arguments: [
+        (12, "1s"),  // six stops over: blown out
+        (6, "1/8000"),  // thirteen stops under: nearly black
+    ])
+    func startsFromAClippedPicture(_ start: (sceneEV: Int32, shutter: String)) async throws {
+        let clock = ImmediateClock<Duration>()
+        let brightness = Mutex<[Double]>([])
+        let sim = try await SimulatedCamera.start(timeScale: 0.001, scene: .constant(ExposureStops(twentyFourths: start.sceneEV * 24))) { event in
+            if case .capture(_, _, let stops) = event { brightness.withLock { $0.append(stops) } }
+        }
+        _ = try await sim.camera.set(.shutterSpeed(try #require(ShutterSpeed(text: start.shutter))))
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(20), exposure: .ramp(plan: RampPlan(maxISO: 6400, apertures: ["f/8"], gapMs: 2000)))
+        let ending = try await Timelapse(plan: plan, camera: sim.camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "ptpip")
+        await sim.stop()
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let pictures = brightness.withLock { $0 }
+        #expect(pictures.count == 20)
+        let firstReadable = pictures.firstIndex { $0 > -5 && $0 < 2.5 } ?? pictures.count
+        #expect(firstReadable <= 5, "readable from frame \(firstReadable + 1): \(pictures.prefix(8))")
+        #expect(pictures.dropFirst(firstReadable).allSatisfy { $0 > -5 && $0 < 2.5 }, "\(pictures)")
+        #expect(abs((pictures.last ?? 9) - (start.sceneEV >= 10 ? 0 : -1.3 * Double(10 - start.sceneEV) / 12)) < 0.3,
+                "settled at the brightness wanted: \(pictures.suffix(3))")
+    }
+
     /// An hour and a half of a December sunset at 52.5° N, a frame every 10 s on the test clock;
     /// the scene follows the run's clock, the pictures and their thumbnails go through libgphoto2.
     /// The camera starts on auto ISO, whose pictures say nothing of the light.
