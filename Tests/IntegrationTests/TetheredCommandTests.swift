@@ -110,6 +110,28 @@ struct TetheredCommandTests {
         #expect(camera.events("capture").count == 20)
     }
 
+    @Test("a ramped time-lapse meters each picture's thumbnail: a metering frame first, then the ramp's settings, recorded")
+    func rampedTimelapse() async throws {
+        // The sun just above the horizon: about EV 10, where 1/125 s at f/8 is three stops under.
+        let camera = try await SimulatedTetheredCamera(["--sky", "52.5,13.4,2026-12-21T14:45:00Z", "--time-scale", "0.01"])
+        let run = try await camera.unleashed("timelapse", "--interval", "1s", "--frames", "4", "--overrun", "defer",
+                                             "--ramp", "auto", "--ramp-aperture", "f/2.8", "--ramp-gap", "300ms", "--json")
+        #expect(run.status == 0, "\(run.stderr)\(run.stdout)")
+        let frames = run.jsonLines.filter { $0["frame"] != nil }
+        #expect(frames.count == 4 && frames.allSatisfy { $0["outcome"] as? String == "taken" }, "\(frames)\n\(run.stderr)")
+        #expect(frames.first?["exposure"] as? String == "a metering frame at the camera's settings")
+        #expect(frames.first?["ramp"] == nil)
+        for frame in frames.dropFirst() {
+            #expect((frame["exposure"] as? String)?.hasSuffix(" f/2.8") == true, "\(frame)")
+            let ramp = try #require(frame["ramp"] as? [String: Any], "\(frame)")
+            #expect(abs((ramp["sceneEV"] as? Double ?? 0) - 10) < 1.5, "the thumbnail read about EV 10: \(ramp)")
+        }
+        let brightness = camera.events("capture").compactMap { $0["brightness"] as? Double }
+        #expect(brightness.count == 4)
+        #expect(brightness.first.map { $0 < -2 } == true, "the metering frame at 1/125 s, f/8 is dark: \(brightness)")
+        #expect(brightness.dropFirst().allSatisfy { abs($0) < 0.5 }, "the ramped frames are exposed for the light: \(brightness)")
+    }
+
     @Test("a full card stops the series with a message that says so")
     func fullCard() async throws {
         let camera = try await SimulatedTetheredCamera(["--card-capacity", "3"])

@@ -74,6 +74,7 @@ final class SimulatedTetheredCamera: Sendable {
                         switch value {
                         case let text as String: text
                         case let number as Int: number
+                        case let number as Double: number
                         default: nil
                         }
                     }
