@@ -54,9 +54,11 @@ struct TimelapseCommand: AsyncParsableCommand {
     var bracket: String?
 
     @Option(parsing: .upToNextOption, help: ArgumentHelp(
-        "Follow the light: 'auto' sets the shutter speed, ISO and aperture before each slot from the camera's meter, "
-            + "in third stops by day and timed bulb exposures by night (a sunset into night, or the reverse); "
-            + "'program FILE' does the same with keyframes from a JSON file (docs/holy-grail.md).",
+        "Follow the light: 'auto' sets the shutter speed, ISO and aperture before each slot from the camera's meter "
+            + "(with --backend gphoto2, from the last picture's thumbnail; the first frame then meters at the camera's "
+            + "settings), in third stops by day and timed bulb exposures by night (a sunset into night, or the reverse); "
+            + "each camera of a --group follows its own meter. 'program FILE' does the same with keyframes (fixed "
+            + "exposures, brightness offsets, intervals) from a JSON file (docs/holy-grail.md).",
         valueName: "auto|program FILE"))
     var ramp: [String] = []
 
