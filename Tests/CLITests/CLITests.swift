@@ -21,6 +21,11 @@ struct CLI {
         var json: [String: Any]? {
             (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any]
         }
+
+        /// Each line of the output that is a JSON object (`--json` runs print one per record).
+        var jsonLines: [[String: Any]] {
+            stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
     }
 
     static let binary: URL = {
@@ -240,7 +245,7 @@ struct CLITests {
         defer { cli.cleanUp() }
         let record = try await cli.run("--demo", "--json", "video", "record", "1s")
         #expect(record.status == 0, "\(record.stderr)")
-        let lines = record.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let lines = record.jsonLines
         let clip = try #require(lines.first { $0["frame"] != nil })
         let exposure = try #require(clip["exposure"] as? String)
         #expect(exposure.hasPrefix("video 1000ms, clip "), "\(exposure)")
@@ -338,12 +343,9 @@ struct CLITests {
 
 @Suite("rigs on the command line (demo cameras)")
 struct RigCommandTests {
-    @Test("shoot --group fires every camera of the configured group and reports each with the spread")
-    func groupShot() async throws {
-        let cli = CLI()
-        defer { cli.cleanUp() }
+    /// A configuration directory with the modules "left" and "right" in the group "stereo".
+    private func stereoConfiguration() throws -> URL {
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-rig-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: config) }
         try FileManager.default.createDirectory(at: config.appendingPathComponent("unleashed"), withIntermediateDirectories: true)
         try Data("""
             [[modules]]
@@ -357,6 +359,15 @@ struct RigCommandTests {
             cameras = ["left", "right"]
 
             """.utf8).write(to: config.appendingPathComponent("unleashed/config.toml"))
+        return config
+    }
+
+    @Test("shoot --group fires every camera of the configured group and reports each with the spread")
+    func groupShot() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let config = try stereoConfiguration()
+        defer { try? FileManager.default.removeItem(at: config) }
         let environment = ["XDG_CONFIG_HOME": config.path]
         let shot = try await cli.run("shoot", "--demo", "--group", "stereo", "--json", environment: environment)
         #expect(shot.status == 0, "\(shot.stderr)")
@@ -371,6 +382,23 @@ struct RigCommandTests {
         #expect(unknown.stderr.contains("no group 'trio' in the configuration (groups: stereo)"), "\(unknown.stderr)")
         let mixed = try await cli.run("shoot", "--demo", "--group", "stereo", "--camera", "left", environment: environment)
         #expect(mixed.status == 64)
+    }
+
+    @Test("timelapse --group --ramp auto ramps every camera of the group, each record with its ramp")
+    func groupRamp() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let config = try stereoConfiguration()
+        defer { try? FileManager.default.removeItem(at: config) }
+        let run = try await cli.run("timelapse", "--demo", "--demo-sky", "52.5,13.4,2026-12-21T15:30:00Z", "--group", "stereo",
+                                    "--ramp", "auto", "--ramp-aperture", "f/2.8", "--ramp-gap", "200ms", "--interval", "1s",
+                                    "--frames", "3", "--overrun", "defer", "--json", environment: ["XDG_CONFIG_HOME": config.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let frames = run.jsonLines.filter { $0["frame"] != nil }
+        #expect(frames.count == 6, "\(run.stdout)")
+        #expect(Set(frames.compactMap { $0["camera"] as? String }) == ["left", "right"])
+        #expect(frames.allSatisfy { $0["outcome"] as? String == "taken" && $0["ramp"] is [String: Any] }, "\(frames)")
+        #expect(frames.allSatisfy { ($0["exposure"] as? String)?.hasSuffix(" f/2.8") == true }, "\(frames)")
     }
 
     @Test("settings set on a rig refuses a value no camera offers and changes none")
