@@ -50,8 +50,8 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private var lightSettings: [SettingID: SettingValue] = [:]
     /// The last picture taken, and what it says about the light once read.
     private var lastPicture: MeteredPicture?
-    /// Set once someone asked for a reading: from then on a picture is metered before the
-    /// download that would delete it from the camera.
+    /// Set once someone asked for a reading: from then on a picture is metered before its
+    /// download, after which some cameras (and a delete after download) take it off the card.
     private var meteringWanted = false
 
     /// The scene's EV at ISO 100 that the last picture shows, read from its thumbnail; nil before
@@ -66,10 +66,18 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     private struct MeteredPicture {
         var folder: String
         var name: String
+        /// The JPEG of a RAW+JPEG pair, reported after the RAW: read whole if the RAW has no
+        /// thumbnail.
+        var jpegName: String?
         var exposureEV: Double?
         var reading: ExposureStops?
-        var tried = false
+        /// Reads that failed (a camera still writing the file, a busy moment): it is tried again
+        /// at the next request, up to ``GPhoto2Camera/meteringAttempts``.
+        var failedReads = 0
     }
+
+    /// How many times a picture's light is tried before the picture is given up on.
+    static let meteringAttempts = 3
 
     /// A lost camera is tried once more here: schedulers ask this before each slot and skip
     /// the slot when it is false, so this is where a run notices that the camera is back.
@@ -140,7 +148,8 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             capabilities.insert(.writeSettings)
         }
         if names.contains("bulb") { capabilities.insert(.bulb) }
-        if Self.lightSettings(in: widgets).count == Self.lightSettingIDs.count { capabilities.insert(.meteredEV) }
+        // The values may be on auto now; the ramp sets them itself.
+        if lightSettingIDs.allSatisfy({ SettingWidgets.widget(for: $0, in: widgets) != nil }) { capabilities.insert(.meteredEV) }
         if names.contains("movie") || names.contains("movierecordtarget") { capabilities.insert(.video) }
         if names.contains("autofocusdrive") { capabilities.insert(.focus) }
         if clockWidget(in: widgets) != nil { capabilities.insert(.setTime) }
@@ -182,24 +191,33 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
         return ExposureValue.ev100(timeStops: time, gainStops: gain, lightStops: aperture.lightStops)
     }
 
-    /// Reads the last picture's light once: from its thumbnail, or from the picture itself when
-    /// it is a JPEG and the camera keeps no thumbnail.
+    /// Reads the last picture's light: from its thumbnail, or from a JPEG of it read whole when
+    /// the camera keeps no thumbnail. A reading is kept; a failed read is tried again later.
     private func meterLastPicture() -> ExposureStops? {
         guard var picture = lastPicture else { return nil }
-        guard !picture.tried, lost == nil, let exposureEV = picture.exposureEV else { return picture.reading }
-        picture.tried = true
+        guard picture.reading == nil, picture.failedReads < Self.meteringAttempts, lost == nil,
+              let exposureEV = picture.exposureEV else { return picture.reading }
         var brightness = (try? attempt { () throws(GPhoto2Error) in
             try session.download(folder: picture.folder, name: picture.name, preview: true)
         }).flatMap(PictureMeter.brightness(jpeg:))
-        let lowercased = picture.name.lowercased()
-        if brightness == nil, lost == nil, lowercased.hasSuffix(".jpg") || lowercased.hasSuffix(".jpeg") {
+        let jpeg = [picture.name, picture.jpegName].compactMap { $0 }.first { Self.isJPEG($0) }
+        if brightness == nil, lost == nil, let jpeg {
             brightness = (try? attempt { () throws(GPhoto2Error) in
-                try session.download(folder: picture.folder, name: picture.name)
+                try session.download(folder: picture.folder, name: jpeg)
             }).flatMap(PictureMeter.brightness(jpeg:))
         }
-        picture.reading = brightness.map { ExposureStops(twentyFourths: Int32(((exposureEV + $0) * 24).rounded())) }
+        if let brightness {
+            picture.reading = ExposureStops(twentyFourths: Int32(((exposureEV + brightness) * 24).rounded()))
+        } else {
+            picture.failedReads += 1
+        }
         lastPicture = picture
         return picture.reading
+    }
+
+    private static func isJPEG(_ name: String) -> Bool {
+        let lowercased = name.lowercased()
+        return lowercased.hasSuffix(".jpg") || lowercased.hasSuffix(".jpeg")
     }
 
     /// How long the shutter stays open at `value`, when it is a timed shutter speed.
@@ -442,6 +460,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
 
     /// Queues a file that arrived after its shot was reported; it belongs to the last shot.
     private func queueLate(folder: String, name: String) {
+        if lastPicture?.folder == folder, Self.isJPEG(name) { lastPicture?.jpegName = name }
         queue(PendingFile(folder: folder, name: name, shot: pictures, frame: lastFrame, time: Date()))
     }
 
@@ -578,6 +597,8 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
 
     private func save(_ file: PendingFile) {
         guard let downloads else { return }
+        // Some cameras take a picture off the card once it has been downloaded.
+        if meteringWanted, lastPicture?.folder == file.folder, lastPicture?.name == file.name { _ = meterLastPicture() }
         let data: Data
         do {
             data = try attempt { () throws(GPhoto2Error) in try session.download(folder: file.folder, name: file.name) }
@@ -598,7 +619,6 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
             return
         }
         if downloads.deleteFromCamera {
-            if meteringWanted, lastPicture?.folder == file.folder, lastPicture?.name == file.name { _ = meterLastPicture() }
             _ = try? attempt { () throws(GPhoto2Error) in try session.delete(folder: file.folder, name: file.name) }
         }
         emit(.fileSaved(SavedFile(path: path, bytes: data.count, cameraPath: file.cameraPath, frame: file.frame, shotCounter: file.shot)))

@@ -114,8 +114,9 @@ public struct RampEngine: Sendable {
     }
 
     /// Carries on from the last frame an interrupted run recorded, taken `elapsed` into the run:
-    /// the light's level and trend and the exposure pick up where they were, so a resumed run
-    /// neither starts its smoothing afresh nor jumps. After a long outage the next step catches
+    /// the light's level and the exposure pick up where they were, and the exposure's rate
+    /// stands in for the light's trend (the record keeps no other), so a resumed run neither
+    /// starts its smoothing afresh nor jumps. After a long outage the next step catches
     /// up at once, since the rate limit allows that much change over that much time.
     public mutating func resume(from record: RampRecord, at elapsed: Duration) {
         level = record.sceneEV
@@ -123,6 +124,17 @@ public struct RampEngine: Sendable {
         exposureEV = record.targetEV
         lastSeconds = elapsed.seconds
         acquiring = false
+    }
+
+    /// The exposure for a picture taken `elapsed` into the run when there is no reading: the
+    /// one the ramp holds now, so the run goes on and its picture gives the next reading. Nil
+    /// before the first reading (or a resume), when there is nothing to hold.
+    public func hold(at elapsed: Duration, offset: Double = 0, interval programmed: Duration? = nil) -> Step? {
+        guard let level else { return nil }
+        let interval = programmed ?? settings.interval(forScene: level) ?? baseInterval
+        guard let exposure = allocator.exposure(for: exposureEV, interval: interval) else { return nil }
+        return Step(exposure: exposure, targetEV: exposureEV, sceneEV: level,
+                    targetBrightness: settings.brightness(forScene: level) + offset, rate: 0, interval: interval)
     }
 
     /// The scene EV a picture shows: it came out `brightness` stops from mid-grey at `exposure`.

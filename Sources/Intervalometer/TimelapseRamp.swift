@@ -11,10 +11,8 @@ struct CameraRamp {
     var applied: RampExposure?
     /// Why the ramp could not be built at a resumed run's slot, for that slot's record.
     var problem: String?
-    /// Whether the coming slot is taken at the camera's settings to get a first reading, and
-    /// whether this run took one already (it takes one at most).
+    /// Whether the coming slot is taken at the camera's settings to get a first reading.
     var meteringFrame = false
-    var meteringFrameTaken = false
     /// The settings a metering frame changes first, so that its exposure is known.
     var meteringSettings: [SettingValue] = []
     /// What the ramp decided at the last frame before an interruption, for a resumed run.
@@ -153,14 +151,15 @@ extension Timelapse {
         for member in self.cameras {
             ramps[member.name, default: CameraRamp()].step = nil
             ramps[member.name]?.meteringFrame = false
+            ramps[member.name]?.problem = nil
         }
         for member in cameras { await prepareRamp(due: due, member: member) }
     }
 
     /// Reads the meter and asks the camera's ramp for the coming slot's exposure. Without a
-    /// reading (a camera metered by its pictures has none before the first), the run's first
-    /// slot is a metering frame taken at the camera's settings as they are; later slots fail,
-    /// saying why.
+    /// reading the ramp holds its exposure, so that the run goes on and the picture can give
+    /// the next reading; with nothing to hold yet (a camera metered by its pictures has no
+    /// reading before the first), the slot is a metering frame at the camera's settings.
     private func prepareRamp(due: Duration, member: RigCamera) async {
         guard case .ramp(let rampPlan) = plan.exposure else { return }
         let camera = member.camera
@@ -168,7 +167,6 @@ extension Timelapse {
             // A resumed run builds its ramp at its first slot, with the camera as it is then.
             do throws(TimelapseError) {
                 try await startRamp(rampPlan, member: member)
-                ramps[member.name]?.problem = nil
             } catch {
                 ramps[member.name, default: CameraRamp()].problem = error.description
                 return
@@ -178,21 +176,18 @@ extension Timelapse {
         defer { ramps[member.name] = state }
         var reading = await camera.lastMeteredEV
         if reading == nil { reading = try? await camera.status().meteredEV }
-        guard let reading else {
-            state.meteringFrame = !state.meteringFrameTaken
-            state.meteringFrameTaken = true
-            return
-        }
         defer { state.engine = engine }
-        guard let program = rampPlan.program else {
-            state.step = engine.next(at: due, sceneEV: reading.stops)
-            return
-        }
-        let (keyframe, offset, interval) = program.at(due)
+        let (keyframe, offset, interval) = rampPlan.program?.at(due) ?? (nil, 0, nil)
         // The ramp keeps following the light under a fixed keyframe, so that it is ready when
         // the program hands over.
-        guard var step = engine.next(at: due, sceneEV: reading.stops, offset: offset, interval: interval) else { return }
-        if let fixed = keyframe.fixed?.exposure {
+        let next = reading.map { engine.next(at: due, sceneEV: $0.stops, offset: offset, interval: interval) }
+            ?? engine.hold(at: due, offset: offset, interval: interval)
+        guard var step = next else {
+            state.meteringFrame = reading == nil
+            if reading != nil { state.problem = "the exposure ramp found no settings within its limits for this light" }
+            return
+        }
+        if let fixed = keyframe?.fixed?.exposure {
             step.exposure = fixed
             step.targetEV = fixed.ev100
             step.rate = 0

@@ -2,7 +2,7 @@ import Clocks
 import Foundation
 @testable import GPhoto2
 import Intervalometer
-import PTPIPCamera
+@testable import PTPIPCamera
 import Synchronization
 import Testing
 import UnleashedKit
@@ -45,6 +45,11 @@ struct PictureMeteringTests {
 
     @Test("the meter reads the median, not the mean, and says nothing of what is not a JPEG")
     func meterReadsTheMedian() throws {
+        // Three stops under, with a white band along the bottom (frame 65535: every block lit)
+        // that would pull a mean up by more than a stop.
+        let picture = try #require(FrameRenderer.jpeg(frameNumber: 65535, exposureStops: -3))
+        let stops = try #require(PictureMeter.brightness(jpeg: Data(picture)))
+        #expect(abs(stops - -3) < 0.2, "\(stops)")
         #expect(PictureMeter.brightness(jpeg: Data("not a picture".utf8)) == nil)
         #expect(PictureMeter.brightness(jpeg: Data()) == nil)
     }

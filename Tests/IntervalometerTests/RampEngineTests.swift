@@ -242,6 +242,26 @@ struct RampEngineTests {
         #expect((await cameras[0].pictures.map(\.seconds).max() ?? 0) > 8.5, "night exposures grow into the longer interval")
     }
 
+    @Test("slots without a reading keep the exposure the ramp holds, and the run goes on")
+    func missingReadingsHoldTheExposure() async throws {
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky, readingsMissing: [100, 101, 102])
+        let journal = MemoryJournal()
+        let plan = RunPlan(intervalMs: 10_000, stop: .frames(200), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"])))
+        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "sky")
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.count == 200 && frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil },
+                "\(frames.filter { $0.outcome != .taken }.prefix(2))")
+        let held = frames[100...102]
+        #expect(held.allSatisfy { $0.ramp?.rate == 0 && $0.exposure == frames[99].exposure }, "held: \(held.map { $0.exposure ?? "" })")
+        let pictures = await camera.pictures
+        for (before, after) in zip(pictures, pictures.dropFirst()) {
+            #expect(abs(after.brightness - before.brightness) <= 1.0 / 3 + 0.05, "a jump at \(after.elapsed)")
+        }
+    }
+
     @Test("a camera that gives no light readings cannot ramp, and the run says so before its first frame")
     func rampNeedsAMeter() async throws {
         let clock = ImmediateClock<Duration>()

@@ -27,8 +27,13 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
     private(set) var pictures: [Picture] = []
     private(set) var settingChanges = 0
 
+    /// After how many pictures the meter reports nothing, as a camera whose reading failed.
+    private let readingsMissing: Set<Int>
+
     /// `meters`: whether the camera gives light readings (a camera that does not cannot ramp).
-    init(clock: C, sky: Daylight, profile: CameraProfile = .nikonLike, settings: [SettingValue] = [], meters: Bool = true) throws {
+    init(clock: C, sky: Daylight, profile: CameraProfile = .nikonLike, settings: [SettingValue] = [], meters: Bool = true,
+         readingsMissing: Set<Int> = []) throws {
+        self.readingsMissing = readingsMissing
         var capabilities: Capabilities = [.shoot, .bulb, .readSettings, .writeSettings]
         if meters { capabilities.insert(.meteredEV) }
         identity = CameraIdentity(name: "sky", capabilities: capabilities, cameraModel: "simulated")
@@ -58,7 +63,7 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
     func events() -> AsyncStream<CameraEvent> { AsyncStream { $0.finish() } }
     func status() async throws(CameraError) -> CameraStatus {
         CameraStatus(connection: .ready, moduleBattery: 100, cameraBattery: 100, storage: .ok, shotsRemaining: 10_000,
-                     cameraPower: .on, exposureMode: camera.exposureMode, meteredEV: meter(), busy: false, shotCounter: pictures.count)
+                     cameraPower: .on, exposureMode: camera.exposureMode, meteredEV: reading, busy: false, shotCounter: pictures.count)
     }
     func settings() async throws(CameraError) -> [SettingDescriptor] { camera.descriptors }
     func value(of setting: SettingID) async throws(CameraError) -> SettingValue {
@@ -96,5 +101,6 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
     func geotag(_ position: GeoPosition) async throws(CameraError) {}
     func close() async {}
     var isReady: Bool { true }
-    var lastMeteredEV: ExposureStops? { meter() }
+    var lastMeteredEV: ExposureStops? { reading }
+    private var reading: ExposureStops? { readingsMissing.contains(pictures.count) ? nil : meter() }
 }
