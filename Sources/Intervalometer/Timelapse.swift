@@ -91,6 +91,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var stoppableWork: Volley<SlotWork>?
     /// A ramped run's ramps, one per camera (by name): each follows its own camera's light.
     var ramps: [String: CameraRamp] = [:]
+    /// How much longer than the plan's interval the last ramped slot was: slots passed over
+    /// (skipped, or the camera down) are spaced by it too, as the ramp had them.
+    private var rampIntervalExtra: Duration?
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
@@ -249,7 +252,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             shift = .milliseconds(last.scheduledMs) - .milliseconds(plan.intervalMs) * (last.frame - 1)
         }
         // The slot after the last one is due its recorded interval later, as in the run before.
-        if let interval = resumeRamps(from: recorded, last: last) { shift += interval - .milliseconds(plan.intervalMs) }
+        if let interval = resumeRamps(from: recorded, last: last) { applyRampInterval(extra: interval - .milliseconds(plan.intervalMs)) }
         if let hooks { _ = await hooks.run(.initialize, frame: nil, environment: [:]) }
         // A clip cut off by the crash may still be recording, and would make every clip after
         // it fail to start: stop it first ("not recording" is fine too).
@@ -397,13 +400,14 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         try appendSkipped(frame: frame, due: due, reason: "the camera was not connected at the slot", cameras: down)
         if ready.isEmpty {
             nextFrame = frame + 1
+            if let extra = rampIntervalExtra { shift += extra }
             try recordMissedSlots(upTo: elapsed(), reason: "the camera was not connected")
             return
         }
         let sent = try await expose(frame: frame, due: due, cameras: ready, volley: volley)
         nextFrame = frame + 1
         // A ramped interval: the next slot is due this slot's interval after it.
-        if let interval = rampInterval() { shift += interval - .milliseconds(plan.intervalMs) }
+        if let interval = rampInterval() { applyRampInterval(extra: interval - .milliseconds(plan.intervalMs)) }
         switch plan.overrun {
         case .skip:
             let ready = elapsed() + .milliseconds(plan.minimumGapMs)
@@ -428,7 +432,14 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             guard due < limit, isScheduled(frame: nextFrame, at: due) else { return }
             try appendSkipped(frame: nextFrame, due: due, reason: reason, cameras: cameras)
             nextFrame += 1
+            if let extra = rampIntervalExtra { shift += extra }
         }
+    }
+
+    /// Moves the next slot `extra` later than the plan's interval puts it: a ramped interval.
+    private func applyRampInterval(extra: Duration) {
+        shift += extra
+        rampIntervalExtra = extra
     }
 
     /// A skipped record of the slot for each of `cameras`.

@@ -189,6 +189,31 @@ struct RampEngineTests {
         }
     }
 
+    @Test("slots passed over while the camera is off are spaced by the ramped interval, not the plan's")
+    func passedOverSlotsKeepTheRampedInterval() async throws {
+        let clock = ImmediateClock<Duration>()
+        // Off for ten minutes after sunset, when the interval has ramped past 20 s.
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky,
+                                   offline: .seconds(9000) ..< .seconds(9600))
+        let journal = MemoryJournal()
+        var ramp = RampPlan(apertures: ["f/2.8"])
+        ramp.nightIntervalMs = 30_000
+        let plan = RunPlan(intervalMs: 10_000, stop: .duration(milliseconds: 3 * 3_600_000), exposure: .ramp(plan: ramp))
+        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: "sky")
+        #expect(ending.state == .finished, "\(ending.reason)")
+        let frames = try journal.frames(of: ending.run.id)
+        let skipped = frames.filter { $0.outcome == .skipped }
+        let before = try #require(frames.last { $0.outcome == .taken && $0.scheduledMs < 9_000_000 }?.ramp?.intervalMs)
+        #expect(before > 20_000, "the interval had ramped well past the plan's 10 s: \(before) ms")
+        #expect(abs(skipped.count - Int(600_000 / before)) <= 1, "ten minutes at \(before) ms: \(skipped.count) slots passed over")
+        var interval = Int64(10_000)
+        for (frame, next) in zip(frames, frames.dropFirst()) {
+            interval = frame.ramp?.intervalMs ?? interval
+            #expect(next.scheduledMs - frame.scheduledMs == interval, "frame \(next.frame), \(next.outcome)")
+        }
+    }
+
     @Test("a resumed ramped run builds its ramp again and carries on ramping")
     func resumedRamp() async throws {
         let clock = ImmediateClock<Duration>()

@@ -29,11 +29,14 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
 
     /// After how many pictures the meter reports nothing, as a camera whose reading failed.
     private let readingsMissing: Set<Int>
+    /// When (from its creation, on the test's clock) the camera is switched off.
+    private let offline: Range<Duration>?
 
     /// `meters`: whether the camera gives light readings (a camera that does not cannot ramp).
     init(clock: C, sky: Daylight, profile: CameraProfile = .nikonLike, settings: [SettingValue] = [], meters: Bool = true,
-         readingsMissing: Set<Int> = []) throws {
+         readingsMissing: Set<Int> = [], offline: Range<Duration>? = nil) throws {
         self.readingsMissing = readingsMissing
+        self.offline = offline
         var capabilities: Capabilities = [.shoot, .bulb, .readSettings, .writeSettings]
         if meters { capabilities.insert(.meteredEV) }
         identity = CameraIdentity(name: "sky", capabilities: capabilities, cameraModel: "simulated")
@@ -100,7 +103,7 @@ actor SkyCamera<C: Clock<Duration>>: Camera {
     func setTime(_ time: WallTime) async throws(CameraError) {}
     func geotag(_ position: GeoPosition) async throws(CameraError) {}
     func close() async {}
-    var isReady: Bool { true }
+    var isReady: Bool { !(offline?.contains(elapsed) ?? false) }
     var lastMeteredEV: ExposureStops? { reading }
     private var reading: ExposureStops? { readingsMissing.contains(pictures.count) ? nil : meter() }
 }
