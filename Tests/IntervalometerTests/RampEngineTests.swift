@@ -117,10 +117,8 @@ struct RampEngineTests {
                 "by night the pictures sit 1 EV under the night brightness: \(late.map(\.brightness).prefix(5))")
     }
 
-    @Test("the interval follows the light from 10 s by day to 30 s by night, and the night exposures grow into it")
-    func intervalRamp() async throws {
-        let clock = ImmediateClock<Duration>()
-        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+    /// Three hours of the December sunset at 10 s by day and 30 s by night; the run's records.
+    static func nightIntervalRun(_ camera: SkyCamera<ImmediateClock<Duration>>, clock: ImmediateClock<Duration>) async throws -> [FrameRecord] {
         let journal = MemoryJournal()
         var ramp = RampPlan(apertures: ["f/2.8"])
         ramp.nightIntervalMs = 30_000
@@ -128,7 +126,14 @@ struct RampEngineTests {
         let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
             .start(cameraName: "sky")
         #expect(ending.state == .finished, "\(ending.reason)")
-        let frames = try journal.frames(of: ending.run.id)
+        return try journal.frames(of: ending.run.id)
+    }
+
+    @Test("the interval follows the light from 10 s by day to 30 s by night, and the night exposures grow into it")
+    func intervalRamp() async throws {
+        let clock = ImmediateClock<Duration>()
+        let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
+        let frames = try await Self.nightIntervalRun(camera, clock: clock)
         #expect(frames.allSatisfy { $0.outcome == .taken })
         let gaps = zip(frames, frames.dropFirst()).map { $1.scheduledMs - $0.scheduledMs }
         #expect(gaps.first == 10_000 && gaps.last == 30_000, "day \(gaps.first ?? 0) ms, night \(gaps.last ?? 0) ms")
@@ -195,14 +200,7 @@ struct RampEngineTests {
         // Off for ten minutes after sunset, when the interval has ramped past 20 s.
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky,
                                    offline: .seconds(9000) ..< .seconds(9600))
-        let journal = MemoryJournal()
-        var ramp = RampPlan(apertures: ["f/2.8"])
-        ramp.nightIntervalMs = 30_000
-        let plan = RunPlan(intervalMs: 10_000, stop: .duration(milliseconds: 3 * 3_600_000), exposure: .ramp(plan: ramp))
-        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "sky")
-        #expect(ending.state == .finished, "\(ending.reason)")
-        let frames = try journal.frames(of: ending.run.id)
+        let frames = try await Self.nightIntervalRun(camera, clock: clock)
         let skipped = frames.filter { $0.outcome == .skipped }
         let before = try #require(frames.last { $0.outcome == .taken && $0.scheduledMs < 9_000_000 }?.ramp?.intervalMs)
         #expect(before > 20_000, "the interval had ramped well past the plan's 10 s: \(before) ms")
