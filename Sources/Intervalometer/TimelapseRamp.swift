@@ -122,11 +122,20 @@ extension Timelapse {
                     throw .invalidPlan("\(name): the camera does not offer \(value.text) (keyframe \(index + 1))")
                 }
             }
-            let intervalMs = program.at(.milliseconds(keyframe.atMs)).interval?.wholeMilliseconds ?? plan.intervalMs
-            if exposure.seconds * 1000 > Double(intervalMs - gapMs) {
+            if exposure.seconds * 1000 > Double(shortestInterval(of: program, from: keyframe.atMs) - gapMs) {
                 throw .invalidPlan("\(name): \(exposure.text) does not fit the interval less the \(Duration.milliseconds(gapMs).compactText) gap")
             }
         }
+    }
+
+    /// The shortest interval the program gives while the keyframe at `start` is in force: the
+    /// interval moves in straight lines between interval keyframes, so it is shortest at one of
+    /// them or at an end of the span.
+    private func shortestInterval(of program: RampProgram, from start: Int64) -> Int64 {
+        let end = program.keyframes.first { $0.atMs > start }?.atMs
+        let inside = program.keyframes.filter { $0.intervalMs != nil && $0.atMs > start && $0.atMs < (end ?? .max) }.map(\.atMs)
+        let times = [start] + inside + (end.map { [$0 - 1] } ?? [])
+        return times.map { program.at(.milliseconds($0)).interval?.wholeMilliseconds ?? plan.intervalMs }.min() ?? plan.intervalMs
     }
 
     /// The apertures the ramp may use: those the plan names, each offered by the camera, or the

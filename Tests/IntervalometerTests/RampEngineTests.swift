@@ -179,9 +179,15 @@ struct RampEngineTests {
         #expect((pictures.map(\.seconds).max() ?? 0) > 8.5, "night exposures grow into the longer interval")
     }
 
-    @Test("a program's interval no longer than the gap is refused before the first frame")
-    func programmedIntervalInsideTheGap() async throws {
-        let program = try RampProgram(json: Data(#"{"keyframes": [{"at": "1h", "interval": "2s"}]}"#.utf8), intervalMs: 10_000)
+    @Test("a program whose intervals leave no room is refused before the first frame", arguments: [
+        (#"{"keyframes": [{"at": "1h", "interval": "2s"}]}"#, "the program's 2s interval must be longer than the 2s gap"),
+        // The interval shrinks from 30 s to 10 s while the 15 s bulb exposure holds.
+        (#"{"keyframes": [{"at": "0s", "mode": "fixed", "bulbMs": 15000, "iso": 800, "aperture": "f/2.8", "interval": "30s"},"#
+            + #"{"at": "1h", "interval": "10s"}]}"#,
+         "program keyframe at 0s: bulb 15000ms ISO 800 f/2.8 does not fit the interval less the 2s gap"),
+    ])
+    func programmedIntervalsWithoutRoom(_ text: String, _ message: String) async throws {
+        let program = try RampProgram(json: Data(text.utf8), intervalMs: 10_000)
         let clock = ImmediateClock<Duration>()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(3), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
@@ -189,8 +195,8 @@ struct RampEngineTests {
             _ = try await Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
                 .start(cameraName: "sky")
         } throws: { error in
-            guard case .invalidPlan(let message)? = error as? TimelapseError else { return false }
-            return message == "the program's 2s interval must be longer than the 2s gap"
+            guard case .invalidPlan(let refusal)? = error as? TimelapseError else { return false }
+            return refusal == message
         }
     }
 
