@@ -83,18 +83,7 @@ public struct VirtualCamera: Sendable, Hashable {
     /// against the exposure set (the shutter speed, or `bulb` for a bulb exposure, the ISO and
     /// the aperture). Nil with auto ISO, or bulb without a time.
     public func pictureBrightness(bulb: Duration? = nil) -> Double? {
-        guard case .iso(let iso)? = settings[.iso], let gain = iso.gainStops,
-              case .aperture(let aperture)? = settings[.aperture],
-              case .shutterSpeed(let speed)? = settings[.shutterSpeed] else { return nil }
-        let time: Double
-        if let stops = speed.timeStops {
-            time = stops
-        } else if let bulb, bulb > .zero {
-            time = log2(bulb.inSeconds)
-        } else {
-            return nil
-        }
-        return sceneEV.stops - ExposureValue.ev100(timeStops: time, gainStops: gain, lightStops: aperture.lightStops)
+        ExposureValue.ev100(of: settings, bulbSeconds: bulb?.inSeconds).map { sceneEV.stops - $0 }
     }
 
     /// How long the shutter stays open at the current shutter speed (nil for bulb).

@@ -177,18 +177,7 @@ public actor GPhoto2Camera: UnleashedKit.Camera {
     /// The EV at ISO 100 a picture taken now is exposed at (`bulb`: for that long); nil when a
     /// setting is unknown or on auto.
     private func exposureEV(bulb: Duration? = nil) -> Double? {
-        guard case .iso(let iso)? = lightSettings[.iso], let gain = iso.gainStops,
-              case .aperture(let aperture)? = lightSettings[.aperture],
-              case .shutterSpeed(let speed)? = lightSettings[.shutterSpeed] else { return nil }
-        let time: Double
-        if let bulb, bulb > .zero {
-            time = log2(bulb.seconds)
-        } else if let stops = speed.timeStops {
-            time = stops
-        } else {
-            return nil
-        }
-        return ExposureValue.ev100(timeStops: time, gainStops: gain, lightStops: aperture.lightStops)
+        ExposureValue.ev100(of: lightSettings, bulbSeconds: bulb?.seconds)
     }
 
     /// Reads the last picture's light: from its thumbnail, or from a JPEG of it read whole when

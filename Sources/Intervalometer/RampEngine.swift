@@ -131,15 +131,15 @@ public struct RampEngine: Sendable {
     /// before the first reading (or a resume), when there is nothing to hold.
     public func hold(at elapsed: Duration, offset: Double = 0, interval programmed: Duration? = nil) -> Step? {
         guard let level else { return nil }
-        let interval = programmed ?? settings.interval(forScene: level) ?? baseInterval
-        guard let exposure = allocator.exposure(for: exposureEV, interval: interval) else { return nil }
-        return Step(exposure: exposure, targetEV: exposureEV, sceneEV: level,
-                    targetBrightness: settings.brightness(forScene: level) + offset, rate: 0, interval: interval)
+        return step(scene: level, offset: offset, rate: 0, interval: programmed)
     }
 
-    /// The scene EV a picture shows: it came out `brightness` stops from mid-grey at `exposure`.
-    public static func sceneEV(brightness: Double, exposure: RampExposure) -> Double {
-        brightness + exposure.ev100
+    /// The settings for the exposure the ramp holds now, with what it decided about them.
+    private func step(scene: Double, offset: Double, rate: Double, interval programmed: Duration?) -> Step? {
+        let interval = programmed ?? settings.interval(forScene: scene) ?? baseInterval
+        guard let exposure = allocator.exposure(for: exposureEV, interval: interval) else { return nil }
+        return Step(exposure: exposure, targetEV: exposureEV, sceneEV: scene,
+                    targetBrightness: settings.brightness(forScene: scene) + offset, rate: rate, interval: interval)
     }
 
     /// The exposure for the picture taken `elapsed` into the run, given a reading of the scene's
@@ -186,10 +186,6 @@ public struct RampEngine: Sendable {
         } else {
             rate = trend * 3600
         }
-        let scene = level ?? reading
-        let interval = programmed ?? settings.interval(forScene: scene) ?? baseInterval
-        guard let exposure = allocator.exposure(for: exposureEV, interval: interval) else { return nil }
-        return Step(exposure: exposure, targetEV: exposureEV, sceneEV: scene,
-                    targetBrightness: settings.brightness(forScene: scene) + offset, rate: rate, interval: interval)
+        return step(scene: level ?? reading, offset: offset, rate: rate, interval: programmed)
     }
 }

@@ -35,6 +35,24 @@ public enum ExposureValue {
         lightStops - timeStops - gainStops
     }
 
+    /// The EV at ISO 100 a camera's settings expose at: its shutter speed (or `bulbSeconds`, a
+    /// bulb exposure's time), ISO and aperture. Nil when one is missing, the ISO is auto, or the
+    /// shutter is on bulb and no time is given.
+    public static func ev100(of settings: [SettingID: SettingValue], bulbSeconds: Double? = nil) -> Double? {
+        guard case .iso(let iso)? = settings[.iso], let gain = iso.gainStops,
+              case .aperture(let aperture)? = settings[.aperture],
+              case .shutterSpeed(let speed)? = settings[.shutterSpeed] else { return nil }
+        let time: Double
+        if let bulbSeconds, bulbSeconds > 0 {
+            time = log2(bulbSeconds)
+        } else if let stops = speed.timeStops {
+            time = stops
+        } else {
+            return nil
+        }
+        return ev100(timeStops: time, gainStops: gain, lightStops: aperture.lightStops)
+    }
+
     /// The time in seconds that gives `ev100` with the given gain and aperture.
     public static func seconds(forEV100 ev100: Double, gainStops: Double, lightStops: Double) -> Double {
         pow(2, lightStops - gainStops - ev100)
