@@ -16,12 +16,15 @@ public enum JournalError: Error, CustomStringConvertible, Hashable, Sendable {
     case duplicateFrame(path: String, run: Int64, frame: Int, part: Int, camera: String?)
     /// Any other failure to read or write (disk full, locked for too long).
     case storage(path: String, reason: String)
+    /// A process that is still alive runs the run: a second one must not shoot it too.
+    case runOwned(path: String, run: Int64, owner: RunOwner)
 
     /// The journal file the error is about.
     public var path: String {
         switch self {
         case .cannotOpen(let path, _), .corrupt(let path, _), .notAJournal(let path), .newerVersion(let path),
-             .runNotFound(let path, _), .duplicateFrame(let path, _, _, _, _), .storage(let path, _):
+             .runNotFound(let path, _), .duplicateFrame(let path, _, _, _, _), .storage(let path, _),
+             .runOwned(let path, _, _):
             path
         }
     }
@@ -43,6 +46,9 @@ public enum JournalError: Error, CustomStringConvertible, Hashable, Sendable {
                 + "a run never records a frame number twice"
         case .storage(let path, let reason):
             "the run journal \(path) could not be read or written: \(reason)"
+        case .runOwned(let path, let run, let owner):
+            "run \(run) of the run journal \(path) is being run by \(owner); stop it there first "
+                + "(a daemon's job: `unleashed stop \(run)`), or resume it once that process has ended"
         }
     }
 }

@@ -7,39 +7,115 @@ import UnleashedKit
 /// milliseconds (an SD card, a busy ext4 journal). Written on the run's own thread, one such
 /// sync made the next slot that late. Here the run hands the record over and goes on; the
 /// record is on disk a moment later, and the run waits for every record before it ends.
-/// A write that fails stops the writes after it (they would be out of order) and is reported
-/// by the run's next record or its end.
+///
+/// A write that fails (a full disk, an I/O error) does not stop the run: the record and the
+/// ones after it wait here, in order, and are written when the journal takes them again (tried
+/// with every new record and every ``retryInterval``). At most ``backlogLimit`` wait; what is
+/// still unwritten when the run ends is handed back for a recovery file.
 final class JournalWrites: Sendable {
-    private let journal: any RunJournal
-    private let thread = ExecutorThread(name: "run journal")
-    private let failure = Mutex<String?>(nil)
+    /// How many records may wait for the journal: at a 1 s interval, almost three hours of
+    /// frames, and a few megabytes of memory.
+    static let backlogLimit = 10_000
+    static let retryInterval = Duration.seconds(1)
 
-    init(journal: any RunJournal) {
-        self.journal = journal
+    private struct State {
+        var pending: [(record: FrameRecord, run: Int64)] = []
+        /// Index of the first record in `pending` not yet written.
+        var head = 0
+        var failure: String?
+        var retryScheduled = false
+
+        var count: Int { pending.count - head }
     }
 
-    /// Queues `entry`; throws the failure of an earlier write instead.
-    func append(_ entry: FrameRecord, to run: Int64) throws(TimelapseError) {
-        try throwFailure()
-        thread.submit { [self] in
-            guard failure.withLock({ $0 == nil }) else { return }
-            do {
-                try journal.append(entry, to: run)
-            } catch {
-                failure.withLock { $0 = String(describing: error) }
+    private let journal: any RunJournal
+    private let limit: Int
+    private let thread = ExecutorThread(name: "run journal")
+    private let state = Mutex(State())
+
+    init(journal: any RunJournal, limit: Int = JournalWrites.backlogLimit) {
+        self.journal = journal
+        self.limit = max(limit, 1)
+    }
+
+    /// Queues `entry`; returns false when the backlog is at its limit (the run should end: the
+    /// record is still queued, and comes back from ``drain(patience:)`` if it cannot be written).
+    @discardableResult
+    func append(_ entry: FrameRecord, to run: Int64) -> Bool {
+        let count = state.withLock { state in
+            state.pending.append((entry, run))
+            return state.count
+        }
+        thread.submit { [self] in flush() }
+        return count < limit
+    }
+
+    /// Records waiting for the journal, and why the last write failed (nil when none waits).
+    var backlog: (count: Int, failure: String?) {
+        state.withLock { ($0.count, $0.count > 0 ? $0.failure : nil) }
+    }
+
+    /// Waits until every record queued so far is written, trying again for `patience` when the
+    /// journal fails; returns the records that could not be written (they are no longer queued)
+    /// and the last failure.
+    func drain(patience: Duration = .seconds(5)) async -> (unwritten: [FrameRecord], failure: String?) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: patience)
+        while true {
+            let left = await thread.perform { [self] in
+                flush()
+                return state.withLock { $0.count }
+            }
+            if left == 0 { return ([], nil) }
+            if clock.now >= deadline { break }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+        return await thread.perform { [self] in
+            state.withLock { state in
+                let unwritten = state.pending[state.head...].map(\.record)
+                let failure = state.failure
+                state = State()
+                return (unwritten, failure)
             }
         }
     }
 
-    /// Returns once every record queued so far is written; throws the first failure.
-    func drain() async throws(TimelapseError) {
-        await withCheckedContinuation { continuation in
-            thread.submit { continuation.resume() }
+    /// Writes the waiting records in order, on the writer thread; stops at the first failure
+    /// and tries again later.
+    private func flush() {
+        while let (record, run) = state.withLock({ $0.count > 0 ? $0.pending[$0.head] : nil }) {
+            do {
+                try journal.append(record, to: run)
+            } catch JournalError.duplicateFrame {
+                // Already recorded (a write that reported failure after its commit): nothing is lost.
+            } catch {
+                state.withLock { $0.failure = String(describing: error) }
+                scheduleRetry()
+                return
+            }
+            state.withLock { state in
+                state.head += 1
+                if state.head == state.pending.count {
+                    state.pending.removeAll(keepingCapacity: true)
+                    state.head = 0
+                    state.failure = nil
+                } else if state.head >= 1024 {
+                    state.pending.removeFirst(state.head)
+                    state.head = 0
+                }
+            }
         }
-        try throwFailure()
     }
 
-    private func throwFailure() throws(TimelapseError) {
-        if let failure = failure.withLock({ $0 }) { throw .journal(failure) }
+    private func scheduleRetry() {
+        let first = state.withLock { state in
+            defer { state.retryScheduled = true }
+            return !state.retryScheduled
+        }
+        guard first else { return }
+        _ = thread.schedule(at: ContinuousClock.now.advanced(by: Self.retryInterval)) { [self] in
+            state.withLock { $0.retryScheduled = false }
+            flush()
+        }
     }
 }

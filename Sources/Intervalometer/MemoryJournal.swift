@@ -6,6 +6,7 @@ public final class MemoryJournal: RunJournal {
         var runs: [RunRecord] = []
         var frames: [Int64: [FrameRecord]] = [:]
         var recorded: Set<FrameKey> = []
+        var owners: [Int64: RunOwner] = [:]
     }
 
     private struct FrameKey: Hashable {
@@ -53,9 +54,26 @@ public final class MemoryJournal: RunJournal {
     public func frames(of run: Int64) throws -> [FrameRecord] {
         store.withLock { $0.frames[run] ?? [] }
     }
+
+    public func claim(run: Int64) throws {
+        try store.withLock { store in
+            if let owner = store.owners[run], owner.isAlive { throw MemoryJournalError.owned(run: run, by: owner) }
+            store.owners[run] = .current
+        }
+    }
+
+    public func release(run: Int64) {
+        store.withLock { store in
+            if store.owners[run] == .current { store.owners[run] = nil }
+        }
+    }
+
+    public func recoveryFiles(of run: Int64) -> [String] { [] }
 }
 
 /// Why the memory journal refused a record.
 public enum MemoryJournalError: Error, Hashable, Sendable {
     case duplicateFrame(run: Int64, frame: Int, part: Int)
+    /// A live process already runs the run.
+    case owned(run: Int64, by: RunOwner)
 }

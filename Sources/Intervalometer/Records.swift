@@ -14,15 +14,24 @@ public struct RunPlan: Codable, Hashable, Sendable {
     public var minimumGapMs: Int64
     /// A program called at init, start, every frame and stop (gphoto2 style); nil for none.
     public var hook: String?
+    /// How long one call of the hook may run before it is killed (milliseconds); nil for
+    /// ``HookRunner/defaultTimeout``.
+    public var hookTimeoutMs: Int64?
 
     public init(intervalMs: Int64, stop: StopCondition, exposure: ExposurePlan = .camera,
-                overrun: OverrunPolicy = .skip, minimumGapMs: Int64 = 0, hook: String? = nil) {
+                overrun: OverrunPolicy = .skip, minimumGapMs: Int64 = 0, hook: String? = nil, hookTimeoutMs: Int64? = nil) {
         self.intervalMs = intervalMs
         self.stop = stop
         self.exposure = exposure
         self.overrun = overrun
         self.minimumGapMs = minimumGapMs
         self.hook = hook
+        self.hookTimeoutMs = hookTimeoutMs
+    }
+
+    /// The plan's hook with its time limit, or nil without a hook.
+    public var hookRunner: HookRunner? {
+        hook.map { HookRunner(program: $0, timeout: hookTimeoutMs.map { .milliseconds($0) } ?? HookRunner.defaultTimeout) }
     }
 }
 
@@ -254,4 +263,13 @@ public protocol RunJournal: Sendable {
     func runs() throws -> [RunRecord]
     /// A run's frames in the order they were recorded.
     func frames(of run: Int64) throws -> [FrameRecord]
+    /// Makes this process the run's one owner (``RunOwner/current``); throws when a process
+    /// that is still alive owns it, so that no run is shot by two processes at once.
+    func claim(run: Int64) throws
+    /// Gives up this process's ownership of the run (when it ends or is suspended).
+    func release(run: Int64)
+    /// Where records this journal could not take (a full disk) are kept for the run, most
+    /// preferred first: a resumed run adds them to the journal. Empty for a journal that keeps
+    /// no files.
+    func recoveryFiles(of run: Int64) -> [String]
 }

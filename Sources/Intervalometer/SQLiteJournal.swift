@@ -11,17 +11,38 @@ import UnleashedKit
 public final class SQLiteJournal: RunJournal {
     /// The file the journal lives in, as given; errors name it.
     public let path: String
-    private let pool: DatabasePool
+    private let database: any DatabaseWriter
     private let checkpoints: JournalCheckpoints
 
     /// Written into the file header, so that a database made by something else is recognised
     /// and left alone instead of being migrated into.
     private static let applicationID: Int32 = 0x554E_4C4A // "UNLJ"
 
-    /// Opens the journal at `path`, creating it and its parent directories when missing.
-    public init(path: String) throws(JournalError) {
+    /// How a journal is opened.
+    public enum Access: Sendable {
+        /// For a run: the file and its directories are created when missing, and migrated.
+        case readWrite
+        /// For `runs list | show | export`: nothing is created or changed, so that a journal
+        /// in a read-only folder, or another user's read through its group, can be read.
+        case readOnly
+    }
+
+    /// Opens the journal at `path`; with `.readWrite`, creates it and its parent directories
+    /// when missing.
+    public init(path: String, access: Access = .readWrite) throws(JournalError) {
         self.path = path
         checkpoints = JournalCheckpoints(path: path)
+        switch access {
+        case .readWrite:
+            database = try Self.openForWriting(path: path)
+            try prepareSchema()
+        case .readOnly:
+            database = try Self.openForReading(path: path)
+            try checkSchema()
+        }
+    }
+
+    private static func openForWriting(path: String) throws(JournalError) -> DatabasePool {
         do {
             try FileManager.default.createDirectory(
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -33,17 +54,54 @@ public final class SQLiteJournal: RunJournal {
         configuration.busyMode = .timeout(10)
         configuration.label = "unleashed.journal"
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            let pool = try DatabasePool(path: path, configuration: configuration)
             try pool.writeWithoutTransaction { db in
                 // GRDB's WAL setup picks NORMAL, which may lose the last commits on power loss.
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 // Checkpoints run apart from the writer (JournalCheckpoints), not in a run's append.
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             }
+            return pool
         } catch {
-            throw Self.journalError(error, path: path)
+            throw journalError(error, path: path, sidecars: true)
         }
-        try prepareSchema()
+    }
+
+    /// A read-only connection. SQLite reads a journal in WAL mode through its `-wal` and `-shm`
+    /// files, which a reader may not be able to create (a read-only folder); a journal without
+    /// a `-wal` file holds everything in the main file and is then read as immutable.
+    private static func openForReading(path: String) throws(JournalError) -> DatabaseQueue {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw .cannotOpen(path: path, reason: "there is no such file")
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        configuration.label = "unleashed.journal"
+        let firstError: any Error
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.read { db in _ = try Int.fetchOne(db, sql: "PRAGMA application_id") }
+            return queue
+        } catch {
+            firstError = error
+        }
+        if !FileManager.default.fileExists(atPath: path + "-wal") {
+            do {
+                let queue = try DatabaseQueue(path: immutableURI(path), configuration: configuration)
+                try queue.read { db in _ = try Int.fetchOne(db, sql: "PRAGMA application_id") }
+                return queue
+            } catch {}
+        }
+        throw journalError(firstError, path: path, sidecars: true)
+    }
+
+    /// An SQLite URI that opens `path` as a file no one changes (`immutable=1`).
+    private static func immutableURI(_ path: String) -> String {
+        let absolute = URL(fileURLWithPath: path).path
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute) + "?immutable=1"
     }
 
     /// Where the journal lives unless told otherwise: `$UNLEASHED_JOURNAL`, else
@@ -63,14 +121,16 @@ public final class SQLiteJournal: RunJournal {
             try db.execute(
                 sql: "INSERT INTO run (plan, t0UnixMs, camera, state, createdAt) VALUES (?, ?, ?, ?, ?)",
                 arguments: [planText, t0UnixMs, camera, RunState.running.rawValue, createdAt])
-            return db.lastInsertedRowID
+            let id = db.lastInsertedRowID
+            try Self.setOwner(.current, of: id, db)
+            return id
         }
         return RunRecord(id: id, plan: plan, t0UnixMs: t0UnixMs, camera: camera, state: .running)
     }
 
     public func append(_ frame: FrameRecord, to run: Int64) throws(JournalError) {
         do {
-            try pool.write { db in
+            try database.write { db in
                 try db.execute(
                     sql: """
                         INSERT INTO frame (run, frame, part, scheduledMs, sentMs, completedMs, latenessMicros,
@@ -102,6 +162,48 @@ public final class SQLiteJournal: RunJournal {
             return db.changesCount
         }
         if changed == 0 { throw .runNotFound(path: path, run: run) }
+    }
+
+    public func claim(run: Int64) throws(JournalError) {
+        let owner = try write { db -> RunOwner? in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM run WHERE id = ?", arguments: [run]) != nil else {
+                throw JournalError.runNotFound(path: path, run: run)
+            }
+            if let row = try Row.fetchOne(db, sql: "SELECT * FROM owner WHERE run = ?", arguments: [run]) {
+                let owner = RunOwner(pid: row["pid"], bootID: row["bootID"], startTicks: row["startTicks"], program: row["program"])
+                if owner != .current, owner.isAlive { return owner }
+            }
+            try Self.setOwner(.current, of: run, db)
+            return nil
+        }
+        if let owner { throw .runOwned(path: path, run: run, owner: owner) }
+    }
+
+    public func release(run: Int64) {
+        let me = RunOwner.current
+        _ = try? write { db in
+            try db.execute(sql: "DELETE FROM owner WHERE run = ? AND pid = ? AND bootID = ? AND startTicks = ?",
+                           arguments: [run, me.pid, me.bootID, me.startTicks])
+        }
+    }
+
+    /// The process that owns `run`, when one that is still alive does.
+    public func liveOwner(of run: Int64) throws(JournalError) -> RunOwner? {
+        let row = try read { db in try Row.fetchOne(db, sql: "SELECT * FROM owner WHERE run = ?", arguments: [run]) }
+        guard let row else { return nil }
+        let owner = RunOwner(pid: row["pid"], bootID: row["bootID"], startTicks: row["startTicks"], program: row["program"])
+        return owner.isAlive ? owner : nil
+    }
+
+    private static func setOwner(_ owner: RunOwner, of run: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO owner (run, pid, bootID, startTicks, program, since) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [run, owner.pid, owner.bootID, owner.startTicks, owner.program,
+                        Int64((Date().timeIntervalSince1970 * 1000).rounded())])
+    }
+
+    public func recoveryFiles(of run: Int64) -> [String] {
+        JournalRecovery.files(journalPath: path, run: run)
     }
 
     public func run(_ id: Int64) throws(JournalError) -> RunRecord? {
@@ -216,6 +318,17 @@ public final class SQLiteJournal: RunJournal {
                 table.add(column: "intervalMs", .integer)
             }
         }
+        // Which process runs a run (RunOwner): a second process refuses to resume it.
+        migrator.registerMigration("v4-owner") { db in
+            try db.create(table: "owner") { table in
+                table.primaryKey("run", .integer).references("run", onDelete: .cascade)
+                table.column("pid", .integer).notNull()
+                table.column("bootID", .text).notNull()
+                table.column("startTicks", .integer).notNull()
+                table.column("program", .text).notNull()
+                table.column("since", .integer).notNull()
+            }
+        }
         return migrator
     }
 
@@ -223,22 +336,32 @@ public final class SQLiteJournal: RunJournal {
     /// schema this one does not know, before migrating a new or older journal.
     private func prepareSchema() throws(JournalError) {
         let migrator = Self.migrator
-        let (ours, superseded) = try read { db in
-            let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-            let tables = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'") ?? 0
-            let ours = applicationID == Self.applicationID || (applicationID == 0 && tables == 0)
-            return (ours, ours && tables > 0 ? try migrator.hasBeenSuperseded(db) : false)
-        }
-        guard ours else { throw .notAJournal(path: path) }
-        guard !superseded else { throw .newerVersion(path: path) }
+        try checkSchema()
         do {
-            try migrator.migrate(pool)
+            try migrator.migrate(database)
         } catch {
             // Another process creating the journal at the same moment may have won the race to
             // migrate it; then there is nothing left to do.
-            if (try? pool.read(migrator.hasCompletedMigrations)) == true { return }
+            if (try? database.read(migrator.hasCompletedMigrations)) == true { return }
             throw Self.journalError(error, path: path)
         }
+    }
+
+    /// Tables a journal may hold before its first migration is committed: a journal that
+    /// another process is creating, or one whose creation was cut off, is finished, not refused.
+    private static let bookkeepingTables: Set<String> = ["grdb_migrations", "sqlite_sequence"]
+
+    private func checkSchema() throws(JournalError) {
+        let migrator = Self.migrator
+        let (ours, superseded) = try read { db in
+            let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            let started = applicationID == Self.applicationID
+            let ours = started || (applicationID == 0 && Set(tables).isSubset(of: Self.bookkeepingTables))
+            return (ours, started ? try migrator.hasBeenSuperseded(db) : false)
+        }
+        guard ours else { throw .notAJournal(path: path) }
+        guard !superseded else { throw .newerVersion(path: path) }
     }
 
     // MARK: Rows
@@ -308,7 +431,7 @@ public final class SQLiteJournal: RunJournal {
 
     private func read<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
         do {
-            return try pool.read(body)
+            return try database.read(body)
         } catch {
             throw Self.journalError(error, path: path)
         }
@@ -317,7 +440,7 @@ public final class SQLiteJournal: RunJournal {
     @discardableResult
     private func write<T>(_ body: (Database) throws -> T) throws(JournalError) -> T {
         do {
-            let result = try pool.write(body)
+            let result = try database.write(body)
             checkpoints.wrote()
             return result
         } catch {
@@ -325,16 +448,28 @@ public final class SQLiteJournal: RunJournal {
         }
     }
 
-    private static func journalError(_ error: any Error, path: String) -> JournalError {
+    private static func journalError(_ error: any Error, path: String, sidecars: Bool = false) -> JournalError {
         if let error = error as? JournalError { return error }
         guard let error = error as? DatabaseError else {
             return .storage(path: path, reason: "\(error)")
         }
-        let reason = error.message ?? "SQLite error \(error.extendedResultCode.rawValue)"
+        var reason = error.message ?? "SQLite error \(error.extendedResultCode.rawValue)"
+        if sidecars, let sidecar = unwritableSidecar(of: path) {
+            // A `-shm` or `-wal` file left by another user (often root) that this user cannot write.
+            reason += "; \(sidecar) belongs to another user and cannot be written: remove it while no run uses the journal"
+        }
         return switch error.resultCode {
         case .SQLITE_NOTADB, .SQLITE_CORRUPT: .corrupt(path: path, reason: reason)
-        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH: .cannotOpen(path: path, reason: reason)
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH, .SQLITE_READONLY: .cannotOpen(path: path, reason: reason)
         default: .storage(path: path, reason: reason)
         }
+    }
+
+    /// The journal's `-shm` or `-wal` file when it exists and this process cannot write it.
+    private static func unwritableSidecar(of path: String) -> String? {
+        for suffix in ["-shm", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            if access(path + suffix, W_OK) != 0 { return path + suffix }
+        }
+        return nil
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 public import UnleashedKit
 import UnleashedProtocol
@@ -10,8 +11,12 @@ public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {
     case intervalTooShort(minimumMs: Int64, reason: String)
     /// The hook refused the run at init.
     case hookRefused(status: Int32)
-    /// The journal could not record; the run stops rather than shoot unrecorded frames.
+    /// Stopped (Ctrl-C, SIGTERM) while the `init` hook ran, before the run began.
+    case stoppedBeforeStart(String)
+    /// The journal could not begin or resume the run; nothing was shot.
     case journal(String)
+    /// Another process that is still alive runs this run: it is not resumed a second time.
+    case owned(String)
     /// The camera failed before the first slot (reading its settings).
     case camera(CameraError)
     /// One camera of a rig failed before the first slot.
@@ -24,6 +29,8 @@ public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {
             "the interval is too short: each slot needs at least \(Duration.milliseconds(minimum).compactText) (\(reason))"
         case .hookRefused(let status): "the hook refused the run at init (exit status \(status))"
         case .journal(let why): "the run journal failed: \(why)"
+        case .owned(let why): why
+        case .stoppedBeforeStart(let reason): "the run was \(reason) before it began"
         case .camera(let error): error.description
         case .rigCamera(let name, let error): "camera \(name): \(error)"
         }
@@ -33,15 +40,26 @@ public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {
 /// How a run ended.
 public struct RunEnding: Hashable, Sendable {
     public var run: RunRecord
-    /// `.running` for a run that was suspended: it ended here but stays resumable.
+    /// `.running` for a run that was suspended or interrupted: it ended here but stays resumable.
     public var state: RunState
     public var reason: String
+    /// Set when the run ended because its journal could not be written: the run stays
+    /// resumable, and the records the journal did not take are in ``recoveryFile``.
+    public var interrupted = false
+    /// The file holding the records the journal did not take (``JournalRecovery``).
+    public var recoveryFile: String?
+    /// Records that neither the journal nor any recovery file took: the caller must show them
+    /// (standard error), as they are nowhere else.
+    public var unrecorded: [FrameRecord] = []
 
     public init(run: RunRecord, state: RunState, reason: String) {
         self.run = run
         self.state = state
         self.reason = reason
     }
+
+    /// `finished`, `failed`, `interrupted` (the journal failed), or `running` (suspended).
+    public var stateName: String { interrupted ? "interrupted" : state.rawValue }
 }
 
 /// A time-lapse run: slots on absolute deadlines `t0 + (n - 1) * interval` of an injected
@@ -95,6 +113,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// (skipped, or the camera down) are spaced by it too, as the ramp had them.
     private var rampIntervalExtra: Duration?
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
+    /// What held up a slot other than the camera's own work (a slow start hook), for the
+    /// records of the slots it made the run skip.
+    private var slotDelay: (frame: Int, reason: String)?
+    /// Cameras whose link went down since the current slot began: the slots skipped after it
+    /// were lost to the outage, not to a busy camera.
+    private var linkLost: Set<String> = []
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
     /// API) does not make slots late: see ``ExecutorThread``.
@@ -154,6 +178,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     public func stop(reason: String) {
         stopReason = stopReason ?? reason
         stoppableWork?.cancel()
+        // A hook the run waits for (init, start) must not hold up the stop.
+        hooks?.interrupt()
         wakeUp()
     }
 
@@ -201,8 +227,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
         defer { recordSink.finish(); begunSink.finish() }
         try await validate()
-        if let hooks, let status = await hooks.run(.initialize, frame: nil, environment: [:]), status != 0 {
-            throw .hookRefused(status: status)
+        if let hooks {
+            let status = await hooks.run(.initialize, frame: nil, environment: [:])
+            if let stopReason { throw .stoppedBeforeStart(stopReason) }
+            if let status, status != 0 { throw .hookRefused(status: status) }
         }
         // Slot 1 lies a little ahead, so that journalling the run (a disk sync) does not make
         // it late; a stop while waiting for it ends the run with no frames.
@@ -227,10 +255,20 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         guard record.state == .running else {
             throw .invalidPlan("run \(record.id) has \(record.state == .finished ? "finished" : "failed"); only an interrupted run can be resumed")
         }
+        do {
+            try journal.claim(run: record.id)
+        } catch let error as JournalError {
+            if case .runOwned = error { throw .owned(error.description) }
+            throw .journal(error.description)
+        } catch {
+            throw .journal(String(describing: error))
+        }
         let recorded: [FrameRecord]
         do {
+            try importRecovered(run: record.id)
             recorded = try journal.frames(of: record.id)
         } catch {
+            journal.release(run: record.id)
             throw .journal(String(describing: error))
         }
         let last = recorded.max { ($0.frame, $0.part) < ($1.frame, $1.part) }
@@ -262,9 +300,36 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return try await runSlots(resumed: true)
     }
 
+    /// Adds to the journal the records an earlier run of `run` left in a recovery file when its
+    /// journal could not take them, then removes the file.
+    private func importRecovered(run: Int64) throws {
+        let files = journal.recoveryFiles(of: run).filter { FileManager.default.fileExists(atPath: $0) }
+        guard !files.isEmpty else { return }
+        for record in JournalRecovery.records(in: files) {
+            do {
+                try journal.append(record, to: run)
+            } catch JournalError.duplicateFrame {
+                continue
+            } catch MemoryJournalError.duplicateFrame {
+                continue
+            }
+        }
+        JournalRecovery.remove(files)
+    }
+
     private func runSlots(resumed: Bool = false) async throws(TimelapseError) -> RunEnding {
         guard let run else { preconditionFailure("no run") }
-        if let hooks { _ = await hooks.run(.start, frame: nil, environment: ["ARGUMENT": "\(run.id)"]) }
+        if let hooks {
+            let started = elapsed()
+            _ = await hooks.run(.start, frame: nil, environment: ["ARGUMENT": "\(run.id)"])
+            // The hook ran past the first slot's time: the slots it cost are its, not the camera's.
+            if elapsed() > scheduledOffset(of: nextFrame) {
+                let ran = (elapsed() - started).compactText
+                slotDelay = (nextFrame, "the start hook \(hooks.program) ran for \(ran) and held up frame \(nextFrame)")
+            }
+        }
+        let linkWatch = watchLinks()
+        defer { linkWatch.cancel() }
         var downloads: [(DownloadHookRelay, any Camera)] = []
         if let hooks {
             for member in cameras { downloads.append((DownloadHookRelay(hooks: hooks, events: await member.camera.events()), member.camera)) }
@@ -276,19 +341,39 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         } catch {
             failure = error
         }
-        do throws(TimelapseError) {
-            try await journalWrites.drain()
-        } catch {
-            failure = failure ?? error
-        }
+        let (unwritten, writeFailure) = await journalWrites.drain()
         // A suspended run stays `.running` in the journal: it is to be resumed, not ended.
-        let state: RunState = failure != nil ? .failed : suspended ? .running : .finished
-        let reason = failure?.description ?? stopReason ?? "all slots done"
-        if state != .running { try? journal.finish(run: run.id, state: state, reason: reason) }
+        var state: RunState = failure != nil ? .failed : suspended ? .running : .finished
+        var reason = failure?.description ?? stopReason ?? "all slots done"
+        var ending = RunEnding(run: run, state: state, reason: reason)
+        if !unwritten.isEmpty {
+            // Nothing taken is lost: what the journal did not take goes to a recovery file, and
+            // the run stays resumable (a resume adds the file's records to the journal).
+            let file = JournalRecovery.write(unwritten, to: journal.recoveryFiles(of: run.id))
+            state = .running
+            ending.interrupted = true
+            ending.recoveryFile = file
+            if file == nil { ending.unrecorded = unwritten }
+            let records = unwritten.count == 1 ? "1 frame record" : "\(unwritten.count) frame records"
+            reason = "interrupted: the run journal could not be written (\(writeFailure ?? "no reason given")); "
+                + (file.map { "the \(records) it did not take are in \($0)" } ?? "the \(records) it did not take could not be saved anywhere")
+                + "; once it can be written, resuming run \(run.id) adds them and carries on"
+        } else if state != .running {
+            do {
+                try journal.finish(run: run.id, state: state, reason: reason)
+            } catch {
+                state = .running
+                ending.interrupted = true
+                reason = "interrupted: every frame is recorded, but the run's end could not be (\(error)); resuming run \(run.id) ends it"
+            }
+        }
+        ending.state = state
+        ending.reason = reason
+        journal.release(run: run.id)
         for (relay, camera) in downloads { await relay.finish(after: await camera.settle()) }
         if let hooks { _ = await hooks.run(.stop, frame: nil, environment: ["ARGUMENT": reason]) }
         if let failure { throw failure }
-        return RunEnding(run: run, state: state, reason: reason)
+        return ending
     }
 
     private func slots() async throws(TimelapseError) {
@@ -404,6 +489,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             try recordMissedSlots(upTo: elapsed(), reason: "the camera was not connected")
             return
         }
+        linkLost = []
         let sent = try await expose(frame: frame, due: due, cameras: ready, volley: volley)
         nextFrame = frame + 1
         // A ramped interval: the next slot is due this slot's interval after it.
@@ -411,7 +497,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         switch plan.overrun {
         case .skip:
             let ready = elapsed() + .milliseconds(plan.minimumGapMs)
-            try recordMissedSlots(upTo: ready, reason: "the camera was still busy with frame \(frame)")
+            try recordMissedSlots(upTo: ready, reason: overrunReason(frame: frame))
         case .defer:
             // Re-anchor on the late shot: the interval holds from when it actually went out.
             if sent > due { shift += sent - due }
@@ -423,6 +509,38 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             let ready = elapsed() + .milliseconds(plan.minimumGapMs)
             if let anchor, ready > scheduledOffset(of: nextFrame) { await sleep(until: anchor.advanced(by: ready)) }
         }
+    }
+
+    /// Why the slots after `frame` were passed over: a slow hook, a link that went down during
+    /// the slot, or the camera still at work.
+    private func overrunReason(frame: Int) -> String {
+        if let slotDelay, slotDelay.frame == frame { return slotDelay.reason }
+        if !linkLost.isEmpty {
+            let whose = isRig ? " to " + linkLost.sorted().joined(separator: ", ") : " to the camera"
+            return "the link\(whose) was lost during frame \(frame)"
+        }
+        return "the camera was still busy with frame \(frame)"
+    }
+
+    /// Follows every camera's link, so that slots lost to an outage say so.
+    private func watchLinks() -> Task<Void, Never> {
+        let cameras = cameras
+        return Task { [weak self] in
+            await withTaskGroup(of: Void.self) { group in
+                for member in cameras {
+                    group.addTask {
+                        for await event in await member.camera.events() {
+                            guard case .connection(let state) = event, state != .ready else { continue }
+                            await self?.noteLinkLost(member.name)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func noteLinkLost(_ name: String) {
+        linkLost.insert(name)
     }
 
     /// Journals as skipped every slot due before `limit` from `nextFrame` on.
@@ -540,6 +658,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             case .failure(let error)?:
                 entry.outcome = .failed
                 entry.error = error.description
+                if error.isLinkFailure { linkLost.insert(member.name) }
             case nil:
                 entry.outcome = .failed
                 entry.error = "the command was not sent"
@@ -572,9 +691,16 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     private func append(_ entry: FrameRecord) throws(TimelapseError) {
         guard let run else { return }
-        try journalWrites.append(entry, to: run.id)
+        if !journalWrites.append(entry, to: run.id), stopReason == nil {
+            // The journal has not taken a record for too long: end the run before memory runs out.
+            stopReason = "the run journal has not been writable for \(JournalWrites.backlogLimit) records"
+        }
         recordSink.yield(entry)
     }
+
+    /// Frame records waiting for the journal (it failed: a full disk), and why; (0, nil) while
+    /// the journal keeps up. For displays: the run goes on meanwhile.
+    public nonisolated var journalBacklog: (count: Int, failure: String?) { journalWrites.backlog }
 
     // MARK: - Schedule
 
@@ -743,6 +869,18 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 }
 
+
+extension CameraError {
+    /// A failure of the link to the camera rather than of the camera: what makes the slots
+    /// after it lost to an outage.
+    var isLinkFailure: Bool {
+        switch self {
+        case .notConnected, .timedOut: true
+        case .device(let failure): failure.kind == .disconnected || failure.kind == .timedOut
+        default: false
+        }
+    }
+}
 
 /// One wait of a run, ended by its timer or by a control call, whichever comes first; the
 /// other is then a no-op. A timer may fire before the wait has begun: the wait then ends at once.

@@ -142,7 +142,7 @@ extension GlobalOptions {
             case .pinCode:
                 return .reject("the module asked for a PIN code, which Unleashed modules do not use")
             case .display(let shown, _):
-                FileHandle.standardError.write(Data("Enter passkey \(String(format: "%06u", shown)) on the module.\n".utf8))
+                Output.noteRaw("Enter passkey \(String(format: "%06u", shown)) on the module.\n")
                 return .accept
             case .authorize:
                 return .accept
@@ -151,7 +151,7 @@ extension GlobalOptions {
     }
 
     private static func ask(_ question: String) -> String {
-        FileHandle.standardError.write(Data(question.utf8))
+        Output.noteRaw(question)
         return readLine()?.trimmingCharacters(in: .whitespaces) ?? ""
     }
 }

@@ -68,7 +68,7 @@ struct ScanCommand: AsyncParsableCommand {
         await client.stopDiscovery(on: adapter)
         await client.close()
         if listed.isEmpty && !options.json {
-            print("No modules found in \(duration.shortDescription).")
+            Output.line("No modules found in \(duration.shortDescription).")
         }
     }
 
@@ -194,7 +194,7 @@ struct ConnectCommand: AsyncParsableCommand {
             do {
                 try RememberedModule(address: device.address, name: device.name, adapter: options.adapter).save()
             } catch {
-                FileHandle.standardError.write(Data("warning: could not remember the module in \(RememberedModule.file.path): \(error.localizedDescription)\n".utf8))
+                Output.noteRaw("warning: could not remember the module in \(RememberedModule.file.path): \(error.localizedDescription)\n")
             }
             options.emit([
                 "address": .string(device.address), "name": .string(identity.name),

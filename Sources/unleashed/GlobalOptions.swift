@@ -170,7 +170,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
 
     /// Prints `value` as JSON or the text `human()` gives.
     func emit(_ value: JSONValue, human: () -> String) {
-        print(json ? Output.json(value) : human())
+        Output.line(json ? Output.json(value) : human())
     }
 
     func fail(_ error: DemoError) -> ExitCode {
@@ -179,7 +179,8 @@ struct GlobalOptions: ParsableArguments, Sendable {
     }
 
     func fail(_ error: CameraError) -> ExitCode {
-        let (code, status) = Output.classify(error)
+        var (code, status) = Output.classify(error)
+        if status == .interrupted { status = Interrupt.exitStatus }
         var extra: [String: JSONValue] = [:]
         if case .valueNotOffered(_, let nearest, let offered) = error {
             extra["nearest"] = .array(nearest.map { .string($0.text) })
@@ -198,9 +199,9 @@ struct GlobalOptions: ParsableArguments, Sendable {
             var body = extra
             body["code"] = .string(code)
             body["message"] = .string(message)
-            print(Output.json(["error": .object(body)]))
+            Output.line(Output.json(["error": .object(body)]))
         } else {
-            FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            Output.note("error: \(message)")
         }
         return ExitCode(status.rawValue)
     }
@@ -256,6 +257,8 @@ enum ExitStatus: Int32 {
     case refused = 65
     case unavailable = 69
     case software = 70
+    /// The run journal could not be written; the run is resumable and nothing taken was lost.
+    case ioError = 74
     case temporary = 75
     /// Not allowed: the camera device's permissions, or the daemon's role or locked mode.
     case noPermission = 77
@@ -265,16 +268,31 @@ enum ExitStatus: Int32 {
     case terminated = 143
 }
 
-/// Ctrl-C while a command runs: the first calls `onFirst`, the second exits.
+/// Ctrl-C while a command runs: the first calls `onFirst`, the second exits. With
+/// `terminate`, SIGTERM does the same (a service manager's stop, `kill`), so that a command
+/// ends the way Ctrl-C ends it, with its closing line, and exits 143 instead of 130.
 final class Interrupt {
     private let watch: SignalWatch
+    private static let received = Mutex<Int32?>(nil)
 
-    init(_ onFirst: @escaping @Sendable () -> Void) {
+    /// The signal that interrupted the command, if one did.
+    static var signal: Int32? { received.withLock { $0 } }
+
+    /// The exit status of a command that a signal ended: 143 after SIGTERM, else 130.
+    static var exitStatus: ExitStatus { signal == SIGTERM ? .terminated : .interrupted }
+
+    init(terminate: Bool = false, _ onFirst: @escaping @Sendable () -> Void) {
         let count = Mutex(0)
-        watch = SignalWatch([SIGINT: {
-            let presses = count.withLock { $0 += 1; return $0 }
-            if presses == 1 { onFirst() } else { exit(ExitStatus.interrupted.rawValue) }
-        }])
+        let handler: (Int32) -> @Sendable () -> Void = { number in
+            {
+                Self.received.withLock { $0 = $0 ?? number }
+                let presses = count.withLock { $0 += 1; return $0 }
+                if presses == 1 { onFirst() } else { exit(Self.exitStatus.rawValue) }
+            }
+        }
+        var handlers = [SIGINT: handler(SIGINT)]
+        if terminate { handlers[SIGTERM] = handler(SIGTERM) }
+        watch = SignalWatch(handlers)
     }
 
     func disarm() { watch.disarm() }
@@ -291,7 +309,9 @@ final class Interrupt {
                 return error
             }
         }
-        let interrupt = Interrupt(onInterrupt ?? { task.cancel() })
+        // A command that handles SIGTERM itself passes `onInterrupt`; for the others SIGTERM
+        // cancels like Ctrl-C.
+        let interrupt = Interrupt(terminate: onInterrupt == nil, onInterrupt ?? { task.cancel() })
         let failure = await task.value
         interrupt.disarm()
         return failure

@@ -15,7 +15,7 @@ final class LiveClock: Sendable {
             while !Task.isCancelled {
                 let elapsed = started.duration(to: .now)
                 let line = "\(label)  \(Output.clock(elapsed))" + (total.map { " / \(Output.clock($0))" } ?? "")
-                FileHandle.standardError.write(Data("\r\(line)  ".utf8))
+                Output.noteRaw("\r\(TerminalLine.fit([.init(line)], width: TerminalLine.width()))\u{1B}[K")
                 try? await Task.sleep(for: .milliseconds(100))
             }
         }
@@ -25,6 +25,6 @@ final class LiveClock: Sendable {
     func stop() {
         guard let task else { return }
         task.cancel()
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        Output.noteRaw("\r\u{1B}[K")
     }
 }

@@ -71,14 +71,66 @@ enum Output {
         && ProcessInfo.processInfo.environment["TERM"] != "dumb")
 
     /// Writes a line to standard output at once, unbuffered: for records a script reads while
-    /// the command is still running.
+    /// the command is still running (`watch`, `--json` lines), and so that a line is out before
+    /// the next is computed, in a pipe or a file as on a terminal.
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(text + "\n")
+    }
+
+    /// Writes `text` to standard output as it is, at once.
+    static func write(_ text: String) {
+        StandardStream.output.write(text)
     }
 
     /// Writes a line to standard error (progress and messages that are not the result).
     static func note(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardStream.error.write(text + "\n")
+    }
+
+    /// Writes `text` to standard error as it is (a live display's redraw).
+    static func noteRaw(_ text: String) {
+        StandardStream.error.write(text)
+    }
+}
+
+/// Standard output or error, written with write(2), unbuffered.
+///
+/// Output that cannot be written (a full disk, `/dev/full`, a pipe whose reader has gone) ends
+/// the command with status 74 and a message on standard error, instead of a crash, a silent
+/// loss at exit (a buffer flushed into a full disk), or a run that prints into nothing.
+/// SIGPIPE is ignored, so that a closed pipe is such an error (EPIPE) and not a silent death.
+struct StandardStream {
+    let descriptor: Int32
+
+    static let output = StandardStream(descriptor: STDOUT_FILENO)
+    static let error = StandardStream(descriptor: STDERR_FILENO)
+
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
+    func write(_ text: String) {
+        _ = Self.ignoreBrokenPipes
+        var text = text
+        let failure: Int32? = text.withUTF8 { buffer -> Int32? in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        guard let failure else { return }
+        // Standard error cannot report its own failure; a failed note is dropped.
+        guard descriptor != STDERR_FILENO else { return }
+        let reason = String(cString: strerror(failure))
+        let message = failure == EPIPE
+            ? "error: standard output was closed before everything was written (\(reason))\n"
+            : "error: cannot write to standard output: \(reason)\n"
+        StandardStream.error.write(message)
+        exit(ExitStatus.ioError.rawValue)
     }
 }
 
@@ -93,5 +145,46 @@ struct TextStyle {
     func paint(_ text: String, _ colour: Colour) -> String {
         guard enabled, colour != .plain else { return text }
         return "\u{1B}[\(colour.rawValue)m\(text)\u{1B}[0m"
+    }
+}
+
+/// A live status line on a terminal: always one row, however narrow the terminal.
+///
+/// A line longer than the terminal wraps, and the carriage return that redraws it goes back
+/// only to the start of its last row: every refresh would then leave a new line behind. So the
+/// line is fitted to the width (`TIOCGWINSZ`, read at each redraw so that a resized window is
+/// followed; `$COLUMNS` or 80 when there is none): the fields that matter least are dropped
+/// first, and what is still too long is cut.
+enum TerminalLine {
+    /// A field of the line, and how readily it is dropped (higher goes first).
+    struct Field {
+        var text: String
+        var dropOrder: Int
+
+        init(_ text: String, dropOrder: Int = 0) {
+            self.text = text
+            self.dropOrder = dropOrder
+        }
+    }
+
+    /// The columns of the terminal on standard error.
+    static func width() -> Int {
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        return 80
+    }
+
+    /// `fields` joined by two spaces, fitted to `width` columns less one (a line that fills
+    /// the last column makes some terminals wrap at once).
+    static func fit(_ fields: [Field], width: Int) -> String {
+        let room = max(width - 1, 1)
+        var kept = fields
+        func joined() -> String { kept.map(\.text).joined(separator: "  ") }
+        while joined().count > room, let drop = kept.indices.filter({ kept[$0].dropOrder > 0 }).max(by: { kept[$0].dropOrder < kept[$1].dropOrder }) {
+            kept.remove(at: drop)
+        }
+        let line = joined()
+        return line.count > room ? String(line.prefix(room)) : line
     }
 }

@@ -35,6 +35,7 @@ final class RunDisplay: Sendable {
     private let startDelay: Duration
     private let state = Mutex(State())
     private let ticker = Mutex<Task<Void, Never>?>(nil)
+    private let resized = Mutex<SignalWatch?>(nil)
     private let current: @Sendable () async -> RunRecord?
 
     /// - Parameter current: the run as journalled, for its id once it has begun.
@@ -44,6 +45,8 @@ final class RunDisplay: Sendable {
         self.current = current
         mode = options.json ? .json : isatty(STDERR_FILENO) == 1 ? .live : .log
         guard mode == .live else { return }
+        // A resized window is redrawn at once, fitted to its new width.
+        resized.withLock { $0 = SignalWatch([SIGWINCH: { [weak self] in self?.redraw() }]) }
         ticker.withLock {
             $0 = Task { [weak self] in
                 while !Task.isCancelled, let self {
@@ -81,6 +84,7 @@ final class RunDisplay: Sendable {
     /// Stops the live line and clears it.
     func finish() {
         ticker.withLock { $0?.cancel() }
+        resized.withLock { $0?.disarm() }
         if mode == .live { clearLine() }
     }
 
@@ -125,69 +129,71 @@ final class RunDisplay: Sendable {
     }
 
     private func redraw() {
-        let line = state.withLock { statusLine($0, now: .now) }
-        FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+        let fields = state.withLock { statusLine($0, now: .now) }
+        Output.noteRaw("\r\(TerminalLine.fit(fields, width: TerminalLine.width()))\u{1B}[K")
     }
 
     private func clearLine() {
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        Output.noteRaw("\r\u{1B}[K")
     }
 
-    /// `Frame 12/300  [######··············]  next 2.1s  elapsed 00:55.0  left 24:05.0  late 0.312 ms (max 1.204 ms)`
-    private func statusLine(_ state: State, now: ContinuousClock.Instant) -> String {
+    /// `Frame 12/300  [######··············]  next 2.1s  elapsed 00:55.0  left 24:05.0  late 0.312 ms (max 1.204 ms)`;
+    /// on a narrow terminal the bar, the spread, the elapsed and remaining time and the lateness
+    /// give way, in that order.
+    private func statusLine(_ state: State, now: ContinuousClock.Instant) -> [TerminalLine.Field] {
         let elapsed = state.t0.map { $0.duration(to: now) }
         guard let elapsed, elapsed >= .zero else {
             let left = elapsed.map { .zero - $0 } ?? startDelay - created.duration(to: now)
-            return left > .zero ? "Starting in \(Output.clock(left))" : "Starting"
+            return [.init(left > .zero ? "Starting in \(Output.clock(left))" : "Starting")]
         }
         if case .video(let clip) = plan.exposure { return videoLine(state, elapsed: elapsed, clip: .milliseconds(clip)) }
-        guard let last = state.last else { return "Frame 1" + (totalSlots(state).map { "/\($0)" } ?? "") }
+        guard let last = state.last else { return [.init("Frame 1" + (totalSlots(state).map { "/\($0)" } ?? ""))] }
         let interval = Duration.milliseconds(plan.intervalMs)
         let nextDue = Duration.milliseconds(last.scheduledMs) + interval
         let fraction = min(max((elapsed - .milliseconds(last.scheduledMs)) / interval, 0), 1)
         let filled = Int(fraction * 20)
-        var fields = [
-            "Frame \(last.frame)" + (totalSlots(state).map { "/\($0)" } ?? ""),
-            "[" + String(repeating: "#", count: filled) + String(repeating: "·", count: 20 - filled) + "]",
-            "next \(Output.clock(max(nextDue - elapsed, .zero)))",
-            "elapsed \(Output.clock(elapsed))",
+        var fields: [TerminalLine.Field] = [
+            .init("Frame \(last.frame)" + (totalSlots(state).map { "/\($0)" } ?? "")),
+            .init("[" + String(repeating: "#", count: filled) + String(repeating: "·", count: 20 - filled) + "]", dropOrder: 6),
+            .init("next \(Output.clock(max(nextDue - elapsed, .zero)))"),
+            .init("elapsed \(Output.clock(elapsed))", dropOrder: 4),
         ]
         if let total = totalSlots(state) {
             let end = Duration.milliseconds(last.scheduledMs) + interval * max(total - last.frame, 0)
-            fields.append("left \(Output.clock(max(end - elapsed, .zero)))")
+            fields.append(.init("left \(Output.clock(max(end - elapsed, .zero)))", dropOrder: 3))
         }
         if let lateness = state.lastLatenessMicros, let worst = state.maxLatenessMicros {
-            fields.append("late \(RunText.lateness(lateness)) (max \(RunText.lateness(worst)))")
+            fields.append(.init("late \(RunText.lateness(lateness)) (max \(RunText.lateness(worst)))", dropOrder: 2))
         }
         if let spread = state.lastSpreadMicros, let worst = state.maxSpreadMicros {
-            fields.append("spread \(RunText.lateness(spread)) (max \(RunText.lateness(worst)))")
+            fields.append(.init("spread \(RunText.lateness(spread)) (max \(RunText.lateness(worst)))", dropOrder: 5))
         }
-        if state.failed + state.skipped > 0 { fields.append("\(state.failed) failed, \(state.skipped) skipped") }
-        return fields.joined(separator: "  ")
+        if state.failed + state.skipped > 0 { fields.append(.init("\(state.failed) failed, \(state.skipped) skipped")) }
+        return fields
     }
 
     /// `REC  Clip 3/10  00:02.1 / 00:05.0  remaining 00:02.9  elapsed 02:02.1`, or between clips
     /// `Clip 3/10 done  next clip in 00:54.9  elapsed 02:05.1`. The clip clock runs from the
     /// clip's slot; the record of each clip corrects it when the clip ends.
-    private func videoLine(_ state: State, elapsed: Duration, clip: Duration) -> String {
+    private func videoLine(_ state: State, elapsed: Duration, clip: Duration) -> [TerminalLine.Field] {
         let interval = Duration.milliseconds(plan.intervalMs)
         let total = totalSlots(state)
         let of = total.map { "/\($0)" } ?? ""
         let done = state.last?.frame ?? 0
         let nextDue = state.last.map { .milliseconds($0.scheduledMs) + interval } ?? .zero
-        var fields: [String]
+        var fields: [TerminalLine.Field]
         if let total, done >= total {
-            fields = ["Clip \(done)\(of) done"]
+            fields = [.init("Clip \(done)\(of) done")]
         } else if elapsed < nextDue {
-            fields = ["Clip \(done)\(of) done", "next clip in \(Output.clock(nextDue - elapsed))"]
+            fields = [.init("Clip \(done)\(of) done"), .init("next clip in \(Output.clock(nextDue - elapsed))")]
         } else {
             let recorded = min(elapsed - nextDue, clip)
-            fields = ["REC  Clip \(done + 1)\(of)", "\(Output.clock(recorded)) / \(Output.clock(clip))",
-                      "remaining \(Output.clock(clip - recorded))"]
+            fields = [.init("REC  Clip \(done + 1)\(of)"), .init("\(Output.clock(recorded)) / \(Output.clock(clip))"),
+                      .init("remaining \(Output.clock(clip - recorded))", dropOrder: 2)]
         }
-        if total != 1 { fields.append("elapsed \(Output.clock(elapsed))") }
-        if state.failed + state.skipped > 0 { fields.append("\(state.failed) failed, \(state.skipped) skipped") }
-        return fields.joined(separator: "  ")
+        if total != 1 { fields.append(.init("elapsed \(Output.clock(elapsed))", dropOrder: 3)) }
+        if state.failed + state.skipped > 0 { fields.append(.init("\(state.failed) failed, \(state.skipped) skipped")) }
+        return fields
     }
 
     /// How many slots the run has, when its stop condition says.

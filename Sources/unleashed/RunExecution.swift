@@ -33,28 +33,38 @@ struct RunExecution {
         let plan = start.plan
         let controls = RunControls()
         let outcome = Mutex<Result<RunEnding, TimelapseError>?>(nil)
+        let seen = SeenFrames()
         let wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
         if let selection, selection.isRig {
             try await options.withRig(selection, onInterrupt: { controls.stop(.interrupted) }) { rig throws(ExitCode) in
                 let run = Timelapse(plan: plan, rig: rig, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
-                                    hooks: plan.hook.map(HookRunner.init(program:)))
-                let result = await drive(run, cameraName: rig.members.map(\.name).joined(separator: ","), start: start, controls: controls)
+                                    hooks: plan.hookRunner)
+                let result = await drive(run, cameraName: rig.members.map(\.name).joined(separator: ","), start: start, controls: controls, seen: seen)
                 outcome.withLock { $0 = result }
             }
         } else {
             try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }, savedFiles: .summary) { camera throws(CameraError) in
                 let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
-                                    hooks: plan.hook.map(HookRunner.init(program:)))
-                let result = await drive(run, cameraName: camera.identity.name, start: start, controls: controls)
+                                    hooks: plan.hookRunner)
+                let result = await drive(run, cameraName: camera.identity.name, start: start, controls: controls, seen: seen)
                 outcome.withLock { $0 = result }
             }
         }
         controls.disarm()
         switch outcome.withLock({ $0 }) {
         case .success(let ending):
-            let summary = (try? journal.summary(of: ending.run.id)) ?? RunSummary(frames: [])
+            // The journal may lack what it could not take (an interrupted run): count from the
+            // records the run reported instead.
+            let summary = ending.interrupted ? RunSummary(frames: seen.frames.withLock { $0 })
+                : (try? journal.summary(of: ending.run.id)) ?? RunSummary(frames: [])
+            for record in ending.unrecorded {
+                // Kept nowhere else: standard error is the last place these frames are accounted for.
+                Output.note("unrecorded frame: " + Output.json(RunText.json(encoding: record)))
+            }
             options.emit(Self.json(ending, summary)) { Self.text(ending, summary) }
             if let status = controls.stoppedBy { throw ExitCode(status.rawValue) }
+            if ending.interrupted { throw ExitCode(ExitStatus.ioError.rawValue) }
+            if let status = Self.failureStatus(of: summary) { throw ExitCode(status.rawValue) }
         case .failure(let error):
             if let status = controls.stoppedBy { throw ExitCode(status.rawValue) }
             throw fail(error)
@@ -65,10 +75,20 @@ struct RunExecution {
 
     /// Runs `run` with the signals wired to it and the live display, to its end.
     private func drive(_ run: Timelapse<ContinuousClock>, cameraName: String, start: RunStart,
-                       controls: RunControls) async -> Result<RunEnding, TimelapseError> {
+                       controls: RunControls, seen: SeenFrames) async -> Result<RunEnding, TimelapseError> {
         controls.attach(run)
         let display = RunDisplay(plan: start.plan, options: options, startDelay: start.delay) { await run.current }
-        let shown = Task { await display.show(run.records) }
+        let records = AsyncStream<FrameRecord> { continuation in
+            let relay = Task {
+                for await record in run.records {
+                    seen.frames.withLock { $0.append(record) }
+                    continuation.yield(record)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in relay.cancel() }
+        }
+        let shown = Task { await display.show(records) }
         let result: Result<RunEnding, TimelapseError>
         do throws(TimelapseError) {
             switch start {
@@ -90,17 +110,34 @@ struct RunExecution {
             options.fail(code: "intervalTooShort", error.description, status: .usage, extra: ["minimumMs": .integer(minimum)])
         case .hookRefused: options.fail(code: "hookRefused", error.description, status: .refused)
         case .journal: options.fail(code: "journal", error.description, status: .unavailable)
+        case .owned: options.fail(code: "runOwned", error.description, status: .temporary)
+        case .stoppedBeforeStart: options.fail(code: "cancelled", error.description, status: Interrupt.exitStatus)
         case .camera(let cameraError), .rigCamera(_, let cameraError):
             options.fail(code: Output.classify(cameraError).0, error.description, status: Output.classify(cameraError).1)
         }
     }
 
     static func json(_ ending: RunEnding, _ summary: RunSummary) -> JSONValue {
-        json(id: ending.run.id, state: ending.state.rawValue, reason: ending.reason, summary)
+        var json = json(id: ending.run.id, state: ending.stateName, reason: ending.reason, summary)
+        if let file = ending.recoveryFile, case .object(var run)? = json.objectValue?["run"] {
+            run["recoveryFile"] = .string(file)
+            json = ["run": .object(run)]
+        }
+        return json
     }
 
     static func text(_ ending: RunEnding, _ summary: RunSummary) -> String {
-        text(id: ending.run.id, state: ending.state.rawValue, reason: ending.reason, summary)
+        text(id: ending.run.id, state: ending.stateName, reason: ending.reason, summary)
+    }
+
+    /// A run that took no picture at all, because every slot failed (a card full from the
+    /// start, a camera that refuses every shot), did not do its job: its exit status says so.
+    /// Skipped slots alone (a camera never connected) are reported as such, with status 69.
+    static func failureStatus(of summary: RunSummary) -> ExitStatus? {
+        guard summary.taken == 0 else { return nil }
+        if summary.failed > 0 { return .refused }
+        if summary.skipped > 0 { return .unavailable }
+        return nil
     }
 
     /// The last JSON line of a run, here or in the daemon.
@@ -122,6 +159,11 @@ struct RunExecution {
         }
         return line
     }
+}
+
+/// The records a run reported, for its summary when the journal could not take them all.
+final class SeenFrames: Sendable {
+    let frames = Mutex<[FrameRecord]>([])
 }
 
 /// A run about to begin: new, after an optional delay, or resumed from the journal.

@@ -84,7 +84,7 @@ struct RunsCommand: AsyncParsableCommand {
             let journal = try RunJournalFile(options: options)
             let text = try journal.csv(of: id)
             guard let output else {
-                FileHandle.standardOutput.write(Data(text.utf8))
+                Output.write(text)
                 return
             }
             do {
@@ -113,7 +113,7 @@ struct RunJournalFile {
             return
         }
         let path = path
-        journal = try Self.access(options) { () throws(JournalError) in try SQLiteJournal(path: path) }
+        journal = try Self.access(options) { () throws(JournalError) in try SQLiteJournal(path: path, access: .readOnly) }
     }
 
     /// The journal for a run to write to, created when there is none yet.

@@ -27,11 +27,16 @@ struct ScheduleOptions: ParsableArguments, Sendable {
     @Option(help: ArgumentHelp("A program to run at init, start, each slot and stop.", valueName: "program"))
     var hook: String?
 
+    @Option(name: .customLong("hook-timeout"),
+            help: ArgumentHelp("Kill a hook call still running after this long (default 30s); the run goes on.", valueName: "duration"))
+    var hookTimeout: String?
+
     /// The first option given that would change a stored plan (refused on `--resume`).
     var givenOption: String? {
         let given: [(String, Bool)] = [
             ("--frames", frames != nil), ("--duration", duration != nil), ("--until", until != nil),
             ("--start-in", start.startIn != nil), ("--start-at", start.startAt != nil), ("--gap", gap != nil), ("--hook", hook != nil),
+            ("--hook-timeout", hookTimeout != nil),
             ("--overrun", overrun != OverrunPolicy.skip.rawValue),
         ]
         return given.first(where: \.1)?.0
@@ -43,8 +48,11 @@ struct ScheduleOptions: ParsableArguments, Sendable {
             throw options.usage("--overrun: '\(overrun)' is not a policy; choose skip, defer or burst")
         }
         let gapMs = try gap.map { text throws(ExitCode) in try options.milliseconds(text, for: "--gap", allowZero: true) } ?? 0
+        let hookTimeoutMs = try hookTimeout.map { text throws(ExitCode) in try options.milliseconds(text, for: "--hook-timeout") }
+        if hookTimeoutMs != nil, hook == nil { throw options.usage("--hook-timeout is the time limit of --hook; give the hook too") }
         return RunPlan(intervalMs: intervalMs, stop: try stop(options: options), exposure: exposure, overrun: policy,
-                       minimumGapMs: gapMs, hook: try hook.map { program throws(ExitCode) in try Self.checkedHook(program, options) })
+                       minimumGapMs: gapMs, hook: try hook.map { program throws(ExitCode) in try Self.checkedHook(program, options) },
+                       hookTimeoutMs: hookTimeoutMs)
     }
 
     private func stop(options: GlobalOptions) throws(ExitCode) -> StopCondition {
@@ -63,9 +71,7 @@ struct ScheduleOptions: ParsableArguments, Sendable {
     /// An absolute path to an executable hook, so that a resumed run finds it from anywhere.
     private static func checkedHook(_ program: String, _ options: GlobalOptions) throws(ExitCode) -> String {
         let path = URL(fileURLWithPath: program).standardizedFileURL.path
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw options.usage("--hook: \(program) is not an executable file")
-        }
+        if let problem = HookRunner.problem(with: path) { throw options.usage("--hook: \(problem)") }
         return path
     }
 }

@@ -34,7 +34,7 @@ struct ShootCommand: AsyncParsableCommand {
         if rig.isRig {
             try await options.withRig(rig) { rig throws(ExitCode) in
                 for _ in 0..<count {
-                    if Task.isCancelled { throw ExitCode(ExitStatus.interrupted.rawValue) }
+                    if Task.isCancelled { throw ExitCode(Interrupt.exitStatus.rawValue) }
                     let (outcomes, spread) = await rig.shoot()
                     try options.report(outcomes, spread, json: Self.json, human: Self.human)
                 }

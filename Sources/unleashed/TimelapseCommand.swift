@@ -177,6 +177,11 @@ struct TimelapseCommand: AsyncParsableCommand {
             throw options.usage("run \(id) has \(record.state == .finished ? "finished" : "failed") "
                 + "(\(record.endReason ?? "no reason recorded")); only an interrupted run can be resumed")
         }
+        // Refused before any camera is opened; the run's own claim at its start settles a race.
+        if let owner = try? journal.liveOwner(of: id) {
+            let refusal = JournalError.runOwned(path: journal.path, run: id, owner: owner)
+            throw options.fail(code: "runOwned", refusal.description, status: .temporary)
+        }
         return record
     }
 

@@ -137,10 +137,11 @@ private struct Fields {
 extension RunPlan {
     /// Reads the API's plan shape:
     /// `{"intervalMs": 5000, "frames": 50 | "durationMs": 60000 | "until": "06:30" | "forever": true,
-    ///   "exposure": {"kind": "camera"}, "overrun": "skip", "minimumGapMs": 0, "hook": "/path"}`.
+    ///   "exposure": {"kind": "camera"}, "overrun": "skip", "minimumGapMs": 0, "hook": "/path", "hookTimeoutMs": 30000}`.
     init(json: JSONValue, at path: String, now: Date) throws(JobRequestError) {
         let fields = try Fields(json, at: path, allowed: [
             "intervalMs", "frames", "durationMs", "until", "forever", "exposure", "overrun", "minimumGapMs", "hook",
+            "hookTimeoutMs",
         ])
         let interval = try fields.required("intervalMs", fields.milliseconds, "the time from one slot's start to the next, e.g. 5000")
         let stops = ["frames", "durationMs", "until", "forever"].filter { fields[$0] != nil }
@@ -172,8 +173,15 @@ extension RunPlan {
             }
             overrun = policy
         }
+        // The same rule as the CLI's --hook: a hook the daemon cannot run is refused now, not at init.
+        let hook = try fields.string("hook")
+        if let hook, let problem = HookRunner.problem(with: hook) { throw JobRequestError("\(fields.name("hook")): \(problem)") }
+        let hookTimeoutMs = try fields.milliseconds("hookTimeoutMs")
+        if hookTimeoutMs != nil, hook == nil {
+            throw JobRequestError("\(fields.name("hookTimeoutMs")): is the time limit of a hook; give \(fields.name("hook")) too")
+        }
         self.init(intervalMs: interval, stop: stop, exposure: exposure, overrun: overrun,
-                  minimumGapMs: try fields.milliseconds("minimumGapMs") ?? 0, hook: try fields.string("hook"))
+                  minimumGapMs: try fields.milliseconds("minimumGapMs") ?? 0, hook: hook, hookTimeoutMs: hookTimeoutMs)
     }
 
     /// `HH:MM` or `HH:MM:SS` (the next time the local clock shows it) or an ISO 8601 timestamp.
@@ -210,6 +218,7 @@ extension RunPlan {
             "minimumGapMs": .integer(minimumGapMs),
             "hook": .optional(hook),
         ]
+        members["hookTimeoutMs"] = hookTimeoutMs.map(JSONValue.integer)
         switch stop {
         case .frames(let count): members["frames"] = .int(count)
         case .duration(let milliseconds): members["durationMs"] = .integer(milliseconds)

@@ -252,7 +252,7 @@ public actor JobManager {
         starting.formUnion(keys)
         defer { starting.subtract(keys) }
 
-        let hooks = plan.hook.map(HookRunner.init(program:))
+        let hooks = plan.hookRunner
         let run: Timelapse<ContinuousClock>
         if isRig, let rig = Rig(entries.map { RigCamera(name: $0.name, camera: $0.camera) }) {
             run = Timelapse(plan: plan, rig: rig, journal: journal, clock: ContinuousClock(), wallClock: Self.wallClock, hooks: hooks)
@@ -333,6 +333,11 @@ public actor JobManager {
         case .failure(let error): ending = RunEnding(run: job.record, state: .failed, reason: error.description)
         }
         ending.run.state = ending.state
+        for record in ending.unrecorded {
+            // Neither the journal nor a recovery file took it: the log is the last place it is kept.
+            let counter = record.shotCounter.map(String.init) ?? "none"
+            logger.critical("job \(id): unrecorded frame \(record.frame) part \(record.part) \(record.outcome.rawValue), scheduled \(record.scheduledMs) ms, shot counter \(counter)")
+        }
         if ending.state == .running {
             suspendReasons[id] = ending.reason
         } else {

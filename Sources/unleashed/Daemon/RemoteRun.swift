@@ -111,6 +111,7 @@ struct JobFollower {
             }
             if ownsJob, let status = stoppedBy.withLock({ $0 }) { throw ExitCode(status.rawValue) }
             if ending.state == "failed" { throw ExitCode(ExitStatus.unavailable.rawValue) }
+            if let status = RunExecution.failureStatus(of: ending.summary) { throw ExitCode(status.rawValue) }
             return
         }
         if !ownsJob, stoppedBy.withLock({ $0 }) != nil {

@@ -1,0 +1,177 @@
+import Foundation
+import Intervalometer
+import Synchronization
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+
+/// A hook script in a folder of its own.
+private struct HookScript {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID())")
+    let path: String
+
+    init(_ body: String) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("hook.sh").path
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// Whether a process whose command line contains `marker` still runs.
+private func processRuns(marked marker: String) -> Bool {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.contains { entry in
+        guard Int(entry) != nil, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return false }
+        return String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self).contains(marker)
+    }
+}
+
+@Suite("Hooks: time limits, interrupts, checks and delays", .serialized)
+struct HookTests {
+    @Test("a hook still running at its time limit is killed, and the call returns")
+    func timeout() async throws {
+        // The hook's own child (a sleep of a length no other process has) must end with it.
+        let marker = "sleep 61.\(Int.random(in: 100_000...999_999))"
+        let script = try HookScript(marker)
+        defer { script.remove() }
+        let hooks = HookRunner(program: script.path, timeout: .milliseconds(300))
+        let began = ContinuousClock.now
+        let status = await hooks.run(.initialize, frame: nil, environment: [:])
+        #expect(status == nil)
+        #expect(ContinuousClock.now - began < .seconds(10))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!processRuns(marked: marker), "the hook was killed")
+    }
+
+    @Test("a hook that ignores SIGTERM is killed all the same")
+    func stubbornHook() async throws {
+        let script = try HookScript("trap '' TERM\nsleep 30")
+        defer { script.remove() }
+        let hooks = HookRunner(program: script.path, timeout: .milliseconds(200))
+        let began = ContinuousClock.now
+        _ = await hooks.run(.start, frame: nil, environment: [:])
+        #expect(ContinuousClock.now - began < .seconds(10))
+    }
+
+    @Test("interrupting the runner ends a waiting hook at once")
+    func interrupt() async throws {
+        let script = try HookScript("exec sleep 60")
+        defer { script.remove() }
+        let hooks = HookRunner(program: script.path)
+        let began = ContinuousClock.now
+        let interrupter = Task {
+            try await Task.sleep(for: .milliseconds(300))
+            hooks.interrupt()
+        }
+        _ = await hooks.run(.stop, frame: nil, environment: [:])
+        #expect(ContinuousClock.now - began < .seconds(5))
+        try await interrupter.value
+    }
+
+    @Test("a run stopped while its init hook runs stops at once, before it begins")
+    func stopDuringInit() async throws {
+        let script = try HookScript("[ \"$ACTION\" = init ] && exec sleep 60\nexit 0")
+        defer { script.remove() }
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .frames(3), hook: script.path),
+                            camera: ScriptedCamera(clock: ContinuousClock()), journal: journal, clock: ContinuousClock(),
+                            wallClock: { 0 }, hooks: HookRunner(program: script.path))
+        let stopper = Task {
+            try await Task.sleep(for: .milliseconds(300))
+            await run.stop(reason: "stopped by Ctrl-C")
+        }
+        let began = ContinuousClock.now
+        await #expect(throws: TimelapseError.stoppedBeforeStart("stopped by Ctrl-C")) { _ = try await run.start(cameraName: "scripted") }
+        #expect(ContinuousClock.now - began < .seconds(5))
+        #expect(try journal.runs().isEmpty)
+        try await stopper.value
+    }
+
+    @Test("a hook's path is checked: absolute, a file, executable")
+    func pathCheck() throws {
+        let script = try HookScript("exit 0")
+        defer { script.remove() }
+        #expect(HookRunner.problem(with: script.path) == nil)
+        #expect(HookRunner.problem(with: "hook.sh")?.contains("absolute") == true)
+        #expect(HookRunner.problem(with: script.directory.path)?.contains("not a file") == true)
+        #expect(HookRunner.problem(with: script.directory.path + "/missing") != nil)
+        chmod(script.path, 0o644)
+        #expect(HookRunner.problem(with: script.path)?.contains("executable") == true)
+    }
+
+    @Test("slots a slow start hook cost are recorded as its, not as a busy camera's")
+    func slowStartHook() async throws {
+        let script = try HookScript("[ \"$ACTION\" = start ] && sleep 0.6\nexit 0")
+        defer { script.remove() }
+        let journal = MemoryJournal()
+        let plan = RunPlan(intervalMs: 100, stop: .frames(10), hook: script.path)
+        let run = Timelapse(plan: plan, camera: ScriptedCamera(clock: ContinuousClock()), journal: journal, clock: ContinuousClock(),
+                            wallClock: { Int64(Date().timeIntervalSince1970 * 1000) }, hooks: plan.hookRunner)
+        let ending = try await run.start(cameraName: "scripted")
+        let frames = try journal.frames(of: ending.run.id)
+        let skipped = frames.filter { $0.outcome == .skipped }
+        #expect(skipped.count >= 3)
+        #expect(skipped.allSatisfy { $0.error?.contains("start hook") == true }, "\(skipped.map(\.error))")
+        #expect(!frames.contains { $0.error?.contains("busy") == true })
+    }
+}
+
+/// A camera whose link goes down while one picture is being taken: that picture comes back
+/// only after the link has, much later than the interval.
+private actor DroppingCamera: Camera {
+    nonisolated let identity = CameraIdentity(name: "dropping", capabilities: [.shoot], cameraModel: "dropping")
+    private var sinks: [AsyncStream<CameraEvent>.Continuation] = []
+    private var shots = 0
+    let dropAt: Int
+
+    init(dropAt: Int) { self.dropAt = dropAt }
+
+    func events() -> AsyncStream<CameraEvent> {
+        let (stream, sink) = AsyncStream.makeStream(of: CameraEvent.self)
+        sinks.append(sink)
+        return stream
+    }
+    func status() async throws(CameraError) -> CameraStatus {
+        CameraStatus(connection: .ready, moduleBattery: 100, cameraBattery: 100, storage: .ok, shotsRemaining: 1000,
+                     cameraPower: .on, exposureMode: .manual, meteredEV: nil, busy: false, shotCounter: shots)
+    }
+    func settings() async throws(CameraError) -> [SettingDescriptor] { [] }
+    func value(of setting: SettingID) async throws(CameraError) -> SettingValue { throw .unsupported("settings") }
+    func set(_ value: SettingValue) async throws(CameraError) -> SettingValue { value }
+    func focus(hold: Bool) async throws(CameraError) -> FocusResult { .acquired }
+    func release() async throws(CameraError) {}
+    func shoot() async throws(CameraError) -> Shot {
+        shots += 1
+        if shots == dropAt {
+            for sink in sinks { sink.yield(.connection(.reconnecting(attempt: 1, nextDelay: .milliseconds(100)))) }
+            try? await Task.sleep(for: .milliseconds(450))
+            for sink in sinks { sink.yield(.connection(.ready)) }
+        }
+        return Shot(counter: shots, latency: .zero)
+    }
+    func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure { throw .unsupported("bulb") }
+    func startVideo() async throws(CameraError) { throw .unsupported("video") }
+    func stopVideo() async throws(CameraError) -> Duration { throw .unsupported("video") }
+    func setTime(_ time: WallTime) async throws(CameraError) {}
+    func geotag(_ position: GeoPosition) async throws(CameraError) {}
+    func close() async {}
+    var isReady: Bool { true }
+    var lastMeteredEV: ExposureStops? { nil }
+}
+
+@Suite("Skip reasons")
+struct SkipReasonTests {
+    @Test("slots lost to a link outage say so, not that the camera was busy")
+    func linkOutage() async throws {
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .frames(10)), camera: DroppingCamera(dropAt: 3), journal: journal,
+                            clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+        let ending = try await run.start(cameraName: "dropping")
+        let skipped = try journal.frames(of: ending.run.id).filter { $0.outcome == .skipped }
+        #expect(skipped.count >= 2)
+        #expect(skipped.allSatisfy { $0.error == "the link to the camera was lost during frame 3" }, "\(skipped.map(\.error))")
+    }
+}
