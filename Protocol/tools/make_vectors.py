@@ -967,7 +967,7 @@ def build_responses():
     valid(f, "response-bulbStart-invalidArgument-empty-message", 247,
           resp(28, "bulbStart", "invalidArgument", {"errorMessage": ""}))
     valid(f, "response-hello-invalidArgument", 247, resp(29, "hello", "invalidArgument", {
-        "errorMessage": "missingField minProtocolVersion"}))
+        "errorMessage": "missingField: required field minProtocolVersion is missing"}))
 
 
 # ---------------------------------------------------------------------------------------------

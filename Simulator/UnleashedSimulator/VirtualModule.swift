@@ -264,12 +264,14 @@ public actor VirtualModule {
         rearm()
     }
 
-    /// A request whose envelope is readable but whose fields are not gets `invalidArgument`.
+    /// A request whose envelope is readable but whose fields are not gets `invalidArgument`, with
+    /// or without a hello before it, and is not run: a `hello` that cannot be read changes nothing
+    /// (PROTOCOL.md §10). The message starts with the error's name in §10.
     private func answerUndecodable(_ bytes: [UInt8], _ error: MessageDecodingError) {
         guard bytes.count >= 4, bytes[0] == 0x01 else { return }
         let id = UInt16(bytes[1]) << 8 | UInt16(bytes[2])
         guard id != 0 else { return }
-        respond(id, .response(Opcode(rawValue: bytes[3]), .invalidArgument), Fields { $0.errorMessage = String(describing: error) })
+        respond(id, .response(Opcode(rawValue: bytes[3]), .invalidArgument), Fields { $0.errorMessage = "\(error.name): \(error)" })
     }
 
     private func answer(_ id: UInt16, opcode: Opcode, fields: Fields) {
@@ -401,7 +403,9 @@ public actor VirtualModule {
             camera.geotag = VirtualCamera.Geotag(latitude: request.latitude!, longitude: request.longitude!,
                                                  altitude: request.altitude, utcTime: request.utcTime!)
             return .done((.ok, Fields()))
-        default: return .done(Self.refuse(.notSupported, "\(opcode) is not supported by this module"))
+        default:
+            let name = opcode.name.map { "\($0) is" } ?? "opcode 0x\(String(opcode.rawValue, radix: 16)) is unknown,"
+            return .done(Self.refuse(.notSupported, "\(name) not supported by this module"))
         }
     }
 

@@ -1,0 +1,84 @@
+import Clocks
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+@testable import UnleashedSimulator
+
+/// The rules PROTOCOL.md states for the cases a client meets at the edges of a session: unknown
+/// and unreadable requests, hello, the response cache, and what is sent unasked.
+@Suite("The simulated module at the edges of a session", .timeLimit(.minutes(1)))
+struct ModuleRulesTests {
+    static let oldVersionsOnly = Fields {
+        $0.minProtocolVersion = 2
+        $0.maxProtocolVersion = 3
+    }
+
+    @Test("an unknown opcode is answered notSupported with no field but errorMessage (§4.1)")
+    func unknownOpcode() async throws {
+        let rig = try await ModuleRig()
+        let unknown = Opcode(rawValue: 0x30)
+        let response = try await rig.client.request(unknown, id: 300)
+        #expect(response.kind == .response(unknown, .notSupported))
+        #expect(response.fields == Fields { $0.errorMessage = "opcode 0x30 is unknown, not supported by this module" })
+    }
+
+    @Test("before hello, a request that cannot be decoded is invalidArgument, one that can is notSupported (§7.1, §10)")
+    func malformedBeforeHello() async throws {
+        let client = await RawClient(VirtualModule(camera: VirtualCamera(profile: .nikonLike)))
+        // getSetting without its required setting field.
+        try await client.sendRaw([0x01, 0x00, 0x05, 0x05])
+        let malformed = try await client.response()
+        #expect(malformed.id == 5)
+        #expect(malformed.kind == .response(.getSetting, .invalidArgument))
+        #expect(malformed.fields.errorMessage?.hasPrefix("missingField: ") == true)
+        let wellFormed = try await client.request(.getSetting, id: 6, Fields { $0.setting = .iso })
+        #expect(wellFormed.kind == .response(.getSetting, .notSupported))
+        // A hello without its version range is not run: there is still no session.
+        try await client.sendRaw([0x01, 0x00, 0x07, 0x01])
+        #expect(try await client.response().kind == .response(.hello, .invalidArgument))
+        #expect(try await client.request(.getStatus, id: 8).kind == .response(.getStatus, .notSupported))
+    }
+
+    @Test("framing errors and unreadable envelopes are not reported to the client: no response, no error event (§10)")
+    func framingErrorsStayLocal() async throws {
+        let rig = try await ModuleRig()
+        let central = rig.client.link.central
+        // A continuation with nothing in progress.
+        try await central.send([[0x81, 0x00]])
+        // A whole keep-alive whose checksum is wrong.
+        var corrupt = try UnleashedV1().packets(for: Message(.request(.keepAlive), id: 60, fields: Fields()), mtu: central.mtu)
+        corrupt[corrupt.count - 1][corrupt[corrupt.count - 1].count - 1] ^= 0xFF
+        try await central.send(corrupt)
+        // An unknown kind, and a request with the reserved id 0.
+        try await rig.client.sendRaw([0x07, 0x00, 0x3D, 0x02])
+        try await rig.client.sendRaw([0x01, 0x00, 0x00, 0x02])
+        let next = try await rig.client.request(.keepAlive, id: 62)
+        #expect(next.id == 62, "the first response is to the first readable request")
+        #expect(await rig.client.takeEvents().isEmpty, "no error event either")
+    }
+
+    @Test("errorMessage for a request that cannot be decoded starts with the §10 error's name", arguments: [
+        // getSetting without setting
+        ([0x01, 0x00, 0x09, 0x05] as [UInt8], "missingField"),
+        // setSetting iso with a 2-byte value
+        ([0x01, 0x00, 0x09, 0x06, 0x20, 0x01, 0x01, 0x21, 0x02, 0x00, 0x64], "invalidFieldLength"),
+        // setSetting shutterSpeed 10/20, not in lowest terms
+        ([0x01, 0x00, 0x09, 0x06, 0x20, 0x01, 0x02, 0x21, 0x04, 0x00, 0x0A, 0x00, 0x14], "invalidValue"),
+        // getSetting with setting twice
+        ([0x01, 0x00, 0x09, 0x05, 0x20, 0x01, 0x01, 0x20, 0x01, 0x02], "duplicateField"),
+        // getSetting whose field runs past the end
+        ([0x01, 0x00, 0x09, 0x05, 0x20, 0x05, 0x01], "truncatedField"),
+        // a length in two bytes where one would do
+        ([0x01, 0x00, 0x09, 0x05, 0x20, 0x81, 0x00, 0x01], "invalidVarint"),
+    ])
+    func errorMessageNamesError(bytes: [UInt8], name: String) async throws {
+        let rig = try await ModuleRig()
+        try await rig.client.sendRaw(bytes)
+        let response = try await rig.client.response()
+        #expect(response.id == 9)
+        #expect(response.kind == .response(Opcode(rawValue: bytes[3]), .invalidArgument))
+        let message = try #require(response.fields.errorMessage)
+        #expect(message.hasPrefix(name + ": "), "\(message)")
+        #expect(message.count > name.count + 2, "then says what is wrong")
+    }
+}
