@@ -445,6 +445,10 @@ public actor VirtualModule {
     private func hello(_ request: Fields, at time: Duration) -> Outcome {
         let wanted = request.minProtocolVersion!...request.maxProtocolVersion!
         guard wanted.overlaps(info.protocolVersions) else {
+            // No version is agreed, so there is no session: the connection is back where it was
+            // before any hello (PROTOCOL.md §7.1).
+            saidHello = false
+            eventSequence = 0
             return (.notSupported, Fields {
                 $0.minProtocolVersion = info.protocolVersions.lowerBound
                 $0.maxProtocolVersion = info.protocolVersions.upperBound

@@ -39,6 +39,30 @@ struct ModuleRulesTests {
         #expect(try await client.request(.getStatus, id: 8).kind == .response(.getStatus, .notSupported))
     }
 
+    @Test("a failed hello mid-session ends the session: cache forgotten, no events, notSupported until a hello succeeds (§7.1)")
+    func failedHello() async throws {
+        let rig = try await ModuleRig()
+        #expect(try await rig.client.request(.keepAlive, id: 40).fields.uptime == 0)
+        await rig.module.setCameraPower(.sleeping)
+        _ = try await rig.events()
+
+        let failed = try await rig.client.request(.hello, id: 41, Self.oldVersionsOnly)
+        #expect(failed.kind == .response(.hello, .notSupported))
+        #expect(failed.fields.minProtocolVersion == 1 && failed.fields.maxProtocolVersion == 1)
+        #expect(try await rig.client.request(.getStatus, id: 42).kind == .response(.getStatus, .notSupported))
+        await rig.module.setCameraPower(.off)
+        #expect(try await rig.client.request(.keepAlive, id: 43).kind == .response(.keepAlive, .notSupported))
+        #expect(await rig.client.takeEvents().isEmpty, "no events without a session")
+
+        await rig.advance(by: .seconds(1))
+        try await rig.client.hello()
+        #expect(try await rig.client.request(.keepAlive, id: 40).fields.uptime == 1000, "run again, not from the cache")
+        await rig.module.setCameraPower(.sleeping)
+        let events = try await rig.events()
+        #expect(events.map(\.kind) == [.event(.cameraPower)])
+        #expect(events.map(\.id) == [0], "numbered from 0 again")
+    }
+
     @Test("framing errors and unreadable envelopes are not reported to the client: no response, no error event (§10)")
     func framingErrorsStayLocal() async throws {
         let rig = try await ModuleRig()
@@ -55,6 +79,23 @@ struct ModuleRulesTests {
         let next = try await rig.client.request(.keepAlive, id: 62)
         #expect(next.id == 62, "the first response is to the first readable request")
         #expect(await rig.client.takeEvents().isEmpty, "no error event either")
+    }
+
+    @Test("no events before hello: nothing arrives before its response, and the first after it is number 0 (§4)")
+    func noEventsBeforeHello() async throws {
+        let clock = TestClock<Duration>()
+        let module = VirtualModule(camera: VirtualCamera(profile: .nikonLike), clock: clock, utcNow: { ModuleRig.utc })
+        let client = await RawClient(module)
+        await module.setCameraPower(.sleeping)
+        await module.setCameraPower(.on)
+        await module.setSceneEV(ExposureStops(twentyFourths: 5 * 24))
+        try await client.hello()
+        #expect(await client.takeEvents().isEmpty)
+        await module.setCameraPower(.off)
+        _ = try await client.request(.keepAlive, id: 2)
+        let events = await client.takeEvents()
+        #expect(events.map(\.kind) == [.event(.cameraPower)])
+        #expect(events.first?.id == 0)
     }
 
     @Test("errorMessage for a request that cannot be decoded starts with the §10 error's name", arguments: [
