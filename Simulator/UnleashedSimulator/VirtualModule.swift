@@ -59,6 +59,8 @@ public actor VirtualModule {
     private var awakeAt: Duration = .zero
     /// The last busy state the client was told of.
     private var reportedBusy = false
+    /// A setting the request being answered changed, to announce after its response.
+    private var settingToAnnounce: SettingValue?
 
     // The camera's battery, in millionths of a percent, exact as of `chargeAt`.
     private var charge: Int64
@@ -494,6 +496,7 @@ public actor VirtualModule {
     }
 
     private func setSetting(_ value: SettingValue) -> Outcome {
+        let changes = camera.settings[value.setting] != value
         do throws(VirtualCamera.SettingRefusal) {
             try camera.apply(value)
         } catch .noSuchSetting {
@@ -501,6 +504,9 @@ public actor VirtualModule {
         } catch {
             return Self.refuse(.invalidArgument, "\(value.setting) \(value.text) is not offered")
         }
+        // Setting the value already in effect succeeds but changes nothing, so it is not
+        // announced (PROTOCOL.md §7.5).
+        if changes { settingToAnnounce = value }
         return (.ok, Fields {
             $0.setting = value.setting
             $0.value = value
@@ -587,12 +593,15 @@ public actor VirtualModule {
 
     /// Events and state that follow a successful request.
     private func afterSuccess(_ opcode: Opcode, _ request: Fields, at time: Duration) {
+        defer { settingToAnnounce = nil }
         switch opcode {
         case .setSetting:
-            emit(.settingChanged, Fields {
-                $0.setting = request.setting
-                $0.value = request.value
-            })
+            if let value = settingToAnnounce {
+                emit(.settingChanged, Fields {
+                    $0.setting = value.setting
+                    $0.value = value
+                })
+            }
         case .halfPress:
             focusing = false
             halfPressHeld = request.hold ?? false

@@ -63,6 +63,51 @@ struct ModuleRulesTests {
         #expect(events.map(\.id) == [0], "numbered from 0 again")
     }
 
+    @Test("the response cache matches on the id alone: another opcode with a remembered id gets the old response (§9.2)")
+    func cacheMatchesIDOnly() async throws {
+        let rig = try await ModuleRig()
+        let shot = try await rig.client.request(.shoot, id: 50)
+        #expect(shot.kind == .response(.shoot, .ok))
+        let reused = try await rig.client.request(.getStatus, id: 50)
+        #expect(reused == shot)
+        #expect(await rig.module.repeatedRequests == 1)
+        await rig.advance(by: .seconds(1))
+        #expect(await rig.module.camera.shotCounter == 1)
+    }
+
+    @Test("setting a setting to the value in effect answers ok and sends no settingChanged (§7.5)")
+    func unchangedSetting() async throws {
+        let rig = try await ModuleRig()
+        let current = try #require(await rig.module.camera.settings[.iso])
+        let same = try await rig.request(.setSetting, Fields { $0.setting = .iso; $0.value = current })
+        #expect(same.kind == .response(.setSetting, .ok))
+        #expect(same.fields.value == current)
+        #expect(try await rig.events(.settingChanged).isEmpty)
+
+        let refused = try await rig.request(.setSetting, Fields { $0.setting = .iso; $0.value = .iso(ISOSpeed(12345)!) })
+        #expect(refused.kind == .response(.setSetting, .invalidArgument))
+        let iso200 = SettingValue.iso(ISOSpeed(200)!)
+        _ = try await rig.request(.setSetting, Fields { $0.setting = .iso; $0.value = iso200 })
+        _ = try await rig.request(.setSetting, Fields { $0.setting = .iso; $0.value = iso200 })
+        #expect(try await rig.events(.settingChanged).map(\.fields.value) == [iso200], "one event for one change")
+    }
+
+    @Test("getSetting of a setting the camera lacks, known to the protocol or not, is notSupported (§7.5)")
+    func missingSetting() async throws {
+        let camera = ModuleRig.camera { profile in
+            profile.ladders.removeAll { setting, _ in setting == .focusMode }
+            profile.defaults[.focusMode] = nil
+        }
+        let rig = try await ModuleRig(camera: camera)
+        for setting in [SettingID.focusMode, SettingID(rawValue: 0x42)] {
+            let response = try await rig.request(.getSetting, Fields { $0.setting = setting })
+            #expect(response.kind == .response(.getSetting, .notSupported), "\(setting)")
+            #expect(response.fields.setting == nil && response.fields.errorMessage?.isEmpty == false)
+        }
+        let set = try await rig.request(.setSetting, Fields { $0.setting = .focusMode; $0.value = .focusMode(.manual) })
+        #expect(set.kind == .response(.setSetting, .notSupported))
+    }
+
     @Test("framing errors and unreadable envelopes are not reported to the client: no response, no error event (§10)")
     func framingErrorsStayLocal() async throws {
         let rig = try await ModuleRig()
