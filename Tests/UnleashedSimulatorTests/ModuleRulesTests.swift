@@ -167,4 +167,22 @@ struct ModuleRulesTests {
         #expect(message.hasPrefix(name + ": "), "\(message)")
         #expect(message.count > name.count + 2, "then says what is wrong")
     }
+
+    @Test("a new connection carries nothing unasked until hello, so a subscription kept for a bonded client delivers nothing (§1)")
+    func nothingUnaskedOnReconnect() async throws {
+        let rig = try await ModuleRig()
+        rig.client.link.sever()
+        let again = await RawClient(rig.module)
+        // Things a session would hear of: the camera sleeps and wakes, the light changes, time passes.
+        await rig.module.setCameraPower(.sleeping)
+        await rig.module.setCameraPower(.on)
+        await rig.module.setSceneEV(ExposureStops(twentyFourths: 3 * 24))
+        await rig.advance(by: .seconds(5))
+        try await again.send(Message(.request(.getStatus), id: 1, fields: Fields()))
+        #expect(try await again.next().kind == .response(.getStatus, .notSupported), "the first thing notified is the response")
+        try await again.hello()
+        await rig.module.setCameraPower(.sleeping)
+        _ = try await again.request(.keepAlive, id: 3)
+        #expect(await again.takeEvents().map(\.id) == [0])
+    }
 }
