@@ -59,6 +59,8 @@ public actor VirtualModule {
     private var awakeAt: Duration = .zero
     /// The last busy state the client was told of.
     private var reportedBusy = false
+    /// A setting the request being answered changed, to announce after its response.
+    private var settingToAnnounce: SettingValue?
 
     // The camera's battery, in millionths of a percent, exact as of `chargeAt`.
     private var charge: Int64
@@ -264,12 +266,14 @@ public actor VirtualModule {
         rearm()
     }
 
-    /// A request whose envelope is readable but whose fields are not gets `invalidArgument`.
+    /// A request whose envelope is readable but whose fields are not gets `invalidArgument`, with
+    /// or without a hello before it, and is not run: a `hello` that cannot be read changes nothing
+    /// (PROTOCOL.md §10). The message starts with the error's name in §10.
     private func answerUndecodable(_ bytes: [UInt8], _ error: MessageDecodingError) {
         guard bytes.count >= 4, bytes[0] == 0x01 else { return }
         let id = UInt16(bytes[1]) << 8 | UInt16(bytes[2])
         guard id != 0 else { return }
-        respond(id, .response(Opcode(rawValue: bytes[3]), .invalidArgument), Fields { $0.errorMessage = String(describing: error) })
+        respond(id, .response(Opcode(rawValue: bytes[3]), .invalidArgument), Fields { $0.errorMessage = "\(error.name): \(error)" })
     }
 
     private func answer(_ id: UInt16, opcode: Opcode, fields: Fields) {
@@ -401,7 +405,9 @@ public actor VirtualModule {
             camera.geotag = VirtualCamera.Geotag(latitude: request.latitude!, longitude: request.longitude!,
                                                  altitude: request.altitude, utcTime: request.utcTime!)
             return .done((.ok, Fields()))
-        default: return .done(Self.refuse(.notSupported, "\(opcode) is not supported by this module"))
+        default:
+            let name = opcode.name.map { "\($0) is" } ?? "opcode 0x\(String(opcode.rawValue, radix: 16)) is unknown,"
+            return .done(Self.refuse(.notSupported, "\(name) not supported by this module"))
         }
     }
 
@@ -441,6 +447,10 @@ public actor VirtualModule {
     private func hello(_ request: Fields, at time: Duration) -> Outcome {
         let wanted = request.minProtocolVersion!...request.maxProtocolVersion!
         guard wanted.overlaps(info.protocolVersions) else {
+            // No version is agreed, so there is no session: the connection is back where it was
+            // before any hello (PROTOCOL.md §7.1).
+            saidHello = false
+            eventSequence = 0
             return (.notSupported, Fields {
                 $0.minProtocolVersion = info.protocolVersions.lowerBound
                 $0.maxProtocolVersion = info.protocolVersions.upperBound
@@ -486,6 +496,7 @@ public actor VirtualModule {
     }
 
     private func setSetting(_ value: SettingValue) -> Outcome {
+        let changes = camera.settings[value.setting] != value
         do throws(VirtualCamera.SettingRefusal) {
             try camera.apply(value)
         } catch .noSuchSetting {
@@ -493,6 +504,9 @@ public actor VirtualModule {
         } catch {
             return Self.refuse(.invalidArgument, "\(value.setting) \(value.text) is not offered")
         }
+        // Setting the value already in effect succeeds but changes nothing, so it is not
+        // announced (PROTOCOL.md §7.5).
+        if changes { settingToAnnounce = value }
         return (.ok, Fields {
             $0.setting = value.setting
             $0.value = value
@@ -579,12 +593,15 @@ public actor VirtualModule {
 
     /// Events and state that follow a successful request.
     private func afterSuccess(_ opcode: Opcode, _ request: Fields, at time: Duration) {
+        defer { settingToAnnounce = nil }
         switch opcode {
         case .setSetting:
-            emit(.settingChanged, Fields {
-                $0.setting = request.setting
-                $0.value = request.value
-            })
+            if let value = settingToAnnounce {
+                emit(.settingChanged, Fields {
+                    $0.setting = value.setting
+                    $0.value = value
+                })
+            }
         case .halfPress:
             focusing = false
             halfPressHeld = request.hold ?? false

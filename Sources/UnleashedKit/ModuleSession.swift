@@ -273,7 +273,10 @@ public actor ModuleSession {
 
     private func dispatch(_ message: Message) {
         switch message.kind {
-        case .response:
+        case .response(let opcode, _):
+            // A hello, whatever its answer, restarts the module's event numbering, and the module
+            // sends its response before any event numbered anew (PROTOCOL.md §7.1).
+            if opcode == .hello { lastEventSequence = nil }
             finish(message.id, with: .success(message))
         case .event(let code):
             if let last = lastEventSequence {

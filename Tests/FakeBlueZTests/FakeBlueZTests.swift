@@ -477,6 +477,25 @@ struct FakeBlueZTests {
         await rig.stop()
     }
 
+    @Test("a simulated module's pairing window never closes: bit 2 stays set with a client bonded and connected, and it pairs again")
+    func pairingWindowStaysOpen() async throws {
+        let rig = try await Rig()
+        try await rig.pair()
+        let bonded = try await rig.signals.wait(for: .changed(Rig.firstDevice, "ManufacturerData"), from: rig.signals.all.count)
+        let manufacturer = try #require(rig.signals.all[bonded].body[1].dictionaryValue?["ManufacturerData"]?.unwrapped)
+        let advertised = try #require(manufacturer.integerKeyedDictionaryValue?[0x03EF]?.bytesValue)
+        let state = try #require(ModuleAdvertisement(manufacturerData: advertised)).state
+        #expect(state.contains(.clientConnected))
+        #expect(state.contains(.pairingOpen))
+
+        try await rig.call(Rig.adapter, "org.bluez.Adapter1", "RemoveDevice", [.objectPath(Rig.firstDevice)])
+        let removed = try await rig.signals.wait(for: .interfacesRemoved(Rig.firstDevice))
+        try await rig.signals.wait(for: .interfacesAdded(Rig.firstDevice), from: removed)
+        try await rig.call(Rig.firstDevice, "org.bluez.Device1", "Pair")
+        #expect(try await rig.property(Rig.firstDevice, "org.bluez.Device1", "Paired") == .bool(true))
+        await rig.stop()
+    }
+
     @Test("RemoveDevice forgets a paired device; powered off, discovery is NotReady")
     func removeAndPower() async throws {
         let rig = try await Rig()

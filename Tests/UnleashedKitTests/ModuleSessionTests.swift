@@ -94,6 +94,25 @@ struct ModuleSessionTests {
         ])
     }
 
+    @Test("a second hello restarts the count of event numbers: the module's event 0 after it is no gap")
+    func helloRestartsEventNumbers() async throws {
+        let peer = ScriptedPeer { [ScriptedPeer.helloOK($0)] }
+        let session = try ModuleSession(transport: peer.link.central)
+        _ = try await session.start()
+        for sequence: UInt16 in [0, 1, 2] {
+            try peer.send(Message(.event(.busy), id: sequence, fields: Fields { $0.busy = true }))
+        }
+        _ = try await session.start()
+        try peer.send(Message(.event(.busy), id: 0, fields: Fields { $0.busy = false }))
+        peer.link.sever()
+        var seen: [SessionEvent] = []
+        for await event in session.events { seen.append(event) }
+        #expect(seen == Array(repeating: .module(.busy, Fields { $0.busy = true }), count: 3) + [
+            .module(.busy, Fields { $0.busy = false }),
+            .disconnected(reason: "link lost"),
+        ])
+    }
+
     @Test("garbage on the link is reported and does not stop the session")
     func protocolErrors() async throws {
         let peer = ScriptedPeer { request in
