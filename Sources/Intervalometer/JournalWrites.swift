@@ -22,6 +22,8 @@ final class JournalWrites: Sendable {
         var pending: [(record: FrameRecord, run: Int64)] = []
         /// Index of the first record in `pending` not yet written.
         var head = 0
+        /// Records before this index have been handed to `delivered`.
+        var announced = 0
         var failure: String?
         var retryScheduled = false
 
@@ -32,10 +34,15 @@ final class JournalWrites: Sendable {
     private let limit: Int
     private let thread = ExecutorThread(name: "run journal")
     private let state = Mutex(State())
+    private let delivered: @Sendable (FrameRecord) -> Void
 
-    init(journal: any RunJournal, limit: Int = JournalWrites.backlogLimit) {
+    /// - Parameter delivered: called on the writer's thread with each record, in order, once
+    ///   it is written, or once its write has failed and it waits (for displays: what a person
+    ///   or a script sees is on disk, or is said to be waiting).
+    init(journal: any RunJournal, limit: Int = JournalWrites.backlogLimit, delivered: @escaping @Sendable (FrameRecord) -> Void = { _ in }) {
         self.journal = journal
         self.limit = max(limit, 1)
+        self.delivered = delivered
     }
 
     /// Queues `entry`; returns false when the backlog is at its limit (the run should end: the
@@ -90,20 +97,34 @@ final class JournalWrites: Sendable {
                 // Already recorded (a write that reported failure after its commit): nothing is lost.
             } catch {
                 state.withLock { $0.failure = String(describing: error) }
+                // The records that wait are shown all the same, in order.
+                let waiting = state.withLock { state -> [FrameRecord] in
+                    let from = max(state.announced, state.head)
+                    defer { state.announced = state.pending.count }
+                    return state.pending[from...].map(\.record)
+                }
+                for record in waiting { delivered(record) }
                 scheduleRetry()
                 return
             }
-            state.withLock { state in
-                state.head += 1
-                if state.head == state.pending.count {
-                    state.pending.removeAll(keepingCapacity: true)
-                    state.head = 0
-                    state.failure = nil
-                } else if state.head >= 1024 {
-                    state.pending.removeFirst(state.head)
-                    state.head = 0
+            let announce = state.withLock { state -> Bool in
+                defer {
+                    state.announced = max(state.announced, state.head + 1)
+                    state.head += 1
+                    if state.head == state.pending.count {
+                        state.pending.removeAll(keepingCapacity: true)
+                        state.head = 0
+                        state.announced = 0
+                        state.failure = nil
+                    } else if state.head >= 1024 {
+                        state.pending.removeFirst(state.head)
+                        state.announced -= state.head
+                        state.head = 0
+                    }
                 }
+                return state.head >= state.announced
             }
+            if announce { delivered(record) }
         }
     }
 

@@ -337,13 +337,20 @@ public final class SQLiteJournal: RunJournal {
     private func prepareSchema() throws(JournalError) {
         let migrator = Self.migrator
         try checkSchema()
-        do {
-            try migrator.migrate(database)
-        } catch {
-            // Another process creating the journal at the same moment may have won the race to
-            // migrate it; then there is nothing left to do.
-            if (try? database.read(migrator.hasCompletedMigrations)) == true { return }
-            throw Self.journalError(error, path: path)
+        // Several processes may create the journal at the same moment: one that loses the race
+        // to a migration fails it ("table already exists") while the winner is still at work,
+        // and takes up after the winner's migrations, whose own transactions then are done.
+        var attempt = 0
+        while true {
+            do {
+                try migrator.migrate(database)
+                return
+            } catch {
+                if (try? database.read(migrator.hasCompletedMigrations)) == true { return }
+                attempt += 1
+                guard attempt < 20 else { throw Self.journalError(error, path: path) }
+                usleep(50_000)
+            }
         }
     }
 

@@ -160,11 +160,14 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         self.cameras = cameras
         self.isRig = isRig
         self.journal = journal
-        journalWrites = JournalWrites(journal: journal)
+        let (records, recordSink) = AsyncStream.makeStream(of: FrameRecord.self, bufferingPolicy: .bufferingNewest(4096))
+        self.records = records
+        self.recordSink = recordSink
+        // A record reaches displays once it is on disk (or waits for a journal that failed).
+        journalWrites = JournalWrites(journal: journal) { recordSink.yield($0) }
         self.clock = clock
         self.wallClock = wallClock
         self.hooks = hooks
-        (records, recordSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
         (begun, begunSink) = AsyncStream.makeStream()
     }
 
@@ -695,7 +698,6 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             // The journal has not taken a record for too long: end the run before memory runs out.
             stopReason = "the run journal has not been writable for \(JournalWrites.backlogLimit) records"
         }
-        recordSink.yield(entry)
     }
 
     /// Frame records waiting for the journal (it failed: a full disk), and why; (0, nil) while

@@ -233,7 +233,7 @@ struct JobTests {
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "bulb"}}}"#, 400,
                  "plan.exposure.ms: missing; how long the shutter stays open"),
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "interval": 5}}"#, 400,
-                 "plan.interval: not a member this API knows; it knows durationMs, exposure, forever, frames, hook, intervalMs, minimumGapMs, overrun, until"),
+                 "plan.interval: not a member this API knows; it knows durationMs, exposure, forever, frames, hook, hookTimeoutMs, intervalMs, minimumGapMs, overrun, until"),
                 (#"{"plan": {"intervalMs": 200, "until": "25:00"}}"#, 400,
                  "plan.until: '25:00' is not a time; give HH:MM (the next time the clock shows it) or an ISO 8601 timestamp"),
                 (#"{"camera": "attic", "plan": {"intervalMs": 200, "frames": 3}}"#, 404, "the daemon holds no camera named 'attic'; it holds demo"),
