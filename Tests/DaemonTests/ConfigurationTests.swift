@@ -318,6 +318,14 @@ final class ConfigurationFiles {
         #expect(message?.contains("0123456789abcdef") == false, "the secret is not shown")
     }
 
+    @Test func aConfigurationFileNamedOnTheCommandLineMustExist() throws {
+        let files = try ConfigurationFiles()
+        #expect(throws: ConfigurationError(origin: files.system, problem: .unreadable("no such file"))) {
+            try DaemonConfiguration.load(files: [files.system], environment: [:], scope: .user, requireFiles: true)
+        }
+        #expect(throws: Never.self) { try DaemonConfiguration.load(files: [files.system], environment: [:], scope: .user) }
+    }
+
     @Test func aFileThatIsNotText() throws {
         let files = try ConfigurationFiles()
         try Data([0x61, 0x20, 0x3D, 0x20, 0x22, 0xFF, 0x22]).write(to: URL(fileURLWithPath: files.user))
