@@ -26,7 +26,7 @@ struct JobRequest: Equatable {
         } catch {
             throw JobRequestError("the body is not JSON: send an object like {\"plan\": {\"intervalMs\": 5000, \"frames\": 50}}")
         }
-        let members = try Fields(document, at: "body", allowed: ["camera", "cameras", "plan", "startDelayMs"])
+        let members = try RequestFields(document, at: "body", allowed: ["camera", "cameras", "plan", "startDelayMs"])
         camera = try members.string("camera")
         cameras = try members.strings("cameras")
         if let cameras {
@@ -62,7 +62,7 @@ enum StopWhen: String {
         } catch {
             throw JobRequestError("the body is not JSON: send {\"when\": \"now\"} or {\"when\": \"afterFrame\"}, or nothing")
         }
-        let members = try Fields(document, at: "body", allowed: ["when"])
+        let members = try RequestFields(document, at: "body", allowed: ["when"])
         guard let text = try members.string("when") else {
             self = .now
             return
@@ -74,8 +74,9 @@ enum StopWhen: String {
     }
 }
 
-/// The members of one JSON object, read with messages that name the path to each field.
-private struct Fields {
+/// The members of one JSON object, read with messages that name the path to each field; the
+/// camera routes check their bodies' members with it too.
+struct RequestFields {
     let members: [String: JSONValue]
     let path: String
 
@@ -139,7 +140,7 @@ extension RunPlan {
     /// `{"intervalMs": 5000, "frames": 50 | "durationMs": 60000 | "until": "06:30" | "forever": true,
     ///   "exposure": {"kind": "camera"}, "overrun": "skip", "minimumGapMs": 0, "hook": "/path"}`.
     init(json: JSONValue, at path: String, now: Date) throws(JobRequestError) {
-        let fields = try Fields(json, at: path, allowed: [
+        let fields = try RequestFields(json, at: path, allowed: [
             "intervalMs", "frames", "durationMs", "until", "forever", "exposure", "overrun", "minimumGapMs", "hook",
         ])
         let interval = try fields.required("intervalMs", fields.milliseconds, "the time from one slot's start to the next, e.g. 5000")
@@ -230,20 +231,20 @@ extension ExposurePlan {
         guard let name = kind.stringValue else { throw JobRequestError("\(path).kind: expected a string") }
         switch name {
         case "camera":
-            _ = try Fields(json, at: path, allowed: ["kind"])
+            _ = try RequestFields(json, at: path, allowed: ["kind"])
             self = .camera
         case "bulb":
-            let fields = try Fields(json, at: path, allowed: ["kind", "ms"])
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "ms"])
             self = .bulb(milliseconds: try fields.required("ms", fields.milliseconds, "how long the shutter stays open"))
         case "bracket":
-            let fields = try Fields(json, at: path, allowed: ["kind", "count", "stepThirds"])
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "count", "stepThirds"])
             self = .bracket(count: try fields.required("count", fields.count, "an odd number of pictures, 3 or more"),
                             stepThirds: try fields.required("stepThirds", fields.count, "the step in thirds of a stop"))
         case "video":
-            let fields = try Fields(json, at: path, allowed: ["kind", "clipMs"])
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "clipMs"])
             self = .video(milliseconds: try fields.required("clipMs", fields.milliseconds, "how long each clip lasts"))
         case "ramp":
-            let fields = try Fields(json, at: path, allowed: ["kind", "minISO", "maxISO", "apertures", "gapMs", "bulbFromMs",
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "minISO", "maxISO", "apertures", "gapMs", "bulbFromMs",
                                                               "nightIntervalMs", "program"])
             var ramp = RampPlan()
             if let iso = try fields.count("minISO") { ramp.minISO = UInt32(clamping: iso) }
