@@ -40,6 +40,9 @@ struct JobRequest: Equatable {
             throw JobRequestError("plan: missing; say what to shoot, e.g. {\"intervalMs\": 5000, \"frames\": 50}")
         }
         self.plan = try RunPlan(json: plan, at: "plan", now: now)
+        if cameras != nil, case .bracket = self.plan.exposure {
+            throw JobRequestError("plan.exposure: a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
+        }
         let delay = try members.milliseconds("startDelayMs") ?? 0
         guard delay >= 0 else { throw JobRequestError("startDelayMs: cannot be negative") }
         startDelay = .milliseconds(delay)
@@ -175,6 +178,42 @@ extension RunPlan {
         }
         self.init(intervalMs: interval, stop: stop, exposure: exposure, overrun: overrun,
                   minimumGapMs: try fields.milliseconds("minimumGapMs") ?? 0, hook: try fields.string("hook"))
+        try checkNumbers(fields)
+    }
+
+    /// Refuses what the plan gets wrong by itself, whatever camera runs it: before the daemon
+    /// looks for the camera, so that a client learns of its own mistakes first, even while the
+    /// camera is busy with another job (400 before 409). The engine checks the same again, and
+    /// what depends on the camera (its exposure, its bulb mode) is left to it.
+    private func checkNumbers(_ fields: RequestFields) throws(JobRequestError) {
+        guard intervalMs > 0 else { throw JobRequestError("\(fields.name("intervalMs")): must be longer than 0") }
+        guard minimumGapMs >= 0 else { throw JobRequestError("\(fields.name("minimumGapMs")): cannot be negative") }
+        switch stop {
+        case .frames(let count) where count < 1: throw JobRequestError("\(fields.name("frames")): a run needs at least 1 frame")
+        case .duration(let milliseconds) where milliseconds <= 0: throw JobRequestError("\(fields.name("durationMs")): must be longer than 0")
+        default: break
+        }
+        let exposurePath = fields.name("exposure")
+        let slot: (milliseconds: Int64, what: String)
+        switch exposure {
+        case .bulb(let milliseconds): slot = (milliseconds, "bulb exposure")
+        case .video(let milliseconds): slot = (milliseconds, "clip")
+        case .bracket(let count, let stepThirds):
+            guard count >= 3, count % 2 == 1 else { throw JobRequestError("\(exposurePath).count: a bracket has an odd number of frames, 3 or more") }
+            guard stepThirds >= 1 else { throw JobRequestError("\(exposurePath).stepThirds: a bracket steps by at least 1/3 stop") }
+            return
+        case .camera, .ramp: return
+        }
+        guard slot.milliseconds >= 1 else {
+            throw JobRequestError("\(exposurePath).\(slot.what == "clip" ? "clipMs" : "ms"): a \(slot.what) lasts at least 1 ms")
+        }
+        let needed = slot.milliseconds + minimumGapMs
+        guard needed <= intervalMs else {
+            let gap = minimumGapMs > 0 ? " plus a \(Duration.milliseconds(minimumGapMs).compactText) gap" : ""
+            let tooShort = TimelapseError.intervalTooShort(
+                minimumMs: needed, reason: "a \(Duration.milliseconds(slot.milliseconds).compactText) \(slot.what)\(gap)")
+            throw JobRequestError("\(fields.name("intervalMs")): \(tooShort)")
+        }
     }
 
     /// `HH:MM` or `HH:MM:SS` (the next time the local clock shows it) or an ISO 8601 timestamp.
