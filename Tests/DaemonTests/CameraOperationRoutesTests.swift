@@ -77,4 +77,24 @@ struct CameraOperationRoutesTests {
             #expect(try await demo.camera.value(of: .iso) == before, "the refused change was not made")
         }
     }
+
+    @Test("video/stop with no recording running answers 409, the camera's refusal, as the API documents", .timeLimit(.minutes(1)))
+    func stopVideoNotRecording() async throws {
+        try await Self.withServer { _, socket in
+            let stop = try await Curl.request(socket: socket, path: "/v1/cameras/demo/video/stop", arguments: ["-X", "POST"])
+            #expect(stop.status == 409, "\(stop.body)")
+            let error = try #require(stop.json?["error"] as? [String: Any])
+            #expect((error["message"] as? String)?.contains("not recording") == true, "\(stop.body)")
+        }
+        // What the API's description says of it, where a client reads it.
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/api")
+        let openAPI = try String(contentsOf: docs.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let route = try #require(openAPI.components(separatedBy: "\n  /v1/cameras/{camera}/video/stop:\n").dropFirst().first)
+            .components(separatedBy: "\n  /").first ?? ""
+        #expect(route.contains("With no recording running the camera refuses: 409"))
+        #expect(route.contains("\"409\": {$ref: \"#/components/responses/CameraRefused\"}"))
+        let guide = try String(contentsOf: docs.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(guide.split(separator: "\n").contains { $0.hasPrefix("| 409 |") && $0.contains("`video/stop` with no recording running") })
+    }
 }
