@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension DaemonConfiguration {
     /// Reads the merged tree over `defaults`: a key that is not written keeps its default.
     static func decode(_ root: ConfigurationNode, defaults: DaemonConfiguration) throws(ConfigurationError) -> DaemonConfiguration {
@@ -27,6 +31,7 @@ extension DaemonConfiguration {
         let tokens = try top.tables("tokens")
         configuration.tokens = try tokens.map { item throws(ConfigurationError) in try decodeToken(item.node, path: item.path) }
         try requireUniqueNames(tokens, configuration.tokens.map(\.name), what: "token")
+        try requireUniqueSecrets(tokens, configuration.tokens)
         return configuration
     }
 
@@ -127,6 +132,10 @@ extension DaemonConfiguration {
         let secret: String
         switch (try table.string("token"), try table.string("token_file")) {
         case (let token?, nil):
+            guard !hasSurroundingWhitespace(token) else {
+                throw table.error("token", table.node("token"), .invalidValue(
+                    "the token starts or ends with white space, which a client's Authorization header cannot carry; remove it"))
+            }
             secret = token
         case (nil, let file?):
             secret = try readTokenFile(file, table: table)
@@ -142,13 +151,14 @@ extension DaemonConfiguration {
         return AccessToken(name: name, secret: secret, role: role)
     }
 
-    /// The secret in a token file, its trailing newline dropped; a relative path is taken from
-    /// the directory of the file that names it.
+    /// The secret in a token file, its one line ending dropped. A relative path is taken from
+    /// the folder of the configuration file that names it, however that file was named: a
+    /// relative path, or a symbolic link (the folder of the file it points to).
     private static func readTokenFile(_ file: String, table: TableReader) throws(ConfigurationError) -> String {
         let node = table.node("token_file")
         var path = file
-        if !path.hasPrefix("/"), let origin = node?.origin.name, origin.hasPrefix("/") {
-            path = URL(fileURLWithPath: origin).deletingLastPathComponent().appendingPathComponent(file).path
+        if !path.hasPrefix("/"), let origin = node?.origin.name {
+            path = folder(of: origin).appendingPathComponent(file).path
         }
         let text: String?
         do throws(ConfigurationError) {
@@ -156,8 +166,44 @@ extension DaemonConfiguration {
         } catch {
             throw table.error("token_file", node, .invalidValue("\(path): \(error.message)"))
         }
-        guard let text else { throw table.error("token_file", node, .invalidValue("\(path): no such file")) }
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard var secret = text else { throw table.error("token_file", node, .invalidValue("\(path): no such file")) }
+        // "\r\n" is one Character, removed whole.
+        if secret.hasSuffix("\n") || secret.hasSuffix("\r\n") { secret.removeLast() }
+        guard !hasSurroundingWhitespace(secret) else {
+            throw table.error("token_file", node, .invalidValue(
+                "\(path): the token starts or ends with white space (or has more than one line), which a client's "
+                    + "Authorization header cannot carry; the file holds the token and at most one line ending"))
+        }
+        return secret
+    }
+
+    /// The folder `file` is in, as an absolute path with symbolic links resolved; a relative
+    /// `file` is taken from the working directory, as it was when the file was read.
+    private static func folder(of file: String) -> URL {
+        guard let resolved = realpath(file, nil) else { return URL(fileURLWithPath: file).deletingLastPathComponent() }
+        defer { free(resolved) }
+        return URL(fileURLWithPath: String(cString: resolved)).deletingLastPathComponent()
+    }
+
+    /// Whether `text` starts or ends with white space or a line break: HTTP drops it around a
+    /// header's value, so a client could not present the secret.
+    private static func hasSurroundingWhitespace(_ text: String) -> Bool {
+        guard let first = text.first, let last = text.last else { return false }
+        return first.isWhitespace || last.isWhitespace
+    }
+
+    /// Fails on the second of two tokens with the same secret: a client is known by its secret,
+    /// so the two could not be told apart, and revoking one would leave the other's holder in.
+    private static func requireUniqueSecrets(_ items: [(path: String, node: ConfigurationNode)],
+                                             _ tokens: [AccessToken]) throws(ConfigurationError) {
+        for (index, token) in tokens.enumerated() {
+            guard let earlier = tokens[..<index].first(where: { $0.secret == token.secret }) else { continue }
+            guard case .table(let entries) = items[index].node.value,
+                  let entry = entries.first(where: { $0.key == "token" || $0.key == "token_file" }) else { continue }
+            throw ConfigurationError(origin: entry.node.origin.name, line: entry.node.origin.line, key: "\(items[index].path).\(entry.key)",
+                                     problem: .invalidValue("token '\(token.name)' has the same secret as token '\(earlier.name)'; "
+                                         + "give each token a secret of its own"))
+        }
     }
 
     /// Fails on the second of two entries of `items` with the same name, since a name is how

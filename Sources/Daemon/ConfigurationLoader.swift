@@ -24,13 +24,18 @@ extension DaemonConfiguration {
     /// Loads the configuration: defaults for `scope`, then each of `files` that exists (later
     /// ones overriding earlier ones key by key), then the variables of ``environmentOverrides``.
     ///
-    /// A missing file is skipped; one that exists but cannot be read or parsed is an error,
-    /// as is any unknown key, since a daemon that ignores a mistyped key runs with a setting
-    /// its owner did not choose.
-    public static func load(files: [String], environment: [String: String], scope: Scope) throws(ConfigurationError) -> DaemonConfiguration {
+    /// A missing file is skipped, unless `requireFiles` (a file named on the command line,
+    /// which a typo must not turn into the defaults); one that exists but cannot be read or
+    /// parsed is an error, as is any unknown key, since a daemon that ignores a mistyped key
+    /// runs with a setting its owner did not choose.
+    public static func load(files: [String], environment: [String: String], scope: Scope,
+                            requireFiles: Bool = false) throws(ConfigurationError) -> DaemonConfiguration {
         var root = ConfigurationNode(value: .table([]), origin: ValueOrigin(name: files.last ?? "configuration", line: nil))
         for file in files {
-            guard let text = try readFile(file) else { continue }
+            guard let text = try readFile(file) else {
+                if requireFiles { throw ConfigurationError(origin: file, problem: .unreadable("no such file")) }
+                continue
+            }
             root = root.merged(with: try ConfigurationNode.parse(text, file: file))
         }
         for (variable, key) in environmentOverrides {

@@ -18,6 +18,12 @@ import Glibc
 /// beside the configured path, sets the socket's mode there, and then renames the socket into
 /// place, so the socket appears at its path already with ``DaemonConfiguration/Service/socketMode``.
 /// A directory the server has to create for the socket gets mode 0750.
+///
+/// The socket's path is the daemon's to use only when nothing is there or a socket nobody
+/// listens on is (what a daemon that did not stop cleanly leaves): any other file is refused,
+/// never replaced, and a live daemon's socket is left to it. At stop the server removes the
+/// socket only if it is still the one it placed (the same inode), not one another daemon
+/// put there since.
 public actor ControlServer {
     private let socketPath: String
     private let socketMode: Int
@@ -41,6 +47,29 @@ public actor ControlServer {
         let staging: String
     }
 
+    /// A file as the kernel knows it, whatever its name: the socket this server placed.
+    private struct FileIdentity: Equatable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+
+        /// The file at `path` itself (a symbolic link is not followed); nil when there is none.
+        init?(at path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    /// What one listener reports once it listens.
+    private enum Listening: Sendable {
+        case socket(FileIdentity?)
+        case tcp(port: Int)
+    }
+
+    /// The socket this server placed at its path, to remove at stop and nothing else.
+    private var placedSocket: FileIdentity?
+
     /// - Parameters:
     ///   - service: Where the socket goes and the mode it gets, and the TCP address to listen
     ///     on too, if any; the TCP listener serves the same routes, and needs a token on every
@@ -59,19 +88,8 @@ public actor ControlServer {
     /// running server does nothing.
     public func start() async throws(ControlServerError) {
         guard running == nil else { return }
-        if let listen, !api.access.policy.hasTokens {
-            throw .noTokenForTCP(listen.description)
-        }
-        guard socketPath.utf8.count <= Self.maxSocketPathLength else {
-            throw .couldNotListen(socketPath, "clients cannot reach a socket path of more than \(Self.maxSocketPathLength) bytes")
-        }
-        let parent = (socketPath as NSString).deletingLastPathComponent
-        let directory = parent.isEmpty ? "." : parent
-        // The socket is bound under the staging directory, so that path must fit sun_path.
-        let longestDirectory = Self.maxSocketPathLength - Self.stagedSocketSuffix.utf8.count
-        guard directory.utf8.count <= longestDirectory else {
-            throw .directory(directory, "a socket's directory may have at most \(longestDirectory) bytes")
-        }
+        try Self.check(socket: socketPath, listen: listen, hasTokens: api.access.policy.hasTokens)
+        let directory = Self.directory(of: socketPath)
         try Self.makeDirectory(directory)
         // The rename below would take the path from a daemon still listening on it; a socket
         // nobody listens on is what a daemon that did not stop cleanly leaves, and is replaced.
@@ -81,7 +99,7 @@ public actor ControlServer {
         let staging = try Self.makeStagingDirectory(in: directory)
         let stagedSocket = staging + "/" + Self.stagedSocketName
 
-        let (outcomes, report) = AsyncStream.makeStream(of: Result<Int?, ControlServerError>.self)
+        let (outcomes, report) = AsyncStream.makeStream(of: Result<Listening, ControlServerError>.self)
         let (finalPath, mode) = (socketPath, socketMode)
         let router = api.router()
         var services: [any Service] = [Application(
@@ -90,7 +108,7 @@ public actor ControlServer {
             onServerRunning: { [logger] _ in
                 let placed = Self.place(stagedSocket, at: finalPath, mode: mode, staging: staging)
                 if case .success = placed { logger.info("control API listening on \(finalPath)") }
-                report.yield(placed.map { _ in Int?.none })
+                report.yield(placed.map(Listening.socket))
             },
             logger: Self.quieter(logger))]
         if let listen {
@@ -100,7 +118,7 @@ public actor ControlServer {
                 onServerRunning: { [logger] channel in
                     let port = channel.localAddress?.port ?? listen.port
                     logger.info("control API listening on \(listen.host):\(port) (TCP; every request needs a token)")
-                    report.yield(.success(port))
+                    report.yield(.success(.tcp(port: port)))
                 },
                 logger: Self.quieter(logger)))
         }
@@ -118,13 +136,17 @@ public actor ControlServer {
 
         var outcome: Result<Void, ControlServerError> = .failure(.couldNotListen(finalPath, "the server stopped"))
         var listening = 0
-        var socketPlaced = false
         for await next in outcomes {
             switch next {
             case .failure(let error):
                 outcome = .failure(error)
-            case .success(let port):
-                if let port { tcpPort = port } else { socketPlaced = true }
+            case .success(.tcp(let port)):
+                tcpPort = port
+                listening += 1
+                guard listening == services.count else { continue }
+                outcome = .success(())
+            case .success(.socket(let identity)):
+                placedSocket = identity
                 listening += 1
                 guard listening == services.count else { continue }
                 outcome = .success(())
@@ -134,26 +156,98 @@ public actor ControlServer {
         if case .failure(let error) = outcome {
             // A socket that never reached its path may be another process's to keep; one this
             // server placed (before the TCP listener failed) is its own to remove.
-            await shutDown(removingSocket: socketPlaced)
+            await shutDown()
             throw error
         }
     }
 
     /// Stops answering, lets requests in flight finish, ends event streams and removes the
-    /// socket file, so that a later start, or another daemon, finds the path free.
+    /// socket file, so that a later start, or another daemon, finds the path free. A file that
+    /// took the socket's place meanwhile (another daemon's socket, anything else) is left.
     public func stop() async {
-        await shutDown(removingSocket: true)
+        await shutDown()
     }
 
-    private func shutDown(removingSocket: Bool) async {
+    private func shutDown() async {
         guard let running else { return }
         self.running = nil
         tcpPort = nil
         await running.group.triggerGracefulShutdown()
         await running.task.value
-        if removingSocket { unlink(socketPath) }
+        if let placed = placedSocket, FileIdentity(at: socketPath) == placed { unlink(socketPath) }
+        placedSocket = nil
         unlink(running.staging + "/" + Self.stagedSocketName)
         rmdir(running.staging)
+    }
+
+    /// Checks, without changing anything, what ``start()`` would refuse of `service` before it
+    /// binds: a TCP listener without a token to let anyone in (`hasTokens`), a socket path too
+    /// long for a Unix socket, a socket directory that cannot be one, and a file at the socket's
+    /// path that is not a socket. `unleashed daemon --check` runs it too. Whether another daemon
+    /// listens on the socket is left to ``start()``: a configuration is checked while its daemon
+    /// runs.
+    public static func check(_ service: DaemonConfiguration.Service, hasTokens: Bool) throws(ControlServerError) {
+        try check(socket: service.socket, listen: service.listen, hasTokens: hasTokens)
+    }
+
+    private static func check(socket path: String, listen: DaemonConfiguration.ListenAddress?,
+                              hasTokens: Bool) throws(ControlServerError) {
+        if let listen, !hasTokens {
+            throw .noTokenForTCP(listen.description)
+        }
+        guard path.utf8.count <= maxSocketPathLength else {
+            throw .couldNotListen(path, "clients cannot reach a socket path of more than \(maxSocketPathLength) bytes")
+        }
+        let directory = directory(of: path)
+        // The socket is bound under the staging directory, so that path must fit sun_path.
+        let longestDirectory = maxSocketPathLength - stagedSocketSuffix.utf8.count
+        guard directory.utf8.count <= longestDirectory else {
+            throw .directory(directory, "a socket's directory may have at most \(longestDirectory) bytes")
+        }
+        // The nearest part of the directory's path that exists must be a directory to make the rest in.
+        var existing = directory
+        while !existing.isEmpty, existing != "/", FileIdentity(at: existing) == nil {
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        if !existing.isEmpty, let kind = FileKind(at: existing, following: true), kind != .directory {
+            throw .directory(directory, existing == directory ? "it is not a directory" : "\(existing) is \(kind.rawValue), not a directory")
+        }
+        if let problem = socketPathProblem(path) { throw .couldNotListen(path, problem) }
+    }
+
+    /// Why the file at `path` must not be replaced by the socket, or nil when the path is free
+    /// or holds a socket (a daemon's, live or dead).
+    private static func socketPathProblem(_ path: String) -> String? {
+        guard let kind = FileKind(at: path, following: false), kind != .socket else { return nil }
+        return "\(kind.rawValue) is there, not a socket, and the daemon does not replace it; "
+            + "move it away, or set daemon.socket (or UNLEASHED_SOCKET) to another path"
+    }
+
+    /// What a file is, in the words messages use.
+    private enum FileKind: String {
+        case socket = "a socket", directory = "a directory", regular = "a regular file", symbolicLink = "a symbolic link"
+        case pipe = "a named pipe", device = "a device", other = "a file"
+
+        /// The kind of the file at `path`; nil when there is none. With `following`, a
+        /// symbolic link is taken for what it points to.
+        init?(at path: String, following: Bool) {
+            var info = stat()
+            guard (following ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
+            switch info.st_mode & S_IFMT {
+            case S_IFSOCK: self = .socket
+            case S_IFDIR: self = .directory
+            case S_IFREG: self = .regular
+            case S_IFLNK: self = .symbolicLink
+            case S_IFIFO: self = .pipe
+            case S_IFCHR, S_IFBLK: self = .device
+            default: self = .other
+            }
+        }
+    }
+
+    private static func directory(of socketPath: String) -> String {
+        let parent = (socketPath as NSString).deletingLastPathComponent
+        return parent.isEmpty ? "." : parent
     }
 
     /// The server's own start message names the staging path, which no client uses; the
@@ -205,15 +299,18 @@ public actor ControlServer {
         return String(cString: made)
     }
 
-    /// Gives the bound socket its mode and moves it to the path clients use.
+    /// Gives the bound socket its mode and moves it to the path clients use, unless a file
+    /// that is not a socket appeared there since the check; returns the socket as placed.
     private static func place(_ staged: String, at path: String, mode: Int, staging: String)
-        -> Result<Void, ControlServerError>
+        -> Result<FileIdentity?, ControlServerError>
     {
-        guard chmod(staged, mode_t(mode)) == 0, rename(staged, path) == 0 else {
-            return .failure(.couldNotListen(path, systemError()))
-        }
+        guard chmod(staged, mode_t(mode)) == 0 else { return .failure(.couldNotListen(path, systemError())) }
+        if let problem = socketPathProblem(path) { return .failure(.couldNotListen(path, problem)) }
+        // The inode stays the same through the rename.
+        let identity = FileIdentity(at: staged)
+        guard rename(staged, path) == 0 else { return .failure(.couldNotListen(path, systemError())) }
         rmdir(staging)
-        return .success(())
+        return .success(identity)
     }
 
     private static func systemError() -> String { String(cString: strerror(errno)) }

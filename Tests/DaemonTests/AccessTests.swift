@@ -110,6 +110,7 @@ struct AccessTests {
             let refused = try await Curl.request(socket: socket, path: "/v1/test/operate", arguments: token)
             #expect(refused.status == 403)
             #expect(Self.message(refused)?.hasPrefix("the daemon is locked") == true)
+            #expect(Self.message(refused)?.contains("(daemon.locked = false)") == true, "the key the file has: \(refused.body)")
             // Without a token: root on the socket is an operator, and is locked out the same way.
             let peer = try await Curl.request(socket: socket, path: "/v1/test/operate")
             #expect(peer.status == 403)

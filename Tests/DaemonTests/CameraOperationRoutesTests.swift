@@ -50,9 +50,51 @@ struct CameraOperationRoutesTests {
                                                    arguments: ["-X", "POST", "--data-binary", "hold"])
             #expect(malformed.status == 400)
             let missing = try await Curl.request(socket: socket, path: "/v1/cameras/demo/settings/iso",
-                                                 arguments: ["-X", "PUT", "--data-binary", #"{"iso":800}"#])
+                                                 arguments: ["-X", "PUT", "--data-binary", "{}"])
             #expect(missing.status == 400)
             #expect(((missing.json?["error"] as? [String: Any])?["message"] as? String)?.contains("\"value\"") == true)
         }
+    }
+
+    @Test("a body with a member a route does not know is refused with 400 naming it, as the jobs API does", .timeLimit(.minutes(1)))
+    func unknownMembers() async throws {
+        try await Self.withServer { demo, socket in
+            let before = try await demo.camera.value(of: .iso)
+            let cases: [(path: String, method: String, body: String, member: String, known: String)] = [
+                ("settings/iso", "PUT", #"{"value": "800", "vaule": "1600"}"#, "vaule", "raw, value"),
+                ("bulb", "POST", #"{"ms": 100, "seconds": 1}"#, "seconds", "ms"),
+                ("focus", "POST", #"{"hold": false, "mode": "af"}"#, "mode", "hold"),
+                ("time", "PUT", #"{"unixMilliseconds": 0, "utcOffsetMinutes": 0, "zone": "UTC"}"#, "zone", "unixMilliseconds, utcOffsetMinutes"),
+            ]
+            for (path, method, body, member, known) in cases {
+                let answer = try await Curl.request(socket: socket, path: "/v1/cameras/demo/" + path,
+                                                    arguments: ["-X", method, "--data-binary", body])
+                #expect(answer.status == 400, "\(path): \(answer.body)")
+                let error = try #require(answer.json?["error"] as? [String: Any])
+                #expect(error["code"] as? String == "invalidArgument")
+                #expect(error["message"] as? String == "\(member): not a member this API knows; it knows \(known)", "\(path)")
+            }
+            #expect(try await demo.camera.value(of: .iso) == before, "the refused change was not made")
+        }
+    }
+
+    @Test("video/stop with no recording running answers 409, the camera's refusal, as the API documents", .timeLimit(.minutes(1)))
+    func stopVideoNotRecording() async throws {
+        try await Self.withServer { _, socket in
+            let stop = try await Curl.request(socket: socket, path: "/v1/cameras/demo/video/stop", arguments: ["-X", "POST"])
+            #expect(stop.status == 409, "\(stop.body)")
+            let error = try #require(stop.json?["error"] as? [String: Any])
+            #expect((error["message"] as? String)?.contains("not recording") == true, "\(stop.body)")
+        }
+        // What the API's description says of it, where a client reads it.
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/api")
+        let openAPI = try String(contentsOf: docs.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+        let route = try #require(openAPI.components(separatedBy: "\n  /v1/cameras/{camera}/video/stop:\n").dropFirst().first)
+            .components(separatedBy: "\n  /").first ?? ""
+        #expect(route.contains("With no recording running the camera refuses: 409"))
+        #expect(route.contains("\"409\": {$ref: \"#/components/responses/CameraRefused\"}"))
+        let guide = try String(contentsOf: docs.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(guide.split(separator: "\n").contains { $0.hasPrefix("| 409 |") && $0.contains("`video/stop` with no recording running") })
     }
 }

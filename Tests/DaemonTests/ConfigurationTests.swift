@@ -190,6 +190,22 @@ final class ConfigurationFiles {
         #expect(configuration.tokens == [.init(name: "ci", secret: "s3cret-s3cret-s3cret", role: .viewer)])
         #expect(!String(describing: configuration.tokens).contains("s3cret"))
     }
+
+    @Test func aTokenFileIsFoundFromARelativeOrLinkedConfigurationFile() throws {
+        let files = try ConfigurationFiles()
+        try FileManager.default.createDirectory(atPath: files.folder + "/real", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: files.folder + "/linked", withIntermediateDirectories: true)
+        try files.write("real/ci.token", "s3cret-s3cret-s3cret\r\n")
+        let file = try files.write("real/unleashed.toml", "[[tokens]]\nname = \"ci\"\ntoken_file = \"ci.token\"\n")
+        try FileManager.default.createSymbolicLink(atPath: files.folder + "/linked/unleashed.toml", withDestinationPath: "../real/unleashed.toml")
+        // The same file from the working directory, whatever that is: up to / and down again.
+        let up = FileManager.default.currentDirectoryPath.split(separator: "/").count
+        let relative = String(repeating: "../", count: up) + file.dropFirst()
+        for name in [file, relative, files.folder + "/linked/unleashed.toml"] {
+            let configuration = try DaemonConfiguration.load(files: [name], environment: [:], scope: .user)
+            #expect(configuration.tokens.map(\.secret) == ["s3cret-s3cret-s3cret"], "\(name)")
+        }
+    }
 }
 
 @Suite struct ErrorTests {
@@ -263,6 +279,51 @@ final class ConfigurationFiles {
             == "\(files.system):3: tokens[0].token: a token needs at least 16 characters to be hard to guess")
         #expect(try files.failure("[[tokens]]\nname = \"ci\"\ntoken_file = \"absent.token\"\n")
             == "\(files.system):3: tokens[0].token_file: \(files.folder)/absent.token: no such file")
+    }
+
+    @Test func aTokenWithWhiteSpaceAroundItIsRefused() throws {
+        let files = try ConfigurationFiles()
+        for written in [" 0123456789abcdef", "0123456789abcdef ", "0123456789abcdef\\n", "\\t0123456789abcdef"] {
+            #expect(try files.failure("[[tokens]]\nname = \"ci\"\ntoken = \"\(written)\"\n")
+                == "\(files.system):3: tokens[0].token: the token starts or ends with white space, "
+                + "which a client's Authorization header cannot carry; remove it", "\(written)")
+        }
+        for content in [" 0123456789abcdef\n", "0123456789abcdef \n", "0123456789abcdef\n\n"] {
+            try files.write("ci.token", content)
+            #expect(try files.failure("[[tokens]]\nname = \"ci\"\ntoken_file = \"ci.token\"\n")
+                == "\(files.system):3: tokens[0].token_file: \(files.folder)/ci.token: the token starts or ends with white space "
+                + "(or has more than one line), which a client's Authorization header cannot carry; "
+                + "the file holds the token and at most one line ending", "\(content)")
+        }
+        // One line ending is what a file has; it is not part of the token.
+        try files.write("ci.token", "0123456789abcdef\n")
+        #expect(try files.failure("[[tokens]]\nname = \"ci\"\ntoken_file = \"ci.token\"\n") == nil)
+    }
+
+    @Test func twoTokensWithOneSecretAreRefused() throws {
+        let files = try ConfigurationFiles()
+        try files.write("shared.token", "0123456789abcdef\n")
+        let message = try files.failure("""
+            [[tokens]]
+            name = "wall"
+            token = "0123456789abcdef"
+
+            [[tokens]]
+            name = "kiosk"
+            token_file = "shared.token"
+            role = "operator"
+            """)
+        #expect(message == "\(files.system):7: tokens[1].token_file: token 'kiosk' has the same secret as token 'wall'; "
+            + "give each token a secret of its own")
+        #expect(message?.contains("0123456789abcdef") == false, "the secret is not shown")
+    }
+
+    @Test func aConfigurationFileNamedOnTheCommandLineMustExist() throws {
+        let files = try ConfigurationFiles()
+        #expect(throws: ConfigurationError(origin: files.system, problem: .unreadable("no such file"))) {
+            try DaemonConfiguration.load(files: [files.system], environment: [:], scope: .user, requireFiles: true)
+        }
+        #expect(throws: Never.self) { try DaemonConfiguration.load(files: [files.system], environment: [:], scope: .user) }
     }
 
     @Test func aFileThatIsNotText() throws {

@@ -222,4 +222,54 @@ struct ControlServerTests {
         #expect(try await Curl.request(socket: socket, path: "/v1/status").status == 200)
         await next.stop()
     }
+
+    @Test("a file that is not a socket at the socket's path is refused, by start and by the check, and kept as it was")
+    func notASocket() async throws {
+        let (directory, socket) = Self.socketPath()
+        let top = (directory as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: top) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+        service.socket = socket
+        let target = top + "/notes.txt"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: target))
+        let kinds: [(String, () throws -> Void)] = [
+            ("a regular file", { try Data("keep me".utf8).write(to: URL(fileURLWithPath: socket)) }),
+            ("a directory", { try FileManager.default.createDirectory(atPath: socket, withIntermediateDirectories: false) }),
+            ("a symbolic link", { try FileManager.default.createSymbolicLink(atPath: socket, withDestinationPath: target) }),
+        ]
+        for (kind, make) in kinds {
+            try make()
+            let checked = #expect(throws: ControlServerError.self) { try ControlServer.check(service, hasTokens: false) }
+            #expect(checked == .couldNotListen(socket, "\(kind) is there, not a socket, and the daemon does not replace it; "
+                + "move it away, or set daemon.socket (or UNLEASHED_SOCKET) to another path"))
+            let server = ControlServer(service: service, api: try await Self.api([]))
+            let started = await #expect(throws: ControlServerError.self) { try await server.start() }
+            #expect(started == checked)
+            #expect(try FileManager.default.attributesOfItem(atPath: socket)[.type] as? FileAttributeType != .typeSocket, "\(kind) is still there")
+            try FileManager.default.removeItem(atPath: socket)
+        }
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")
+        // The check passes where the daemon may start, and says why TCP without tokens may not.
+        try ControlServer.check(service, hasTokens: false)
+        service.listen = DaemonConfiguration.ListenAddress("127.0.0.1:8433")
+        #expect(throws: ControlServerError.noTokenForTCP("127.0.0.1:8433")) { try ControlServer.check(service, hasTokens: false) }
+    }
+
+    @Test("stopping removes the server's own socket only, not one that took its path since")
+    func stopRemovesOnlyItsOwnSocket() async throws {
+        try await Self.withServer(cameras: []) { first, socket in
+            // Someone removes the socket, and another daemon starts on the path.
+            #expect(unlink(socket) == 0)
+            var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
+            service.socket = socket
+            let second = ControlServer(service: service, api: try await Self.api([], version: "0.0.0-second"))
+            try await second.start()
+            await first.stop()
+            let answer = try await Curl.request(socket: socket, path: "/v1/status")
+            #expect(answer.json?["version"] as? String == "0.0.0-second", "the second daemon's socket is still there")
+            await second.stop()
+            #expect(!FileManager.default.fileExists(atPath: socket), "the second removes its own")
+        }
+    }
 }

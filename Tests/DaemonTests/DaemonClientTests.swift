@@ -181,7 +181,7 @@ struct DaemonClientTests {
                                      camera: .unknownSetting("zoom")))
 
             let noBody = await #expect(throws: DaemonClientError.self) {
-                try await client.request("POST", "/v1/cameras/demo/bulb", body: ["seconds": 2])
+                try await client.request("POST", "/v1/cameras/demo/bulb", body: [:])
             }
             if case .http(400, "invalidArgument", let message, _)? = noBody {
                 #expect(message.contains("\"ms\""))

@@ -210,6 +210,23 @@ struct JobTests {
             let second = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3}}"#)
             #expect(second.status == 409)
             #expect(Self.message(second) == "camera demo is running job \(id); stop it first")
+            // The body's own mistakes come first, busy camera or not: 400 before 409.
+            let mistakes: [(String, String)] = [
+                (#"{"intervalMs": 0, "frames": 3}"#, "plan.intervalMs: must be longer than 0"),
+                (#"{"intervalMs": 200, "frames": 0}"#, "plan.frames: a run needs at least 1 frame"),
+                (#"{"intervalMs": 200, "durationMs": -1}"#, "plan.durationMs: must be longer than 0"),
+                (#"{"intervalMs": 200, "frames": 3, "minimumGapMs": -1}"#, "plan.minimumGapMs: cannot be negative"),
+                (#"{"intervalMs": 200, "frames": 3, "exposure": {"kind": "bulb", "ms": 0}}"#, "plan.exposure.ms: a bulb exposure lasts at least 1 ms"),
+                (#"{"intervalMs": 200, "frames": 3, "exposure": {"kind": "bracket", "count": 4, "stepThirds": 3}}"#,
+                 "plan.exposure.count: a bracket has an odd number of frames, 3 or more"),
+                (#"{"intervalMs": 200, "frames": 3, "exposure": {"kind": "video", "clipMs": 500}}"#,
+                 "plan.intervalMs: the interval is too short: each slot needs at least 500ms (a 500ms clip)"),
+            ]
+            for (plan, message) in mistakes {
+                let answer = try await Self.post(rig, "/v1/jobs", "{\"plan\": \(plan)}")
+                #expect(answer.status == 400, "\(plan) → \(answer.body)")
+                #expect(Self.message(answer) == message, "\(plan)")
+            }
             #expect(try await rig.jobs.jobs().filter { $0.state != .finished }.map(\.id) == [id])
         }
     }
@@ -234,6 +251,12 @@ struct JobTests {
                  "plan.exposure.ms: missing; how long the shutter stays open"),
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "interval": 5}}"#, 400,
                  "plan.interval: not a member this API knows; it knows durationMs, exposure, forever, frames, hook, hookTimeoutMs, intervalMs, minimumGapMs, overrun, until"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "hook": "on-frame.sh"}}"#, 400,
+                 "plan.hook: on-frame.sh is not an absolute path; give the hook's full path"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "hook": "/nonexistent/on-frame.sh"}}"#, 400,
+                 "plan.hook: /nonexistent/on-frame.sh is not a file"),
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "hookTimeoutMs": 500}}"#, 400,
+                 "plan.hookTimeoutMs: is the time limit of a hook; give plan.hook too"),
                 (#"{"plan": {"intervalMs": 200, "until": "25:00"}}"#, 400,
                  "plan.until: '25:00' is not a time; give HH:MM (the next time the clock shows it) or an ISO 8601 timestamp"),
                 (#"{"camera": "attic", "plan": {"intervalMs": 200, "frames": 3}}"#, 404, "the daemon holds no camera named 'attic'; it holds demo"),
@@ -256,7 +279,7 @@ struct JobTests {
             // With the camera free, the engine's own refusals come back as 400 too.
             let tooShort = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "video", "clipMs": 500}}}"#)
             #expect(tooShort.status == 400)
-            #expect(Self.message(tooShort).hasPrefix("the interval is too short"), "\(tooShort.body)")
+            #expect(Self.message(tooShort).contains("the interval is too short"), "\(tooShort.body)")
             // A plan the camera cannot do as it is set is the camera's conflict, not a bad request.
             let notBulb = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1000, "frames": 3, "exposure": {"kind": "bulb", "ms": 100}}}"#)
             #expect(notBulb.status == 409, "\(notBulb.body)")

@@ -42,7 +42,12 @@ struct MetricsTests {
             let before = try await Curl.request(socket: socket, path: "/metrics")
             #expect(before.status == 200)
             #expect(Self.sample("unleashed_link_up{camera=\"demo\"}", in: before.body) == 1)
-            #expect(Self.sample("unleashed_shots_total{camera=\"demo\"}", in: before.body) == nil)
+            // Every counter is there from the start, at 0, so that Prometheus sees the first count.
+            for counter in ["shots_total", "shot_failures_total", "frames_skipped_total", "reconnects_total", "camera_errors_total"] {
+                #expect(Self.sample("unleashed_\(counter){camera=\"demo\"}", in: before.body) == 0, "\(counter): \(before.body)")
+            }
+            #expect(Self.sample("unleashed_frame_lateness_seconds_count{camera=\"demo\"}", in: before.body) == 0)
+            #expect(Self.sample("unleashed_jobs_running", in: before.body) == 0)
 
             _ = try await demo.camera.shoot()
             _ = try await demo.camera.shoot()

@@ -348,3 +348,78 @@ struct DaemonAccessTests {
         try text.replacingOccurrences(of: "[daemon]\n", with: "[daemon]\nlocked = true\n").write(to: rig.configFile, atomically: true, encoding: .utf8)
     }
 }
+
+extension DaemonCommandTests {
+    /// `unleashed daemon --check` as installed: it refuses what the daemon would refuse at start,
+    /// with the daemon's words, and exits 64. No bus and no modules: the check opens nothing.
+    @Suite("unleashed daemon --check")
+    struct Check {
+        /// A folder with a configuration file `unleashed.toml` of `text` (after a `[daemon]`
+        /// table with a journal in the folder), removed when the test ends.
+        final class Folder {
+            let path: String
+            let config: String
+
+            init(_ text: String, daemon: String = "") throws {
+                path = "/tmp/udc-\(UUID().uuidString.prefix(8))"
+                try FileManager.default.createDirectory(atPath: path + "/conf", withIntermediateDirectories: true)
+                config = path + "/conf/unleashed.toml"
+                let table = "[daemon]\nsocket = \"\(path)/run/control.sock\"\njournal = \"\(path)/journal.sqlite\"\n\(daemon)\n"
+                try (table + text).write(toFile: config, atomically: true, encoding: .utf8)
+            }
+
+            deinit { try? FileManager.default.removeItem(atPath: path) }
+
+            /// The environment of a check: nothing of the test runner's UNLEASHED_* variables.
+            var environment: [String: String] {
+                ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": path, "XDG_RUNTIME_DIR": path]
+            }
+
+            func check(_ arguments: String...) async throws -> CommandResult {
+                try await runProgram(Built.unleashed, ["daemon", "--check"] + arguments, environment: environment)
+            }
+        }
+
+        @Test("a file that is not a socket where the socket goes is refused, and kept")
+        func fileInPlaceOfTheSocket() async throws {
+            let folder = try Folder("")
+            let notes = folder.path + "/notes.txt"
+            try "keep me".write(toFile: notes, atomically: true, encoding: .utf8)
+            let refused = try await runProgram(Built.unleashed, ["daemon", "--check", "--config", folder.config],
+                                               environment: folder.environment.merging(["UNLEASHED_SOCKET": notes]) { $1 })
+            #expect(refused.status == 64, "\(refused.stdout)")
+            #expect(refused.stderr.contains("cannot listen on \(notes): a regular file is there, not a socket"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("daemon.socket (or UNLEASHED_SOCKET)"), "\(refused.stderr)")
+            #expect(try String(contentsOfFile: notes, encoding: .utf8) == "keep me")
+        }
+
+        @Test("a TCP listener without tokens is refused, as the daemon refuses it")
+        func tcpWithoutTokens() async throws {
+            let folder = try Folder("", daemon: "listen = \"127.0.0.1:8433\"")
+            let refused = try await folder.check("--config", folder.config)
+            #expect(refused.status == 64)
+            #expect(refused.stderr.contains("listen is set but no [[tokens]] are configured"), "\(refused.stderr)")
+        }
+
+        @Test("a --config file that does not exist is refused, not taken for the defaults")
+        func missingConfigFile() async throws {
+            let folder = try Folder("")
+            let absent = folder.path + "/conf/absent.toml"
+            let refused = try await folder.check("--config", absent)
+            #expect(refused.status == 64)
+            #expect(refused.stderr.contains("\(absent): cannot be read: no such file"), "\(refused.stderr)")
+        }
+
+        @Test("a relative token_file is read beside the configuration file, named relative to another folder")
+        func tokenFileBesideARelativeConfig() async throws {
+            let folder = try Folder("[[tokens]]\nname = \"ci\"\ntoken_file = \"ci.token\"\n")
+            try "s3cret-s3cret-s3cret\n".write(toFile: folder.path + "/conf/ci.token", atomically: true, encoding: .utf8)
+            let checked = try await runProgram(
+                URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "cd \"$1\" && exec \"$2\" daemon --check --config conf/unleashed.toml", "sh", folder.path, Built.unleashed.path],
+                environment: folder.environment)
+            #expect(checked.status == 0, "\(checked.stderr)")
+            #expect(checked.stdout.contains("Tokens: ci (viewer)"), "\(checked.stdout)")
+        }
+    }
+}

@@ -50,7 +50,7 @@ struct CameraOperationRoutes: Sendable {
         v1.put("cameras/:camera/settings/:setting") { request, context in
             try context.authorize(.operate)
             let setting = try Self.setting(context)
-            return try await operate(request, context, body: true) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: ["value", "raw"]) { entry, body throws(CameraError) in
                 let setting = try setting.get()
                 let value = try Self.value(of: setting, in: body, camera: entry.camera)
                 return .json(.ok, try await entry.camera.set(value).json)
@@ -64,14 +64,14 @@ struct CameraOperationRoutes: Sendable {
         }
         v1.post("cameras/:camera/bulb") { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: true, followingClient: true) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: ["ms"], followingClient: true) { entry, body throws(CameraError) in
                 let milliseconds = try Self.integer("ms", in: body, example: "2000")
                 return .json(.ok, try await entry.camera.bulb(.milliseconds(milliseconds)).json)
             }
         }
         v1.post("cameras/:camera/focus") { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: true, followingClient: true) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: ["hold"], followingClient: true) { entry, body throws(CameraError) in
                 .json(.ok, try await entry.camera.focus(hold: try Self.bool("hold", in: body) ?? false).json)
             }
         }
@@ -97,14 +97,15 @@ struct CameraOperationRoutes: Sendable {
         }
         v1.put("cameras/:camera/time") { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: true) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: ["unixMilliseconds", "utcOffsetMinutes"]) { entry, body throws(CameraError) in
                 try await entry.camera.setTime(try Self.shaped { () throws(JSONShapeError) in try WallTime(json: body) })
                 return Response(status: .noContent)
             }
         }
         v1.put("cameras/:camera/geotag") { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: true) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: ["latitude", "longitude", "altitudeMetres", "fixUnixMilliseconds"]) {
+                entry, body throws(CameraError) in
                 try await entry.camera.geotag(try Self.shaped { () throws(JSONShapeError) in try GeoPosition(json: body) })
                 return Response(status: .noContent)
             }
@@ -127,20 +128,23 @@ struct CameraOperationRoutes: Sendable {
         }
     }
 
-    /// Runs `operation` on the camera the path names, with the request's JSON body when `body`;
-    /// a ``CameraError`` becomes its answer. With `followingClient`, for the operations that take
+    /// Runs `operation` on the camera the path names, with the request's JSON body when `body`
+    /// names the members it may have; a ``CameraError`` becomes its answer. A body with any
+    /// other member is refused (400, naming it), as the jobs API refuses one: a misspelt member
+    /// is not silently ignored. With `followingClient`, for the operations that take
     /// the camera's time (a shot, a bulb exposure, focusing), a client that goes away cancels the
     /// operation, which the camera then ends cleanly. That watch ends the connection with the
     /// request, so the quick operations, which keep connections alive, do without it.
     private func operate(
-        _ request: Request, _ context: ControlRequestContext, body wantsBody: Bool = false, followingClient: Bool = false,
+        _ request: Request, _ context: ControlRequestContext, body members: Set<String>? = nil, followingClient: Bool = false,
         _ operation: @escaping @Sendable (CameraRegistry.Entry, JSONValue) async throws(CameraError) -> Response
     ) async throws -> Response {
         let entry = try await lookUp(context)
         let run = { @Sendable (body: RequestBody) async throws -> Response in
-            let document = wantsBody ? try await Self.json(body) : .null
+            let document = members == nil ? .null : try await Self.json(body)
             let response: Response
             do throws(CameraError) {
+                if let members { try Self.requireMembers(of: document, in: members) }
                 response = try await operation(entry, document)
             } catch {
                 response = .cameraError(error, context: context)
@@ -183,6 +187,15 @@ struct CameraOperationRoutes: Sendable {
     }
 
     // Malformed bodies are the caller's mistake, reported as an invalid argument: 400, naming the field.
+
+    /// Refuses a body that is not an object or has a member outside `allowed`, in the jobs API's words.
+    private static func requireMembers(of body: JSONValue, in allowed: Set<String>) throws(CameraError) {
+        do throws(JobRequestError) {
+            _ = try RequestFields(body, at: "body", allowed: allowed)
+        } catch {
+            throw .invalidArgument(error.description)
+        }
+    }
 
     /// `{"value": "1/125"}` as a person writes it, or `{"raw": 1048701}`, the wire number a
     /// program that read the value from this API has, which names it exactly.

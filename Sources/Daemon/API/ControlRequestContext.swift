@@ -55,7 +55,7 @@ public struct ControlRequestContext: RequestContext {
         guard !client.permissions.contains(permission) else { return }
         if client.locked && permission == .operate && client.role == "operator" {
             throw HTTPError(.forbidden, message: "the daemon is locked: clients may watch and shoot, not change the rig; "
-                + "unlock it in the configuration (service.locked) and reload")
+                + "unlock it in the configuration (daemon.locked = false) and reload")
         }
         throw HTTPError(.forbidden, message: "this needs the operator role; \(client.recognisedAs) has the \(client.role) role")
     }

@@ -26,7 +26,7 @@ struct JobRequest: Equatable {
         } catch {
             throw JobRequestError("the body is not JSON: send an object like {\"plan\": {\"intervalMs\": 5000, \"frames\": 50}}")
         }
-        let members = try Fields(document, at: "body", allowed: ["camera", "cameras", "plan", "startDelayMs"])
+        let members = try RequestFields(document, at: "body", allowed: ["camera", "cameras", "plan", "startDelayMs"])
         camera = try members.string("camera")
         cameras = try members.strings("cameras")
         if let cameras {
@@ -40,6 +40,9 @@ struct JobRequest: Equatable {
             throw JobRequestError("plan: missing; say what to shoot, e.g. {\"intervalMs\": 5000, \"frames\": 50}")
         }
         self.plan = try RunPlan(json: plan, at: "plan", now: now)
+        if cameras != nil, case .bracket = self.plan.exposure {
+            throw JobRequestError("plan.exposure: a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
+        }
         let delay = try members.milliseconds("startDelayMs") ?? 0
         guard delay >= 0 else { throw JobRequestError("startDelayMs: cannot be negative") }
         startDelay = .milliseconds(delay)
@@ -62,7 +65,7 @@ enum StopWhen: String {
         } catch {
             throw JobRequestError("the body is not JSON: send {\"when\": \"now\"} or {\"when\": \"afterFrame\"}, or nothing")
         }
-        let members = try Fields(document, at: "body", allowed: ["when"])
+        let members = try RequestFields(document, at: "body", allowed: ["when"])
         guard let text = try members.string("when") else {
             self = .now
             return
@@ -74,8 +77,9 @@ enum StopWhen: String {
     }
 }
 
-/// The members of one JSON object, read with messages that name the path to each field.
-private struct Fields {
+/// The members of one JSON object, read with messages that name the path to each field; the
+/// camera routes check their bodies' members with it too.
+struct RequestFields {
     let members: [String: JSONValue]
     let path: String
 
@@ -139,7 +143,7 @@ extension RunPlan {
     /// `{"intervalMs": 5000, "frames": 50 | "durationMs": 60000 | "until": "06:30" | "forever": true,
     ///   "exposure": {"kind": "camera"}, "overrun": "skip", "minimumGapMs": 0, "hook": "/path", "hookTimeoutMs": 30000}`.
     init(json: JSONValue, at path: String, now: Date) throws(JobRequestError) {
-        let fields = try Fields(json, at: path, allowed: [
+        let fields = try RequestFields(json, at: path, allowed: [
             "intervalMs", "frames", "durationMs", "until", "forever", "exposure", "overrun", "minimumGapMs", "hook",
             "hookTimeoutMs",
         ])
@@ -182,6 +186,42 @@ extension RunPlan {
         }
         self.init(intervalMs: interval, stop: stop, exposure: exposure, overrun: overrun,
                   minimumGapMs: try fields.milliseconds("minimumGapMs") ?? 0, hook: hook, hookTimeoutMs: hookTimeoutMs)
+        try checkNumbers(fields)
+    }
+
+    /// Refuses what the plan gets wrong by itself, whatever camera runs it: before the daemon
+    /// looks for the camera, so that a client learns of its own mistakes first, even while the
+    /// camera is busy with another job (400 before 409). The engine checks the same again, and
+    /// what depends on the camera (its exposure, its bulb mode) is left to it.
+    private func checkNumbers(_ fields: RequestFields) throws(JobRequestError) {
+        guard intervalMs > 0 else { throw JobRequestError("\(fields.name("intervalMs")): must be longer than 0") }
+        guard minimumGapMs >= 0 else { throw JobRequestError("\(fields.name("minimumGapMs")): cannot be negative") }
+        switch stop {
+        case .frames(let count) where count < 1: throw JobRequestError("\(fields.name("frames")): a run needs at least 1 frame")
+        case .duration(let milliseconds) where milliseconds <= 0: throw JobRequestError("\(fields.name("durationMs")): must be longer than 0")
+        default: break
+        }
+        let exposurePath = fields.name("exposure")
+        let slot: (milliseconds: Int64, what: String)
+        switch exposure {
+        case .bulb(let milliseconds): slot = (milliseconds, "bulb exposure")
+        case .video(let milliseconds): slot = (milliseconds, "clip")
+        case .bracket(let count, let stepThirds):
+            guard count >= 3, count % 2 == 1 else { throw JobRequestError("\(exposurePath).count: a bracket has an odd number of frames, 3 or more") }
+            guard stepThirds >= 1 else { throw JobRequestError("\(exposurePath).stepThirds: a bracket steps by at least 1/3 stop") }
+            return
+        case .camera, .ramp: return
+        }
+        guard slot.milliseconds >= 1 else {
+            throw JobRequestError("\(exposurePath).\(slot.what == "clip" ? "clipMs" : "ms"): a \(slot.what) lasts at least 1 ms")
+        }
+        let needed = slot.milliseconds + minimumGapMs
+        guard needed <= intervalMs else {
+            let gap = minimumGapMs > 0 ? " plus a \(Duration.milliseconds(minimumGapMs).compactText) gap" : ""
+            let tooShort = TimelapseError.intervalTooShort(
+                minimumMs: needed, reason: "a \(Duration.milliseconds(slot.milliseconds).compactText) \(slot.what)\(gap)")
+            throw JobRequestError("\(fields.name("intervalMs")): \(tooShort)")
+        }
     }
 
     /// `HH:MM` or `HH:MM:SS` (the next time the local clock shows it) or an ISO 8601 timestamp.
@@ -239,20 +279,20 @@ extension ExposurePlan {
         guard let name = kind.stringValue else { throw JobRequestError("\(path).kind: expected a string") }
         switch name {
         case "camera":
-            _ = try Fields(json, at: path, allowed: ["kind"])
+            _ = try RequestFields(json, at: path, allowed: ["kind"])
             self = .camera
         case "bulb":
-            let fields = try Fields(json, at: path, allowed: ["kind", "ms"])
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "ms"])
             self = .bulb(milliseconds: try fields.required("ms", fields.milliseconds, "how long the shutter stays open"))
         case "bracket":
-            let fields = try Fields(json, at: path, allowed: ["kind", "count", "stepThirds"])
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "count", "stepThirds"])
             self = .bracket(count: try fields.required("count", fields.count, "an odd number of pictures, 3 or more"),
                             stepThirds: try fields.required("stepThirds", fields.count, "the step in thirds of a stop"))
         case "video":
-            let fields = try Fields(json, at: path, allowed: ["kind", "clipMs"])
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "clipMs"])
             self = .video(milliseconds: try fields.required("clipMs", fields.milliseconds, "how long each clip lasts"))
         case "ramp":
-            let fields = try Fields(json, at: path, allowed: ["kind", "minISO", "maxISO", "apertures", "gapMs", "bulbFromMs",
+            let fields = try RequestFields(json, at: path, allowed: ["kind", "minISO", "maxISO", "apertures", "gapMs", "bulbFromMs",
                                                               "nightIntervalMs", "program"])
             var ramp = RampPlan()
             if let iso = try fields.count("minISO") { ramp.minISO = UInt32(clamping: iso) }

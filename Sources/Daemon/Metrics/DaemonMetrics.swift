@@ -25,8 +25,14 @@ public final class DaemonMetrics: Sendable {
     /// Follows `camera`'s events into the metrics until its event stream ends (when the camera
     /// is closed). It subscribes before it returns, so no event after the call is missed; the
     /// returned task ends with the stream, and cancelling it stops following.
+    ///
+    /// The camera's counters and lateness histogram are shown from here on, at 0 until
+    /// something happens: a series that appears only with its first count hides that count
+    /// from Prometheus' `rate()` and `increase()`.
     @discardableResult
     public func observe(camera: any Camera, name: String) async -> Task<Void, Never> {
+        for counterName in Self.help.keys { _ = counter(counterName, name) }
+        _ = lateness(name)
         let events = await camera.events()
         let ready = await camera.isReady
         linkUp(name).set(ready ? 1.0 : 0.0)

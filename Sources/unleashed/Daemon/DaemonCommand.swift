@@ -37,14 +37,15 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Read this configuration file instead of the usual ones.", valueName: "file"))
     var config: String?
 
-    @Flag(help: "Check the configuration, print what the daemon would use, and exit.")
+    @Flag(help: "Check the configuration and what the daemon would refuse at start (a file in the socket's place, TCP without tokens), print what it would use, and exit.")
     var check = false
 
     func run() async throws {
         let scope: DaemonConfiguration.Scope = system ? .system : .user
         let files = config.map { [$0] } ?? DaemonConfiguration.files(scope: scope, environment: ProcessInfo.processInfo.environment)
         let load: @Sendable () throws(ConfigurationError) -> DaemonConfiguration = {
-            try DaemonConfiguration.load(files: files, environment: ProcessInfo.processInfo.environment, scope: scope)
+            try DaemonConfiguration.load(files: files, environment: ProcessInfo.processInfo.environment, scope: scope,
+                                         requireFiles: config != nil)
         }
         let configuration: DaemonConfiguration
         do {
@@ -53,6 +54,12 @@ struct DaemonCommand: AsyncParsableCommand {
             throw options.fail(code: "configuration", error.description, status: .usage)
         }
         if check {
+            // What the daemon would refuse as it starts, short of binding the socket.
+            do throws(ControlServerError) {
+                try ControlServer.check(configuration.service, hasTokens: AccessPolicy(configuration: configuration).hasTokens)
+            } catch {
+                throw options.fail(code: "configuration", error.description, status: .usage)
+            }
             options.emit(Self.summary(configuration, files: files)) { Self.text(configuration, files: files) }
             return
         }
