@@ -1,8 +1,30 @@
 import Foundation
 import Testing
 
+/// The repository, for the documents a test holds the program to.
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
 @Suite("help screens, documents and the wording of messages", .timeLimit(.minutes(2)))
 struct HelpAndWordingTests {
+    @Test("the version in the documents' examples is the program's")
+    func versions() async throws {
+        let version = try await CLI().run("--version").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version.split(separator: ".").count == 3, "\(version)")
+        var found = 0
+        for path in ["docs/daemon.md", "docs/api/README.md", "docs/api/openapi.yaml"] {
+            let text = try String(contentsOf: repository.appendingPathComponent(path), encoding: .utf8)
+            for pattern in [#""version":\s*"([0-9.]+)""#, #"^\s+version: ([0-9]+\.[0-9]+\.[0-9]+)\s*$"#] {
+                let expression = try NSRegularExpression(pattern: pattern, options: [.anchorsMatchLines])
+                for match in expression.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    let value = String(text[Range(match.range(at: 1), in: text)!])
+                    #expect(value == version, "\(path) shows version \(value)")
+                    found += 1
+                }
+            }
+        }
+        #expect(found >= 4)
+    }
+
     @Test("messages use the article and the number their words are read with")
     func grammar() async throws {
         let fixture = try RunFixture()
@@ -18,6 +40,14 @@ struct HelpAndWordingTests {
         #expect(status.stdout.contains("1 shot triggered"), "\(status.stdout)")
         let runs = try await fixture.run("--demo", "runs", "show", "1")
         #expect(runs.stdout.contains(", 1 frame,"), "\(runs.stdout)")
+    }
+
+    @Test("the user guide's 'Not yet' lines are not about what the program does")
+    func notYet() throws {
+        let guide = try String(contentsOf: repository.appendingPathComponent("docs/user-guide.md"), encoding: .utf8)
+        // Rigs fire on the modules' own clocks (the scheduledFire capability) since it was added.
+        #expect(guide.contains("scheduledFire"))
+        #expect(!guide.contains("Not yet: a fire time scheduled on each module's own clock"))
     }
 }
 
