@@ -68,7 +68,9 @@ struct VideoCommand: AsyncParsableCommand {
                 camera does not answer the stop, it is retried every 0.5 s for up to 10 s after the \
                 planned end (the safety stop); a clip that still could not be stopped is recorded \
                 as failed, saying so. Ctrl-C stops the recording early (exit status 130), SIGTERM too \
-                (143); the clip is kept and recorded with its real length.
+                (143); the clip is kept and recorded with its real length. SIGUSR1 takes a still \
+                picture only while waiting for --start-in or --start-at: one asked for during the clip \
+                is not taken, as no slot follows it.
                 """
         )
 
@@ -101,8 +103,10 @@ struct VideoCommand: AsyncParsableCommand {
                 continues with 'unleashed timelapse --resume ID'. The stop is retried for up to 10 s \
                 after a clip's planned end (the safety stop).
 
-                Signals as for timelapse: SIGUSR1 takes an extra picture, SIGUSR2 stops after the \
-                current clip, Ctrl-C and SIGTERM stop the recording at once and end the run.
+                Signals: SIGUSR1 takes an extra still picture once the clip being recorded has been \
+                stopped, before the next clip (none after the last), journalled as part 2 of that \
+                clip's slot; SIGUSR2 stops after the current clip; Ctrl-C and SIGTERM stop the \
+                recording at once and end the run.
                 """
         )
 
