@@ -13,7 +13,7 @@ struct GeotagCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Argument(help: ArgumentHelp("Latitude in degrees, -90 to 90.", valueName: "lat"))
     var latitude: String

@@ -10,7 +10,13 @@ import UnleashedProtocol
 import UnleashedSimulator
 
 /// Options every command takes.
+///
+/// Each command's help leaves them out (their group is hidden); `unleashed help options`
+/// describes them.
 struct GlobalOptions: ParsableArguments, Sendable {
+    /// The heading they are shown under.
+    static let title = "Global options"
+
     @Flag(help: "Use the built-in simulated module and camera (also UNLEASHED_DEMO=1).")
     var demo = false
 

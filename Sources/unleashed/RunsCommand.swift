@@ -21,7 +21,7 @@ struct RunsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List every run, newest first, with its frames taken, failed and skipped.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         func run() async throws {
             let journal = try RunJournalFile(options: options)
@@ -35,7 +35,7 @@ struct RunsCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a run's plan and every frame, one line each.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Argument(help: ArgumentHelp("The run, as 'runs list' numbers it.", valueName: "id"))
         var id: Int64
@@ -65,7 +65,7 @@ struct RunsCommand: AsyncParsableCommand {
                 """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Argument(help: ArgumentHelp("The run, as 'runs list' numbers it.", valueName: "id"))
         var id: Int64

@@ -13,7 +13,7 @@ struct StatusCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
         try await options.withCamera { camera throws(CameraError) in

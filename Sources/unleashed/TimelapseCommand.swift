@@ -37,7 +37,7 @@ struct TimelapseCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @OptionGroup var schedule: ScheduleOptions
 

@@ -33,6 +33,10 @@ struct Unleashed: AsyncParsableCommand {
               143 a time-lapse stopped by SIGTERM (cleanly, as after Ctrl-C)
 
             Durations are written like 250ms, 30s, 1m30s or 2h.
+
+            Every command also takes the global options, before or after its name: --demo, \
+            --json, --module, --backend and more. Each command's help leaves them out; \
+            `unleashed help options` describes them all.
             """,
         version: Unleashed.version,
         subcommands: [
@@ -41,11 +45,31 @@ struct Unleashed: AsyncParsableCommand {
             TimelapseCommand.self, RunsCommand.self,
             AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ForgetCommand.self, CamerasCommand.self, DaemonCommand.self, JobsCommand.self, AttachCommand.self, StopCommand.self,
+            OptionsCommand.self,
         ]
     )
 
     /// The version the daemon reports in `GET /v1/status` and `--version` prints.
     static let version = "0.7.0"
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
+}
+
+/// `unleashed options`, and `unleashed help options`: the options every command takes, which
+/// each command's own help leaves out.
+struct OptionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "options",
+        abstract: "Describe the global options, which every command takes.",
+        discussion: """
+            They go before or after the command: `unleashed --demo status` and `unleashed status \
+            --demo` are the same.
+            """
+    )
+
+    @OptionGroup(title: GlobalOptions.title) var options: GlobalOptions
+
+    func run() {
+        print(Unleashed.helpMessage(for: Self.self))
+    }
 }

@@ -13,7 +13,7 @@ struct VideoCommand: AsyncParsableCommand {
     struct Start: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Start recording; 'unleashed video stop' ends it.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @OptionGroup(title: "Rig") var rig: RigOptions
 
@@ -36,7 +36,7 @@ struct VideoCommand: AsyncParsableCommand {
     struct Stop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop recording and print the length of the clip.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @OptionGroup(title: "Rig") var rig: RigOptions
 
@@ -74,7 +74,7 @@ struct VideoCommand: AsyncParsableCommand {
                 """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @OptionGroup var start: StartOptions
 
@@ -110,7 +110,7 @@ struct VideoCommand: AsyncParsableCommand {
                 """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Argument(help: ArgumentHelp("How long each clip is, e.g. 5s.", valueName: "length"))
         var length: String

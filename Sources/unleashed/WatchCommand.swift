@@ -15,7 +15,7 @@ struct WatchCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Option(name: .customLong("for"), help: ArgumentHelp("Stop after this long (e.g. 30s, 5m).", valueName: "duration"))
     var limit: String?

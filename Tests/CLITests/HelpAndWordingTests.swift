@@ -6,6 +6,30 @@ private let repository = URL(fileURLWithPath: #filePath).deletingLastPathCompone
 
 @Suite("help screens, documents and the wording of messages", .timeLimit(.minutes(2)))
 struct HelpAndWordingTests {
+    @Test("each command's help leaves out the global options; `help options` and --help-hidden show them, --help says where")
+    func globalOptionsHelp() async throws {
+        let cli = CLI()
+        let globals = ["--demo", "--direct", "--json", "--demo-profile", "--demo-seed", "--demo-faults", "--demo-sky", "--adapter",
+                       "--module", "--scan-timeout", "--backend", "--port", "--download", "--filename"]
+        let shoot = try await cli.run("shoot", "--help")
+        #expect(shoot.status == 0)
+        #expect(shoot.stdout.contains("--count"))
+        for option in ["--demo-faults", "--scan-timeout", "--filename", "--demo-sky"] {
+            #expect(!shoot.stdout.contains(option), "\(option) in shoot --help")
+        }
+        for arguments in [["help", "options"], ["options"], ["options", "--help"]] {
+            let options = try await cli.run(arguments: arguments)
+            #expect(options.status == 0)
+            #expect(options.stdout.contains("GLOBAL OPTIONS"), "\(arguments): \(options.stdout)")
+            for option in globals { #expect(options.stdout.contains(option), "\(option) in \(arguments)") }
+        }
+        let hidden = try await cli.run("shoot", "--help-hidden")
+        for option in globals { #expect(hidden.stdout.contains(option), "\(option) in shoot --help-hidden") }
+        let root = try await cli.run("--help")
+        #expect(root.stdout.words.contains("`unleashed help options` describes them all"), "\(root.stdout)")
+        #expect(!root.stdout.contains("--demo-faults"))
+    }
+
     @Test("the version in the documents' examples is the program's")
     func versions() async throws {
         let version = try await CLI().run("--version").stdout.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -29,7 +29,7 @@ struct DaemonCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Flag(help: "Run as the system service: the system configuration only, /run/unleashed and /var/lib/unleashed.")
     var system = false
