@@ -39,7 +39,8 @@ struct GlobalOptions: ParsableArguments, Sendable {
         valueName: "plan"))
     var demoFaults: String?
 
-    @Option(name: .customLong("demo-sky"), help: ArgumentHelp(
+    // Read unconditionally: a place in the southern or western hemisphere starts with a minus.
+    @Option(name: .customLong("demo-sky"), parsing: .unconditional, help: ArgumentHelp(
         "The simulated camera meters a clear sky at this place: LAT,LON in degrees (north and east positive), and "
             + "optionally the moment the sky starts from, e.g. 52.5,13.4,2026-06-21T19:00:00Z (default: now). "
             + "For trying --ramp auto.", valueName: "place"))
