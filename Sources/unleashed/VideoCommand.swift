@@ -85,7 +85,7 @@ struct VideoCommand: AsyncParsableCommand {
 
         func run() async throws {
             let options = options
-            let length = try options.milliseconds(duration, for: "video record")
+            let length = try options.interval(duration, for: "video record")
             let plan = RunPlan(intervalMs: length, stop: .frames(1), exposure: .video(milliseconds: length))
             try await RunExecution.begin(plan, delay: try start.delay(options: options), detach: start.detach, options: options,
                                          rig: rig.isRig ? rig : nil)
@@ -124,11 +124,10 @@ struct VideoCommand: AsyncParsableCommand {
 
         func run() async throws {
             let options = options
-            let clipMs = try options.milliseconds(length, for: "video clips")
-            let plan = try schedule.plan(intervalMs: try options.milliseconds(every, for: "--every"), exposure: .video(milliseconds: clipMs),
-                                         options: options)
-            try await RunExecution.begin(plan, delay: try schedule.start.delay(options: options), detach: schedule.start.detach,
-                                         options: options, rig: rig.isRig ? rig : nil)
+            let clipMs = try options.interval(length, for: "video clips")
+            let (plan, delay) = try schedule.plan(intervalMs: try options.interval(every, for: "--every"),
+                                                  exposure: .video(milliseconds: clipMs), options: options)
+            try await RunExecution.begin(plan, delay: delay, detach: schedule.start.detach, options: options, rig: rig.isRig ? rig : nil)
         }
     }
 }
