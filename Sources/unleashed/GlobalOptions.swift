@@ -206,6 +206,11 @@ struct GlobalOptions: ParsableArguments, Sendable {
     }
 
     func fail(code: String, _ message: String, status: ExitStatus, extra: [String: JSONValue] = [:]) -> ExitCode {
+        var message = message
+        if code == "cameraOff", demoMode {
+            // The simulated camera is not switched on by hand: it stays off until replaced.
+            message += "; the simulated camera stays off until `unleashed demo reset` puts a fresh one, switched on, in its place"
+        }
         if json {
             var body = extra
             body["code"] = .string(code)

@@ -48,7 +48,7 @@ struct Unleashed: AsyncParsableCommand {
             TimelapseCommand.self, RunsCommand.self,
             AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ForgetCommand.self, CamerasCommand.self, DaemonCommand.self, JobsCommand.self, AttachCommand.self, StopCommand.self,
-            OptionsCommand.self,
+            DemoCommand.self, OptionsCommand.self,
         ]
     )
 
