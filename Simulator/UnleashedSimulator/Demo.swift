@@ -138,6 +138,21 @@ public struct Demo: Sendable {
         if let elapsed = await module.recordingElapsed {
             state.recordingSince = VirtualModule.systemTime() - UInt64(max(elapsed.wholeMilliseconds, 0))
         }
+        try Self.save(state, to: stateFile)
+    }
+
+    /// Replaces the camera saved in `stateFile` with a fresh one, as out of the box: switched
+    /// on, its battery, card, settings and shot count as new, not recording. It keeps the saved
+    /// body unless `profile` names another; a damaged file is replaced as well.
+    @discardableResult
+    public static func reset(stateFile: URL, profile: CameraProfile? = nil) throws(DemoError) -> VirtualCamera {
+        let saved = try? JSONDecoder().decode(DemoCameraState.self, from: Data(contentsOf: stateFile))
+        let camera = VirtualCamera(profile: profile ?? saved.flatMap { CameraProfile.named($0.profile) } ?? CameraProfile.all[0])
+        try save(DemoCameraState(camera), to: stateFile)
+        return camera
+    }
+
+    private static func save(_ state: DemoCameraState, to stateFile: URL) throws(DemoError) {
         do {
             try FileManager.default.createDirectory(at: stateFile.deletingLastPathComponent(), withIntermediateDirectories: true)
             let encoder = JSONEncoder()

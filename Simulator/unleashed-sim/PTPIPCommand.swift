@@ -54,7 +54,8 @@ struct PTPIPCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Multiplies shutter lag, exposure and write times (0.01: a hundred times faster).", valueName: "x"))
     var timeScale = 1.0
 
-    @Option(help: ArgumentHelp(
+    // Read unconditionally: a place in the southern or western hemisphere starts with a minus.
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "Pictures follow a clear sky at this place, from now or the given moment: LAT,LON[,TIME], e.g. "
             + "52.5,13.4,2026-06-21T19:00:00Z. Default: a constant scene. For trying --ramp auto over libgphoto2.",
         valueName: "place"), transform: Self.sky)

@@ -798,7 +798,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         case .camera:
             let exposure = try await currentExposureTime(of: camera)
             needed = exposure + .milliseconds(plan.minimumGapMs)
-            reason = "a \(exposure.compactText) exposure\(gapText)"
+            reason = English.withArticle("\(exposure.compactText) exposure") + gapText
         case .bulb(let milliseconds):
             (needed, reason) = try timedSlot(milliseconds, "bulb exposure")
         case .video(let milliseconds):
@@ -818,7 +818,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             }
             let total = speeds.reduce(Duration.zero) { $0 + Self.exposureTime($1) }
             needed = total + .milliseconds(plan.minimumGapMs) * count
-            reason = "\(count) exposures of \(total.compactText) in all, each with a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap"
+            reason = "\(count) exposures of \(total.compactText) in all, each with "
+                + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap")
         }
         if needed > .milliseconds(plan.intervalMs) {
             throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
@@ -832,13 +833,13 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// The time a slot of fixed length (a bulb exposure, a clip) needs, and why.
     private func timedSlot(_ milliseconds: Int64, _ what: String) throws(TimelapseError) -> (Duration, String) {
-        guard milliseconds >= 1 else { throw .invalidPlan("a \(what) lasts at least 1 ms") }
-        return (.milliseconds(milliseconds + plan.minimumGapMs), "a \(Duration.milliseconds(milliseconds).compactText) \(what)\(gapText)")
+        guard milliseconds >= 1 else { throw .invalidPlan("\(English.withArticle(what)) lasts at least 1 ms") }
+        return (.milliseconds(milliseconds + plan.minimumGapMs), English.withArticle("\(Duration.milliseconds(milliseconds).compactText) \(what)") + gapText)
     }
 
     /// ` plus a 300ms gap`, or nothing without a gap.
     private var gapText: String {
-        plan.minimumGapMs > 0 ? " plus a \(Duration.milliseconds(plan.minimumGapMs).compactText) gap" : ""
+        plan.minimumGapMs > 0 ? " plus " + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap") : ""
     }
 
     /// A bulb run is refused before it starts, not frame after frame, when the camera is not

@@ -65,7 +65,7 @@ struct VideoClip<C: Clock>: Sendable where C.Duration == Duration {
                 failures.append(error)
                 guard clock.now.advanced(by: Self.retryPause) <= deadline else {
                     var work = SlotWork(exposure: planned, note: nil)
-                    work.failure = "the recording could not be stopped in \(failures.count) attempts up to the safety deadline, "
+                    work.failure = "the recording could not be stopped in \(English.counting(failures.count, "attempt")) up to the safety deadline, "
                         + "\((length + Self.safetyMargin).compactText) after it started; last error: \(error)"
                     return work
                 }

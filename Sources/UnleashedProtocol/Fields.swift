@@ -294,7 +294,7 @@ extension FieldCoding where Value == SettingValue {
 
     static func checkBelongs(_ value: SettingValue, to fields: Fields) throws(FieldProblem) {
         guard value.setting == fields.setting else {
-            throw .value("a \(value.setting) value does not fit setting \(fields.setting.map(String.init(describing:)) ?? "(none)")")
+            throw .value("the value is one of setting \(value.setting), not of setting \(fields.setting.map(String.init(describing:)) ?? "(none)")")
         }
     }
 

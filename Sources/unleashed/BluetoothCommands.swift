@@ -10,7 +10,7 @@ struct AdaptersCommand: AsyncParsableCommand {
         abstract: "List the Bluetooth adapters BlueZ knows, and whether they are powered."
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
         try options.requireBluetooth("adapters")
@@ -38,7 +38,7 @@ struct ScanCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Option(help: ArgumentHelp("How long to scan.", valueName: "duration"))
     var timeout = "10s"
@@ -121,7 +121,7 @@ struct PairCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
     @OptionGroup var pairing: PairingOptions
 
     @Argument(help: ArgumentHelp("The module's address or name, as `unleashed scan` lists it.", valueName: "address"))
@@ -170,7 +170,7 @@ struct ConnectCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
     @OptionGroup var pairing: PairingOptions
 
     @Argument(help: ArgumentHelp("The module's address or name.", valueName: "address"))
@@ -247,7 +247,7 @@ struct DisconnectCommand: AsyncParsableCommand {
         abstract: "Make BlueZ drop the link to the module (for example one left by a crashed program)."
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Argument(help: ArgumentHelp("The module's address (default: the remembered one).", valueName: "address"))
     var address: String?
@@ -279,7 +279,7 @@ struct ForgetCommand: AsyncParsableCommand {
         abstract: "Unpair a module and remove it from BlueZ; it is no longer the default."
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Argument(help: ArgumentHelp("The module's address (default: the remembered one).", valueName: "address"))
     var address: String?

@@ -16,7 +16,7 @@ struct BulbCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @OptionGroup(title: "Rig") var rig: RigOptions
 

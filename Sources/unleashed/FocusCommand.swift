@@ -13,7 +13,7 @@ struct FocusCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Flag(help: "Keep the button half-pressed until 'unleashed release'.")
     var hold = false
@@ -38,7 +38,7 @@ struct ReleaseCommand: AsyncParsableCommand {
         abstract: "Release every button held by 'focus --hold'."
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
         let options = options

@@ -9,26 +9,28 @@ struct GeotagCommand: AsyncParsableCommand {
         abstract: "Give the camera a position to record in the pictures that follow.",
         discussion: """
             LAT and LON are decimal degrees (north and east positive), ALT metres above sea \
-            level. Put -- before negative numbers: unleashed geotag -- -33.8568 151.2153 5
+            level. Negative values are written as they are: unleashed geotag -33.8568 151.2153 5
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Latitude in degrees, -90 to 90.", valueName: "lat"))
-    var latitude: String
-
-    @Argument(help: ArgumentHelp("Longitude in degrees, -180 to 180.", valueName: "lon"))
-    var longitude: String
-
-    @Argument(help: ArgumentHelp("Altitude in metres.", valueName: "alt"))
-    var altitude: String?
+    // Every word the options leave, so that a negative latitude or longitude (which reads like
+    // an option) is taken as the number it is.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp(
+        "Latitude in degrees (-90 to 90), longitude in degrees (-180 to 180), and optionally altitude in metres.",
+        valueName: "lat lon [alt]"))
+    var words: [String] = []
 
     func run() async throws {
         let options = options
+        let given = words.filter { $0 != "--" }
+        guard (2...3).contains(given.count) else {
+            throw options.usage("geotag takes a latitude, a longitude and optionally an altitude, e.g. unleashed geotag -33.8568 151.2153 5")
+        }
         let position = GeoPosition(
-            latitude: try number(latitude, "latitude"), longitude: try number(longitude, "longitude"),
-            altitude: try altitude.map { try number($0, "altitude") },
+            latitude: try number(given[0], "latitude"), longitude: try number(given[1], "longitude"),
+            altitude: try given.count == 3 ? number(given[2], "altitude") : nil,
             fixTime: UInt64(Date().timeIntervalSince1970 * 1000))
         if let problem = position.problem { throw options.fail(code: "invalidArgument", problem, status: .usage) }
         try await options.withCamera { camera throws(CameraError) in
@@ -42,6 +44,9 @@ struct GeotagCommand: AsyncParsableCommand {
     }
 
     private func number(_ text: String, _ what: String) throws -> Double {
+        if text.hasPrefix("-"), !SignedArguments.isNegativeNumber(text) {
+            throw options.usage("unknown option '\(text)'; `unleashed geotag --help` lists the options")
+        }
         guard let value = Double(text), value.isFinite else {
             throw options.fail(code: "invalidArgument", "\(what) '\(text)' is not a number", status: .usage)
         }

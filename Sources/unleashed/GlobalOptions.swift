@@ -10,7 +10,13 @@ import UnleashedProtocol
 import UnleashedSimulator
 
 /// Options every command takes.
+///
+/// Each command's help leaves them out (their group is hidden); `unleashed help options`
+/// describes them.
 struct GlobalOptions: ParsableArguments, Sendable {
+    /// The heading they are shown under.
+    static let title = "Global options"
+
     @Flag(help: "Use the built-in simulated module and camera (also UNLEASHED_DEMO=1).")
     var demo = false
 
@@ -33,7 +39,8 @@ struct GlobalOptions: ParsableArguments, Sendable {
         valueName: "plan"))
     var demoFaults: String?
 
-    @Option(name: .customLong("demo-sky"), help: ArgumentHelp(
+    // Read unconditionally: a place in the southern or western hemisphere starts with a minus.
+    @Option(name: .customLong("demo-sky"), parsing: .unconditional, help: ArgumentHelp(
         "The simulated camera meters a clear sky at this place: LAT,LON in degrees (north and east positive), and "
             + "optionally the moment the sky starts from, e.g. 52.5,13.4,2026-06-21T19:00:00Z (default: now). "
             + "For trying --ramp auto.", valueName: "place"))
@@ -161,11 +168,16 @@ struct GlobalOptions: ParsableArguments, Sendable {
 
     /// Reads a duration argument (`250ms`, `30s`, `1m30s`, `2h`), or fails with a usage error.
     func duration(_ text: String, for what: String) throws(ExitCode) -> Duration {
-        guard let duration = parseDuration(text) else {
+        do throws(DurationTextError) {
+            return try readDuration(text)
+        } catch .tooLong {
+            throw fail(code: "invalidDuration",
+                       "\(what): '\(text)' is too long to be counted in milliseconds; write a duration like 30s, 1m30s or 2h",
+                       status: .usage)
+        } catch {
             throw fail(code: "invalidDuration",
                        "\(what): '\(text)' is not a duration; write it like 250ms, 30s, 1m30s or 2h", status: .usage)
         }
-        return duration
     }
 
     /// Prints `value` as JSON or the text `human()` gives.
@@ -195,6 +207,11 @@ struct GlobalOptions: ParsableArguments, Sendable {
     }
 
     func fail(code: String, _ message: String, status: ExitStatus, extra: [String: JSONValue] = [:]) -> ExitCode {
+        var message = message
+        if code == "cameraOff", demoMode {
+            // The simulated camera is not switched on by hand: it stays off until replaced.
+            message += "; the simulated camera stays off until `unleashed demo reset` puts a fresh one, switched on, in its place"
+        }
         if json {
             var body = extra
             body["code"] = .string(code)

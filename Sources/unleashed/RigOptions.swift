@@ -258,6 +258,6 @@ extension GlobalOptions {
         func milliseconds(_ duration: Duration?) -> String {
             duration.map { String(format: "%.3f ms", Double($0.wholeMicroseconds) / 1000) } ?? "-"
         }
-        return "Spread over \(cameras) cameras: commands \(milliseconds(spread.commands)), completions \(milliseconds(spread.completions))"
+        return "Spread over \(English.counting(cameras, "camera")): commands \(milliseconds(spread.commands)), completions \(milliseconds(spread.completions))"
     }
 }

@@ -21,7 +21,7 @@ struct RunsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List every run, newest first, with its frames taken, failed and skipped.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         func run() async throws {
             let journal = try RunJournalFile(options: options)
@@ -35,7 +35,7 @@ struct RunsCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a run's plan and every frame, one line each.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Argument(help: ArgumentHelp("The run, as 'runs list' numbers it.", valueName: "id"))
         var id: Int64
@@ -65,7 +65,7 @@ struct RunsCommand: AsyncParsableCommand {
                 """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Argument(help: ArgumentHelp("The run, as 'runs list' numbers it.", valueName: "id"))
         var id: Int64
@@ -246,7 +246,7 @@ enum RunText {
     /// The plan in a line: `every 5s, 300 frames, one picture at the camera's shutter speed, ...`.
     static func plan(_ plan: RunPlan) -> String {
         let stop = switch plan.stop {
-        case .frames(let count): "\(count) frames"
+        case .frames(let count): English.counting(count, "frame")
         case .duration(let length): "for \(milliseconds(length))"
         case .until(let time): "until \(Output.timestamp(UInt64(clamping: time)))"
         case .never: "until stopped"
@@ -256,7 +256,7 @@ enum RunText {
         case .bulb(let length): "bulb \(milliseconds(length))"
         case .bracket(let count, let step):
             "bracket of \(count), \(ExposureStops(thirds: Int32(clamping: step)).text.trimmingPrefix("+")) EV apart"
-        case .video(let length): "a \(milliseconds(length)) video clip"
+        case .video(let length): English.withArticle("\(milliseconds(length)) video clip")
         case .ramp(let ramp):
             "exposure ramped to the light (ISO \(ramp.minISO)-\(ramp.maxISO)"
                 + (ramp.apertures.isEmpty ? "" : ", \(ramp.apertures.joined(separator: " "))") + ")"

@@ -18,7 +18,7 @@ struct SettingsCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List every setting, its value and the values the camera offers.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Flag(help: "With --backend gphoto2: every setting the camera has, by its libgphoto2 path.")
         var all = false
@@ -61,7 +61,7 @@ struct SettingsCommand: AsyncParsableCommand {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print one setting's value.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Argument(help: "The setting: \(SettingID.userNames.joined(separator: ", ")).")
         var name: String
@@ -96,7 +96,7 @@ struct SettingsCommand: AsyncParsableCommand {
                 """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @OptionGroup(title: "Rig") var rig: RigOptions
 

@@ -18,7 +18,7 @@ struct ShootCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @OptionGroup(title: "Rig") var rig: RigOptions
 

@@ -13,7 +13,7 @@ struct StatusCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
         try await options.withCamera { camera throws(CameraError) in
@@ -70,20 +70,20 @@ struct StatusCommand: AsyncParsableCommand {
         ]
         if !tethered { bar.insert("module \(Output.percent(status.moduleBattery))", at: 1) }
         if let left = status.shotsRemaining {
-            bar.append(style.paint("\(left) shots left", status.storage == .full ? .red : .plain))
+            bar.append(style.paint("\(English.counting(left, "shot")) left", status.storage == .full ? .red : .plain))
         }
         if let ev = status.meteredEV { bar.append("EV \(Output.ev(ev))") }
         var lines = [
             bar.joined(separator: "  "),
             tethered
-                ? "Port      \(identity.name) (libgphoto2), \(status.shotCounter) shots this session"
+                ? "Port      \(identity.name) (libgphoto2), \(English.counting(status.shotCounter, "shot")) this session"
                 : "Module    \(identity.name), firmware \(identity.firmwareVersion ?? "unknown"), protocol v\(identity.protocolVersion.map(String.init) ?? "?"), "
-                    + "battery \(Output.percent(status.moduleBattery)), \(status.shotCounter) shots triggered",
+                    + "battery \(Output.percent(status.moduleBattery)), \(English.counting(status.shotCounter, "shot")) triggered",
             "Camera    \(identity.cameraModel ?? "none attached"), \(status.cameraPower), battery \(Output.percent(status.cameraBattery))"
                 + (status.busy ? ", busy" : ", ready"),
         ]
         if let storage = status.storage {
-            lines.append("Card      \(storage)" + (status.shotsRemaining.map { ", \($0) shots left" } ?? ""))
+            lines.append("Card      \(storage)" + (status.shotsRemaining.map { ", \(English.counting($0, "shot")) left" } ?? ""))
         }
         if let mode = status.exposureMode {
             lines.append("Exposure  \(mode)" + (status.meteredEV.map { ", metered EV \(Output.ev($0))" } ?? ""))

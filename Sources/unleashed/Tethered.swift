@@ -91,7 +91,7 @@ struct CamerasCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
         var found: [DetectedCamera]

@@ -15,7 +15,7 @@ struct TimeCommand: AsyncParsableCommand {
             abstract: "Set the camera's clock to this host's time and time zone offset."
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         func run() async throws {
             let options = options

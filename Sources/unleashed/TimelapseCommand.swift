@@ -37,7 +37,7 @@ struct TimelapseCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @OptionGroup var schedule: ScheduleOptions
 
@@ -89,8 +89,8 @@ struct TimelapseCommand: AsyncParsableCommand {
     func run() async throws {
         let options = options
         guard let resume else {
-            try await RunExecution.begin(try plan(), delay: try schedule.start.delay(options: options), detach: schedule.start.detach,
-                                         options: options, rig: rig.isRig ? rig : nil)
+            let (plan, delay) = try plan()
+            try await RunExecution.begin(plan, delay: delay, detach: schedule.start.detach, options: options, rig: rig.isRig ? rig : nil)
             return
         }
         if schedule.start.detach { throw options.usage("--detach starts a new run; a daemon resumes interrupted runs itself") }
@@ -101,11 +101,12 @@ struct TimelapseCommand: AsyncParsableCommand {
 
     // MARK: - The plan from the command line
 
-    private func plan() throws(ExitCode) -> RunPlan {
+    /// The plan and the wait for its first slot.
+    private func plan() throws(ExitCode) -> (RunPlan, Duration) {
         guard let interval else {
             throw options.usage("say how often to shoot: --interval 5s (or --resume ID to continue a run)")
         }
-        let intervalMs = try options.milliseconds(interval, for: "--interval")
+        let intervalMs = try options.interval(interval, for: "--interval")
         guard [bulb != nil, bracket != nil, !ramp.isEmpty].filter({ $0 }).count <= 1 else {
             throw options.usage("choose one of --bulb, --bracket and --ramp")
         }
@@ -141,7 +142,7 @@ struct TimelapseCommand: AsyncParsableCommand {
         guard plan.minISO <= plan.maxISO else { throw options.usage("--min-iso \(plan.minISO) is above --max-iso \(plan.maxISO)") }
         plan.apertures = rampApertures
         if let rampGap { plan.gapMs = try options.milliseconds(rampGap, for: "--ramp-gap") }
-        if let nightInterval { plan.nightIntervalMs = try options.milliseconds(nightInterval, for: "--night-interval") }
+        if let nightInterval { plan.nightIntervalMs = try options.interval(nightInterval, for: "--night-interval") }
         return plan
     }
 

@@ -1,4 +1,7 @@
 import ArgumentParser
+import Foundation
+import UnleashedKit
+import UnleashedProtocol
 
 @main
 struct Unleashed: AsyncParsableCommand {
@@ -33,6 +36,10 @@ struct Unleashed: AsyncParsableCommand {
               143 a time-lapse stopped by SIGTERM (cleanly, as after Ctrl-C)
 
             Durations are written like 250ms, 30s, 1m30s or 2h.
+
+            Every command also takes the global options, before or after its name: --demo, \
+            --json, --module, --backend and more. Each command's help leaves them out; \
+            `unleashed help options` describes them all.
             """,
         version: Unleashed.version,
         subcommands: [
@@ -41,11 +48,78 @@ struct Unleashed: AsyncParsableCommand {
             TimelapseCommand.self, RunsCommand.self,
             AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ForgetCommand.self, CamerasCommand.self, DaemonCommand.self, JobsCommand.self, AttachCommand.self, StopCommand.self,
+            DemoCommand.self, OptionsCommand.self,
         ]
     )
 
     /// The version the daemon reports in `GET /v1/status` and `--version` prints.
     static let version = "0.7.0"
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
+}
+
+extension Unleashed {
+    /// Parses the command line and runs the command. A command line that does not parse is
+    /// reported like every other error: on standard error, or with --json as an `{"error": ...}`
+    /// object on standard output; a negative number that read as an option says how to write it.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try await asyncParseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            report(error, arguments: arguments)
+        }
+    }
+
+    private static func report(_ error: any Error, arguments: [String]) -> Never {
+        let status = exitCode(for: error)
+        // Help, --version, and the commands' own errors (already reported) are left as they are.
+        if status == .success || error is ExitCode { exit(withError: error) }
+        let message = message(for: error)
+        let hint = SignedArguments.hint(for: arguments, program: "unleashed", optionMissingValue: missingValue(in: message))
+        if arguments.prefix(while: { $0 != "--" }).contains("--json") {
+            let code = status == .validationFailure ? "usage" : "failed"
+            let text = [message, hint].compactMap { $0 }.joined(separator: "; ")
+            print(Output.json(["error": ["code": .string(code), "message": .string(text)]]))
+        } else {
+            var text = fullMessage(for: error)
+            if let hint { text += "\nHint: \(hint)" }
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+        Foundation.exit(status.rawValue)
+    }
+
+    /// `--frames` of "Missing value for '--frames <n>'".
+    private static func missingValue(in message: String) -> String? {
+        guard let range = message.range(of: "Missing value for '") else { return nil }
+        let option = message[range.upperBound...].prefix { $0 != " " && $0 != "'" }
+        return option.isEmpty ? nil : String(option)
+    }
+}
+
+/// `unleashed options`, and `unleashed help options`: the options every command takes, which
+/// each command's own help leaves out.
+struct OptionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "options",
+        abstract: "Describe the global options, which every command takes.",
+        discussion: """
+            They go before or after the command: `unleashed --demo status` and `unleashed status \
+            --demo` are the same. --demo-sky, geotag and `settings set` take negative numbers as \
+            they are; elsewhere a value that starts with '-' is joined to its option with '=' \
+            (--demo-seed=-1), and an argument that starts with '-' comes after -- (unleashed runs \
+            show -- -3).
+            """
+    )
+
+    @OptionGroup(title: GlobalOptions.title) var options: GlobalOptions
+
+    func run() {
+        print(Unleashed.helpMessage(for: Self.self))
+    }
 }

@@ -13,7 +13,7 @@ struct VideoCommand: AsyncParsableCommand {
     struct Start: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Start recording; 'unleashed video stop' ends it.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @OptionGroup(title: "Rig") var rig: RigOptions
 
@@ -36,7 +36,7 @@ struct VideoCommand: AsyncParsableCommand {
     struct Stop: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop recording and print the length of the clip.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @OptionGroup(title: "Rig") var rig: RigOptions
 
@@ -68,11 +68,13 @@ struct VideoCommand: AsyncParsableCommand {
                 camera does not answer the stop, it is retried every 0.5 s for up to 10 s after the \
                 planned end (the safety stop); a clip that still could not be stopped is recorded \
                 as failed, saying so. Ctrl-C stops the recording early (exit status 130), SIGTERM too \
-                (143); the clip is kept and recorded with its real length.
+                (143); the clip is kept and recorded with its real length. SIGUSR1 takes a still \
+                picture only while waiting for --start-in or --start-at: one asked for during the clip \
+                is not taken, as no slot follows it.
                 """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @OptionGroup var start: StartOptions
 
@@ -83,7 +85,7 @@ struct VideoCommand: AsyncParsableCommand {
 
         func run() async throws {
             let options = options
-            let length = try options.milliseconds(duration, for: "video record")
+            let length = try options.interval(duration, for: "video record")
             let plan = RunPlan(intervalMs: length, stop: .frames(1), exposure: .video(milliseconds: length))
             try await RunExecution.begin(plan, delay: try start.delay(options: options), detach: start.detach, options: options,
                                          rig: rig.isRig ? rig : nil)
@@ -101,12 +103,14 @@ struct VideoCommand: AsyncParsableCommand {
                 continues with 'unleashed timelapse --resume ID'. The stop is retried for up to 10 s \
                 after a clip's planned end (the safety stop).
 
-                Signals as for timelapse: SIGUSR1 takes an extra picture, SIGUSR2 stops after the \
-                current clip, Ctrl-C and SIGTERM stop the recording at once and end the run.
+                Signals: SIGUSR1 takes an extra still picture once the clip being recorded has been \
+                stopped, before the next clip (none after the last), journalled as part 2 of that \
+                clip's slot; SIGUSR2 stops after the current clip; Ctrl-C and SIGTERM stop the \
+                recording at once and end the run.
                 """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         @Argument(help: ArgumentHelp("How long each clip is, e.g. 5s.", valueName: "length"))
         var length: String
@@ -120,11 +124,10 @@ struct VideoCommand: AsyncParsableCommand {
 
         func run() async throws {
             let options = options
-            let clipMs = try options.milliseconds(length, for: "video clips")
-            let plan = try schedule.plan(intervalMs: try options.milliseconds(every, for: "--every"), exposure: .video(milliseconds: clipMs),
-                                         options: options)
-            try await RunExecution.begin(plan, delay: try schedule.start.delay(options: options), detach: schedule.start.detach,
-                                         options: options, rig: rig.isRig ? rig : nil)
+            let clipMs = try options.interval(length, for: "video clips")
+            let (plan, delay) = try schedule.plan(intervalMs: try options.interval(every, for: "--every"),
+                                                  exposure: .video(milliseconds: clipMs), options: options)
+            try await RunExecution.begin(plan, delay: delay, detach: schedule.start.detach, options: options, rig: rig.isRig ? rig : nil)
         }
     }
 }

@@ -15,7 +15,7 @@ struct WatchCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Option(name: .customLong("for"), help: ArgumentHelp("Stop after this long (e.g. 30s, 5m).", valueName: "duration"))
     var limit: String?
@@ -80,7 +80,7 @@ struct WatchCommand: AsyncParsableCommand {
         case .storage(let state, let left):
             var members: [String: JSONValue] = ["state": .string(state.description)]
             members["shotsRemaining"] = left.map { .integer(Int64($0)) }
-            return ("storage", members, "card \(state)" + (left.map { ", \($0) shots left" } ?? ""))
+            return ("storage", members, "card \(state)" + (left.map { ", \(English.counting($0, "shot")) left" } ?? ""))
         case .cameraPower(let power):
             return ("cameraPower", ["power": .string(power.description)], "camera \(power)")
         case .busy(let busy):

@@ -52,6 +52,35 @@ struct VideoCommandTests {
         #expect(try await fixture.run(arguments: ["--demo", "video", "stop"]).status == 65, "the recording was stopped")
     }
 
+    @Test("SIGUSR1 during a clip takes a still picture once that clip has been stopped, before the next one; the help says so")
+    func extraPictureBetweenClips() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let run = try fixture.launch(["--demo", "--json", "video", "clips", "3s", "--every", "6s", "--frames", "2"])
+        // The run is journalled just before its first clip starts, which then lasts 3 s.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try? SQLiteJournal(path: fixture.journalPath).runs().isEmpty) ?? true {
+            guard ContinuousClock.now < deadline else { Issue.record("the run did not begin: \(run.errors)"); return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        run.signal(SIGUSR1)
+        #expect(try await run.exitStatus() == 0, "\(run.errors)")
+        let runID = try #require(try SQLiteJournal(path: fixture.journalPath).runs().first?.id)
+        let frames = try fixture.frames(of: runID)
+        let clip = try #require(frames.first { $0.frame == 1 && $0.part == 1 })
+        let extra = try #require(frames.first { $0.exposure == "extra" }, "\(frames)")
+        #expect(extra.frame == 1 && extra.part == 2 && extra.outcome == .taken)
+        #expect((extra.sentMs ?? 0) >= (clip.completedMs ?? .max), "not while the clip was recording: \(frames)")
+        #expect((extra.sentMs ?? .max) < 6000, "before the next clip: \(frames)")
+        #expect(frames.filter { $0.part == 1 }.count == 2, "both clips recorded")
+
+        let clipsHelp = try await fixture.run(arguments: ["video", "clips", "--help"])
+        #expect(clipsHelp.stdout.words.contains("once the clip being recorded has been stopped"), "\(clipsHelp.stdout)")
+        let recordHelp = try await fixture.run(arguments: ["video", "record", "--help"])
+        #expect(recordHelp.stdout.contains("SIGUSR1"), "\(recordHelp.stdout)")
+    }
+
     @Test("clips that cannot fit their interval, and bad lengths, are refused before recording (64)",
           arguments: [
               (["video", "clips", "1s", "--every", "1s", "--gap", "200ms", "--frames", "3"], "each slot needs at least 1s200ms"),

@@ -18,4 +18,15 @@ struct DurationTextTests {
     func refused(text: String) {
         #expect(parseDuration(text) == nil, "\(text)")
     }
+
+    @Test("a duration written well but too long to count is told from one written wrong")
+    func tooLong() throws {
+        for text in ["999999999999999h", "9999999999999s", "2562047788016h", "1000000000000ms"] {
+            #expect(throws: DurationTextError.tooLong, "\(text)") { try readDuration(text) }
+        }
+        for text in ["999999999999999x", "-5s", "1.5s", ""] {
+            #expect(throws: DurationTextError.malformed, "\(text)") { try readDuration(text) }
+        }
+        #expect(try readDuration("999999999999h") == .seconds(999_999_999_999 * 3600))
+    }
 }

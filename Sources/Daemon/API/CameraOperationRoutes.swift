@@ -203,7 +203,7 @@ struct CameraOperationRoutes: Sendable {
         if let raw = body["raw"], raw != .null {
             guard let number = raw.integerValue.flatMap(UInt32.init(exactly:)),
                   let value = SettingValue(setting: setting, rawValue: number) else {
-                throw .invalidArgument("\"raw\" in the body is not a \(setting.displayName) value")
+                throw .invalidArgument("\"raw\" in the body is not " + English.withArticle("\(setting.displayName) value"))
             }
             return value
         }

@@ -313,7 +313,7 @@ extension CameraError: CustomStringConvertible {
         case .unknownSetting(let name):
             "there is no setting called '\(name)'; settings are: \(SettingID.userNames.joined(separator: ", "))"
         case .unreadableValue(let setting, let text):
-            "'\(text)' is not a \(setting.displayName) value; write it like \(setting.valueExample)"
+            "'\(text)' is not \(English.withArticle("\(setting.displayName) value")); write it like \(setting.valueExample)"
         case .settingNotOffered(let setting):
             "this camera has no \(setting.displayName) setting"
         case .readOnly(let setting):

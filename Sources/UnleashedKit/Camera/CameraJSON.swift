@@ -352,7 +352,7 @@ extension SettingValue {
     init(_ cursor: JSONCursor, setting: SettingID) throws(JSONShapeError) {
         let raw = try cursor.member("raw")
         guard let value = SettingValue(setting: setting, rawValue: try raw.integer(UInt32.self)) else {
-            throw raw.fail("not a \(setting.displayName) value")
+            throw raw.fail("not " + English.withArticle("\(setting.displayName) value"))
         }
         self = value
     }

@@ -52,7 +52,7 @@ extension ConnectionFailure: CustomStringConvertible {
         case .notFound: "no module found"
         case .notAModule(let reason): "not an Unleashed module: \(reason)"
         case .incompatible(let reason): "incompatible module: \(reason)"
-        case .gaveUp(let attempts, let lastError): "gave up after \(attempts) attempts: \(lastError)"
+        case .gaveUp(let attempts, let lastError): "gave up after \(English.counting(attempts, "attempt")): \(lastError)"
         }
     }
 }

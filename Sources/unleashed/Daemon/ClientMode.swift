@@ -12,6 +12,11 @@ extension GlobalOptions {
     /// --download, --filename), or when no socket is there.
     func daemonClient() -> DaemonClient? {
         guard !direct, !demoMode, backend == nil, port == nil, adapter == nil, download == nil, filename == nil else { return nil }
+        return socketDaemon()
+    }
+
+    /// A client of the daemon whose socket is there, whatever the options say; nil without one.
+    func socketDaemon() -> DaemonClient? {
         let environment = ProcessInfo.processInfo.environment
         let path = DaemonClient.defaultSocketPath(environment: environment)
         guard FileManager.default.fileExists(atPath: path) else { return nil }

@@ -3,6 +3,7 @@ import Daemon
 import Foundation
 import GPhoto2
 import Logging
+import Synchronization
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
@@ -12,6 +13,8 @@ import UnleashedSimulator
 struct DaemonCameras: CameraOpening, CameraConnecting {
     /// Set for `unleashed daemon --demo`: simulated cameras stand in for the modules.
     let demo: DemoOptions?
+    /// The simulated cameras started, saved when the daemon stops.
+    let simulated = SimulatedCameras()
 
     func openConfigured(into registry: CameraRegistry, configuration: DaemonConfiguration, logger: Logger) async {
         if let demo {
@@ -41,9 +44,11 @@ struct DaemonCameras: CameraOpening, CameraConnecting {
         if let demo {
             var options = demo
             options.seed &+= 1000
+            let name = configured?.name ?? wanted
             do {
-                let simulated = try await Demo.start(stateFile: nil, options: options)
-                return (configured?.name ?? wanted, simulated.camera, "simulated")
+                let started = try await Demo.start(stateFile: SimulatedCameras.stateFile(for: name), options: options)
+                simulated.add(started)
+                return (name, started.camera, "simulated")
             } catch {
                 throw CameraConnectError("the simulator did not start: \(error)")
             }
@@ -71,7 +76,8 @@ struct DaemonCameras: CameraOpening, CameraConnecting {
             var seeded = options
             seeded.seed = options.seed &+ UInt64(index)
             do {
-                let demo = try await Demo.start(stateFile: nil, options: seeded)
+                let demo = try await Demo.start(stateFile: SimulatedCameras.stateFile(for: name), options: seeded)
+                simulated.add(demo)
                 await registry.add(demo.camera, name: name, source: source)
                 logger.info("camera \(name): the built-in simulator")
             } catch {
@@ -158,6 +164,34 @@ struct DaemonCameras: CameraOpening, CameraConnecting {
         switch request {
         case .authorize, .display: .accept
         default: .reject("the module asks a question the daemon cannot answer; pair it once with `unleashed pair --direct`")
+        }
+    }
+}
+
+/// The simulated cameras of a daemon started with --demo. Each keeps its state in the file the
+/// CLI's demo mode uses for a camera of that name, restored when the daemon starts and saved when
+/// it stops, so that the camera outlives a restart as it outlives a command.
+final class SimulatedCameras: Sendable {
+    private let started = Mutex<[Demo]>([])
+
+    /// The one camera of a daemon without modules, `demo`, is the CLI's demo camera; a camera
+    /// named after a module is the one `--demo --camera NAME` drives.
+    static func stateFile(for name: String) -> URL {
+        name == "demo" ? Demo.defaultStateFile() : GlobalOptions.demoStateFile(for: name)
+    }
+
+    func add(_ demo: Demo) {
+        started.withLock { $0.append(demo) }
+    }
+
+    /// Saves every simulated camera to its state file.
+    func save(logger: Logger) async {
+        for demo in started.withLock({ $0 }) {
+            do {
+                try await demo.finish()
+            } catch {
+                logger.error("the simulated camera was not saved: \(error)")
+            }
         }
     }
 }

@@ -25,11 +25,14 @@ struct DaemonCommand: AsyncParsableCommand {
             start, the modules are disconnected.
 
             With --demo the daemon holds the built-in simulator instead of modules: one simulated \
-            camera per configured module, or one named 'demo'.
+            camera per configured module, or one named 'demo'. Each keeps its state in the file \
+            demo mode keeps it in (`demo` that of `unleashed --demo`, the others those of \
+            `unleashed --demo --camera NAME`), read at the start and saved when the daemon stops; \
+            `unleashed demo reset` with the daemon stopped gives it fresh cameras.
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Flag(help: "Run as the system service: the system configuration only, /run/unleashed and /var/lib/unleashed.")
     var system = false
@@ -67,15 +70,18 @@ struct DaemonCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in JournaldLogHandler(label: label) }
         let logger = Logger(label: "unleashed.daemon")
         let demo: DemoOptions? = options.demoMode ? try options.demoOptions() : nil
+        let cameras = DaemonCameras(demo: demo)
         let service = DaemonService(configuration: configuration, version: Unleashed.version,
-                                    cameras: DaemonCameras(demo: demo), reload: load, logger: logger)
+                                    cameras: cameras, reload: load, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {
+            await cameras.simulated.save(logger: logger)
             throw options.fail(code: "daemon", "the daemon stopped: \(error)", status: .unavailable)
         }
+        await cameras.simulated.save(logger: logger)
     }
 
     static func summary(_ configuration: DaemonConfiguration, files: [String]) -> JSONValue {

@@ -38,7 +38,7 @@ struct JobsCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
         let client = try options.requireDaemon("jobs")
@@ -72,7 +72,7 @@ struct AttachCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Argument(help: ArgumentHelp("The job's id, as `unleashed jobs` lists it.", valueName: "job"))
     var job: Int64
@@ -94,7 +94,7 @@ struct StopCommand: AsyncParsableCommand {
         discussion: "The job's frames stay in the journal; its outcome is 'stopped on request'."
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     @Argument(help: ArgumentHelp("The job's id, as `unleashed jobs` lists it.", valueName: "job"))
     var job: Int64

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+import UnleashedTestSupport
+
+@Suite("schedules that surprise or cannot be: a later day told, absurd values refused", .serialized, .timeLimit(.minutes(2)))
+struct ScheduleSurpriseTests {
+    /// A time zone in which it is about noon now, so that 11:00 has just passed and the test
+    /// never runs across midnight.
+    private static func zoneAtNoon() -> String {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let offset = 12 - utc.component(.hour, from: Date())
+        // Etc/GMT-3 is three hours east of Greenwich: the sign is the POSIX one.
+        return offset == 0 ? "Etc/GMT" : "Etc/GMT\(offset > 0 ? "-" : "+")\(abs(offset))"
+    }
+
+    private func launch(_ fixture: RunFixture, _ arguments: [String]) throws -> BackgroundRun {
+        var environment = ProcessInfo.processInfo.environment
+        environment["UNLEASHED_DEMO_STATE"] = fixture.cli.stateFile.path
+        environment["TZ"] = Self.zoneAtNoon()
+        environment.merge(fixture.environment) { _, new in new }
+        return try BackgroundRun(CLI.binary, arguments, environment: environment)
+    }
+
+    @Test("--start-at a time that has passed today says the run starts tomorrow: on standard error, and as a JSON note")
+    func startTomorrow() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let run = try launch(fixture, ["--demo", "--json", "timelapse", "--interval", "1s", "--frames", "2", "--start-at", "11:00"])
+        try await run.waitFor("the note") { $0.objects.contains { $0["note"] != nil } && $0.errors.contains("note: ") }
+        run.signal(SIGINT)
+        #expect(try await run.exitStatus() == 130)
+        let note = try #require(run.objects.first?["note"] as? [String: Any], "the note comes first: \(run.output)")
+        #expect(note["code"] as? String == "laterDay")
+        #expect(note["option"] as? String == "--start-at" && note["day"] as? String == "tomorrow")
+        let at = try #require((note["at"] as? String).flatMap { ISO8601DateFormatter.withFractions.date(from: $0) })
+        #expect((22 * 3600...24 * 3600).contains(at.timeIntervalSinceNow), "\(at)")
+        #expect(run.errors.contains("note: --start-at 11:00 is tomorrow: 11:00 has passed today, so the run starts tomorrow at 11:00"),
+                "\(run.errors)")
+        #expect(run.frames.isEmpty)
+    }
+
+    @Test("--until a time that has passed today says the run stops tomorrow, in text too (not a terminal)")
+    func untilTomorrow() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let run = try launch(fixture, ["--demo", "timelapse", "--interval", "1s", "--until", "11:00"])
+        try await run.waitFor("the note") { $0.errors.contains("note: ") }
+        run.signal(SIGINT)
+        #expect(try await run.exitStatus() == 130)
+        #expect(run.errors.contains("note: --until 11:00 is tomorrow: the run stops at the first 11:00 after it starts, tomorrow"),
+                "\(run.errors)")
+    }
+
+    @Test("absurd durations are refused with what the limit is, before anything is shot", arguments: [
+        (["timelapse", "--interval", "25h", "--frames", "3"], "--interval: 25h is too long; it can be at most a day (24h)"),
+        (["timelapse", "--interval", "1s", "--frames", "3", "--start-in", "8761h"],
+         "--start-in: 8761h is too long; a run starts within a year (8760h)"),
+        (["timelapse", "--interval", "1s", "--duration", "99999999999999h"], "--duration: '99999999999999h' is too long to be counted"),
+        (["timelapse", "--interval", "24h", "--frames", "9223372036854775807"], "too long a run to be counted"),
+        (["timelapse", "--interval", "5s", "--frames", "3", "--ramp", "auto", "--night-interval", "30h"], "--night-interval: 30h is too long"),
+        (["video", "clips", "1s", "--every", "25h", "--frames", "2"], "--every: 25h is too long; it can be at most a day"),
+        (["video", "record", "25h"], "video record: 25h is too long; it can be at most a day"),
+        (["video", "record", "1s", "--start-in", "9000h"], "--start-in: 9000h is too long"),
+        (["bulb", "99999999999999h"], "bulb: '99999999999999h' is too long to be counted"),
+    ])
+    func absurd(arguments: [String], message: String) async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        let result = try await fixture.run(arguments: ["--demo"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        let json = try await fixture.run(arguments: ["--demo", "--json"] + arguments)
+        #expect(json.status == 64)
+        #expect(((json.json?["error"] as? [String: Any])?["message"] as? String)?.contains(message) == true, "\(json.stdout)")
+        #expect(try await fixture.run(arguments: ["--demo", "status", "--json"]).stdout.contains("\"shotCounter\":0"))
+    }
+}
+
+extension ISO8601DateFormatter {
+    static var withFractions: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+}
