@@ -85,11 +85,11 @@ extension Unleashed {
         if arguments.prefix(while: { $0 != "--" }).contains("--json") {
             let code = status == .validationFailure ? "usage" : "failed"
             let text = [message, hint].compactMap { $0 }.joined(separator: "; ")
-            print(Output.json(["error": ["code": .string(code), "message": .string(text)]]))
+            Output.line(Output.json(["error": ["code": .string(code), "message": .string(text)]]))
         } else {
             var text = fullMessage(for: error)
             if let hint { text += "\nHint: \(hint)" }
-            FileHandle.standardError.write(Data((text + "\n").utf8))
+            Output.note(text)
         }
         Foundation.exit(status.rawValue)
     }
@@ -120,6 +120,6 @@ struct OptionsCommand: ParsableCommand {
     @OptionGroup(title: GlobalOptions.title) var options: GlobalOptions
 
     func run() {
-        print(Unleashed.helpMessage(for: Self.self))
+        Output.line(Unleashed.helpMessage(for: Self.self))
     }
 }
