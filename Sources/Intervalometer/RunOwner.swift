@@ -48,14 +48,15 @@ public struct RunOwner: Codable, Hashable, Sendable, CustomStringConvertible {
         return arguments.count > 1 && arguments[1] == "daemon" ? "\(name) daemon" : name
     }()
 
-    /// Field 22 of `/proc/PID/stat`; the command name in field 2 may hold spaces and
-    /// parentheses, so fields are counted from its closing parenthesis.
+    /// Field 22 of `/proc/PID/stat`, or nil for a process that is gone or a zombie (it has
+    /// ended; only its parent has not collected it yet). The command name in field 2 may hold
+    /// spaces and parentheses, so fields are counted from its closing parenthesis.
     public static func startTicks(of pid: Int32) -> Int64? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // Field 3 (state) is the first after the parenthesis, so field 22 is at index 19.
-        guard fields.count > 19 else { return nil }
+        guard fields.count > 19, fields[0] != "Z", fields[0] != "X" else { return nil }
         return Int64(fields[19])
     }
 }

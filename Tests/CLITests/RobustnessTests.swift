@@ -89,7 +89,7 @@ struct RobustnessTests {
             let socket = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(session)").path
             var env = environment(cli)
             env["TERM"] = "xterm"
-            let command = "'\(CLI.binary.path)' --demo timelapse --interval 1s --frames 8; sleep 30"
+            let command = "'\(CLI.binary.path)' --demo timelapse --interval 1s --frames 30; sleep 30"
             // The tmux server forked by this client lives on with the session and inherits what
             // Foundation watches to learn that the client ended: the client is not waited for.
             let starter = Process()
@@ -100,10 +100,19 @@ struct RobustnessTests {
             starter.standardError = FileHandle.nullDevice
             try starter.run()
             defer { _ = try? Process.run(URL(fileURLWithPath: tmux), arguments: ["-S", socket, "kill-server"]) }
-            try await Task.sleep(for: .seconds(5))
-            let captured = try await runProgram(URL(fileURLWithPath: tmux), ["-S", socket, "capture-pane", "-p", "-t", session], environment: env)
-            let rows = captured.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            let status = rows.filter { $0.contains("Frame ") || $0.contains("elapsed") || $0.contains("late ") }
+            // A few refreshes after the first status line, however long the start took.
+            var rows: [String] = []
+            var status: [String] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            var seenAt: ContinuousClock.Instant?
+            while ContinuousClock.now < deadline {
+                let captured = try await runProgram(URL(fileURLWithPath: tmux), ["-S", socket, "capture-pane", "-p", "-t", session], environment: env)
+                rows = captured.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                status = rows.filter { $0.contains("Frame ") || $0.contains("elapsed") || $0.contains("late ") }
+                if !status.isEmpty, seenAt == nil { seenAt = .now }
+                if let seenAt, ContinuousClock.now - seenAt > .seconds(3) { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
             #expect(status.count == 1, "\(width) columns: \(rows.filter { !$0.isEmpty })")
             #expect(rows.allSatisfy { $0.count <= width }, "\(width) columns")
         }

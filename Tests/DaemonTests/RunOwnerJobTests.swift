@@ -28,7 +28,7 @@ struct RunOwnerJobTests {
             c.execute("UPDATE owner SET pid = ?, startTicks = ?, program = 'unleashed' WHERE run = ?", (\(cli.processIdentifier), \(ticks), \(record.id)))
             """]
         try update.run()
-        update.waitUntilExit()
+        while update.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(update.terminationStatus == 0)
 
         let daemon = JobManager(journal: journal, cameras: cameras)
@@ -36,8 +36,9 @@ struct RunOwnerJobTests {
         #expect(try journal.frames(of: record.id).isEmpty, "the refused resume recorded nothing")
         #expect(try journal.run(record.id)?.state == .running, "and left the run to its owner")
 
-        cli.terminate()
-        cli.waitUntilExit()
+        // Killed, and not yet collected: a zombie owns nothing either.
+        kill(cli.processIdentifier, SIGKILL)
+        try await Task.sleep(for: .milliseconds(200))
         #expect(await daemon.resumeInterrupted() == [record.id])
         await daemon.suspendAll()
     }
