@@ -167,7 +167,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-dbus-soak",
-            dependencies: ["DBus"],
+            dependencies: ["DBus", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-dbus-soak",
             swiftSettings: strict
         ),
