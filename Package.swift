@@ -182,6 +182,17 @@ let package = Package(
             path: "Tests/Support",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "unleashed-child-probe",
+            dependencies: ["UnleashedTestSupport"],
+            path: "Tests/ChildProbe",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "TestSupportTests",
+            dependencies: ["UnleashedTestSupport", "unleashed-child-probe", "unleashed-sim"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UnleashedProtocolTests",
             dependencies: [
