@@ -5,23 +5,23 @@ import Synchronization
 /// a command) starts here, so that it dies with the process that started it however that one
 /// ends: a crash or a SIGKILL runs no deinit, and a bus left behind lives until the machine stops.
 ///
-/// The child is started as `setpriv --pdeathsig KILL -- sh -c CHECK -- program arguments...`:
-/// - the kernel sends SIGKILL to a process whose parent dies once it has asked for it, which
-///   no cleanup code has to run for; setpriv (util-linux) asks for it, since Swift cannot call the
-///   variadic `prctl`, and dbus-daemon or python cannot be made to;
-/// - each step execs the next, so the pid is the program's own: a signal or `waitpid` reaches the
-///   program, and there is no wrapper process that could be killed on its own and orphan it;
-/// - `sh` checks that its parent is still this process once the signal is armed, since a parent
-///   that died before that point would leave the child running;
+/// The child runs as `setpriv --pdeathsig KILL -- sh -c CHECK OUR-PID program arguments...`:
+/// - the kernel kills a process whose parent dies once it has asked for it, with no cleanup code
+///   of ours having to run; setpriv (util-linux) asks, since Swift cannot call the variadic
+///   `prctl` and dbus-daemon or python cannot be made to;
+/// - each step execs the next, so the pid is the program's own: signals and `waitpid` reach the
+///   program, and no wrapper process sits between that could die alone and orphan it;
+/// - `sh` checks, once the signal is armed, that its parent is still us: a parent that died
+///   before that point would leave the child running;
 /// - the kernel takes the *thread* that spawned as the parent, so every spawn happens on one
-///   thread that lives as long as the process: a child spawned from a pool thread would be killed
-///   when the pool retires that thread.
+///   thread that lives as long as the process: a child spawned from a pool thread would be
+///   killed when the pool retires that thread.
 ///
 /// Children carry `UNLEASHED_TEST_RUN` from this process's environment (`make test` sets it), by
 /// which scripts/check-leftovers finds any that outlived the run.
 public enum ChildProcesses {
     /// The environment variable that marks the processes of one test run.
-    public static let runMarker = "UNLEASHED_TEST_RUN"
+    static let runMarker = "UNLEASHED_TEST_RUN"
 
     static let setpriv = "/usr/bin/setpriv"
 
