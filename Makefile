@@ -17,12 +17,16 @@ build: setup
 demo: build
 	scripts/demo
 
+# The steps that start processes carry a marker of this run (make's pid) in their environment,
+# which their children inherit; scripts/check-leftovers then fails if any of them is still running.
+test: TEST_RUN = make-test-$$PPID
 test: setup
 	python3 Protocol/tools/make_vectors.py --check
 	swift build --build-tests
-	swift test
-	scripts/leak-check
-	scripts/fuzz $(FUZZ_SECONDS)
+	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test
+	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
+	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
+	scripts/check-leftovers $(TEST_RUN)
 
 # Regenerates Protocol/vectors from Protocol/tools/make_vectors.py (an implementation of
 # PROTOCOL.md independent of the Swift codec).

@@ -167,7 +167,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-dbus-soak",
-            dependencies: ["DBus"],
+            dependencies: ["DBus", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-dbus-soak",
             swiftSettings: strict
         ),
@@ -180,6 +180,17 @@ let package = Package(
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
             path: "Tests/Support",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "unleashed-child-probe",
+            dependencies: ["UnleashedTestSupport"],
+            path: "Tests/ChildProbe",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "TestSupportTests",
+            dependencies: ["UnleashedTestSupport", "unleashed-child-probe", "unleashed-sim"],
             swiftSettings: strict
         ),
         .testTarget(

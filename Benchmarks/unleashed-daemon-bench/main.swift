@@ -76,7 +76,7 @@ func runUnleashed(_ arguments: [String]) throws -> Int32 {
     process.environment = environment
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    try process.run()
+    try ChildProcesses.run(process)
     process.waitUntilExit()
     return process.terminationStatus
 }
@@ -88,7 +88,7 @@ func startDaemon() async throws -> Process {
     process.environment = environment
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    try process.run()
+    try ChildProcesses.run(process)
     let client = DaemonClient(socketPath: socket)
     let deadline = ContinuousClock.now + .seconds(60)
     while ContinuousClock.now < deadline {

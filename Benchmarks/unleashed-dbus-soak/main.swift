@@ -16,6 +16,7 @@
 import DBus
 import Foundation
 import Synchronization
+import UnleashedTestSupport
 
 let arguments = CommandLine.arguments
 func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } }
@@ -48,7 +49,8 @@ final class Counts: Sendable {
 
 /// A dbus-daemon of our own, configured as the tests' (Tests/Support/PrivateBus.swift). Spawned
 /// with posix_spawn rather than Foundation's Process, which fails under valgrind: it closes every
-/// descriptor it finds in /proc/self/fd, valgrind's own included, and gets EBADF.
+/// descriptor it finds in /proc/self/fd, valgrind's own included, and gets EBADF. Tied to this
+/// process like every child of a test (ChildProcesses), so that a soak killed midway leaves no bus.
 struct PrivateDaemon {
     let address: String
     let pid: pid_t
@@ -79,26 +81,35 @@ struct PrivateDaemon {
         }
         var output: [Int32] = [0, 0]
         guard pipe(&output) == 0 else { throw DBusError(name: DBusError.failedName, message: "pipe failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_addclose(&actions, output[0])
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let arguments = ["/usr/bin/dbus-daemon", "--config-file=\(config.path)", "--nofork", "--print-address=1"]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
-        close(output[1])
-        defer { close(output[0]) }
-        guard spawned == 0 else {
+        let (reading, writing) = (output[0], output[1])
+        let spawned: pid_t?
+        do {
+            spawned = try ChildProcesses.spawn("/usr/bin/dbus-daemon", ["--config-file=\(config.path)", "--nofork", "--print-address=1"]) { command in
+                var actions = posix_spawn_file_actions_t()
+                posix_spawn_file_actions_init(&actions)
+                defer { posix_spawn_file_actions_destroy(&actions) }
+                posix_spawn_file_actions_adddup2(&actions, writing, 1)
+                posix_spawn_file_actions_addclose(&actions, reading)
+                posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+                var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+                defer { for argument in argv { free(argument) } }
+                var pid: pid_t = 0
+                return posix_spawn(&pid, command[0], &actions, nil, &argv, environ) == 0 ? pid : nil
+            }
+        } catch {
+            close(reading)
+            close(writing)
+            throw DBusError(name: DBusError.failedName, message: "\(error)")
+        }
+        close(writing)
+        defer { close(reading) }
+        guard let pid = spawned else {
             throw DBusError(name: DBusError.failedName, message: "could not start /usr/bin/dbus-daemon (scripts/setup installs it)")
         }
         // The daemon keeps stdout open: read up to the end of the address line, not to EOF.
         var printed: [UInt8] = []
         var byte: UInt8 = 0
-        while read(output[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { printed.append(byte) }
+        while read(reading, &byte, 1) == 1, byte != UInt8(ascii: "\n") { printed.append(byte) }
         let daemon = PrivateDaemon(address: String(decoding: printed, as: UTF8.self), pid: pid, directory: directory)
         guard daemon.address.hasPrefix("unix:") else {
             daemon.stop()

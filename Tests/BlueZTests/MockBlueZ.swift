@@ -26,7 +26,7 @@ final class MockBlueZ: Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": bus.address]) { _, new in new }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildProcesses.run(process)
         control = try await DBusConnection.open(.address(bus.address))
         let deadline = ContinuousClock.now + .seconds(20)
         while try await control.nameOwner("org.bluez") == nil {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnleashedTestSupport
 
 /// The simulated bodies' model names, as `status` reports them.
 enum CameraModels {
@@ -58,7 +59,7 @@ struct CLI {
                 process.standardOutput = out
                 process.standardError = err
                 do {
-                    try process.run()
+                    try ChildProcesses.run(process)
                 } catch {
                     continuation.resume(throwing: error)
                     return

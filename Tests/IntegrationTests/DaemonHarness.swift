@@ -73,7 +73,7 @@ final class DaemonRig: Sendable {
         handle.seekToEndOfFile()
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try ChildProcesses.run(process)
         daemon.withLock { $0 = process }
         let wanted = ready ?? moduleNames.count
         let deadline = ContinuousClock.now + timeout

@@ -34,7 +34,7 @@ final class SimulatedBluetooth: Sendable {
         process.arguments = ["bluez", "--bus", bus.address] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        try ChildProcesses.run(process)
         control = try await DBusConnection.open(.address(bus.address))
         let deadline = ContinuousClock.now + .seconds(30)
         while true {

@@ -53,7 +53,7 @@ final class SimulatedTetheredCamera: Sendable {
         let log = directory.appendingPathComponent("sim-\(UUID()).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        try ChildProcesses.run(process)
         state.withLock { $0.process = process }
         let (listening, announce) = AsyncStream.makeStream(of: Int.self)
         let state = state

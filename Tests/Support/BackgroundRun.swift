@@ -32,7 +32,7 @@ public final class BackgroundRun: Sendable {
             let text = String(decoding: handle.availableData, as: UTF8.self)
             stderrText.withLock { $0 += text }
         }
-        try process.run()
+        try ChildProcesses.run(process)
     }
 
     public var pid: Int32 { process.processIdentifier }

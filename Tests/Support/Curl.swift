@@ -30,7 +30,7 @@ public enum Curl {
         process.standardOutput = output
         let (exited, exit) = AsyncStream.makeStream(of: Int32.self)
         process.terminationHandler = { exit.yield($0.terminationStatus); exit.finish() }
-        try process.run()
+        try ChildProcesses.run(process)
         let text = await readToEnd(output.fileHandleForReading)
         for await _ in exited {}
         let lastNewline = text.lastIndex(of: "\n") ?? text.startIndex
@@ -48,7 +48,7 @@ public enum Curl {
         process.standardOutput = output
         let (exited, exit) = AsyncStream.makeStream(of: Int32.self)
         process.terminationHandler = { exit.yield($0.terminationStatus); exit.finish() }
-        try process.run()
+        try ChildProcesses.run(process)
         let lines = readLines(output.fileHandleForReading)
         let result: Result<T, any Error>
         do { result = .success(try await body(lines)) } catch { result = .failure(error) }
@@ -103,7 +103,7 @@ extension Curl {
             _ = FileManager.default.createFile(atPath: output.path, contents: nil)
             process.standardOutput = try FileHandle(forWritingTo: output)
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try ChildProcesses.run(process)
             started.append((process, output))
         }
         return (Array(started[..<pollers]), Array(started[pollers...]))

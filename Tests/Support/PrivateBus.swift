@@ -74,7 +74,7 @@ public func launchReadingFirstLine(_ path: String, _ arguments: [String]) async 
     let output = Pipe()
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
-    try process.run()
+    try ChildProcesses.run(process)
     let reading = output.fileHandleForReading
     let line = await withCheckedContinuation { continuation in
         Thread.detachNewThread {

@@ -26,7 +26,7 @@ public func runProgram(_ executable: URL, _ arguments: [String], environment: [S
     process.standardError = err
     let (exited, exit) = AsyncStream.makeStream(of: Int32.self)
     process.terminationHandler = { exit.yield($0.terminationStatus); exit.finish() }
-    try process.run()
+    try ChildProcesses.run(process)
     async let stdout = readToEnd(out.fileHandleForReading)
     async let stderr = readToEnd(err.fileHandleForReading)
     var status: Int32 = -1

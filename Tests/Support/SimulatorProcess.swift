@@ -46,13 +46,14 @@ public final class SimulatorProcess: Sendable {
             }
             for waiter in waiters { waiter.resume(returning: process.terminationStatus) }
         }
-        try process.run()
+        try ChildProcesses.run(process)
     }
 
     deinit {
         if process.isRunning { process.interrupt() }
     }
 
+    public var pid: Int32 { process.processIdentifier }
     public var output: String { shared.collected.withLock { $0.output } }
     public var errors: String { shared.collected.withLock { $0.errors } }
 

@@ -1,0 +1,47 @@
+// The parent that Tests/TestSupportTests/ChildProcessesTests.swift kills with SIGKILL: starts a
+// simulated camera (`unleashed-sim ptpip`) through ChildProcesses from a thread that then ends,
+// and a private dbus-daemon, prints their pids as one JSON line, and waits to be killed. Being
+// killed runs none of its deinits, so only the way they were started can take its children down.
+
+import Foundation
+import Synchronization
+import UnleashedTestSupport
+
+/// The thread's id, from /proc/thread-self (a link to "PID/task/TID").
+func currentThreadID() -> String {
+    ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "").components(separatedBy: "/").last ?? ""
+}
+
+/// Starts the simulator on a thread of its own and returns once that thread has ended.
+func startOnEndedThread() async throws -> SimulatorProcess {
+    final class Started: Sendable {
+        let value = Mutex<(result: Result<SimulatorProcess, any Error>, thread: String)?>(nil)
+    }
+    let started = Started()
+    Thread.detachNewThread {
+        let result = Result { try SimulatorProcess(["ptpip", "--port", "0"]) }
+        // The thread ends only once the simulator runs: a child that had not yet asked for the
+        // signal when its parent thread ended would not get it.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while case .success(let simulator) = result, !simulator.output.contains("listening"), ContinuousClock.now < deadline {
+            usleep(5_000)
+        }
+        started.value.withLock { $0 = (result, currentThreadID()) }
+    }
+    let deadline = ContinuousClock.now + .seconds(30)
+    while true {
+        if let (result, thread) = started.value.withLock({ $0 }),
+           !FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)") {
+            return try result.get()
+        }
+        guard ContinuousClock.now < deadline else { throw FixtureError("the starting thread did not end") }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+let simulator = try await startOnEndedThread()
+try await simulator.waitForOutput("listening")
+let bus = try await PrivateBus()
+FileHandle.standardOutput.write(Data(#"{"bus": \#(bus.pid), "simulator": \#(simulator.pid)}"#.utf8 + [UInt8(ascii: "\n")]))
+// Killed long before; the bound only keeps a probe whose test went away from waiting forever.
+try await Task.sleep(for: .seconds(120))
