@@ -480,8 +480,10 @@ struct FakeBlueZTests {
     @Test("a simulated module's pairing window never closes: bit 2 stays set with a client bonded and connected, and it pairs again")
     func pairingWindowStaysOpen() async throws {
         let rig = try await Rig()
+        // Marked before pairing: the advertisement may change while the pairing is answered.
+        let beforePairing = rig.signals.all.count
         try await rig.pair()
-        let bonded = try await rig.signals.wait(for: .changed(Rig.firstDevice, "ManufacturerData"), from: rig.signals.all.count)
+        let bonded = try await rig.signals.wait(for: .changed(Rig.firstDevice, "ManufacturerData"), from: beforePairing)
         let manufacturer = try #require(rig.signals.all[bonded].body[1].dictionaryValue?["ManufacturerData"]?.unwrapped)
         let advertised = try #require(manufacturer.integerKeyedDictionaryValue?[0x03EF]?.bytesValue)
         let state = try #require(ModuleAdvertisement(manufacturerData: advertised)).state

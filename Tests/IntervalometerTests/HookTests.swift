@@ -147,7 +147,7 @@ private actor DroppingCamera: Camera {
         shots += 1
         if shots == dropAt {
             for sink in sinks { sink.yield(.connection(.reconnecting(attempt: 1, nextDelay: .milliseconds(100)))) }
-            try? await Task.sleep(for: .milliseconds(450))
+            try? await Task.sleep(for: .seconds(1))
             for sink in sinks { sink.yield(.connection(.ready)) }
         }
         return Shot(counter: shots, latency: .zero)
@@ -167,7 +167,7 @@ struct SkipReasonTests {
     @Test("slots lost to a link outage say so, not that the camera was busy")
     func linkOutage() async throws {
         let journal = MemoryJournal()
-        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .frames(14)), camera: DroppingCamera(dropAt: 3), journal: journal,
+        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .frames(40)), camera: DroppingCamera(dropAt: 3), journal: journal,
                             clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
         let ending = try await run.start(cameraName: "dropping")
         // The outage comes with the camera's third picture; the slots passed over between that
