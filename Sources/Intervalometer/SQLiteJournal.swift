@@ -34,37 +34,55 @@ public final class SQLiteJournal: RunJournal {
         checkpoints = JournalCheckpoints(path: path)
         switch access {
         case .readWrite:
-            database = try Self.openForWriting(path: path)
-            try prepareSchema()
+            database = try Self.openPrepared(path: path)
         case .readOnly:
             database = try Self.openForReading(path: path)
-            try checkSchema()
+            do {
+                try Self.checkSchema(database, path: path)
+            } catch {
+                throw Self.journalError(error, path: path)
+            }
         }
     }
 
-    private static func openForWriting(path: String) throws(JournalError) -> DatabasePool {
+    /// Opens the journal for writing and brings its schema up to date. Several processes may
+    /// create it at the same moment; one that finds the file locked while another sets it up
+    /// (SQLite answers some of those at once, without waiting) tries again for a while.
+    private static func openPrepared(path: String) throws(JournalError) -> DatabasePool {
         do {
             try FileManager.default.createDirectory(
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
             throw .cannotOpen(path: path, reason: "cannot create its directory: \(error.localizedDescription)")
         }
+        var attempt = 0
+        while true {
+            do {
+                let pool = try openForWriting(path: path)
+                try prepareSchema(pool, path: path)
+                return pool
+            } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) && attempt < 100 {
+                attempt += 1
+                usleep(50_000)
+            } catch {
+                throw journalError(error, path: path, sidecars: true)
+            }
+        }
+    }
+
+    private static func openForWriting(path: String) throws -> DatabasePool {
         var configuration = Configuration()
         // Another process may be writing (a run going on while `runs list` reads): wait for it.
         configuration.busyMode = .timeout(10)
         configuration.label = "unleashed.journal"
-        do {
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            try pool.writeWithoutTransaction { db in
-                // GRDB's WAL setup picks NORMAL, which may lose the last commits on power loss.
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                // Checkpoints run apart from the writer (JournalCheckpoints), not in a run's append.
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
-            }
-            return pool
-        } catch {
-            throw journalError(error, path: path, sidecars: true)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.writeWithoutTransaction { db in
+            // GRDB's WAL setup picks NORMAL, which may lose the last commits on power loss.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Checkpoints run apart from the writer (JournalCheckpoints), not in a run's append.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
+        return pool
     }
 
     /// A read-only connection. SQLite reads a journal in WAL mode through its `-wal` and `-shm`
@@ -334,9 +352,9 @@ public final class SQLiteJournal: RunJournal {
 
     /// Refuses databases that are not journals, and files written by a newer version whose
     /// schema this one does not know, before migrating a new or older journal.
-    private func prepareSchema() throws(JournalError) {
+    private static func prepareSchema(_ database: DatabasePool, path: String) throws {
         let migrator = Self.migrator
-        try checkSchema()
+        try checkSchema(database, path: path)
         // Several processes may create the journal at the same moment: one that loses the race
         // to a migration fails it ("table already exists") while the winner is still at work,
         // and takes up after the winner's migrations, whose own transactions then are done.
@@ -348,7 +366,7 @@ public final class SQLiteJournal: RunJournal {
             } catch {
                 if (try? database.read(migrator.hasCompletedMigrations)) == true { return }
                 attempt += 1
-                guard attempt < 20 else { throw Self.journalError(error, path: path) }
+                guard attempt < 20 else { throw error }
                 usleep(50_000)
             }
         }
@@ -358,17 +376,19 @@ public final class SQLiteJournal: RunJournal {
     /// another process is creating, or one whose creation was cut off, is finished, not refused.
     private static let bookkeepingTables: Set<String> = ["grdb_migrations", "sqlite_sequence"]
 
-    private func checkSchema() throws(JournalError) {
+    /// Throws ``JournalError`` for a database that is not a journal, and SQLite's own errors
+    /// as they are (a busy file is tried again by the caller).
+    private static func checkSchema(_ database: any DatabaseReader, path: String) throws {
         let migrator = Self.migrator
-        let (ours, superseded) = try read { db in
+        let verdict: (ours: Bool, superseded: Bool) = try database.read { db in
             let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
             let started = applicationID == Self.applicationID
             let ours = started || (applicationID == 0 && Set(tables).isSubset(of: Self.bookkeepingTables))
             return (ours, started ? try migrator.hasBeenSuperseded(db) : false)
         }
-        guard ours else { throw .notAJournal(path: path) }
-        guard !superseded else { throw .newerVersion(path: path) }
+        guard verdict.ours else { throw JournalError.notAJournal(path: path) }
+        guard !verdict.superseded else { throw JournalError.newerVersion(path: path) }
     }
 
     // MARK: Rows

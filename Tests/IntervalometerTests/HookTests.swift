@@ -175,7 +175,7 @@ struct SkipReasonTests {
         // that is, and pass over others before it as a busy camera would).
         let frames = try journal.frames(of: ending.run.id)
         let taken = frames.filter { $0.outcome == .taken }.map(\.frame)
-        let dropped = try #require(taken.count >= 4 ? taken[2] : nil, "\(frames.map { ($0.frame, $0.outcome) })")
+        let dropped = try #require(taken.count >= 4 ? taken[2] : nil, "\(frames.map { "\($0.frame) \($0.outcome) sent \($0.sentMs ?? -1) done \($0.completedMs ?? -1) \($0.error ?? "")" })")
         let skipped = frames.filter { $0.outcome == .skipped && $0.frame > dropped && $0.frame < taken[3] }
         #expect(skipped.count >= 2)
         #expect(skipped.allSatisfy { $0.error == "the link to the camera was lost during frame \(dropped)" }, "\(skipped.map(\.error))")
