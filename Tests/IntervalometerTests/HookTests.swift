@@ -167,9 +167,25 @@ struct SkipReasonTests {
     @Test("slots lost to a link outage say so, not that the camera was busy")
     func linkOutage() async throws {
         let journal = MemoryJournal()
-        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .frames(40)), camera: DroppingCamera(dropAt: 3), journal: journal,
+        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .never), camera: DroppingCamera(dropAt: 3), journal: journal,
                             clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+        // The run goes on until the picture after the outage is taken, however late a starved
+        // test process makes the first ones (bounded: a minute).
+        let stopper = Task {
+            var taken = 0
+            for await record in run.records where record.outcome == .taken {
+                taken += 1
+                if taken == 4 { break }
+            }
+            await run.stop(reason: "seen enough")
+        }
+        let limit = Task {
+            try await Task.sleep(for: .seconds(60))
+            await run.stop(reason: "gave up")
+        }
         let ending = try await run.start(cameraName: "dropping")
+        limit.cancel()
+        await stopper.value
         // The outage comes with the camera's third picture; the slots passed over between that
         // frame and the next one taken were lost to it (a loaded machine may delay which frame
         // that is, and pass over others before it as a busy camera would).
