@@ -164,4 +164,20 @@ struct RobustnessTests {
             #expect(stale.stderr.contains("-shm") || stale.stdout.contains("-shm"), "a stale -shm is named: \(stale.stdout) \(stale.stderr)")
         }
     }
+
+    @Test("a hook's standard output goes to standard error, never into --json output")
+    func hookOutputStaysOutOfJSON() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let hook = FileManager.default.temporaryDirectory.appendingPathComponent("talking-hook-\(UUID()).sh").path
+        try "#!/bin/sh\necho \"HOOK-SAID-$ACTION\"\n".write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: hook) }
+        let run = try await cli.run("--demo", "--json", "timelapse", "--interval", "300ms", "--frames", "2", "--hook", hook)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.count == run.jsonLines.count, "every line on standard output is JSON: \(run.stdout)")
+        #expect(!run.stdout.contains("HOOK-SAID"))
+        #expect(run.stderr.contains("HOOK-SAID-init") && run.stderr.contains("HOOK-SAID-frame"), "\(run.stderr)")
+    }
 }
