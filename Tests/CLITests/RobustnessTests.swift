@@ -98,8 +98,13 @@ struct RobustnessTests {
             starter.environment = env
             starter.standardOutput = FileHandle.nullDevice
             starter.standardError = FileHandle.nullDevice
-            try starter.run()
-            defer { _ = try? Process.run(URL(fileURLWithPath: tmux), arguments: ["-S", socket, "kill-server"]) }
+            try ChildProcesses.run(starter)
+            defer {
+                let killer = Process()
+                killer.executableURL = URL(fileURLWithPath: tmux)
+                killer.arguments = ["-S", socket, "kill-server"]
+                try? ChildProcesses.run(killer)
+            }
             // A few refreshes after the first status line, however long the start took.
             var rows: [String] = []
             var status: [String] = []

@@ -3,6 +3,7 @@ import Foundation
 import Intervalometer
 import Testing
 import UnleashedSimulator
+import UnleashedTestSupport
 
 @Suite("a daemon that starts while another process runs one of its jobs", .timeLimit(.minutes(1)))
 struct RunOwnerJobTests {
@@ -17,7 +18,7 @@ struct RunOwnerJobTests {
         let cli = Process()
         cli.executableURL = URL(fileURLWithPath: "/bin/sleep")
         cli.arguments = ["60"]
-        try cli.run()
+        try ChildProcesses.run(cli)
         defer { if cli.isRunning { cli.terminate() } }
         let ticks = try #require(RunOwner.startTicks(of: cli.processIdentifier))
         let update = Process()
@@ -27,7 +28,7 @@ struct RunOwnerJobTests {
             c = sqlite3.connect('\(directory)/journal.sqlite', isolation_level=None)
             c.execute("UPDATE owner SET pid = ?, startTicks = ?, program = 'unleashed' WHERE run = ?", (\(cli.processIdentifier), \(ticks), \(record.id)))
             """]
-        try update.run()
+        try ChildProcesses.run(update)
         while update.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         #expect(update.terminationStatus == 0)
 
