@@ -481,7 +481,8 @@ public final class SQLiteJournal: RunJournal {
             return .storage(path: path, reason: "\(error)")
         }
         var reason = error.message ?? "SQLite error \(error.extendedResultCode.rawValue)"
-        if sidecars, let sidecar = unwritableSidecar(of: path) {
+        let refused: [ResultCode] = [.SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM]
+        if sidecars || refused.contains(error.resultCode), let sidecar = unwritableSidecar(of: path) {
             // A `-shm` or `-wal` file left by another user (often root) that this user cannot write.
             reason += "; \(sidecar) belongs to another user and cannot be written: remove it while no run uses the journal"
         }

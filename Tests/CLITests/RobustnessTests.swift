@@ -168,6 +168,16 @@ struct RobustnessTests {
         } else {
             #expect(stale.stderr.contains("-shm") || stale.stdout.contains("-shm"), "a stale -shm is named: \(stale.stdout) \(stale.stderr)")
         }
+        // A run of that group's member may write the folder and the journal, but not the -shm
+        // root left: the error names the file to remove.
+        for (path, mode) in [(folder, "0770"), (journal, "0660"), (journal + "-wal", "0660")] {
+            #expect(try await runProgram(URL(fileURLWithPath: "/bin/chmod"), [mode, path], environment: env).status == 0)
+        }
+        env["UNLEASHED_DEMO_STATE"] = folder + "/demo.json"
+        let writer = try await runProgram(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                                          asGroupMember + ["--demo", "timelapse", "--interval", "200ms", "--frames", "1"], environment: env)
+        #expect(writer.status == 69, "\(writer.stdout) \(writer.stderr)")
+        #expect(writer.stderr.contains("journal.sqlite-shm belongs to another user"), "\(writer.stderr)")
     }
 
     @Test("a hook's standard output goes to standard error, never into --json output")
