@@ -132,7 +132,7 @@ public struct HookRunner: Sendable {
             return
         }
         let timeout = timeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(timeout)) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.seconds) {
             if running.timeOut(call) { Self.kill(pid) }
         }
     }
@@ -146,10 +146,6 @@ public struct HookRunner: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
             if Foundation.kill(-pid, 0) == 0 { _ = Foundation.kill(-pid, SIGKILL) }
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func isoTime(_ unixMilliseconds: Int64) -> String {

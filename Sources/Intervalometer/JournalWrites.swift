@@ -57,11 +57,6 @@ final class JournalWrites: Sendable {
         return count < limit
     }
 
-    /// Records waiting for the journal, and why the last write failed (nil when none waits).
-    var backlog: (count: Int, failure: String?) {
-        state.withLock { ($0.count, $0.count > 0 ? $0.failure : nil) }
-    }
-
     /// Waits until every record queued so far is written, trying again for `patience` when the
     /// journal fails; returns the records that could not be written (they are no longer queued)
     /// and the last failure.
@@ -92,9 +87,7 @@ final class JournalWrites: Sendable {
     private func flush() {
         while let (record, run) = state.withLock({ $0.count > 0 ? $0.pending[$0.head] : nil }) {
             do {
-                try journal.append(record, to: run)
-            } catch JournalError.duplicateFrame {
-                // Already recorded (a write that reported failure after its commit): nothing is lost.
+                try journal.appendUnlessRecorded(record, to: run)
             } catch {
                 state.withLock { $0.failure = String(describing: error) }
                 // The records that wait are shown all the same, in order.

@@ -273,3 +273,15 @@ public protocol RunJournal: Sendable {
     /// no files.
     func recoveryFiles(of run: Int64) -> [String]
 }
+
+extension RunJournal {
+    /// Appends `frame` unless the run already has it (a write that reported failure after its
+    /// commit, a recovery file read twice): what matters is that the journal holds it once.
+    func appendUnlessRecorded(_ frame: FrameRecord, to run: Int64) throws {
+        do {
+            try append(frame, to: run)
+        } catch JournalError.duplicateFrame {
+        } catch MemoryJournalError.duplicateFrame {
+        }
+    }
+}

@@ -187,10 +187,7 @@ public final class SQLiteJournal: RunJournal {
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM run WHERE id = ?", arguments: [run]) != nil else {
                 throw JournalError.runNotFound(path: path, run: run)
             }
-            if let row = try Row.fetchOne(db, sql: "SELECT * FROM owner WHERE run = ?", arguments: [run]) {
-                let owner = RunOwner(pid: row["pid"], bootID: row["bootID"], startTicks: row["startTicks"], program: row["program"])
-                if owner != .current, owner.isAlive { return owner }
-            }
+            if let owner = try Self.owner(of: run, db), owner != .current, owner.isAlive { return owner }
             try Self.setOwner(.current, of: run, db)
             return nil
         }
@@ -207,10 +204,14 @@ public final class SQLiteJournal: RunJournal {
 
     /// The process that owns `run`, when one that is still alive does.
     public func liveOwner(of run: Int64) throws(JournalError) -> RunOwner? {
-        let row = try read { db in try Row.fetchOne(db, sql: "SELECT * FROM owner WHERE run = ?", arguments: [run]) }
-        guard let row else { return nil }
-        let owner = RunOwner(pid: row["pid"], bootID: row["bootID"], startTicks: row["startTicks"], program: row["program"])
-        return owner.isAlive ? owner : nil
+        let owner = try read { db in try Self.owner(of: run, db) }
+        return owner?.isAlive == true ? owner : nil
+    }
+
+    /// The owner recorded for `run`, alive or not.
+    private static func owner(of run: Int64, _ db: Database) throws -> RunOwner? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM owner WHERE run = ?", arguments: [run]) else { return nil }
+        return RunOwner(pid: row["pid"], bootID: row["bootID"], startTicks: row["startTicks"], program: row["program"])
     }
 
     private static func setOwner(_ owner: RunOwner, of run: Int64, _ db: Database) throws {

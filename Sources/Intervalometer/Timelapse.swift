@@ -308,15 +308,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private func importRecovered(run: Int64) throws {
         let files = journal.recoveryFiles(of: run).filter { FileManager.default.fileExists(atPath: $0) }
         guard !files.isEmpty else { return }
-        for record in JournalRecovery.records(in: files) {
-            do {
-                try journal.append(record, to: run)
-            } catch JournalError.duplicateFrame {
-                continue
-            } catch MemoryJournalError.duplicateFrame {
-                continue
-            }
-        }
+        for record in JournalRecovery.records(in: files) { try journal.appendUnlessRecorded(record, to: run) }
         JournalRecovery.remove(files)
     }
 
@@ -699,10 +691,6 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             stopReason = "the run journal has not been writable for \(JournalWrites.backlogLimit) records"
         }
     }
-
-    /// Frame records waiting for the journal (it failed: a full disk), and why; (0, nil) while
-    /// the journal keeps up. For displays: the run goes on meanwhile.
-    public nonisolated var journalBacklog: (count: Int, failure: String?) { journalWrites.backlog }
 
     // MARK: - Schedule
 

@@ -33,30 +33,29 @@ struct RunExecution {
         let plan = start.plan
         let controls = RunControls()
         let outcome = Mutex<Result<RunEnding, TimelapseError>?>(nil)
-        let seen = SeenFrames()
         let wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
         if let selection, selection.isRig {
             try await options.withRig(selection, onInterrupt: { controls.stop(.interrupted) }) { rig throws(ExitCode) in
                 let run = Timelapse(plan: plan, rig: rig, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
                                     hooks: plan.hookRunner)
-                let result = await drive(run, cameraName: rig.members.map(\.name).joined(separator: ","), start: start, controls: controls, seen: seen)
+                let result = await drive(run, cameraName: rig.members.map(\.name).joined(separator: ","), start: start, controls: controls)
                 outcome.withLock { $0 = result }
             }
         } else {
             try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }, savedFiles: .summary) { camera throws(CameraError) in
                 let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
                                     hooks: plan.hookRunner)
-                let result = await drive(run, cameraName: camera.identity.name, start: start, controls: controls, seen: seen)
+                let result = await drive(run, cameraName: camera.identity.name, start: start, controls: controls)
                 outcome.withLock { $0 = result }
             }
         }
         controls.disarm()
         switch outcome.withLock({ $0 }) {
         case .success(let ending):
-            // The journal may lack what it could not take (an interrupted run): count from the
-            // records the run reported instead.
-            let summary = ending.interrupted ? RunSummary(frames: seen.frames.withLock { $0 })
-                : (try? journal.summary(of: ending.run.id)) ?? RunSummary(frames: [])
+            // An interrupted run's journal lacks what it could not take: the recovery file (or,
+            // failing that, the ending itself) holds the rest.
+            let kept = ending.recoveryFile.map { JournalRecovery.records(in: [$0]) } ?? ending.unrecorded
+            let summary = RunSummary(frames: ((try? journal.frames(of: ending.run.id)) ?? []) + kept)
             for record in ending.unrecorded {
                 // Kept nowhere else: standard error is the last place these frames are accounted for.
                 Output.note("unrecorded frame: " + Output.json(RunText.json(encoding: record)))
@@ -75,20 +74,10 @@ struct RunExecution {
 
     /// Runs `run` with the signals wired to it and the live display, to its end.
     private func drive(_ run: Timelapse<ContinuousClock>, cameraName: String, start: RunStart,
-                       controls: RunControls, seen: SeenFrames) async -> Result<RunEnding, TimelapseError> {
+                       controls: RunControls) async -> Result<RunEnding, TimelapseError> {
         controls.attach(run)
         let display = RunDisplay(plan: start.plan, options: options, startDelay: start.delay) { await run.current }
-        let records = AsyncStream<FrameRecord> { continuation in
-            let relay = Task {
-                for await record in run.records {
-                    seen.frames.withLock { $0.append(record) }
-                    continuation.yield(record)
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in relay.cancel() }
-        }
-        let shown = Task { await display.show(records) }
+        let shown = Task { await display.show(run.records) }
         let result: Result<RunEnding, TimelapseError>
         do throws(TimelapseError) {
             switch start {
@@ -159,11 +148,6 @@ struct RunExecution {
         }
         return line
     }
-}
-
-/// The records a run reported, for its summary when the journal could not take them all.
-final class SeenFrames: Sendable {
-    let frames = Mutex<[FrameRecord]>([])
 }
 
 /// A run about to begin: new, after an optional delay, or resumed from the journal.
