@@ -482,6 +482,10 @@ public final class SQLiteJournal: RunJournal {
             return .storage(path: path, reason: "\(error)")
         }
         var reason = error.message ?? "SQLite error \(error.extendedResultCode.rawValue)"
+        if [.SQLITE_IOERR, .SQLITE_FULL].contains(error.resultCode), diskIsFull(holding: path) {
+            // SQLite reports a WAL that cannot grow as an I/O error: say what a person can fix.
+            reason += "; the disk holding it is full"
+        }
         let refused: [ResultCode] = [.SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM]
         if sidecars || refused.contains(error.resultCode), let sidecar = unwritableSidecar(of: path) {
             // A `-shm` or `-wal` file left by another user (often root) that this user cannot write.
@@ -492,6 +496,13 @@ public final class SQLiteJournal: RunJournal {
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_AUTH, .SQLITE_READONLY: .cannotOpen(path: path, reason: reason)
         default: .storage(path: path, reason: reason)
         }
+    }
+
+    /// Whether the file system of the journal's folder has no block left for this user.
+    private static func diskIsFull(holding path: String) -> Bool {
+        var stats = statvfs()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return statvfs(folder, &stats) == 0 && stats.f_bavail == 0
     }
 
     /// The journal's `-shm` or `-wal` file when it exists and this process cannot write it.

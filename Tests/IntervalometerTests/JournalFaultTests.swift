@@ -83,6 +83,24 @@ struct JournalFaultTests {
         #expect(!FileManager.default.fileExists(atPath: recovery), "the recovery file is removed once its records are in")
     }
 
+    @Test("a run whose journal's disk is full before it begins is refused, saying so, with nothing shot")
+    func fullBeforeStart() async throws {
+        let disk = try SmallDisk(megabytes: 2)
+        defer { disk.remove() }
+        let journal = try SQLiteJournal(path: disk.directory + "/journal.sqlite")
+        _ = disk.fill()
+        let camera = ScriptedCamera(clock: ContinuousClock())
+        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .frames(3)), camera: camera, journal: journal,
+                            clock: ContinuousClock(), wallClock: { 0 })
+        do {
+            _ = try await run.start(cameraName: "scripted")
+            Issue.record("the run began on a full disk")
+        } catch {
+            #expect(error.description.contains("the disk holding it is full"), "\(error)")
+        }
+        #expect(await camera.shotCount == 0)
+    }
+
     @Test("a run that a live process owns is not resumed by another; once that process is gone, it is")
     func oneOwner() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("owner-\(UUID())").path
