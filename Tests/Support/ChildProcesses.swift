@@ -40,6 +40,18 @@ public enum ChildProcesses {
             process.environment = environment
         }
         try SpawningThread.shared.perform { try process.run() }
+        noteLaunch(of: path)
+    }
+
+    /// With `UNLEASHED_TEST_LAUNCH_LOG` set to a file, each launch appends the program's name
+    /// there: how many processes a test run starts, by program (`sort | uniq -c` on the file).
+    private static func noteLaunch(of path: String) {
+        guard let log = ProcessInfo.processInfo.environment["UNLEASHED_TEST_LAUNCH_LOG"] else { return }
+        let descriptor = open(log, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let line = Array((URL(fileURLWithPath: path).lastPathComponent + "\n").utf8)
+        _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
     /// For a spawn of one's own (posix_spawn where Foundation's Process cannot run, as under
@@ -47,6 +59,7 @@ public enum ChildProcesses {
     public static func spawn<T: Sendable>(_ path: String, _ arguments: [String],
                                           _ start: @escaping @Sendable ([String]) throws -> T) throws -> T {
         let command = try command(path, arguments)
+        defer { noteLaunch(of: path) }
         return try SpawningThread.shared.perform { try start(command) }
     }
 
