@@ -76,7 +76,9 @@ struct JobTests {
         } catch {
             result = .failure(error)
         }
-        await jobs.suspendAll()
+        // With time flowing: a run stopped while it prepares a slot still waits for the slot's
+        // deadline before it ends.
+        _ = try? await clock.flowing { await jobs.suspendAll() }
         await server.stop()
         try? await demo.finish()
         return try result.get()
@@ -390,7 +392,8 @@ struct JobTests {
         let id = submitted.id
         let t0 = try #require(submitted.t0UnixMs)
         var updates = try await before.follow(id).makeAsyncIterator()
-        // Time flows up to slot 3 and stands still there: the suspension comes before slot 4.
+        // Time flows up to slot 3 and stands still there: the suspension comes while the run
+        // waits for slot 4, not while it prepares it (which would wait for the slot's deadline).
         try await clock.flowing(until: clock.instant(unixMs: t0 + 600)) { for _ in 1...3 { _ = await updates.next() } }
         await before.suspendAll()
         var suspended: RunEnding?
@@ -430,13 +433,17 @@ struct JobTests {
         let clock = RunClock()
         let jobs = Self.manager(journal, cameras, clock: clock)
         let plan = RunPlan(intervalMs: 300, stop: .frames(30))
-        let id = try await jobs.submit(rig: ["demo", "second"], plan: plan).id
+        let submitted = try await jobs.submit(rig: ["demo", "second"], plan: plan)
+        let id = submitted.id
         #expect(try await jobs.job(id).camera == "demo,second")
         await #expect(throws: JobError.cameraBusy(camera: "second", job: id)) { try await jobs.submit(camera: "second", plan: plan) }
         await #expect(throws: JobError.self) { try await jobs.submit(rig: ["demo", "nonesuch"], plan: plan) }
 
         var updates = try await jobs.follow(id).makeAsyncIterator()
-        try await clock.flowing { for _ in 1...4 { _ = await updates.next() } }
+        // Time flows up to slot 2 and stands still there: the suspension comes while the run
+        // waits for slot 3, not while it prepares it (which would wait for the slot's deadline).
+        let slot2 = clock.instant(unixMs: try #require(submitted.t0UnixMs) + 300)
+        try await clock.flowing(until: slot2) { for _ in 1...4 { _ = await updates.next() } }
         await jobs.suspendAll()
         while await updates.next() != nil {}
         let resumed = Self.manager(journal, cameras, clock: clock)
