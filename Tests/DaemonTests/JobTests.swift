@@ -8,7 +8,9 @@ import UnleashedSimulator
 import UnleashedTestSupport
 
 /// Jobs as clients meet them: submitted, followed and stopped over the real socket with curl,
-/// on the in-process demo camera, journalled in a real SQLite file.
+/// on the in-process demo camera, journalled in a real SQLite file. The runs wait on a
+/// ``RunClock`` that the tests move: a schedule passes as fast as the camera shoots it, and a
+/// slot comes only when a test lets time flow.
 @Suite("jobs over the control API", .timeLimit(.minutes(1)))
 struct JobTests {
     /// A simulated camera held as "demo" and a journal in a directory of its own, for tests
@@ -22,13 +24,24 @@ struct JobTests {
         return (demo, journal, cameras, directory)
     }
 
-    /// What a test works with: the socket to reach, and the manager and journal behind it.
+    /// A manager whose runs wait on `clock`, its wall clock moving with it.
+    static func manager(_ journal: SQLiteJournal, _ cameras: CameraRegistry, clock: RunClock, followerBacklog: Int = 1024) -> JobManager {
+        JobManager(journal: journal, cameras: cameras, followerBacklog: followerBacklog, clock: clock, wallClock: clock.wallClock)
+    }
+
+    /// What a test works with: the socket to reach, and the manager, journal and clock behind it.
     struct Rig {
         let socket: String
         let jobs: JobManager
         let journal: SQLiteJournal
         let cameras: CameraRegistry
         let directory: String
+        let clock: RunClock
+
+        /// The instant of a job's slot 1.
+        func t0(of id: Int64) async throws -> RunClock.Instant {
+            clock.instant(unixMs: try #require(try await jobs.job(id).t0UnixMs))
+        }
     }
 
     /// One Server-Sent Event.
@@ -41,22 +54,31 @@ struct JobTests {
     }
 
     /// Runs `body` against a started server with the demo camera as "demo" and a fresh
-    /// journal, then stops everything and removes the files.
-    private static func withRig<T>(_ body: (Rig) async throws -> T) async throws -> T {
+    /// journal, then stops everything and removes the files. With `flowing`, time flows for the
+    /// runs throughout; without, it stands still unless `body` moves it.
+    private static func withRig<T>(flowing: Bool, _ body: (Rig) async throws -> T) async throws -> T {
         let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let jobs = JobManager(journal: journal, cameras: cameras)
+        let clock = RunClock()
+        let jobs = Self.manager(journal, cameras, clock: clock)
         var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
         service.socket = directory + "/run/control.sock"
         let server = ControlServer(service: service, api: ControlAPI(cameras: cameras, jobs: jobs, access: AccessPolicy(), version: "test"))
         try await server.start()
         let result: Result<T, any Error>
         do {
-            result = .success(try await body(Rig(socket: service.socket, jobs: jobs, journal: journal, cameras: cameras, directory: directory)))
+            let rig = Rig(socket: service.socket, jobs: jobs, journal: journal, cameras: cameras, directory: directory, clock: clock)
+            if flowing {
+                result = .success(try await clock.flowing { try await body(rig) })
+            } else {
+                result = .success(try await body(rig))
+            }
         } catch {
             result = .failure(error)
         }
-        await jobs.suspendAll()
+        // With time flowing: a run stopped while it prepares a slot still waits for the slot's
+        // deadline before it ends.
+        _ = try? await clock.flowing { await jobs.suspendAll() }
         await server.stop()
         try? await demo.finish()
         return try result.get()
@@ -108,9 +130,23 @@ struct JobTests {
         Issue.record("job \(id) ended after \(seen) frames, before \(count)")
     }
 
+    /// Follows a job to its end, and again from its last frame whenever it is let go for
+    /// falling behind; returns how it ended.
+    private static func followToEnd(_ jobs: JobManager, job id: Int64) async throws -> RunEnding {
+        var from = 1
+        while true {
+            for await update in try await jobs.follow(id, fromFrame: from) {
+                switch update {
+                case .frame(let record): from = max(from, record.frame)
+                case .ended(let ending, _): return ending
+                }
+            }
+        }
+    }
+
     @Test("a 10-frame time-lapse submitted by POST is followed to its end: 10 frames, then the end, then it is listed")
     func submitAndFollow() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: true) { rig in
             let created = try await Self.post(rig, "/v1/jobs", #"{"camera": "demo", "plan": {"intervalMs": 200, "frames": 10, "overrun": "burst"}}"#)
             #expect(created.status == 201, "\(created.body)")
             let job = try #require(created.json)
@@ -156,7 +192,7 @@ struct JobTests {
 
     @Test("stop now ends a job at once and answers with it ended; stop afterFrame ends it after the slot under way")
     func stop() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: true) { rig in
             let first = try await Self.submit(rig, #"{"intervalMs": 200, "forever": true}"#)
             try await Self.waitForFrames(rig, job: first, count: 2)
             let stopped = try await Self.post(rig, "/v1/jobs/\(first)/stop")
@@ -187,7 +223,7 @@ struct JobTests {
 
     @Test("extra-frame shoots one picture outside the schedule, journalled as an extra part of the last slot")
     func extraFrame() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: true) { rig in
             let id = try await Self.submit(rig, #"{"intervalMs": 300, "frames": 6, "overrun": "burst"}"#)
             try await Self.waitForFrames(rig, job: id, count: 2)
             let extra = try await Self.post(rig, "/v1/jobs/\(id)/extra-frame")
@@ -205,7 +241,7 @@ struct JobTests {
 
     @Test("a second job on a camera that runs one is refused with 409 naming the job")
     func conflict() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: false) { rig in
             let id = try await Self.submit(rig, #"{"intervalMs": 200, "forever": true}"#)
             let second = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3}}"#)
             #expect(second.status == 409)
@@ -233,7 +269,7 @@ struct JobTests {
 
     @Test("bad requests answer 4xx naming the problem while a job on the camera runs undisturbed")
     func badRequests() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: true) { rig in
             let id = try await Self.submit(rig, #"{"intervalMs": 200, "frames": 10, "overrun": "burst"}"#)
             let cases: [(String, Int, String)] = [
                 (#"{"plan": {"intervalMs": 200, "frames": 3"#, 400,
@@ -290,7 +326,7 @@ struct JobTests {
 
     @Test("an unknown or non-numeric job id answers 404")
     func unknownJob() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: false) { rig in
             for path in ["/v1/jobs/42", "/v1/jobs/42/events"] {
                 let answer = try await Curl.request(socket: rig.socket, path: path)
                 #expect(answer.status == 404)
@@ -306,7 +342,7 @@ struct JobTests {
 
     @Test("following with ?from=3 replays the journalled frames from 3, then the live ones, with no duplicates or gaps")
     func followFrom() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: true) { rig in
             let id = try await Self.submit(rig, #"{"intervalMs": 200, "frames": 8}"#)
             try await Self.waitForFrames(rig, job: id, count: 4)
             let live = try await Self.events(rig, "/v1/jobs/\(id)/events?from=3")
@@ -323,22 +359,22 @@ struct JobTests {
 
     @Test("pause holds a job's slots and continue carries on, its schedule moved by the time paused")
     func pauseAndContinue() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: false) { rig in
             let id = try await Self.submit(rig, #"{"intervalMs": 200, "frames": 4, "overrun": "burst"}"#)
-            try await Self.waitForFrames(rig, job: id, count: 1)
+            // Time flows up to slot 1 and stands still there: the pause comes between slots.
+            try await rig.clock.flowing(until: try await rig.t0(of: id)) { try await Self.waitForFrames(rig, job: id, count: 1) }
             let paused = try await Self.post(rig, "/v1/jobs/\(id)/pause")
             #expect(paused.json?["state"] as? String == "paused")
-            let atPause = try journalCount(rig, id)
             // Held for three intervals: no slot may come in that time.
-            try await Task.sleep(for: .milliseconds(600))
-            #expect(try journalCount(rig, id) <= atPause + 1, "at most the slot under way at the pause is recorded")
+            rig.clock.advance(by: .milliseconds(600))
+            #expect(try journalCount(rig, id) == 1, "no slot is shot while paused")
             let continued = try await Self.post(rig, "/v1/jobs/\(id)/continue")
             #expect(continued.json?["state"] as? String == "running")
-            let events = try await Self.events(rig, "/v1/jobs/\(id)/events")
+            let events = try await rig.clock.flowing { try await Self.events(rig, "/v1/jobs/\(id)/events") }
             let frames = try events.dropLast().map { try $0.frame() }
             #expect(frames.map(\.frame) == [1, 2, 3, 4])
             #expect(frames.allSatisfy { $0.outcome == .taken }, "nothing is skipped while paused")
-            #expect((frames.last?.scheduledMs ?? 0) >= 3 * 200 + 600, "the slots after the pause moved by its length: \(frames.map(\.scheduledMs))")
+            #expect(frames.map(\.scheduledMs) == [0, 800, 1000, 1200], "the slots after the pause moved by its length")
         }
 
         func journalCount(_ rig: Rig, _ id: Int64) throws -> Int { try rig.journal.frames(of: id).count }
@@ -349,12 +385,16 @@ struct JobTests {
         let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        let before = JobManager(journal: journal, cameras: cameras)
-        // Long enough that a test starved of CPU for seconds still suspends it mid-run.
+        let clock = RunClock()
+        let before = Self.manager(journal, cameras, clock: clock)
         let plan = RunPlan(intervalMs: 300, stop: .frames(30))
-        let id = try await before.submit(camera: nil, plan: plan).id
+        let submitted = try await before.submit(camera: nil, plan: plan)
+        let id = submitted.id
+        let t0 = try #require(submitted.t0UnixMs)
         var updates = try await before.follow(id).makeAsyncIterator()
-        for _ in 1...3 { _ = await updates.next() }
+        // Time flows up to slot 3 and stands still there: the suspension comes while the run
+        // waits for slot 4, not while it prepares it (which would wait for the slot's deadline).
+        try await clock.flowing(until: clock.instant(unixMs: t0 + 600)) { for _ in 1...3 { _ = await updates.next() } }
         await before.suspendAll()
         var suspended: RunEnding?
         while let update = await updates.next() {
@@ -363,28 +403,22 @@ struct JobTests {
         #expect(suspended?.state == .running)
         #expect(try journal.run(id)?.state == .running)
         #expect(try await before.job(id).state == .suspended)
-        let suspendedAt = try journal.frames(of: id).count
+        #expect(try journal.frames(of: id).count == 3)
         await #expect(throws: JobError.shuttingDown) { try await before.submit(camera: nil, plan: plan) }
 
-        // Down for a while: the next start finds the run and carries on.
-        try await Task.sleep(for: .milliseconds(1000))
-        let after = JobManager(journal: journal, cameras: cameras)
+        // Down for a second after slot 3: slots 4 to 6 pass, and the next start carries on.
+        clock.advance(to: clock.instant(unixMs: t0 + 1600))
+        let after = Self.manager(journal, cameras, clock: clock)
         #expect(await after.resumeInterrupted() == [id])
-        var ended: RunEnding?
-        for await update in try await after.follow(id) {
-            if case .ended(let end, _) = update { ended = end }
-        }
-        #expect(ended?.state == .finished)
+        let ended = try await clock.flowing { try await Self.followToEnd(after, job: id) }
+        #expect(ended.state == .finished)
         let frames = try journal.frames(of: id)
         #expect(frames.map(\.frame) == Array(1...30), "one record per slot, in order")
         #expect(frames.map(\.scheduledMs) == (0..<30).map { Int64($0) * 300 }, "the original schedule")
-        // A loaded machine may skip a slot of its own (the camera still busy); the ones passed
-        // while the daemon was down follow the suspension and say so.
+        let outcomes = frames.map { ($0.frame, $0.outcome, $0.error ?? "") }
         let down = frames.filter { $0.outcome == .skipped && $0.error == "the run was not running" }
-        #expect(down.count >= 2, "the slots passed while down are recorded as skipped: \(frames.map { ($0.frame, $0.outcome, $0.error ?? "") })")
-        #expect(down.first?.frame == suspendedAt + 1, "\(frames.map { ($0.frame, $0.outcome, $0.error ?? "") })")
-        #expect(down.map(\.frame) == Array((suspendedAt + 1)...(suspendedAt + down.count)), "one unbroken stretch")
-        #expect(frames.contains { $0.frame > suspendedAt + down.count && $0.outcome == .taken }, "the resumed run shot again")
+        #expect(down.map(\.frame) == [4, 5, 6], "the slots passed while down are recorded as skipped: \(outcomes)")
+        #expect(frames.filter { !(4...6).contains($0.frame) }.allSatisfy { $0.outcome == .taken }, "every other slot was shot: \(outcomes)")
         #expect(try journal.run(id)?.state == .finished)
         await after.suspendAll()
         try? await demo.finish()
@@ -396,20 +430,25 @@ struct JobTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let second = try await Demo.start(stateFile: nil, options: DemoOptions(seed: 7))
         await cameras.add(second.camera, name: "second", source: "demo")
-        let jobs = JobManager(journal: journal, cameras: cameras)
+        let clock = RunClock()
+        let jobs = Self.manager(journal, cameras, clock: clock)
         let plan = RunPlan(intervalMs: 300, stop: .frames(30))
-        let id = try await jobs.submit(rig: ["demo", "second"], plan: plan).id
+        let submitted = try await jobs.submit(rig: ["demo", "second"], plan: plan)
+        let id = submitted.id
         #expect(try await jobs.job(id).camera == "demo,second")
         await #expect(throws: JobError.cameraBusy(camera: "second", job: id)) { try await jobs.submit(camera: "second", plan: plan) }
         await #expect(throws: JobError.self) { try await jobs.submit(rig: ["demo", "nonesuch"], plan: plan) }
 
         var updates = try await jobs.follow(id).makeAsyncIterator()
-        for _ in 1...4 { _ = await updates.next() }
+        // Time flows up to slot 2 and stands still there: the suspension comes while the run
+        // waits for slot 3, not while it prepares it (which would wait for the slot's deadline).
+        let slot2 = clock.instant(unixMs: try #require(submitted.t0UnixMs) + 300)
+        try await clock.flowing(until: slot2) { for _ in 1...4 { _ = await updates.next() } }
         await jobs.suspendAll()
         while await updates.next() != nil {}
-        let resumed = JobManager(journal: journal, cameras: cameras)
+        let resumed = Self.manager(journal, cameras, clock: clock)
         #expect(await resumed.resumeInterrupted() == [id])
-        for await _ in try await resumed.follow(id) {}
+        _ = try await clock.flowing { try await Self.followToEnd(resumed, job: id) }
         let frames = try journal.frames(of: id)
         for name in ["demo", "second"] {
             #expect(frames.filter { $0.camera == name }.map(\.frame) == Array(1...30), "\(name): one record per slot")
@@ -423,14 +462,14 @@ struct JobTests {
     func slowFollower() async throws {
         let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let jobs = JobManager(journal: journal, cameras: cameras, followerBacklog: 2)
+        let clock = RunClock()
+        let jobs = Self.manager(journal, cameras, clock: clock, followerBacklog: 2)
         let id = try await jobs.submit(camera: nil, plan: RunPlan(intervalMs: 150, stop: .frames(8))).id
         let slow = try await jobs.follow(id)
-        // Any follower, however quick, may be let go with a backlog of 2: watch the state instead.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while [.waiting, .running].contains(try await jobs.job(id).state), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        // Any follower, however quick, may be let go with a backlog of 2: the test's own
+        // follower follows again when it is.
+        let ending = try await clock.flowing { try await Self.followToEnd(jobs, job: id) }
+        #expect(ending.state == .finished)
         #expect(try await jobs.job(id).state == .finished)
         // Every slot went by on time for the job: none failed waiting for the follower.
         #expect(try journal.frames(of: id).filter { $0.part == 1 }.map(\.frame) == Array(1...8))
@@ -444,11 +483,14 @@ struct JobTests {
 
     @Test("a client that leaves an event stream ends its subscription; the job goes on")
     func clientLeaves() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: false) { rig in
             let id = try await Self.submit(rig, #"{"intervalMs": 200, "forever": true}"#)
-            let first = try await Self.events(rig, "/v1/jobs/\(id)/events", limit: 1)
+            let first = try await rig.clock.flowing(until: try await rig.t0(of: id)) {
+                try await Self.events(rig, "/v1/jobs/\(id)/events", limit: 1)
+            }
             #expect(first.map(\.name) == ["frame"])
-            // curl is gone; the server notices the closed connection and lets the follower go.
+            // curl is gone; the server notices the closed connection and lets the follower go
+            // (real I/O: the socket's close, polled on the real clock).
             let deadline = ContinuousClock.now + .seconds(5)
             while await rig.jobs.followerCount(id) > 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
@@ -460,7 +502,7 @@ struct JobTests {
 
     @Test("a job waits out its start delay, and a stop then ends it with no frames")
     func startDelay() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: false) { rig in
             let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3}, "startDelayMs": 60000}"#)
             #expect(created.status == 201, "\(created.body)")
             #expect(created.json?["state"] as? String == "waiting")
@@ -474,7 +516,7 @@ struct JobTests {
 
     @Test("a video job records clips and reads back its plan in the shape it was sent")
     func videoJob() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: true) { rig in
             let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 600, "frames": 2, "exposure": {"kind": "video", "clipMs": 200}, "overrun": "defer", "minimumGapMs": 50}}"#)
             #expect(created.status == 201, "\(created.body)")
             #expect(created.json?["kind"] as? String == "video")
@@ -495,7 +537,7 @@ struct JobTests {
 
     @Test("a ramped job sets the exposure before each slot, reads back its plan and streams what the ramp decided")
     func rampJob() async throws {
-        try await Self.withRig { rig in
+        try await Self.withRig(flowing: true) { rig in
             let created = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "overrun": "defer", "exposure": {"kind": "ramp", "maxISO": 1600, "apertures": ["f/4"], "gapMs": 500}}}"#)
             #expect(created.status == 201, "\(created.body)")
             let exposure = try #require((created.json?["plan"] as? [String: Any])?["exposure"] as? [String: Any])

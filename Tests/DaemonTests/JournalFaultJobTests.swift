@@ -15,18 +15,23 @@ struct JournalFaultJobTests {
         let cameras = CameraRegistry()
         await cameras.add(demo.camera, name: "demo", source: "demo")
         let journal = try SQLiteJournal(path: disk.directory + "/journal.sqlite")
-        let jobs = JobManager(journal: journal, cameras: cameras)
+        // The schedule runs on a test clock, as fast as the camera shoots; the full disk is
+        // real, and so are the journal's retries and its wait for the disk at the end.
+        let clock = RunClock()
+        let jobs = JobTests.manager(journal, cameras, clock: clock)
         let id = try await jobs.submit(camera: nil, plan: RunPlan(intervalMs: 150, stop: .frames(30), overrun: .burst)).id
         var filler: String?
         var ending: RunEnding?
         var reported = 0
-        for await update in try await jobs.follow(id) {
-            switch update {
-            case .frame:
-                reported += 1
-                if reported == 5 { filler = disk.fill() }
-            case .ended(let end, _):
-                ending = end
+        try await clock.flowing {
+            for await update in try await jobs.follow(id) {
+                switch update {
+                case .frame:
+                    reported += 1
+                    if reported == 5 { filler = disk.fill() }
+                case .ended(let end, _):
+                    ending = end
+                }
             }
         }
         let end = try #require(ending)
@@ -39,9 +44,9 @@ struct JournalFaultJobTests {
 
         // Room again, and a new start of the daemon: the records go back into the journal.
         if let filler { try FileManager.default.removeItem(atPath: filler) }
-        let restarted = JobManager(journal: journal, cameras: cameras)
+        let restarted = JobTests.manager(journal, cameras, clock: clock)
         #expect(await restarted.resumeInterrupted() == [id])
-        for await _ in try await restarted.follow(id) {}
+        try await clock.flowing { for await _ in try await restarted.follow(id) {} }
         #expect(try journal.frames(of: id).map(\.frame) == Array(1...30))
         #expect(try journal.run(id)?.state == .finished)
         #expect(!FileManager.default.fileExists(atPath: recovery))

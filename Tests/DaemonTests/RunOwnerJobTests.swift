@@ -12,8 +12,9 @@ struct RunOwnerJobTests {
         let (demo, journal, cameras, directory) = try await JobTests.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = demo
-        let record = try journal.begin(plan: RunPlan(intervalMs: 200, stop: .frames(5)),
-                                       t0UnixMs: Int64(Date().timeIntervalSince1970 * 1000), camera: "demo")
+        // Time stands still: the resumed run is suspended before its first slot.
+        let clock = RunClock()
+        let record = try journal.begin(plan: RunPlan(intervalMs: 200, stop: .frames(5)), t0UnixMs: clock.wallClock(), camera: "demo")
         // A CLI that resumed the job: a live process of its own owns it.
         let cli = Process()
         cli.executableURL = URL(fileURLWithPath: "/bin/sleep")
@@ -22,6 +23,7 @@ struct RunOwnerJobTests {
         defer { if cli.isRunning { cli.terminate() } }
         let ticks = try #require(RunOwner.startTicks(of: cli.processIdentifier))
         let update = Process()
+        let updated = AsyncStream<Void> { done in update.terminationHandler = { _ in done.finish() } }
         update.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         update.arguments = ["-c", """
             import sqlite3
@@ -29,17 +31,21 @@ struct RunOwnerJobTests {
             c.execute("UPDATE owner SET pid = ?, startTicks = ?, program = 'unleashed' WHERE run = ?", (\(cli.processIdentifier), \(ticks), \(record.id)))
             """]
         try ChildProcesses.run(update)
-        while update.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        for await _ in updated {}
         #expect(update.terminationStatus == 0)
 
-        let daemon = JobManager(journal: journal, cameras: cameras)
+        let daemon = JobTests.manager(journal, cameras, clock: clock)
         #expect(await daemon.resumeInterrupted().isEmpty)
         #expect(try journal.frames(of: record.id).isEmpty, "the refused resume recorded nothing")
         #expect(try journal.run(record.id)?.state == .running, "and left the run to its owner")
 
-        // Killed, and not yet collected: a zombie owns nothing either.
+        // Killed, and not yet collected: a zombie owns nothing either. The kernel ends it in
+        // its own time, seen in /proc as the journal's owner check sees it.
         kill(cli.processIdentifier, SIGKILL)
-        try await Task.sleep(for: .milliseconds(200))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while RunOwner.startTicks(of: cli.processIdentifier) != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         #expect(await daemon.resumeInterrupted() == [record.id])
         await daemon.suspendAll()
     }

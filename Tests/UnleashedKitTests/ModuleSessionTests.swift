@@ -1,3 +1,4 @@
+import Clocks
 import Synchronization
 import Testing
 import UnleashedKit
@@ -6,6 +7,15 @@ import UnleashedSimulator
 
 @Suite("Module session: handshake, correlation, timeouts, events", .timeLimit(.minutes(1)))
 struct ModuleSessionTests {
+    /// How a request started in a task of its own ended; nil while it waits.
+    final class Outcome: Sendable {
+        private let result = Mutex<Result<Fields, SessionError>?>(nil)
+
+        func withLock<T: Sendable>(_ body: (inout Result<Fields, SessionError>?) -> T) -> T {
+            result.withLock { body(&$0) }
+        }
+    }
+
     @Test("says hello to the simulator and learns what the module is")
     func handshake() async throws {
         let link = InMemoryLink(mtu: 23)
@@ -41,13 +51,30 @@ struct ModuleSessionTests {
                 : request.kind == .request(.keepAlive) ? [Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = 5 })]
                 : []
         }
-        let session = try ModuleSession(transport: peer.link.central, requestTimeout: .milliseconds(150))
+        let clock = TestClock<Duration>()
+        let session = try ModuleSession(transport: peer.link.central, clock: clock, requestTimeout: .milliseconds(150))
         _ = try await session.start()
-        let clock = ContinuousClock()
         let started = clock.now
-        await #expect(throws: SessionError.timedOut(.getStatus, after: .milliseconds(150))) {
-            try await session.request(.getStatus)
+        let outcome = Outcome()
+        Task {
+            do throws(SessionError) {
+                let fields = try await session.request(.getStatus)
+                outcome.withLock { $0 = .success(fields) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
         }
+        // Time passes only as the test moves it, in steps.
+        func advance(until limit: Duration, step: Duration = .milliseconds(1)) async {
+            while outcome.withLock({ $0 == nil }), started.duration(to: clock.now) < limit {
+                await clock.advance(by: step)
+            }
+        }
+        await advance(until: .milliseconds(140), step: .milliseconds(10))
+        await advance(until: .milliseconds(149))
+        #expect(outcome.withLock { $0 == nil }, "still waiting 1 ms before its timeout")
+        await advance(until: .seconds(3))
+        #expect(outcome.withLock { $0 } == .failure(.timedOut(.getStatus, after: .milliseconds(150))))
         #expect(started.duration(to: clock.now) >= .milliseconds(150))
         #expect(try await session.request(.keepAlive).uptime == 5)
     }
@@ -133,11 +160,16 @@ struct ModuleSessionTests {
 
     @Test("losing the link fails the outstanding request at once")
     func linkLoss() async throws {
-        let peer = ScriptedPeer { request in request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)] : [] }
+        let (asked, asking) = AsyncStream.makeStream(of: Void.self)
+        let peer = ScriptedPeer { request in
+            if request.kind == .request(.getStatus) { asking.yield() }
+            return request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)] : []
+        }
         let session = try ModuleSession(transport: peer.link.central, requestTimeout: .seconds(30))
         _ = try await session.start()
+        // The link goes once the module has the request, which is then outstanding.
         Task {
-            try await Task.sleep(for: .milliseconds(50))
+            for await _ in asked { break }
             peer.link.sever(reason: "out of range")
         }
         await #expect(throws: SessionError.disconnected(reason: "out of range")) {

@@ -106,7 +106,7 @@ public actor JobManager {
         let camera: String
         /// The names of its cameras, lower-cased: one job per camera at a time.
         let keys: Set<String>
-        let run: Timelapse<ContinuousClock>
+        let run: any JobRun
         /// Every frame of the run in journal order, for followers that join late.
         var history: [FrameRecord] = []
         var seen: Set<FrameKey> = []
@@ -115,7 +115,7 @@ public actor JobManager {
         /// Relays the run's frames and reports its end; done once the job has ended.
         var relay: Task<Void, Never>?
 
-        init(record: RunRecord, cameras: [String], run: Timelapse<ContinuousClock>) {
+        init(record: RunRecord, cameras: [String], run: any JobRun) {
             self.record = record
             camera = cameras.joined(separator: ",")
             keys = Set(cameras.map { $0.lowercased() })
@@ -149,6 +149,11 @@ public actor JobManager {
     private var suspendReasons: [Int64: String] = [:]
     private var closing = false
     private let metrics: DaemonMetrics?
+    /// Times every run's slots, delays and clips.
+    private let clock: any Clock<Duration>
+    /// Unix milliseconds now: labels a run's `t0`, places a resumed run on its schedule, and
+    /// tells a waiting job from a running one. Never times a slot.
+    private let wallClock: @Sendable () -> Int64
 
     /// - Parameters:
     ///   - journal: Where runs are recorded (the daemon's SQLite journal); job ids are its run ids.
@@ -156,19 +161,32 @@ public actor JobManager {
     ///   - followerBacklog: How many updates a follower may fall behind before it is let go;
     ///     what a slow client may cost in memory, never in the run's timing.
     ///   - metrics: Counts the jobs' frames and how many jobs run, for `GET /metrics`.
+    ///   - clock: The monotonic clock the runs wait on. The real one keeps a run's deadlines
+    ///     on its own thread and lets a rig schedule shots on its modules' timers; a test
+    ///     hands in a clock it moves itself.
+    ///   - wallClock: Unix milliseconds now, moving with `clock` in a test.
     public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
-                followerBacklog: Int = 1024, metrics: DaemonMetrics? = nil) {
+                followerBacklog: Int = 1024, metrics: DaemonMetrics? = nil,
+                clock: any Clock<Duration> = ContinuousClock(),
+                wallClock: @escaping @Sendable () -> Int64 = JobManager.systemWallClock) {
         self.journal = journal
         self.cameras = cameras
         self.logger = logger
         self.followerBacklog = max(followerBacklog, 1)
         self.metrics = metrics
+        self.clock = clock
+        self.wallClock = wallClock
     }
 
     /// A manager with no cameras and a journal in memory: for a control API that runs no jobs.
     public init() {
         self.init(journal: MemoryJournal(), cameras: CameraRegistry())
     }
+
+    /// Now on the manager's wall clock, in Unix milliseconds: what a document that names a
+    /// time of day (a start time, `until` 06:30) is to be read against, so that it agrees with
+    /// the runs' `t0`.
+    public nonisolated var nowUnixMs: Int64 { wallClock() }
 
     // MARK: - Starting
 
@@ -252,14 +270,7 @@ public actor JobManager {
         starting.formUnion(keys)
         defer { starting.subtract(keys) }
 
-        let hooks = plan.hookRunner
-        let run: Timelapse<ContinuousClock>
-        if isRig, let rig = Rig(entries.map { RigCamera(name: $0.name, camera: $0.camera) }) {
-            run = Timelapse(plan: plan, rig: rig, journal: journal, clock: ContinuousClock(), wallClock: Self.wallClock, hooks: hooks)
-        } else {
-            run = Timelapse(plan: plan, camera: entries[0].camera, journal: journal, clock: ContinuousClock(),
-                            wallClock: Self.wallClock, hooks: hooks)
-        }
+        let run = clock.run(plan, on: entries, isRig: isRig, journal: journal, wallClock: wallClock)
         let names = entries.map(\.name)
         let name = names.joined(separator: ",")
         let outcome = Task { () async -> Result<RunEnding, TimelapseError> in
@@ -290,7 +301,7 @@ public actor JobManager {
         return record.id
     }
 
-    private func register(_ record: RunRecord, cameras: [String], run: Timelapse<ContinuousClock>,
+    private func register(_ record: RunRecord, cameras: [String], run: any JobRun,
                           outcome: Task<Result<RunEnding, TimelapseError>, Never>) {
         let job = Job(record: record, cameras: cameras, run: run)
         // A resumed run's earlier frames; the engine's own stream repeats none of them, but
@@ -373,7 +384,7 @@ public actor JobManager {
     }
 
     private func snapshot(_ job: Job) -> JobSnapshot {
-        let state: JobState = job.paused ? .paused : Self.wallClock() < job.record.t0UnixMs ? .waiting : .running
+        let state: JobState = job.paused ? .paused : wallClock() < job.record.t0UnixMs ? .waiting : .running
         return JobSnapshot(id: job.record.id, camera: job.camera, kind: JobKind(job.record.plan), state: state,
                            plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: nil,
                            summary: RunSummary(frames: job.history), lastFrame: job.history.last)
@@ -508,7 +519,22 @@ public actor JobManager {
         do { return try body() } catch { throw .journal(String(describing: error)) }
     }
 
-    private static func wallClock() -> Int64 {
+    /// The system's time of day in Unix milliseconds: the daemon's wall clock.
+    public static let systemWallClock: @Sendable () -> Int64 = {
         Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+}
+
+private extension Clock where Duration == Swift.Duration {
+    /// A run on this clock's own type: called on the manager's `any Clock`, it opens it, so that
+    /// a run on the real clock is a `Timelapse<ContinuousClock>`, which waits for its deadlines
+    /// on its own thread and can schedule a rig's shots on the modules' timers.
+    func run(_ plan: RunPlan, on entries: [CameraRegistry.Entry], isRig: Bool, journal: any RunJournal,
+             wallClock: @escaping @Sendable () -> Int64) -> any JobRun {
+        let hooks = plan.hookRunner
+        if isRig, let rig = Rig(entries.map { RigCamera(name: $0.name, camera: $0.camera) }) {
+            return Timelapse(plan: plan, rig: rig, journal: journal, clock: self, wallClock: wallClock, hooks: hooks)
+        }
+        return Timelapse(plan: plan, camera: entries[0].camera, journal: journal, clock: self, wallClock: wallClock, hooks: hooks)
     }
 }

@@ -7,22 +7,25 @@
 /// the truest, as in NTP's clock filter. Timers drift apart by tens of parts per million, so the
 /// rate between the two clocks is taken from the best sample of the older and of the newer half
 /// of the window, once they are far enough apart to measure it.
-public struct ModuleClock: Sendable {
+///
+/// `C` is the host's clock the round trips are timed on: the real monotonic clock in a
+/// connection, a test clock in tests.
+public struct ModuleClock<C: Clock<Duration>>: Sendable {
     /// One reading of the module's timer.
     public struct Sample: Hashable, Sendable {
-        public var sent: ContinuousClock.Instant
-        public var received: ContinuousClock.Instant
+        public var sent: C.Instant
+        public var received: C.Instant
         /// The timer in the response (`uptimeMicros`).
         public var moduleMicros: UInt64
 
-        public init(sent: ContinuousClock.Instant, received: ContinuousClock.Instant, moduleMicros: UInt64) {
+        public init(sent: C.Instant, received: C.Instant, moduleMicros: UInt64) {
             self.sent = sent
             self.received = max(sent, received)
             self.moduleMicros = moduleMicros
         }
 
-        var roundTrip: Duration { received - sent }
-        var midpoint: ContinuousClock.Instant { sent + roundTrip / 2 }
+        var roundTrip: Duration { sent.duration(to: received) }
+        var midpoint: C.Instant { sent.advanced(by: roundTrip / 2) }
     }
 
     /// The module's timer at an instant, and how far off that may be.
@@ -33,14 +36,14 @@ public struct ModuleClock: Sendable {
     }
 
     /// Samples older than this (behind the newest) are dropped.
-    public static let window: Duration = .seconds(60)
-    static let capacity = 64
+    public static var window: Duration { .seconds(60) }
+    static var capacity: Int { 64 }
     /// The two halves must be this far apart before a rate is measured.
-    static let shortestRateBase: Duration = .seconds(5)
+    static var shortestRateBase: Duration { .seconds(5) }
     /// Rates further from 1 than this are not a crystal's error but a bad sample.
-    static let largestDrift = 500e-6
+    static var largestDrift: Double { 500e-6 }
     /// What an unmeasured drift is assumed to be at most, for the uncertainty.
-    static let assumedDrift = 50e-6
+    static var assumedDrift: Double { 50e-6 }
 
     public private(set) var samples: [Sample] = []
 
@@ -53,7 +56,7 @@ public struct ModuleClock: Sendable {
             samples.removeAll()
         }
         samples.append(sample)
-        samples.removeAll { sample.sent - $0.sent > Self.window }
+        samples.removeAll { $0.sent.duration(to: sample.sent) > Self.window }
         if samples.count > Self.capacity { samples.removeFirst(samples.count - Self.capacity) }
     }
 
@@ -63,10 +66,10 @@ public struct ModuleClock: Sendable {
     }
 
     /// The module's timer at `instant`; nil before the first sample.
-    public func estimate(at instant: ContinuousClock.Instant) -> Estimate? {
+    public func estimate(at instant: C.Instant) -> Estimate? {
         guard let best = Self.best(samples[...]) else { return nil }
         let rate = self.rate
-        let sinceBest = Double((instant - best.midpoint).wholeMicroseconds)
+        let sinceBest = Double(best.midpoint.duration(to: instant).wholeMicroseconds)
         let micros = Double(best.moduleMicros) + sinceBest * (rate ?? 1)
         let drift = rate == nil ? abs(sinceBest) * Self.assumedDrift : 0
         return Estimate(moduleMicros: UInt64(max(0, micros.rounded())),
@@ -79,8 +82,8 @@ public struct ModuleClock: Sendable {
         guard samples.count >= 4 else { return nil }
         let middle = samples.count / 2
         guard let old = Self.best(samples[..<middle]), let new = Self.best(samples[middle...]),
-              new.midpoint - old.midpoint >= Self.shortestRateBase else { return nil }
-        let host = Double((new.midpoint - old.midpoint).wholeMicroseconds)
+              old.midpoint.duration(to: new.midpoint) >= Self.shortestRateBase else { return nil }
+        let host = Double(old.midpoint.duration(to: new.midpoint).wholeMicroseconds)
         let module = Double(new.moduleMicros) - Double(old.moduleMicros)
         let rate = module / host
         return abs(rate - 1) <= Self.largestDrift ? rate : nil

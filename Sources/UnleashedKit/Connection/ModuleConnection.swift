@@ -85,8 +85,9 @@ public actor ModuleConnection {
     private var closing: Task<Void, Never>?
     private var keepAlive: Task<Void, Never>?
     private var requestedSinceKeepAlive = false
-    /// The module's timer against this host's clock, from this link's keep-alives.
-    private var moduleClock = ModuleClock()
+    /// The module's timer against this host's monotonic clock, from this link's keep-alives:
+    /// scheduled shots name real instants, whatever clock times the connection's waits.
+    private var moduleClock = ModuleClock<ContinuousClock>()
     private var waiters: [Int: StateWaiter] = [:]
     private var nextWaiter = 0
 
@@ -170,20 +171,20 @@ public actor ModuleConnection {
     }
 
     /// The module's timer at `instant`, from the link's samples; nil before the first.
-    public func moduleTime(at instant: ContinuousClock.Instant) -> ModuleClock.Estimate? {
+    public func moduleTime(at instant: ContinuousClock.Instant) -> ModuleClock<ContinuousClock>.Estimate? {
         moduleClock.estimate(at: instant)
     }
 
     /// A keep-alive timed on the host's clock, outside the actor so that no hop to it is timed;
     /// its answer is a sample when it carries the module's timer.
-    private static func timedKeepAlive(_ session: ModuleSession, timeout: Duration) async throws(SessionError) -> ModuleClock.Sample? {
+    private static func timedKeepAlive(_ session: ModuleSession, timeout: Duration) async throws(SessionError) -> ModuleClock<ContinuousClock>.Sample? {
         let sent = ContinuousClock.now
         let fields = try await session.request(.keepAlive, timeout: timeout)
         let received = ContinuousClock.now
-        return fields.uptimeMicros.map { ModuleClock.Sample(sent: sent, received: received, moduleMicros: $0) }
+        return fields.uptimeMicros.map { ModuleClock<ContinuousClock>.Sample(sent: sent, received: received, moduleMicros: $0) }
     }
 
-    private func record(_ sample: ModuleClock.Sample, for linkGeneration: Int) {
+    private func record(_ sample: ModuleClock<ContinuousClock>.Sample, for linkGeneration: Int) {
         guard linkGeneration == generation else { return }
         moduleClock.add(sample)
     }
