@@ -1,3 +1,4 @@
+import CameraKit
 public import Foundation
 public import UnleashedKit
 import UnleashedProtocol

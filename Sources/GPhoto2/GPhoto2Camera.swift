@@ -1,7 +1,7 @@
 import CGPhoto2
+public import CameraKit
 import Foundation
 public import UnleashedKit
-public import UnleashedProtocol
 
 /// A camera reached through libgphoto2: on USB, or over the network with PTP/IP.
 ///

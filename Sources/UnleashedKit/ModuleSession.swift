@@ -1,3 +1,4 @@
+public import CameraKit
 public import UnleashedProtocol
 
 /// Why a request to a module did not succeed.

@@ -1,3 +1,4 @@
+public import CameraKit
 public import UnleashedProtocol
 
 /// The operations every camera backend offers: the Unleashed module now, a USB-tethered camera

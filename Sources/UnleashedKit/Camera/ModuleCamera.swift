@@ -1,4 +1,5 @@
-public import UnleashedProtocol
+public import CameraKit
+import UnleashedProtocol
 
 /// How patient a ``ModuleCamera`` is.
 public struct ModuleCameraTiming: Hashable, Sendable {
