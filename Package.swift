@@ -106,7 +106,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sim",
-            dependencies: ["FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["CameraKit", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Simulator/unleashed-sim",
             swiftSettings: strict
         ),
@@ -146,7 +146,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-gphoto2-bench",
-            dependencies: ["GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-gphoto2-bench",
             swiftSettings: strict
         ),
@@ -290,7 +290,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["unleashed", "Intervalometer", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "unleashed", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
     ],

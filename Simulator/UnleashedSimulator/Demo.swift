@@ -1,4 +1,4 @@
-import CameraKit
+public import CameraKit
 public import Foundation
 public import UnleashedKit
 import UnleashedProtocol

@@ -1,6 +1,6 @@
 public import CameraKit
 import Foundation
-public import UnleashedKit
+import UnleashedKit
 import UnleashedProtocol
 
 /// A camera the daemon holds, driven through its control API: the CLI uses it in place of the

@@ -1,4 +1,4 @@
-import CameraKit
+public import CameraKit
 import Foundation
 import Synchronization
 public import UnleashedKit
