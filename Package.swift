@@ -196,6 +196,7 @@ let package = Package(
             dependencies: ["UnleashedTestSupport", "unleashed-child-probe", "unleashed-sim"],
             swiftSettings: strict
         ),
+        .testTarget(name: "CameraKitTests", dependencies: ["CameraKit"], swiftSettings: strict),
         .testTarget(
             name: "UnleashedProtocolTests",
             dependencies: [

@@ -2,7 +2,7 @@
 /// daemon), already worded for the person who asked; ``kind`` gives its code and its
 /// ``CameraError/Kind``.
 public struct DeviceFailure: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Hashable, Sendable {
+    public enum Kind: String, CaseIterable, Hashable, Sendable {
         /// The camera is busy with something else; trying again later may work.
         case busy
         case cardFull
