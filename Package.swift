@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "unleashed", targets: ["unleashed"]),
+        .library(name: "CameraKit", targets: ["CameraKit"]),
         .library(name: "UnleashedProtocol", targets: ["UnleashedProtocol"]),
         .library(name: "UnleashedKit", targets: ["UnleashedKit"]),
         .library(name: "UnleashedSimulator", targets: ["UnleashedSimulator"]),
@@ -36,27 +37,29 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
+        .target(name: "CameraKit", swiftSettings: strict),
         .target(
             name: "UnleashedProtocol",
+            dependencies: ["CameraKit"],
             swiftSettings: strict,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "BlueZ", dependencies: ["DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
-        .target(name: "UnleashedKit", dependencies: ["UnleashedProtocol"], swiftSettings: strict),
+        .target(name: "UnleashedKit", dependencies: ["CameraKit", "UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
-        .target(name: "GPhoto2", dependencies: ["CGPhoto2", "CTurboJPEG", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
+        .target(name: "GPhoto2", dependencies: ["CameraKit", "CGPhoto2", "CTurboJPEG", "UnleashedKit"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
-            dependencies: ["UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CameraKit", "UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .target(
             name: "Daemon",
             dependencies: [
-                "UnleashedKit",
+                "CameraKit", "UnleashedKit",
                 "UnleashedProtocol",
                 "Intervalometer",
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -71,7 +74,7 @@ let package = Package(
         .target(
             name: "DaemonClient",
             dependencies: [
-                "UnleashedKit",
+                "CameraKit", "UnleashedKit",
                 "UnleashedProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -81,7 +84,7 @@ let package = Package(
         ),
         .target(
             name: "UnleashedSimulator",
-            dependencies: ["UnleashedProtocol", "UnleashedKit"],
+            dependencies: ["CameraKit", "UnleashedProtocol", "UnleashedKit"],
             path: "Simulator/UnleashedSimulator",
             swiftSettings: strict
         ),
@@ -94,7 +97,7 @@ let package = Package(
         .target(
             name: "PTPIPCamera",
             dependencies: [
-                "UnleashedSimulator", "UnleashedProtocol", "UnleashedKit", "CTurboJPEG",
+                "CameraKit", "UnleashedSimulator", "UnleashedProtocol", "UnleashedKit", "CTurboJPEG",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -103,14 +106,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sim",
-            dependencies: ["FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["CameraKit", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Simulator/unleashed-sim",
             swiftSettings: strict
         ),
         .executableTarget(
             name: "unleashed",
             dependencies: [
-                "BlueZ",
+                "CameraKit", "BlueZ",
                 "GPhoto2",
                 "UnleashedKit",
                 "UnleashedSimulator",
@@ -125,7 +128,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-bench",
-            dependencies: ["UnleashedProtocol"],
+            dependencies: ["CameraKit", "UnleashedProtocol"],
             path: "Benchmarks/unleashed-bench",
             swiftSettings: strict
         ),
@@ -143,7 +146,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-gphoto2-bench",
-            dependencies: ["GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-gphoto2-bench",
             swiftSettings: strict
         ),
@@ -155,7 +158,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sync-bench",
-            dependencies: ["BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-sync-bench",
             swiftSettings: strict
         ),
@@ -174,7 +177,7 @@ let package = Package(
         .target(
             name: "UnleashedTestSupport",
             dependencies: [
-                "Intervalometer",
+                "CameraKit", "Intervalometer",
                 "UnleashedKit",
                 "UnleashedSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),
@@ -193,10 +196,11 @@ let package = Package(
             dependencies: ["UnleashedTestSupport", "unleashed-child-probe", "unleashed-sim"],
             swiftSettings: strict
         ),
+        .testTarget(name: "CameraKitTests", dependencies: ["CameraKit"], swiftSettings: strict),
         .testTarget(
             name: "UnleashedProtocolTests",
             dependencies: [
-                "UnleashedProtocol",
+                "CameraKit", "UnleashedProtocol",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict
@@ -204,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "UnleashedKitTests",
             dependencies: [
-                "UnleashedKit",
+                "CameraKit", "UnleashedKit",
                 "UnleashedSimulator",
                 "UnleashedTestSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
@@ -213,14 +217,14 @@ let package = Package(
         ),
         .testTarget(
             name: "RigTests",
-            dependencies: ["BlueZ", "DBus", "FakeBlueZ", "Intervalometer", "UnleashedKit", "UnleashedProtocol",
+            dependencies: ["CameraKit", "BlueZ", "DBus", "FakeBlueZ", "Intervalometer", "UnleashedKit", "UnleashedProtocol",
                            "UnleashedSimulator", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnleashedSimulatorTests",
             dependencies: [
-                "UnleashedSimulator",
+                "CameraKit", "UnleashedSimulator",
                 "UnleashedKit",
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
@@ -229,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "IntervalometerTests",
             dependencies: [
-                "Intervalometer",
+                "CameraKit", "Intervalometer",
                 "UnleashedTestSupport",
                 "UnleashedKit",
                 "UnleashedSimulator",
@@ -241,7 +245,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
+                "CameraKit", "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
                 "UnleashedTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -275,7 +279,7 @@ let package = Package(
         .testTarget(
             name: "GPhoto2Tests",
             dependencies: [
-                "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport",
+                "CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
             swiftSettings: strict
@@ -287,7 +291,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["unleashed", "Intervalometer", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "unleashed", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
     ],

@@ -4,6 +4,7 @@
 //
 // Usage: unleashed-bench [--json] [--seconds S]   (build with -c release; `make bench`)
 
+import CameraKit
 import Foundation
 import UnleashedProtocol
 

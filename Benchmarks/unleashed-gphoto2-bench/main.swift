@@ -12,6 +12,7 @@
 // Usage: unleashed-gphoto2-bench [--frames N] [--interval-ms MS]
 //        (build both with -c release; `make bench-gphoto2`)
 
+import CameraKit
 import Foundation
 import GPhoto2
 import Intervalometer

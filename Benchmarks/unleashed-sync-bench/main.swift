@@ -14,6 +14,7 @@
 //   to show whether a long run stays as close as a short one.
 
 import BlueZ
+import CameraKit
 import DBus
 import FakeBlueZ
 import Foundation

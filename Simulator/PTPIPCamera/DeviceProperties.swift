@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 import NIOCore
 import UnleashedProtocol

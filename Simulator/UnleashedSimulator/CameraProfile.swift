@@ -1,4 +1,5 @@
-public import UnleashedProtocol
+public import CameraKit
+import UnleashedProtocol
 
 /// What a simulated camera body offers and how fast it is.
 ///

@@ -1,3 +1,4 @@
+public import CameraKit
 public import Foundation
 public import UnleashedKit
 import UnleashedProtocol

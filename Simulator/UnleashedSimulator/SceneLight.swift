@@ -1,4 +1,5 @@
-public import UnleashedProtocol
+public import CameraKit
+import UnleashedProtocol
 
 /// The light in front of the simulated camera over time, as EV at ISO 100: constant for a studio,
 /// keyframes for a sunset, any function for anything else. Time counts from when the module was

@@ -1,5 +1,6 @@
+public import CameraKit
 import Foundation
-public import UnleashedProtocol
+import UnleashedProtocol
 
 /// The state of a simulated camera: its settings, card, battery and shot count. A plain value;
 /// ``VirtualModule`` drives it over time.

@@ -1,4 +1,5 @@
-public import UnleashedKit
+public import CameraKit
+import UnleashedKit
 
 /// The cameras the daemon holds, by the names clients use. Modules from the configuration are
 /// added at start; `unleashed connect` adds more while the daemon runs.

@@ -1,9 +1,10 @@
+public import CameraKit
 import Foundation
 import Intervalometer
 public import Logging
 public import ServiceLifecycle
 import UnixSignals
-public import UnleashedKit
+import UnleashedKit
 
 /// The daemon as one service: it opens the run journal and the cameras, serves the control
 /// API, takes up interrupted runs, and on a graceful shutdown (SIGTERM, SIGINT) suspends the

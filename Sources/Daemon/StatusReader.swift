@@ -1,4 +1,5 @@
-public import UnleashedKit
+public import CameraKit
+import UnleashedKit
 
 /// A camera's status as the API answers it: one read of the module shared by every client.
 ///

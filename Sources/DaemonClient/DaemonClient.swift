@@ -1,8 +1,9 @@
 import AsyncHTTPClient
+public import CameraKit
 public import Foundation
 import NIOCore
 import NIOHTTP1
-public import UnleashedKit
+import UnleashedKit
 public import UnleashedProtocol
 
 /// A connection to a running daemon's control API on its Unix socket: JSON requests and

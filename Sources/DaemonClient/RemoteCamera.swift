@@ -1,6 +1,7 @@
+public import CameraKit
 import Foundation
-public import UnleashedKit
-public import UnleashedProtocol
+import UnleashedKit
+import UnleashedProtocol
 
 /// A camera the daemon holds, driven through its control API: the CLI uses it in place of the
 /// camera itself when a daemon runs, and prints exactly what it would print talking to the camera,

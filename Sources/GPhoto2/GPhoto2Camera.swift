@@ -1,7 +1,7 @@
 import CGPhoto2
+public import CameraKit
 import Foundation
-public import UnleashedKit
-public import UnleashedProtocol
+import UnleashedKit
 
 /// A camera reached through libgphoto2: on USB, or over the network with PTP/IP.
 ///
@@ -18,7 +18,7 @@ public import UnleashedProtocol
 /// libgphoto2 has no light reading that works across cameras, so ``lastMeteredEV`` is worked
 /// out from the last picture: how bright its thumbnail came out, and the shutter speed (or bulb
 /// time), ISO and aperture it was taken at.
-public actor GPhoto2Camera: UnleashedKit.Camera {
+public actor GPhoto2Camera: CameraKit.Camera {
     public nonisolated let identity: CameraIdentity
     private let session: Session
     private let downloads: DownloadPolicy?

@@ -1,5 +1,6 @@
 import CGPhoto2
-public import UnleashedKit
+public import CameraKit
+import UnleashedKit
 
 /// A libgphoto2 call that failed: its result code, what we were doing, and the text
 /// libgphoto2 reported through its context, if any.
@@ -78,7 +79,7 @@ public struct GPhoto2Error: Error, Hashable, Sendable, CustomStringConvertible {
         case .permissionDenied:
             return "could not \(action): access to the camera was denied (\(reported)); "
                 + GPhoto2Error.permissionAdvice
-        case .failed: return "could not \(action): \(reported)"
+        case .failed, .link, .versionMismatch, .invalidRequest: return "could not \(action): \(reported)"
         }
     }
 

@@ -1,6 +1,6 @@
 import CGPhoto2
+import CameraKit
 import Foundation
-import UnleashedProtocol
 
 /// A camera found on a port.
 public struct DetectedCamera: Hashable, Sendable {

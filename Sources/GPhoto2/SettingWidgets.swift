@@ -1,6 +1,6 @@
+import CameraKit
 import Foundation
 import UnleashedKit
-import UnleashedProtocol
 
 /// Which libgphoto2 controls carry the common settings, and how their choice strings read as
 /// typed values. Drivers name and spell these differently ("f-number" on generic PTP, Nikon and

@@ -1,4 +1,5 @@
 import CGPhoto2
+import CameraKit
 import Foundation
 import UnleashedKit
 

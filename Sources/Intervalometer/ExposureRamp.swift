@@ -1,6 +1,7 @@
+public import CameraKit
 import Foundation
 import UnleashedKit
-public import UnleashedProtocol
+import UnleashedProtocol
 
 /// The settings a ramp may use, from what the camera offers and what the run allows.
 public struct RampLimits: Sendable, Hashable {

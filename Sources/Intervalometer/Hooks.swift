@@ -1,6 +1,7 @@
+public import CameraKit
 import Foundation
 import Synchronization
-public import UnleashedKit
+import UnleashedKit
 
 /// Calls a user's program at the moments of a run, gphoto2 style: `ACTION` is `init`, `start`,
 /// `frame`, `download` or `stop`, `ARGUMENT` says more (the run id at start, the frame number,

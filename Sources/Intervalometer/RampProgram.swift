@@ -1,3 +1,4 @@
+import CameraKit
 public import Foundation
 import UnleashedKit
 public import UnleashedProtocol

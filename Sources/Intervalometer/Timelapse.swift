@@ -1,3 +1,4 @@
+public import CameraKit
 import Foundation
 import Synchronization
 public import UnleashedKit

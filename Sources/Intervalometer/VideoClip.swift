@@ -1,3 +1,4 @@
+import CameraKit
 import UnleashedKit
 
 /// What one command of a slot produced, for the journal.

@@ -1,3 +1,4 @@
+public import CameraKit
 public import UnleashedProtocol
 
 /// Why a request to a module did not succeed.
@@ -298,25 +299,5 @@ public actor ModuleSession {
         receiver.reset()
         eventSink.yield(.disconnected(reason: reason))
         eventSink.finish()
-    }
-}
-
-extension Duration {
-    /// The duration in whole microseconds, rounded down.
-    public var wholeMicroseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-    }
-
-    /// The duration in whole milliseconds, rounded down.
-    public var wholeMilliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-
-    /// `250 ms`, `3 s`: for messages.
-    public var shortDescription: String {
-        let milliseconds = wholeMilliseconds
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
     }
 }

@@ -1,3 +1,5 @@
+public import CameraKit
+
 /// The seam between the engine and a module's wire format.
 ///
 /// Everything above this protocol (sessions, the camera API, the intervalometer) speaks in

@@ -1,3 +1,5 @@
+public import CameraKit
+
 /// The fields of one message: every field of the registry (PROTOCOL.md §5.2), present or not.
 ///
 /// Which fields a message must or may carry is fixed by ``Message/Kind`` (PROTOCOL.md §7, §8);

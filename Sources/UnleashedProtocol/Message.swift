@@ -1,3 +1,5 @@
+import CameraKit
+
 /// One protocol message: a request, a response or an event (PROTOCOL.md §4).
 public struct Message: Hashable, Sendable {
     /// What the message is, with the codes of its envelope.

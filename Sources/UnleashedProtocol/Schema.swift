@@ -1,3 +1,5 @@
+import CameraKit
+
 /// Whether a message must carry a field (PROTOCOL.md §7, §8).
 enum Presence {
     case required, optional, repeated

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import CameraKit
 import Foundation
 import UnleashedKit
 import UnleashedProtocol

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CameraKit
 import DaemonClient
 import Foundation
 import UnleashedKit

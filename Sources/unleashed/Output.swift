@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 import UnleashedKit
 import UnleashedProtocol
@@ -13,24 +14,7 @@ enum Output {
 
     /// A stable code for scripts and the exit status for an error.
     static func classify(_ error: CameraError) -> (String, ExitStatus) {
-        let status: ExitStatus = switch error {
-        case .unknownSetting, .unreadableValue, .invalidArgument: .usage
-        case .settingNotOffered, .readOnly, .valueNotOffered, .notInBulbMode, .focusFailed, .unsupported: .refused
-        case .refused(_, .busy, _): .temporary
-        case .refused: .refused
-        case .shotNotReported, .timedOut, .notConnected: .unavailable
-        case .cancelled: .interrupted
-        case .session(.invalidRequest): .software
-        case .session: .unavailable
-        case .device(let failure):
-            switch failure.kind {
-            case .busy: .temporary
-            case .cardFull, .unsupported: .refused
-            case .permissionDenied: .noPermission
-            case .disconnected, .timedOut, .failed: .unavailable
-            }
-        }
-        return (error.code, status)
+        (error.code, ExitStatus(rawValue: error.exitStatus) ?? .software)
     }
 
     /// A downloaded picture, for `--json`.

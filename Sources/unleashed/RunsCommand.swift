@@ -1,4 +1,5 @@
 import ArgumentParser
+import CameraKit
 import Foundation
 import Intervalometer
 import UnleashedKit

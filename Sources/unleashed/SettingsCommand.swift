@@ -1,4 +1,5 @@
 import ArgumentParser
+import CameraKit
 import GPhoto2
 import UnleashedKit
 import UnleashedProtocol

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CameraKit
 import UnleashedKit
 import UnleashedProtocol
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CameraKit
 import Foundation
 import GPhoto2
 import Synchronization

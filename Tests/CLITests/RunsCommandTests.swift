@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 import Intervalometer
 import Testing

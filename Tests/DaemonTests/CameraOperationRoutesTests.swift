@@ -1,3 +1,4 @@
+import CameraKit
 import Daemon
 import Foundation
 import Testing

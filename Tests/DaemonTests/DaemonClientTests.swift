@@ -1,3 +1,4 @@
+import CameraKit
 import Daemon
 @testable import DaemonClient
 import Foundation

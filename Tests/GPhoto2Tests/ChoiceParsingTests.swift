@@ -1,4 +1,5 @@
 @testable import GPhoto2
+import CameraKit
 import Testing
 import UnleashedProtocol
 

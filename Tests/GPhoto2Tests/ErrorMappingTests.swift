@@ -1,5 +1,6 @@
 import CGPhoto2
 @testable import GPhoto2
+import CameraKit
 import Testing
 import UnleashedKit
 

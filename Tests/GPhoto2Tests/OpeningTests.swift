@@ -1,3 +1,4 @@
+import CameraKit
 import GPhoto2
 import Testing
 import UnleashedKit

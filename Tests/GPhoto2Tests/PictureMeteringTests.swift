@@ -1,3 +1,4 @@
+import CameraKit
 import Clocks
 import Foundation
 @testable import GPhoto2

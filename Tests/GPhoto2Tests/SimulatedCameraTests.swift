@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 import GPhoto2
 import PTPIPCamera

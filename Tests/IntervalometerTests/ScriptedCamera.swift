@@ -1,3 +1,4 @@
+import CameraKit
 import Clocks
 import Intervalometer
 import UnleashedKit
@@ -54,16 +55,16 @@ actor ScriptedCamera<C: Clock<Duration>>: Camera {
     }
     func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure { throw .unsupported("bulb") }
     func startVideo() async throws(CameraError) {
-        guard !isRecording else { throw .refused(.videoStart, .busy, message: "already recording") }
+        guard !isRecording else { throw .refused("videoStart", .busy, message: "already recording") }
         videoStarts.append(created.duration(to: clock.now))
     }
     func stopVideo() async throws(CameraError) -> Duration {
         stopAttempts += 1
         if failingStops > 0 {
             failingStops -= 1
-            throw .timedOut(.videoStop, after: .seconds(1))
+            throw .timedOut("videoStop", after: .seconds(1))
         }
-        guard let start = videoStarts.last, isRecording else { throw .refused(.videoStop, .invalidArgument, message: "not recording") }
+        guard let start = videoStarts.last, isRecording else { throw .refused("videoStop", .invalidArgument, message: "not recording") }
         let now = created.duration(to: clock.now)
         videoStops.append(now)
         return now - start

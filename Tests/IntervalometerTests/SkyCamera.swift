@@ -1,3 +1,4 @@
+import CameraKit
 import Clocks
 import Intervalometer
 import UnleashedKit

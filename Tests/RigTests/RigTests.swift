@@ -1,4 +1,5 @@
 import BlueZ
+import CameraKit
 import DBus
 import FakeBlueZ
 import Foundation

@@ -1,3 +1,4 @@
+public import CameraKit
 public import Clocks
 public import Synchronization
 public import UnleashedKit

@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 public import Intervalometer
 import UnleashedKit

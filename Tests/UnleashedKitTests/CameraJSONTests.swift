@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 import Testing
 import UnleashedKit
@@ -39,22 +40,22 @@ struct CameraJSONTests {
         .valueNotOffered(.whiteBalance(.kelvin), nearest: [], offered: [.whiteBalance(.auto)]),
         .invalidArgument("a bulb exposure lasts from 1 ms to 24 h"), .unsupported("video recording"), .focusFailed,
         .notInBulbMode(current: speed), .notInBulbMode(current: nil),
-        .refused(.shoot, .busy, message: nil), .refused(.setSetting, .invalidArgument, message: "no"),
-        .refused(.shoot, StatusCode(rawValue: 0x77), message: nil),
-        .timedOut(.bulbStart, after: .seconds(3)), .shotNotReported(after: .milliseconds(2500)),
+        .refused("shoot", .busy, message: nil), .refused("setSetting", .invalidArgument, message: "no"),
+        .refused("shoot", FailureReason(StatusCode(rawValue: 0x77)), message: nil),
+        .timedOut("bulbStart", after: .seconds(3)), .shotNotReported(after: .milliseconds(2500)),
         .notConnected("out of range"), .cancelled,
-        .session(.timedOut(.hello, after: .seconds(3))), .session(.refused(.hello, .notSupported, message: "x")),
-        .session(.versionMismatch(module: 2...3, client: 1...1)), .session(.disconnected(reason: "gone")),
-        .session(.invalidRequest(.invalidMTU(12))), .session(.invalidRequest(.messageTooLong(length: 9000, limit: 512))),
-        .session(.invalidRequest(.missingField("id"))), .session(.invalidRequest(.unexpectedField("x"))),
-        .session(.invalidRequest(.invalidValue(field: "duration", reason: "too long"))),
-        .session(.invalidRequest(.invalidJSON("bad"))),
-        .session(.transport(.notConnected)), .session(.transport(.packetTooLarge(size: 600, limit: 509))),
-        .session(.transport(.failed("adapter gone"))),
+        CameraError(SessionError.timedOut(.hello, after: .seconds(3))), CameraError(SessionError.refused(.hello, .notSupported, message: "x")),
+        CameraError(SessionError.versionMismatch(module: 2...3, client: 1...1)), CameraError(SessionError.disconnected(reason: "gone")),
+        CameraError(SessionError.invalidRequest(.invalidMTU(12))), CameraError(SessionError.invalidRequest(.messageTooLong(length: 9000, limit: 512))),
+        CameraError(SessionError.invalidRequest(.missingField("id"))), CameraError(SessionError.invalidRequest(.unexpectedField("x"))),
+        CameraError(SessionError.invalidRequest(.invalidValue(field: "duration", reason: "too long"))),
+        CameraError(SessionError.invalidRequest(.invalidJSON("bad"))),
+        CameraError(SessionError.transport(.notConnected)), CameraError(SessionError.transport(.packetTooLarge(size: 600, limit: 509))),
+        CameraError(SessionError.transport(.failed("adapter gone"))),
         .device(DeviceFailure(.busy, "busy")), .device(DeviceFailure(.cardFull, "full")),
         .device(DeviceFailure(.disconnected, "unplugged")), .device(DeviceFailure(.timedOut, "slow")),
         .device(DeviceFailure(.unsupported, "no")), .device(DeviceFailure(.permissionDenied, "held")),
-        .device(DeviceFailure(.failed, "odd")),
+        .device(DeviceFailure(.failed, "odd")), .device(DeviceFailure(.link, "lost")),
     ]
 
     static let events: [CameraEvent] = connections.map(CameraEvent.connection) + [
@@ -198,10 +199,13 @@ struct CameraJSONTests {
 
     @Test("codes are the ones scripts already know")
     func codes() {
-        #expect(CameraError.refused(.shoot, .busy, message: nil).code == "busy")
-        #expect(CameraError.refused(.shoot, .cardFull, message: nil).code == "cardFull")
-        #expect(CameraError.refused(.shoot, StatusCode(rawValue: 0x77), message: nil).code == "refused")
-        #expect(CameraError.session(.disconnected(reason: "x")).code == "link")
+        #expect(CameraError.refused("shoot", .busy, message: nil).code == "busy")
+        #expect(CameraError.refused("shoot", .cardFull, message: nil).code == "cardFull")
+        #expect(CameraError.refused("shoot", FailureReason(StatusCode(rawValue: 0x77)), message: nil).code == "refused")
+        #expect(CameraError(SessionError.transport(.notConnected)).code == "link")
+        #expect(CameraError(SessionError.disconnected(reason: "x")).code == "notConnected")
+        #expect(CameraError(SessionError.versionMismatch(module: 2...3, client: 1...1)).code == "versionMismatch")
+        #expect(CameraError(SessionError.invalidRequest(.invalidMTU(12))).code == "invalidRequest")
         #expect(CameraError.device(DeviceFailure(.disconnected, "x")).code == "notConnected")
         #expect(CameraError.valueNotOffered(Self.iso800, nearest: [], offered: []).code == "valueNotOffered")
     }

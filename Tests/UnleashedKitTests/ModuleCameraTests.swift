@@ -1,3 +1,4 @@
+import CameraKit
 import Clocks
 import Synchronization
 import Testing
@@ -58,7 +59,7 @@ struct ModuleCameraTests {
         await #expect {
             try await drive(rig) { try await camera.shoot() }
         } throws: { error in
-            guard case .refused(.shoot, .invalidArgument, let message) = error as? CameraError else { return false }
+            guard case .refused("shoot", .invalidArgument, let message) = error as? CameraError else { return false }
             return message?.contains("bulb") == true
         }
         await camera.close()

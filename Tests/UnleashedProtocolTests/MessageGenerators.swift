@@ -1,3 +1,4 @@
+@testable import CameraKit
 import PropertyBased
 @testable import UnleashedProtocol
 

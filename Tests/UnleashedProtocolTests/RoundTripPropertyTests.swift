@@ -1,3 +1,4 @@
+import CameraKit
 import PropertyBased
 import Testing
 @testable import UnleashedProtocol

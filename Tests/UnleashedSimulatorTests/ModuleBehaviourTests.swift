@@ -1,3 +1,4 @@
+import CameraKit
 import Testing
 import UnleashedKit
 import UnleashedProtocol

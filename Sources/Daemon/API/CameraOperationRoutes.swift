@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 import Hummingbird
 import NIOCore
@@ -236,23 +237,16 @@ struct CameraOperationRoutes: Sendable {
 }
 
 extension CameraError {
-    /// The HTTP status for the error's kind: the caller's mistake 400, the camera said no 409,
-    /// the camera or its link unavailable 503, the client went away 499.
+    /// The HTTP status for the error's kind (``CameraError/httpStatuses``), with its reason phrase.
     var httpStatus: HTTPResponse.Status {
-        switch self {
-        case .unknownSetting, .unreadableValue, .invalidArgument: .badRequest
-        case .settingNotOffered, .readOnly, .valueNotOffered, .notInBulbMode, .focusFailed, .unsupported, .refused: .conflict
-        case .shotNotReported, .timedOut, .notConnected: .serviceUnavailable
-        case .cancelled: HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
-        case .session(.invalidRequest): .internalServerError
-        case .session: .serviceUnavailable
-        case .device(let failure):
-            switch failure.kind {
-            case .busy, .cardFull, .unsupported: .conflict
-            case .disconnected, .timedOut, .permissionDenied, .failed: .serviceUnavailable
-            }
-        }
+        let code = httpStatusCode
+        return Self.statuses.first { $0.code == code } ?? HTTPResponse.Status(code: code)
     }
+
+    private static let statuses: [HTTPResponse.Status] = [
+        .badRequest, .conflict, .internalServerError, .serviceUnavailable,
+        HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"),
+    ]
 }
 
 extension Response {

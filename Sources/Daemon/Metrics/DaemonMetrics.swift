@@ -1,6 +1,7 @@
+public import CameraKit
 public import Intervalometer
 import Prometheus
-public import UnleashedKit
+import UnleashedKit
 
 /// The daemon's numbers for Prometheus: shots, failures, the links and how late frames go out.
 ///

@@ -1,3 +1,4 @@
+public import CameraKit
 public import UnleashedProtocol
 
 // The JSON forms of the Camera API's values, for the daemon's control API and its clients.
@@ -539,7 +540,7 @@ extension CameraEvent {
         case .busy(let busy): ["busy": .bool(busy)]
         case .meteredEV(let stops): ["meteredEV": .string(stops.text)]
         case .bulbDeadlineFired(let duration): ["seconds": .seconds(duration)]
-        case .error(let status, let message): ["status": status.jsonName, "message": .optional(message)]
+        case .error(let status, let message): ["status": .string(status.description), "message": .optional(message)]
         case .missedEvents(let count): ["count": .int(count)]
         case .fileSaved(let file): file.json.objectValue ?? [:]
         case .fileNotSaved(let cameraPath, let reason): ["cameraPath": .string(cameraPath), "reason": .string(reason)]
@@ -577,7 +578,7 @@ extension CameraEvent {
         case "meteredEV": self = .meteredEV(try cursor.member("meteredEV").stops())
         case "bulbDeadlineFired": self = .bulbDeadlineFired(try cursor.member("seconds").seconds())
         case "error":
-            self = .error(try cursor.member("status").wire(StatusCode.self), message: try cursor.optional("message")?.string())
+            self = .error(FailureReason(name: try cursor.member("status").string()), message: try cursor.optional("message")?.string())
         case "missedEvents": self = .missedEvents(try cursor.member("count").int())
         case "fileSaved": self = .fileSaved(try SavedFile(cursor))
         case "fileNotSaved":
@@ -590,44 +591,6 @@ extension CameraEvent {
 // MARK: - Errors
 
 extension CameraError {
-    /// The stable code scripts go by (`valueNotOffered`, `busy`, `notConnected`), the same in the
-    /// CLI's `--json` output and the daemon's error answers.
-    public var code: String {
-        switch self {
-        case .unknownSetting: "unknownSetting"
-        case .unreadableValue: "unreadableValue"
-        case .invalidArgument: "invalidArgument"
-        case .settingNotOffered: "settingNotOffered"
-        case .readOnly: "readOnly"
-        case .valueNotOffered: "valueNotOffered"
-        case .notInBulbMode: "notInBulbMode"
-        case .focusFailed: "focusFailed"
-        case .unsupported: "unsupported"
-        case .refused(_, .busy, _): "busy"
-        case .refused(_, let status, _): status.name ?? "refused"
-        case .shotNotReported: "shotNotReported"
-        case .timedOut: "timedOut"
-        case .notConnected: "notConnected"
-        case .cancelled: "cancelled"
-        case .session(let error):
-            switch error {
-            case .versionMismatch: "versionMismatch"
-            case .invalidRequest: "invalidRequest"
-            default: "link"
-            }
-        case .device(let failure):
-            switch failure.kind {
-            case .busy: "busy"
-            case .cardFull: "cardFull"
-            case .unsupported: "unsupported"
-            case .disconnected: "notConnected"
-            case .timedOut: "timedOut"
-            case .permissionDenied: "permissionDenied"
-            case .failed: "camera"
-            }
-        }
-    }
-
     /// `{"case": "<case name>", …its values}`: everything needed to rebuild the error, so that a
     /// client rethrows the error the camera threw and prints the same words.
     public var json: JSONValue {
@@ -646,13 +609,12 @@ extension CameraError {
         case .unsupported(let what): ["case": "unsupported", "what": .string(what)]
         case .focusFailed: ["case": "focusFailed"]
         case .notInBulbMode(let current): ["case": "notInBulbMode", "current": current?.json ?? .null]
-        case .refused(let opcode, let status, let message):
-            ["case": "refused", "opcode": opcode.jsonName, "status": status.jsonName, "message": .optional(message)]
-        case .timedOut(let opcode, let after): ["case": "timedOut", "opcode": opcode.jsonName, "afterMs": .milliseconds(after)]
+        case .refused(let operation, let reason, let message):
+            ["case": "refused", "opcode": .string(operation), "status": .string(reason.description), "message": .optional(message)]
+        case .timedOut(let operation, let after): ["case": "timedOut", "opcode": .string(operation), "afterMs": .milliseconds(after)]
         case .shotNotReported(let after): ["case": "shotNotReported", "afterMs": .milliseconds(after)]
         case .notConnected(let why): ["case": "notConnected", "reason": .string(why)]
         case .cancelled: ["case": "cancelled"]
-        case .session(let error): ["case": "session", "session": error.json]
         case .device(let failure): ["case": "device", "failure": failure.json]
         }
     }
@@ -680,14 +642,13 @@ extension CameraError {
         case "focusFailed": self = .focusFailed
         case "notInBulbMode": self = .notInBulbMode(current: try cursor.optional("current").map { (current) throws(JSONShapeError) in try SettingValue(current) })
         case "refused":
-            self = .refused(try cursor.member("opcode").wire(Opcode.self), try cursor.member("status").wire(StatusCode.self),
+            self = .refused(try cursor.member("opcode").string(), FailureReason(name: try cursor.member("status").string()),
                             message: try cursor.optional("message")?.string())
         case "timedOut":
-            self = .timedOut(try cursor.member("opcode").wire(Opcode.self), after: try cursor.member("afterMs").milliseconds())
+            self = .timedOut(try cursor.member("opcode").string(), after: try cursor.member("afterMs").milliseconds())
         case "shotNotReported": self = .shotNotReported(after: try cursor.member("afterMs").milliseconds())
         case "notConnected": self = .notConnected(try cursor.member("reason").string())
         case "cancelled": self = .cancelled
-        case "session": self = .session(try SessionError(cursor.member("session")))
         case "device": self = .device(try DeviceFailure(cursor.member("failure")))
         case let other: throw caseCursor.fail("'\(other)' is not a camera error")
         }

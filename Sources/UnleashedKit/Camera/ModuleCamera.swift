@@ -1,4 +1,5 @@
-public import UnleashedProtocol
+public import CameraKit
+import UnleashedProtocol
 
 /// How patient a ``ModuleCamera`` is.
 public struct ModuleCameraTiming: Hashable, Sendable {
@@ -197,8 +198,8 @@ public actor ModuleCamera: Camera {
                     timeout = Self.answerAfterPress + max(.zero, instant - .now)
                 }
                 _ = try await request(.shoot, trigger, timeout: timeout)
-            } catch .refused(.shoot, .busy, let message) {
-                guard busyRetries > 0 else { throw .refused(.shoot, .busy, message: message) }
+            } catch .refused(_, .busy, let message) {
+                guard busyRetries > 0 else { throw .refused(Opcode.shoot.description, .busy, message: message) }
                 busyRetries -= 1
                 await waitUntilNotBusy(within: .milliseconds(500))
                 continue
@@ -639,7 +640,7 @@ extension CameraEvent {
         case .bulbDeadlineFired:
             self = .bulbDeadlineFired(.milliseconds(Int64(fields.duration ?? 0)))
         case .error:
-            self = .error(fields.statusCode ?? .internalError, message: fields.errorMessage)
+            self = .error(FailureReason(fields.statusCode ?? .internalError), message: fields.errorMessage)
         default:
             return nil
         }

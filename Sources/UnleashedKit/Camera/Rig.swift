@@ -1,4 +1,5 @@
-public import UnleashedProtocol
+public import CameraKit
+import UnleashedProtocol
 
 /// Several cameras driven as one: a stereo pair, a bullet-time row, a multi-angle time-lapse.
 /// Every action goes to all of them at once (a ``Volley``), and a setting change is checked on

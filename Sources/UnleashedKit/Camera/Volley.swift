@@ -1,3 +1,4 @@
+public import CameraKit
 import Synchronization
 
 /// One camera of a rig, under the name people use for it.

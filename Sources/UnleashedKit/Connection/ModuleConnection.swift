@@ -1,3 +1,4 @@
+public import CameraKit
 public import UnleashedProtocol
 
 /// How long the connection waits for each step, and how it notices a dead link.

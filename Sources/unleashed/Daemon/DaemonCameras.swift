@@ -1,4 +1,5 @@
 import BlueZ
+import CameraKit
 import Daemon
 import Foundation
 import GPhoto2

@@ -1,8 +1,6 @@
-public import UnleashedProtocol
-
-/// The operations every camera backend offers: the Unleashed module now, a USB-tethered camera
-/// through libgphoto2 later. Commands, the intervalometer and the daemon are written against
-/// this protocol only.
+/// The operations every camera backend offers: the Unleashed module, a USB-tethered camera
+/// through libgphoto2, a camera behind a daemon. Commands, the intervalometer and the daemon are
+/// written against this protocol only.
 ///
 /// Each operation either succeeds or throws a ``CameraError`` that says why, in words a person
 /// can act on; none hangs: each has a time limit.
@@ -108,7 +106,7 @@ extension Camera {
 }
 
 /// Sleeps until `instant` on this host's clock; a cancelled wait is ``CameraError/cancelled``.
-func waitUntil(_ instant: ContinuousClock.Instant) async throws(CameraError) {
+package func waitUntil(_ instant: ContinuousClock.Instant) async throws(CameraError) {
     do {
         try await ContinuousClock().sleep(until: instant, tolerance: nil)
     } catch {
@@ -267,7 +265,7 @@ public enum CameraEvent: Hashable, Sendable {
     /// The module closed a bulb exposure at its deadline.
     case bulbDeadlineFired(Duration)
     /// Something failed outside any request.
-    case error(StatusCode, message: String?)
+    case error(FailureReason, message: String?)
     /// Events were lost on the way; the state they carried is re-read when it matters.
     case missedEvents(Int)
     /// A picture was copied to this computer (backends that download).
@@ -276,7 +274,9 @@ public enum CameraEvent: Hashable, Sendable {
     case fileNotSaved(cameraPath: String, reason: String)
 }
 
-/// Why a camera operation failed, worded for the person who asked.
+/// Why a camera operation failed, worded for the person who asked. Backends translate their own
+/// failures (a module's status codes, libgphoto2's errors) into these cases; ``kind`` sorts them
+/// for exit statuses and HTTP statuses.
 public enum CameraError: Error, Hashable, Sendable {
     case unknownSetting(String)
     case unreadableValue(SettingID, String)
@@ -291,19 +291,17 @@ public enum CameraError: Error, Hashable, Sendable {
     case focusFailed
     /// Bulb exposures need the shutter speed set to bulb.
     case notInBulbMode(current: SettingValue?)
-    /// The camera refused: busy, off, card full, not attached, …
-    case refused(Opcode, StatusCode, message: String?)
-    /// No answer in time; the operation may or may not have run.
-    case timedOut(Opcode, after: Duration)
+    /// The camera refused the named operation: busy, off, card full, not attached, …
+    case refused(String, FailureReason, message: String?)
+    /// No answer to the named operation in time; it may or may not have run.
+    case timedOut(String, after: Duration)
     /// The camera accepted the trigger but no picture was confirmed.
     case shotNotReported(after: Duration)
     /// The module could not be reached (or was lost and not regained in time).
     case notConnected(String)
     /// The operation was stopped by its caller.
     case cancelled
-    /// A failure below the camera API that fits none of the above.
-    case session(SessionError)
-    /// A failure of a camera reached without the module (USB through libgphoto2).
+    /// A failure below the camera API that fits none of the above, in the backend's words.
     case device(DeviceFailure)
 }
 
@@ -332,47 +330,35 @@ extension CameraError: CustomStringConvertible {
         case .notInBulbMode(let current):
             "a bulb exposure needs the shutter speed set to bulb (it is \(current?.text ?? "unknown")); "
                 + "run: unleashed settings set shutter-speed bulb"
-        case .refused(let opcode, let status, let message):
-            switch (status, message) {
+        case .refused(let operation, let reason, let message):
+            switch (reason, message) {
             case (.invalidArgument, let message?), (.notSupported, let message?), (.internalError, let message?):
-                "the module refused \(opcode): \(message)"
+                "the module refused \(operation): \(message)"
             default:
-                Self.refusal(opcode, status) + (message.map { " (\($0))" } ?? "")
+                Self.refusal(operation, reason) + (message.map { " (\($0))" } ?? "")
             }
-        case .timedOut(let opcode, let after):
-            "the module did not answer \(opcode) within \(after.shortDescription); it may or may not have run"
+        case .timedOut(let operation, let after):
+            "the module did not answer \(operation) within \(after.shortDescription); it may or may not have run"
         case .shotNotReported(let after):
             "the camera accepted the trigger but no picture was confirmed within \(after.shortDescription)"
         case .notConnected(let why):
             "the module is not connected: \(why)"
         case .cancelled:
             "stopped before it finished"
-        case .session(let error):
-            error.description
         case .device(let failure):
             failure.message
         }
     }
 
-    private static func refusal(_ opcode: Opcode, _ status: StatusCode) -> String {
-        switch status {
+    private static func refusal(_ operation: String, _ reason: FailureReason) -> String {
+        switch reason {
         case .busy: "the camera is busy; try again in a moment"
         case .cameraOff: "the camera is off or asleep; switch it on or half-press the shutter button to wake it"
         case .cardFull: "the memory card is full"
         case .cameraNotAttached: "no camera is attached to the module"
-        case .notSupported: "the module does not support \(opcode) now"
-        case .invalidArgument: "the module refused \(opcode) as invalid"
-        default: "the module refused \(opcode): \(status)"
-        }
-    }
-
-    /// Sorts a session failure into the case a caller acts on.
-    public init(_ error: SessionError) {
-        switch error {
-        case .refused(let opcode, let status, let message): self = .refused(opcode, status, message: message)
-        case .timedOut(let opcode, let after): self = .timedOut(opcode, after: after)
-        case .disconnected(let reason): self = .notConnected(reason)
-        default: self = .session(error)
+        case .notSupported: "the module does not support \(operation) now"
+        case .invalidArgument: "the module refused \(operation) as invalid"
+        default: "the module refused \(operation): \(reason)"
         }
     }
 }

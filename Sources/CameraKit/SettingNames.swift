@@ -1,5 +1,4 @@
 import Foundation
-public import UnleashedProtocol
 
 extension SettingID {
     /// The name people type and read: `iso`, `shutter-speed`, `exposure-compensation`.

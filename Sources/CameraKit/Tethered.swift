@@ -1,7 +1,8 @@
-/// A failure reported by a camera reached without the module (a USB camera through libgphoto2),
-/// already worded for the person who asked; ``kind`` is what scripts and exit statuses go by.
+/// A failure a backend reported below the camera API (libgphoto2, a module's link or protocol, a
+/// daemon), already worded for the person who asked; ``kind`` gives its code and its
+/// ``CameraError/Kind``.
 public struct DeviceFailure: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Hashable, Sendable {
+    public enum Kind: String, CaseIterable, Hashable, Sendable {
         /// The camera is busy with something else; trying again later may work.
         case busy
         case cardFull
@@ -14,6 +15,32 @@ public struct DeviceFailure: Error, Hashable, Sendable, CustomStringConvertible 
         case permissionDenied
         /// Anything else the camera or its driver reported.
         case failed
+        /// The link to a module failed in a way that fits no other kind.
+        case link
+        /// The module speaks no protocol version this client speaks.
+        case versionMismatch
+        /// A request could not even be encoded: a bug on this side.
+        case invalidRequest
+
+        /// The stable code scripts go by.
+        public var code: String {
+            switch self {
+            case .disconnected: "notConnected"
+            case .failed: "camera"
+            default: rawValue
+            }
+        }
+
+        /// How the failure counts for exit and HTTP statuses.
+        public var errorKind: CameraError.Kind {
+            switch self {
+            case .busy: .busy
+            case .cardFull, .unsupported: .refused
+            case .permissionDenied: .permission
+            case .disconnected, .timedOut, .failed, .link, .versionMismatch: .unavailable
+            case .invalidRequest: .internal
+            }
+        }
     }
 
     public var kind: Kind
