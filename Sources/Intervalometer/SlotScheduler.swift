@@ -43,9 +43,10 @@ public struct SkippedSlot: Hashable, Sendable {
 public struct SlotScheduler: Sendable {
     /// What happened, as the driver saw it. Times are durations since `t0` on the run's clock.
     public enum Input: Hashable, Sendable {
-        /// The run is journalled and its start hook done (`startHookRan`: the hook's program and
-        /// how long it ran, so that slots it held up say so).
-        case started(now: Duration, startHookRan: StartHook?)
+        /// The run is journalled (`t0UnixMs`: the wall-clock time of slot 1), its start hook done
+        /// (`startHookRan`: the hook's program and how long it ran, so that slots it held up say
+        /// so); `resuming` carries on an interrupted run.
+        case started(now: Duration, t0UnixMs: Int64, resuming: Resumption?, startHookRan: StartHook?)
         /// A wait the scheduler asked for ended: at its deadline, or early for a control call.
         case woke(now: Duration)
         /// The slot's cameras were asked ahead of the deadline: which are up, and whether they
@@ -87,6 +88,21 @@ public struct SlotScheduler: Sendable {
         public enum Kind: String, CaseIterable, Hashable, Sendable {
             case started, woke, prepared, slotShot, extraShot, pauseAsked, continueAsked, extraFrameAsked,
                  stopAsked, stopAfterFrameAsked, linkLost, journalStalled
+        }
+    }
+
+    /// Where an interrupted run left its schedule.
+    public struct Resumption: Hashable, Sendable {
+        /// The last slot recorded and when it was due, if any was.
+        public var lastFrame: Int?
+        public var lastDue: Duration
+        /// The interval its ramp asked for after the last slot.
+        public var rampInterval: Duration?
+
+        public init(lastFrame: Int?, lastDue: Duration = .zero, rampInterval: Duration? = nil) {
+            self.lastFrame = lastFrame
+            self.lastDue = lastDue
+            self.rampInterval = rampInterval
         }
     }
 
@@ -239,10 +255,8 @@ public struct SlotScheduler: Sendable {
     /// The run's cameras by name, for the records of skipped slots.
     public let cameras: [String]
     /// The wall-clock time of `t0` (Unix milliseconds), for an `until` stop.
-    public let t0UnixMs: Int64
+    public private(set) var t0UnixMs: Int64 = 0
     public let preparation: Duration
-    /// Whether the run was interrupted and is carried on: slots that passed meanwhile are skipped.
-    public let resumed: Bool
 
     public private(set) var phase: SlotPhase = .idle
     /// The slot to shoot next.
@@ -270,28 +284,18 @@ public struct SlotScheduler: Sendable {
     private var down: [String] = []
     private var firesOnCameraClocks = false
 
-    /// A run's schedule. For a resumed run (`resumed`), `last` is the last slot recorded, if
-    /// any, and `rampInterval` the interval its ramp asked for after it.
-    public init(plan: RunPlan, cameras: [String], t0UnixMs: Int64, preparation: Duration = Self.defaultPreparation,
-                resumed: Bool = false, after last: (frame: Int, scheduledMs: Int64)? = nil, rampInterval: Duration? = nil) {
+    /// A run's schedule, `idle` until ``Input/started(now:t0UnixMs:resuming:startHookRan:)``.
+    public init(plan: RunPlan, cameras: [String], preparation: Duration = Self.defaultPreparation) {
         self.plan = plan
         self.cameras = cameras
-        self.t0UnixMs = t0UnixMs
         self.preparation = preparation
-        self.resumed = resumed
-        if let last {
-            nextFrame = last.frame + 1
-            // A deferred or paused schedule carries on from where the last slot was due.
-            shift = .milliseconds(last.scheduledMs) - interval * (last.frame - 1)
-        }
-        if let rampInterval { applyRampInterval(rampInterval) }
     }
 
     /// A scheduler placed in `phase` with slot `frame` in hand: for tests that walk the table.
     init(plan: RunPlan, cameras: [String], phase: SlotPhase, slot frame: Int = 1, pausedAt: Duration? = nil,
          extraFrames: Int = 0, stopReason: String? = nil, stopAfterFrame: Bool = false, ready: [String]? = nil,
-         firesOnCameraClocks: Bool = false, resumed: Bool = false) {
-        self.init(plan: plan, cameras: cameras, t0UnixMs: 0, resumed: resumed)
+         firesOnCameraClocks: Bool = false) {
+        self.init(plan: plan, cameras: cameras)
         self.phase = phase
         nextFrame = frame
         self.pausedAt = pausedAt
@@ -345,7 +349,9 @@ public struct SlotScheduler: Sendable {
         let now = input.now ?? .zero
         switch condition {
         case .always: return true
-        case .resuming: return resumed
+        case .resuming:
+            if case .started(_, _, .some, _) = input { return true }
+            return false
         case .stopPending: return stopReason != nil
         case .stopAfterFramePending: return stopAfterFrame
         case .noSlotLeft: return !isScheduled(frame: nextFrame, at: due(of: nextFrame))
@@ -369,7 +375,16 @@ public struct SlotScheduler: Sendable {
     /// What an input changes before the row's actions are worked out.
     private mutating func apply(_ input: Input) {
         switch input {
-        case .started(let now, let hook):
+        case .started(let now, let t0UnixMs, let resuming, let hook):
+            self.t0UnixMs = t0UnixMs
+            if let resuming {
+                if let last = resuming.lastFrame {
+                    nextFrame = last + 1
+                    // A deferred or paused schedule carries on from where the last slot was due.
+                    shift = resuming.lastDue - interval * (last - 1)
+                }
+                if let rampInterval = resuming.rampInterval { applyRampInterval(rampInterval) }
+            }
             // The hook ran past the first slot's time: the slots it cost are its, not the camera's.
             if let hook, now > due(of: nextFrame) {
                 slotDelay = (nextFrame, "the start hook \(hook.program) ran for \(hook.ran.compactText) and held up frame \(nextFrame)")
@@ -530,7 +545,7 @@ extension SlotScheduler.Input {
     /// The clock reading an input carries, if any.
     var now: Duration? {
         switch self {
-        case .started(let now, _), .woke(let now), .prepared(_, _, _, let now), .slotShot(_, _, let now),
+        case .started(let now, _, _, _), .woke(let now), .prepared(_, _, _, let now), .slotShot(_, _, let now),
              .extraShot(let now), .pauseAsked(let now), .continueAsked(let now): now
         case .extraFrameAsked, .stopAsked, .stopAfterFrameAsked, .linkLost, .journalStalled: nil
         }

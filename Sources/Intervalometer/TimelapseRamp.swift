@@ -28,8 +28,9 @@ extension Timelapse {
     func startRamp(_ ramp: RampPlan, member: RigCamera) async throws(TimelapseError) {
         do throws(TimelapseError) {
             try await buildRamp(ramp, member: member)
-        } catch .invalidPlan(let problem) where isRig {
-            throw .invalidPlan("\(member.name): \(problem)")
+        } catch .invalidPlan(let problem) {
+            guard let name = label(of: member) else { throw .invalidPlan(problem) }
+            throw .invalidPlan("\(name): \(problem)")
         }
     }
 
@@ -84,8 +85,7 @@ extension Timelapse {
     func resumeRamps(from recorded: [FrameRecord], last: FrameRecord?) -> Duration? {
         var intervalAfterLast: Int64?
         for member in cameras {
-            let name = isRig ? member.name : nil
-            guard let ramped = recorded.last(where: { $0.ramp != nil && $0.camera == name }), let ramp = ramped.ramp else { continue }
+            guard let ramped = recorded.last(where: { $0.ramp != nil && $0.camera == label(of: member) }), let ramp = ramped.ramp else { continue }
             ramps[member.name, default: CameraRamp()].resumedFrom = (ramp, .milliseconds(ramped.scheduledMs))
             if ramped.frame == last?.frame { intervalAfterLast = max(intervalAfterLast ?? 0, ramp.intervalMs) }
         }
