@@ -220,7 +220,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     // MARK: - Running
 
     /// Checks the plan against the camera, journals the run, waits `startDelay`, and runs it to
-    /// its end.
+    /// its end. `cameraName` is what the journal calls a run's one camera; the cameras of a rig
+    /// are journalled by their own names, as a list.
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
         defer { recordSink.finish(); begunSink.finish() }
         try await validate()
@@ -235,7 +236,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let t0 = clock.now.advanced(by: lead)
         let t0Wall = wallClock() + lead.wholeMilliseconds
         do {
-            run = try journal.begin(plan: plan, t0UnixMs: t0Wall, camera: cameraName)
+            run = try journal.begin(plan: plan, t0UnixMs: t0Wall, cameras: namesCameras ? cameras.map(\.name) : [cameraName])
         } catch {
             throw .journal(String(describing: error))
         }
