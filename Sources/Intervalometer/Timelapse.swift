@@ -682,12 +682,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 
     private func validate() async throws(TimelapseError) {
-        guard plan.intervalMs > 0 else { throw .invalidPlan("the interval must be longer than 0") }
-        guard plan.minimumGapMs >= 0 else { throw .invalidPlan("the minimum gap cannot be negative") }
-        switch plan.stop {
-        case .frames(let count) where count < 1: throw .invalidPlan("a run needs at least 1 frame")
-        case .duration(let milliseconds) where milliseconds <= 0: throw .invalidPlan("the duration must be longer than 0")
-        default: break
+        do throws(PlanProblem) {
+            try plan.validate()
+        } catch {
+            throw error.timelapseError
         }
         if namesCameras, case .bracket = plan.exposure {
             throw .invalidPlan("a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
@@ -703,27 +701,22 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 
     /// Checks the plan against one camera: the interval fits its exposure, and it can do what
-    /// the plan asks.
+    /// the plan asks. The plan's own numbers are ``RunPlan/validate()``'s.
     private func validate(_ member: RigCamera) async throws(TimelapseError) {
         let camera = member.camera
-        let needed: Duration
-        let reason: String
+        // What a slot needs on this camera, and why; a bulb exposure's or a clip's length is
+        // the plan's own.
+        let needed: (time: Duration, reason: String)?
         switch plan.exposure {
         case .camera:
             let exposure = try await currentExposureTime(of: camera)
-            needed = exposure + .milliseconds(plan.minimumGapMs)
-            reason = English.withArticle("\(exposure.compactText) exposure") + gapText
-        case .bulb(let milliseconds):
-            (needed, reason) = try timedSlot(milliseconds, "bulb exposure")
-        case .video(let milliseconds):
-            (needed, reason) = try timedSlot(milliseconds, "clip")
+            needed = (exposure + .milliseconds(plan.minimumGapMs), English.withArticle("\(exposure.compactText) exposure") + plan.gapText)
+        case .bulb, .video:
+            needed = nil
         case .ramp(let ramp):
             try await startRamp(ramp, member: member)
-            needed = .milliseconds(ramp.gapMs + 1)
-            reason = "the \(Duration.milliseconds(ramp.gapMs).compactText) gap the ramp leaves after each exposure"
+            needed = nil
         case .bracket(let count, let step):
-            guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
-            guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
             let speeds: [SettingValue]
             do {
                 speeds = try await bracketSpeeds(count: count, stepThirds: step, camera: camera).0
@@ -731,29 +724,17 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                 throw .camera(error)
             }
             let total = speeds.reduce(Duration.zero) { $0 + Self.exposureTime($1) }
-            needed = total + .milliseconds(plan.minimumGapMs) * count
-            reason = "\(count) exposures of \(total.compactText) in all, each with "
-                + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap")
+            needed = (total + .milliseconds(plan.minimumGapMs) * count, "\(count) exposures of \(total.compactText) in all, each with "
+                + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap"))
         }
-        if needed > .milliseconds(plan.intervalMs) {
-            throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
+        if let needed, needed.time > .milliseconds(plan.intervalMs) {
+            throw .intervalTooShort(minimumMs: max(needed.time.wholeMilliseconds, 1), reason: needed.reason)
         }
         switch plan.exposure {
         case .bulb: try await requireBulbMode(camera)
         case .video where !camera.identity.capabilities.contains(.video): throw .camera(.unsupported("video recording"))
         default: break
         }
-    }
-
-    /// The time a slot of fixed length (a bulb exposure, a clip) needs, and why.
-    private func timedSlot(_ milliseconds: Int64, _ what: String) throws(TimelapseError) -> (Duration, String) {
-        guard milliseconds >= 1 else { throw .invalidPlan("\(English.withArticle(what)) lasts at least 1 ms") }
-        return (.milliseconds(milliseconds + plan.minimumGapMs), English.withArticle("\(Duration.milliseconds(milliseconds).compactText) \(what)") + gapText)
-    }
-
-    /// ` plus a 300ms gap`, or nothing without a gap.
-    private var gapText: String {
-        plan.minimumGapMs > 0 ? " plus " + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap") : ""
     }
 
     /// A bulb run is refused before it starts, not frame after frame, when the camera is not
