@@ -75,6 +75,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// refused before it was journalled ends the stream with nothing. Lets a caller learn the
     /// run's id while the run goes on, without polling ``current``. One consumer.
     public nonisolated let begun: AsyncStream<RunRecord>
+    /// Each wait of the run as it begins: until this instant of the run's clock, or nil until a
+    /// control call (paused). Only the newest is kept: for a countdown to the next slot, and for
+    /// a test that moves a manual clock only while the run waits, so that it runs hours of
+    /// schedule in moments without a real sleep. Ends with the run.
+    public nonisolated let waits: AsyncStream<C.Instant?>
 
     let plan: RunPlan
     /// The cameras every slot fires, together (a ``Volley``).
@@ -87,6 +92,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private let hooks: HookRunner?
     private let recordSink: AsyncStream<FrameRecord>.Continuation
     private let begunSink: AsyncStream<RunRecord>.Continuation
+    private let waitSink: AsyncStream<C.Instant?>.Continuation
 
     private var run: RunRecord?
     /// The monotonic instant of `t0`.
@@ -157,6 +163,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         self.hooks = hooks
         schedule = SlotScheduler(plan: plan, cameras: cameras.map(\.name), preparation: Self.slotPreparation)
         (begun, begunSink) = AsyncStream.makeStream()
+        (waits, waitSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// The run as journalled, once it has begun (or been resumed).
@@ -223,7 +230,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// its end. `cameraName` is what the journal calls a run's one camera; the cameras of a rig
     /// are journalled by their own names, as a list.
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
-        defer { recordSink.finish(); begunSink.finish() }
+        defer { finishStreams() }
         try await validate()
         if let hooks {
             let status = await hooks.run(.initialize, frame: nil, environment: [:])
@@ -249,7 +256,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// from the wall clock, slots that passed while nothing ran are journalled as skipped, and
     /// frame numbers carry on from the last one recorded.
     public func resume(_ record: RunRecord) async throws(TimelapseError) -> RunEnding {
-        defer { recordSink.finish(); begunSink.finish() }
+        defer { finishStreams() }
         guard record.state == .running else {
             throw .invalidPlan("run \(record.id) has \(record.state == .finished ? "finished" : "failed"); only an interrupted run can be resumed")
         }
@@ -292,6 +299,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             for member in cameras { _ = try? await member.camera.stopVideo() }
         }
         return try await runSlots()
+    }
+
+    private func finishStreams() {
+        recordSink.finish()
+        begunSink.finish()
+        waitSink.finish()
     }
 
     /// Adds to the journal the records an earlier run of `run` left in a recovery file when its
@@ -641,8 +654,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// Waits as the schedule asks: until `offset` after `t0` (not at all once it has passed),
     /// or with no offset until a control call; a control call ends either early.
     private func wait(until offset: Duration?) async {
-        guard let offset else { return await sleepUntilWoken() }
+        guard let offset else {
+            waitSink.yield(nil)
+            return await sleepUntilWoken()
+        }
         guard let anchor, elapsed() < offset else { return }
+        waitSink.yield(anchor.advanced(by: offset))
         await sleep(until: anchor.advanced(by: offset))
     }
 
