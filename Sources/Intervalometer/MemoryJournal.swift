@@ -17,9 +17,9 @@ public final class MemoryJournal: RunJournal {
 
     public init() {}
 
-    public func begin(plan: RunPlan, t0UnixMs: Int64, camera: String) throws -> RunRecord {
+    public func begin(plan: RunPlan, t0UnixMs: Int64, cameras: [String]) throws -> RunRecord {
         store.withLock { store in
-            let record = RunRecord(id: Int64(store.runs.count + 1), plan: plan, t0UnixMs: t0UnixMs, camera: camera, state: .running)
+            let record = RunRecord(id: Int64(store.runs.count + 1), plan: plan, t0UnixMs: t0UnixMs, cameras: cameras, state: .running)
             store.runs.append(record)
             return record
         }

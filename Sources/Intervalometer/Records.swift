@@ -226,24 +226,62 @@ public enum RunState: String, Codable, Hashable, Sendable {
 }
 
 /// A run as the journal keeps it.
-public struct RunRecord: Codable, Hashable, Sendable {
+public struct RunRecord: Hashable, Sendable {
     public var id: Int64
     public var plan: RunPlan
     /// The wall-clock time of slot 1 (Unix milliseconds): what a resumed run re-anchors to.
     public var t0UnixMs: Int64
-    /// Which camera, as the backend names it; for a rig, its cameras' names joined by commas.
-    public var camera: String
+    /// The run's cameras, as the backends name them, in the order the rig fires them: one for
+    /// a run of one camera. A list, so that a name with a comma in it reads back whole.
+    public var cameras: [String]
     public var state: RunState
     /// Why it ended, when it has.
     public var endReason: String?
 
-    public init(id: Int64, plan: RunPlan, t0UnixMs: Int64, camera: String, state: RunState, endReason: String? = nil) {
+    /// The cameras' names joined by commas, for display.
+    public var camera: String { cameras.joined(separator: ",") }
+
+    public init(id: Int64, plan: RunPlan, t0UnixMs: Int64, cameras: [String], state: RunState, endReason: String? = nil) {
         self.id = id
         self.plan = plan
         self.t0UnixMs = t0UnixMs
-        self.camera = camera
+        self.cameras = cameras
         self.state = state
         self.endReason = endReason
+    }
+
+    /// A run of the one camera `camera`.
+    public init(id: Int64, plan: RunPlan, t0UnixMs: Int64, camera: String, state: RunState, endReason: String? = nil) {
+        self.init(id: id, plan: plan, t0UnixMs: t0UnixMs, cameras: [camera], state: state, endReason: endReason)
+    }
+}
+
+/// Encoded with both the list (`cameras`) and the joined names (`camera`) that documents from
+/// before the list carried; a document with only `camera` reads as a run of that one camera.
+extension RunRecord: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case id, plan, t0UnixMs, camera, cameras, state, endReason
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let cameras = try container.decodeIfPresent([String].self, forKey: .cameras)
+        self.init(id: try container.decode(Int64.self, forKey: .id), plan: try container.decode(RunPlan.self, forKey: .plan),
+                  t0UnixMs: try container.decode(Int64.self, forKey: .t0UnixMs),
+                  cameras: try cameras ?? [container.decode(String.self, forKey: .camera)],
+                  state: try container.decode(RunState.self, forKey: .state),
+                  endReason: try container.decodeIfPresent(String.self, forKey: .endReason))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(plan, forKey: .plan)
+        try container.encode(t0UnixMs, forKey: .t0UnixMs)
+        try container.encode(camera, forKey: .camera)
+        try container.encode(cameras, forKey: .cameras)
+        try container.encode(state, forKey: .state)
+        try container.encodeIfPresent(endReason, forKey: .endReason)
     }
 }
 
@@ -251,8 +289,8 @@ public struct RunRecord: Codable, Hashable, Sendable {
 /// is on disk: the engine schedules the next slot after that, so a crash loses no frame that
 /// was reported.
 public protocol RunJournal: Sendable {
-    /// Records a new run and returns it with its id.
-    func begin(plan: RunPlan, t0UnixMs: Int64, camera: String) throws -> RunRecord
+    /// Records a new run on `cameras` (in the order the rig fires them) and returns it with its id.
+    func begin(plan: RunPlan, t0UnixMs: Int64, cameras: [String]) throws -> RunRecord
     /// Appends one frame record, durably.
     func append(_ frame: FrameRecord, to run: Int64) throws
     /// Marks a run ended.
@@ -275,6 +313,11 @@ public protocol RunJournal: Sendable {
 }
 
 extension RunJournal {
+    /// Records a new run of the one camera `camera`.
+    public func begin(plan: RunPlan, t0UnixMs: Int64, camera: String) throws -> RunRecord {
+        try begin(plan: plan, t0UnixMs: t0UnixMs, cameras: [camera])
+    }
+
     /// Appends `frame` unless the run already has it (a write that reported failure after its
     /// commit, a recovery file read twice): what matters is that the journal holds it once.
     func appendUnlessRecorded(_ frame: FrameRecord, to run: Int64) throws {

@@ -132,18 +132,34 @@ public final class SQLiteJournal: RunJournal {
 
     // MARK: RunJournal
 
-    public func begin(plan: RunPlan, t0UnixMs: Int64, camera: String) throws(JournalError) -> RunRecord {
+    public func begin(plan: RunPlan, t0UnixMs: Int64, cameras: [String]) throws(JournalError) -> RunRecord {
         let planText = try encode(plan)
         let createdAt = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         let id = try write { db in
+            // `camera` keeps the joined names for display; `runCamera` is what is read back.
             try db.execute(
                 sql: "INSERT INTO run (plan, t0UnixMs, camera, state, createdAt) VALUES (?, ?, ?, ?, ?)",
-                arguments: [planText, t0UnixMs, camera, RunState.running.rawValue, createdAt])
+                arguments: [planText, t0UnixMs, cameras.joined(separator: ","), RunState.running.rawValue, createdAt])
             let id = db.lastInsertedRowID
+            try Self.insertCameras(cameras, of: id, db)
             try Self.setOwner(.current, of: id, db)
             return id
         }
-        return RunRecord(id: id, plan: plan, t0UnixMs: t0UnixMs, camera: camera, state: .running)
+        return RunRecord(id: id, plan: plan, t0UnixMs: t0UnixMs, cameras: cameras, state: .running)
+    }
+
+    private static func insertCameras(_ cameras: [String], of run: Int64, _ db: Database) throws {
+        for (position, name) in cameras.enumerated() {
+            try db.execute(sql: "INSERT INTO runCamera (run, position, name) VALUES (?, ?, ?)", arguments: [run, position, name])
+        }
+    }
+
+    /// The cameras of the runs `ids`, in order, by run.
+    private static func cameras(of ids: [Int64], _ db: Database) throws -> [Int64: [String]] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try Row.fetchAll(db, sql: "SELECT run, name FROM runCamera WHERE run IN (\(ids.map { "\($0)" }.joined(separator: ","))) "
+                                        + "ORDER BY run, position")
+        return Dictionary(grouping: rows) { $0["run"] as Int64 }.mapValues { $0.map { $0["name"] as String } }
     }
 
     public func append(_ frame: FrameRecord, to run: Int64) throws(JournalError) {
@@ -226,16 +242,19 @@ public final class SQLiteJournal: RunJournal {
     }
 
     public func run(_ id: Int64) throws(JournalError) -> RunRecord? {
-        let row = try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM run WHERE id = ?", arguments: [id])
+        let (row, cameras) = try read { db in
+            (try Row.fetchOne(db, sql: "SELECT * FROM run WHERE id = ?", arguments: [id]), try Self.cameras(of: [id], db))
         }
-        return try row.map(runRecord)
+        return try row.map { row throws(JournalError) in try runRecord(row, cameras: cameras[id]) }
     }
 
     public func runs() throws(JournalError) -> [RunRecord] {
-        let rows = try read { db in try Row.fetchAll(db, sql: "SELECT * FROM run ORDER BY id DESC") }
+        let (rows, cameras) = try read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM run ORDER BY id DESC")
+            return (rows, try Self.cameras(of: rows.map { $0["id"] }, db))
+        }
         var records: [RunRecord] = []
-        for row in rows { records.append(try runRecord(row)) }
+        for row in rows { records.append(try runRecord(row, cameras: cameras[row["id"]])) }
         return records
     }
 
@@ -348,6 +367,30 @@ public final class SQLiteJournal: RunJournal {
                 table.column("since", .integer).notNull()
             }
         }
+        // A run's cameras as a list, one row each in firing order, so that a name with a comma
+        // reads back whole; `run.camera` keeps the joined names. Runs from before are split on
+        // their commas, except one whose frames were all recorded without a camera's name: that
+        // run had one camera, commas or not.
+        migrator.registerMigration("v5-run-cameras") { db in
+            try db.create(table: "runCamera") { table in
+                table.column("run", .integer).notNull().references("run", onDelete: .cascade)
+                table.column("position", .integer).notNull()
+                table.column("name", .text).notNull()
+                table.primaryKey(["run", "position"])
+            }
+            let runs = try Row.fetchAll(db, sql: """
+                SELECT id, camera,
+                       EXISTS (SELECT 1 FROM frame WHERE frame.run = run.id) AS shot,
+                       EXISTS (SELECT 1 FROM frame WHERE frame.run = run.id AND frame.camera <> '') AS named
+                FROM run
+                """)
+            for run in runs {
+                let joined: String = run["camera"]
+                let oneCamera = run["shot"] as Bool && !(run["named"] as Bool)
+                let names = oneCamera ? [joined] : joined.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                try insertCameras(names, of: run["id"], db)
+            }
+        }
         return migrator
     }
 
@@ -407,7 +450,8 @@ public final class SQLiteJournal: RunJournal {
         return records
     }
 
-    private func runRecord(_ row: Row) throws(JournalError) -> RunRecord {
+    /// A run from its row and its `runCamera` rows (none for a row written without them).
+    private func runRecord(_ row: Row, cameras: [String]?) throws(JournalError) -> RunRecord {
         let id: Int64 = row["id"]
         let stateText: String = row["state"]
         guard let state = RunState(rawValue: stateText) else {
@@ -419,7 +463,7 @@ public final class SQLiteJournal: RunJournal {
         } catch {
             throw .corrupt(path: path, reason: "run \(id) has a plan that cannot be read (\(error))")
         }
-        return RunRecord(id: id, plan: plan, t0UnixMs: row["t0UnixMs"], camera: row["camera"], state: state,
+        return RunRecord(id: id, plan: plan, t0UnixMs: row["t0UnixMs"], cameras: cameras ?? [row["camera"]], state: state,
                          endReason: row["endReason"])
     }
 

@@ -63,10 +63,12 @@ public struct RunEnding: Hashable, Sendable {
     public var stateName: String { interrupted ? "interrupted" : state.rawValue }
 }
 
-/// A time-lapse run: slots on absolute deadlines `t0 + (n - 1) * interval` of an injected
-/// monotonic clock, never a sleep after a shot, so that no error accumulates. Every slot is
-/// journalled (durably) in order on a thread apart, so that a slow disk sync does not hold up
-/// the next slot; the run ends only once every record is written.
+/// A time-lapse run: the driver of a ``SlotScheduler``. It reads the injected monotonic clock,
+/// sleeps to the absolute deadlines `t0 + (n - 1) * interval` the schedule asks for (never a
+/// sleep after a shot, so that no error accumulates), fires the cameras and feeds their outcomes
+/// back. A run of one camera is a rig of one. Every slot is journalled (durably) in order on a
+/// thread apart, so that a slow disk sync does not hold up the next slot; the run ends only once
+/// every record is written.
 public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// Every frame record as it is journalled, for live displays. One consumer.
     public nonisolated let records: AsyncStream<FrameRecord>
@@ -74,12 +76,15 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// refused before it was journalled ends the stream with nothing. Lets a caller learn the
     /// run's id while the run goes on, without polling ``current``. One consumer.
     public nonisolated let begun: AsyncStream<RunRecord>
+    /// Each wait of the run as it begins: until this instant of the run's clock, or nil until a
+    /// control call (paused). Only the newest is kept: for a countdown to the next slot, and for
+    /// a test that moves a manual clock only while the run waits, so that it runs hours of
+    /// schedule in moments without a real sleep. Ends with the run.
+    public nonisolated let waits: AsyncStream<C.Instant?>
 
     let plan: RunPlan
     /// The cameras every slot fires, together (a ``Volley``).
     let cameras: [RigCamera]
-    /// Whether records name their camera and carry the slot's spread: a run of a rig.
-    let isRig: Bool
     private let journal: any RunJournal
     /// Frame records on their way to `journal`, written off the run's thread.
     private let journalWrites: JournalWrites
@@ -88,38 +93,27 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private let hooks: HookRunner?
     private let recordSink: AsyncStream<FrameRecord>.Continuation
     private let begunSink: AsyncStream<RunRecord>.Continuation
+    private let waitSink: AsyncStream<C.Instant?>.Continuation
 
     private var run: RunRecord?
     /// The monotonic instant of `t0`.
     private var anchor: C.Instant?
-    /// How far the schedule has moved from `t0 + (n - 1) * interval`: by `defer` re-anchoring
-    /// and by pauses.
-    private var shift = Duration.zero
-    /// Slot number of the next slot to shoot.
-    private var nextFrame = 1
-    private var stopReason: String?
-    private var stopAfterFrame = false
+    /// The slot schedule: every decision of when to shoot, skip, wait or end.
+    private var schedule: SlotScheduler
+    /// Where an interrupted run left its schedule, for a resumed run's start.
+    private var resumption: SlotScheduler.Resumption?
     /// Set by ``suspend(reason:)``: the run ends without being marked ended in the journal.
     private var suspended = false
-    private var extraFrames = 0
-    private var extraParts: [Int: Int] = [:]
-    private var pausedAt: C.Instant?
     /// The wait under way, for a control call to end early.
     private var wake: Wake?
     /// The exposure under way that a stop ends early (a bulb, a clip).
     private var stoppableWork: Volley<SlotWork>?
+    /// The prepared slot's parked commands and the cameras that were up for it.
+    private var parked: Volley<SlotWork>?
+    private var ready: [RigCamera] = []
     /// A ramped run's ramps, one per camera (by name): each follows its own camera's light.
     var ramps: [String: CameraRamp] = [:]
-    /// How much longer than the plan's interval the last ramped slot was: slots passed over
-    /// (skipped, or the camera down) are spaced by it too, as the ramp had them.
-    private var rampIntervalExtra: Duration?
     private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
-    /// What held up a slot other than the camera's own work (a slow start hook), for the
-    /// records of the slots it made the run skip.
-    private var slotDelay: (frame: Int, reason: String)?
-    /// Cameras whose link went down since the current slot began: the slots skipped after it
-    /// were lost to the outage, not to a busy camera.
-    private var linkLost: Set<String> = []
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
     /// API) does not make slots late: see ``ExecutorThread``.
@@ -134,7 +128,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// How far ahead of its deadline a slot is prepared: the camera is asked then whether it is
     /// ready, so that at the deadline the command goes out without a round trip first.
-    static var slotPreparation: Duration { .milliseconds(50) }
+    static var slotPreparation: Duration { SlotScheduler.defaultPreparation }
 
     /// A new run.
     ///
@@ -143,7 +137,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     ///     `until` stops, never to time slots.
     public init(plan: RunPlan, camera: any Camera, journal: any RunJournal, clock: C,
                 wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil) {
-        self.init(plan: plan, cameras: [RigCamera(name: camera.identity.name, camera: camera)], isRig: false,
+        self.init(plan: plan, cameras: [RigCamera(name: camera.identity.name, camera: camera)],
                   journal: journal, clock: clock, wallClock: wallClock, hooks: hooks)
     }
 
@@ -152,14 +146,13 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// record carries the slot's command and completion spread.
     public init(plan: RunPlan, rig: Rig, journal: any RunJournal, clock: C,
                 wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil) {
-        self.init(plan: plan, cameras: rig.members, isRig: true, journal: journal, clock: clock, wallClock: wallClock, hooks: hooks)
+        self.init(plan: plan, cameras: rig.members, journal: journal, clock: clock, wallClock: wallClock, hooks: hooks)
     }
 
-    private init(plan: RunPlan, cameras: [RigCamera], isRig: Bool, journal: any RunJournal, clock: C,
+    private init(plan: RunPlan, cameras: [RigCamera], journal: any RunJournal, clock: C,
                  wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner?) {
         self.plan = plan
         self.cameras = cameras
-        self.isRig = isRig
         self.journal = journal
         let (records, recordSink) = AsyncStream.makeStream(of: FrameRecord.self, bufferingPolicy: .bufferingNewest(4096))
         self.records = records
@@ -169,22 +162,24 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         self.clock = clock
         self.wallClock = wallClock
         self.hooks = hooks
+        schedule = SlotScheduler(plan: plan, cameras: cameras.map(\.name), preparation: Self.slotPreparation)
         (begun, begunSink) = AsyncStream.makeStream()
+        (waits, waitSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// The run as journalled, once it has begun (or been resumed).
     public var current: RunRecord? { run }
+
+    /// Whether records, errors and ramps name the camera they are about: in a run of several.
+    /// A run of one names its camera in the journal's run record only, as it always has.
+    var namesCameras: Bool { cameras.count > 1 }
 
     // MARK: - Control (from signals, the CLI, the daemon)
 
     /// Ends the run: at once between slots, after the current shot, and a bulb exposure at once
     /// (the shutter is closed and the frame recorded).
     public func stop(reason: String) {
-        stopReason = stopReason ?? reason
-        stoppableWork?.cancel()
-        // A hook the run waits for (init, start) must not hold up the stop.
-        hooks?.interrupt()
-        wakeUp()
+        feed(.stopAsked(reason: reason))
     }
 
     /// Ends the run like ``stop(reason:)`` (a bulb or clip under way is ended at once and its
@@ -198,42 +193,49 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     /// Ends the run after the current slot (SIGUSR2).
     public func stopAfterCurrentFrame() {
-        stopAfterFrame = true
-        wakeUp()
+        feed(.stopAfterFrameAsked)
     }
 
     /// Shoots one extra picture now, outside the schedule (SIGUSR1).
     public func shootExtraFrame() {
-        extraFrames += 1
-        wakeUp()
+        feed(.extraFrameAsked)
     }
 
     /// Holds the schedule; ``continueSchedule()`` re-anchors it so that the slots keep their
     /// interval from where they stopped.
     public func pauseSchedule() {
-        guard pausedAt == nil else { return }
-        pausedAt = clock.now
-        wakeUp()
+        feed(.pauseAsked(now: elapsed()))
     }
 
     /// Continues a paused run, shifting the schedule by the time paused.
     public func continueSchedule() {
-        guard let pausedAt else { return }
-        shift += pausedAt.duration(to: clock.now)
-        self.pausedAt = nil
-        wakeUp()
+        feed(.continueAsked(now: elapsed()))
+    }
+
+    /// Hands the schedule a control call or news that came while the run does something else,
+    /// and does at once what it asks (wake the run, end an exposure, interrupt a hook).
+    private func feed(_ input: SlotScheduler.Input) {
+        for action in schedule.handle(input) {
+            switch action {
+            case .endExposure: stoppableWork?.cancel()
+            case .interruptHook: hooks?.interrupt()
+            case .wake: wakeUp()
+            default: preconditionFailure("a control call asked for \(action)")
+            }
+        }
     }
 
     // MARK: - Running
 
     /// Checks the plan against the camera, journals the run, waits `startDelay`, and runs it to
-    /// its end.
+    /// its end. `cameraName` is what the journal calls a run's one camera; the cameras of a rig
+    /// are journalled by their own names, as a list.
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
-        defer { recordSink.finish(); begunSink.finish() }
+        defer { finishStreams() }
         try await validate()
         if let hooks {
             let status = await hooks.run(.initialize, frame: nil, environment: [:])
-            if let stopReason { throw .stoppedBeforeStart(stopReason) }
+            if let stopReason = schedule.stopReason { throw .stoppedBeforeStart(stopReason) }
             if let status, status != 0 { throw .hookRefused(status: status) }
         }
         // Slot 1 lies a little ahead, so that journalling the run (a disk sync) does not make
@@ -242,7 +244,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let t0 = clock.now.advanced(by: lead)
         let t0Wall = wallClock() + lead.wholeMilliseconds
         do {
-            run = try journal.begin(plan: plan, t0UnixMs: t0Wall, camera: cameraName)
+            run = try journal.begin(plan: plan, t0UnixMs: t0Wall, cameras: namesCameras ? cameras.map(\.name) : [cameraName])
         } catch {
             throw .journal(String(describing: error))
         }
@@ -255,7 +257,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// from the wall clock, slots that passed while nothing ran are journalled as skipped, and
     /// frame numbers carry on from the last one recorded.
     public func resume(_ record: RunRecord) async throws(TimelapseError) -> RunEnding {
-        defer { recordSink.finish(); begunSink.finish() }
+        defer { finishStreams() }
         guard record.state == .running else {
             throw .invalidPlan("run \(record.id) has \(record.state == .finished ? "finished" : "failed"); only an interrupted run can be resumed")
         }
@@ -278,30 +280,32 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let last = recorded.max { ($0.frame, $0.part) < ($1.frame, $1.part) }
         run = record
         begunSink.yield(record)
-        if isRig, let last {
+        if let last {
             // The crash may have come between two cameras' records of the last slot: the others
             // are recorded as not known, so that every slot has a record per camera.
-            let names = Set(recorded.filter { $0.frame == last.frame }.compactMap(\.camera))
-            try appendSkipped(frame: last.frame, due: .milliseconds(last.scheduledMs),
-                              reason: "the run stopped before this camera's outcome was recorded",
-                              cameras: cameras.filter { !names.contains($0.name) })
+            let names = Set(recorded.filter { $0.frame == last.frame }.map(\.camera))
+            try appendSkipped(SkippedSlot(frame: last.frame, due: .milliseconds(last.scheduledMs),
+                                          reason: "the run stopped before this camera's outcome was recorded",
+                                          cameras: cameras.filter { !names.contains(label(of: $0)) }.map(\.name)))
         }
         let sinceT0 = Duration.milliseconds(wallClock() - record.t0UnixMs)
         anchor = clock.now.advanced(by: .zero - sinceT0)
-        if let last {
-            nextFrame = last.frame + 1
-            // A deferred or paused schedule carries on from where the last slot was due.
-            shift = .milliseconds(last.scheduledMs) - .milliseconds(plan.intervalMs) * (last.frame - 1)
-        }
         // The slot after the last one is due its recorded interval later, as in the run before.
-        if let interval = resumeRamps(from: recorded, last: last) { applyRampInterval(extra: interval - .milliseconds(plan.intervalMs)) }
+        resumption = SlotScheduler.Resumption(lastFrame: last?.frame, lastDue: .milliseconds(last?.scheduledMs ?? 0),
+                                              rampInterval: resumeRamps(from: recorded, last: last))
         if let hooks { _ = await hooks.run(.initialize, frame: nil, environment: [:]) }
         // A clip cut off by the crash may still be recording, and would make every clip after
         // it fail to start: stop it first ("not recording" is fine too).
         if case .video = plan.exposure {
             for member in cameras { _ = try? await member.camera.stopVideo() }
         }
-        return try await runSlots(resumed: true)
+        return try await runSlots()
+    }
+
+    private func finishStreams() {
+        recordSink.finish()
+        begunSink.finish()
+        waitSink.finish()
     }
 
     /// Adds to the journal the records an earlier run of `run` left in a recovery file when its
@@ -313,16 +317,13 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         JournalRecovery.remove(files)
     }
 
-    private func runSlots(resumed: Bool = false) async throws(TimelapseError) -> RunEnding {
+    private func runSlots() async throws(TimelapseError) -> RunEnding {
         guard let run else { preconditionFailure("no run") }
+        var startHook: SlotScheduler.StartHook?
         if let hooks {
             let started = elapsed()
             _ = await hooks.run(.start, frame: nil, environment: ["ARGUMENT": "\(run.id)"])
-            // The hook ran past the first slot's time: the slots it cost are its, not the camera's.
-            if elapsed() > scheduledOffset(of: nextFrame) {
-                let ran = (elapsed() - started).compactText
-                slotDelay = (nextFrame, "the start hook \(hooks.program) ran for \(ran) and held up frame \(nextFrame)")
-            }
+            startHook = SlotScheduler.StartHook(program: hooks.program, ran: elapsed() - started)
         }
         let linkWatch = watchLinks()
         defer { linkWatch.cancel() }
@@ -332,15 +333,15 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         }
         var failure: TimelapseError?
         do throws(TimelapseError) {
-            if resumed { try recordMissedSlots(upTo: elapsed(), reason: "the run was not running") }
-            try await slots()
+            try await drive(.started(now: elapsed(), t0UnixMs: run.t0UnixMs, resuming: resumption, startHookRan: startHook))
         } catch {
             failure = error
         }
+        parked?.discard()
         let (unwritten, writeFailure) = await journalWrites.drain()
         // A suspended run stays `.running` in the journal: it is to be resumed, not ended.
         var state: RunState = failure != nil ? .failed : suspended ? .running : .finished
-        var reason = failure?.description ?? stopReason ?? "all slots done"
+        var reason = failure?.description ?? schedule.stopReason ?? "all slots done"
         var ending = RunEnding(run: run, state: state, reason: reason)
         if !unwritten.isEmpty {
             // Nothing taken is lost: what the journal did not take goes to a recovery file, and
@@ -372,39 +373,52 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return ending
     }
 
-    private func slots() async throws(TimelapseError) {
-        while stopReason == nil {
-            if stopAfterFrame {
-                stopReason = "stopped after frame \(nextFrame - 1) on request"
-                return
+    /// Feeds `first` to the schedule and carries out what it asks, each wait, preparation and
+    /// firing answered with the next input, until it ends the run.
+    private func drive(_ first: SlotScheduler.Input) async throws(TimelapseError) {
+        var input = first
+        while true {
+            var next: SlotScheduler.Input?
+            for action in schedule.handle(input) {
+                switch action {
+                case .wait(let until):
+                    await wait(until: until)
+                    next = .woke(now: elapsed())
+                case .prepare(let slot):
+                    next = await prepare(slot)
+                case .fire(let slot):
+                    let sent = try await expose(slot)
+                    next = .slotShot(firstSent: sent, rampInterval: rampInterval(), now: elapsed())
+                case .discard:
+                    parked?.discard()
+                    parked = nil
+                case .fireExtra(let frame, let part):
+                    try await shootExtra(frame: frame, part: part)
+                    next = .extraShot(now: elapsed())
+                case .skip(let slots):
+                    for slot in slots { try appendSkipped(slot) }
+                case .endExposure: stoppableWork?.cancel()
+                case .interruptHook: hooks?.interrupt()
+                case .wake: wakeUp()
+                case .end: return
+                }
             }
-            let due = scheduledOffset(of: nextFrame)
-            guard isScheduled(frame: nextFrame, at: due) else { return }
-            await waitForSlot(at: due - Self.slotPreparation)
-            if stopReason != nil || stopAfterFrame { continue }
-            if extraFrames > 0 {
-                extraFrames -= 1
-                try await shootExtra()
-                continue
-            }
-            if pausedAt != nil { continue }
-            // Woken early, or the schedule moved (continued after a pause): wait again.
-            guard due == scheduledOffset(of: nextFrame), elapsed() >= due - Self.slotPreparation else { continue }
-            // Ahead of the deadline: which cameras are up, and their commands parked, ready to go.
-            let (ready, down) = await Rig.prepareShot(cameras)
-            await prepareRamps(due: due, cameras: ready)
-            // Cameras that press on their own clocks are told the deadline now; the others'
-            // commands are released at it.
-            let firing = await firingInstant(due: due, cameras: ready)
-            let volley = await prepareSlotVolley(frame: nextFrame, cameras: ready, firing: firing)
-            if firing == nil { await waitForSlot(at: due) }
-            guard stopReason == nil, !stopAfterFrame, extraFrames == 0, pausedAt == nil,
-                  due == scheduledOffset(of: nextFrame), firing != nil || elapsed() >= due else {
-                volley?.discard()
-                continue
-            }
-            try await shootSlot(nextFrame, due: due, ready: ready, down: down, volley: volley)
+            guard let next else { preconditionFailure("the schedule left the run nothing to do in \(schedule.phase)") }
+            input = next
         }
+    }
+
+    /// Ahead of the deadline: which cameras are up, their ramps' readings, and their commands
+    /// parked, ready to go. Cameras that press on their own clocks are told the deadline now;
+    /// the others' commands are released at it.
+    private func prepare(_ slot: ScheduledSlot) async -> SlotScheduler.Input {
+        let (ready, down) = await Rig.prepareShot(cameras)
+        await prepareRamps(due: slot.due, cameras: ready)
+        let firing = await firingInstant(due: slot.due, cameras: ready)
+        parked?.discard()
+        parked = await prepareSlotVolley(frame: slot.frame, cameras: ready, firing: firing)
+        self.ready = ready
+        return .prepared(ready: ready.map(\.name), down: down.map(\.name), firesOnCameraClocks: firing != nil, now: elapsed())
     }
 
     /// The parked commands of a slot's single exposure (a picture, a bulb exposure, a clip);
@@ -414,11 +428,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return await volley(frame: frame, cameras: cameras, command.run)
     }
 
-    /// The slot's deadline on the host's clock when a rig's shot can be scheduled on the
-    /// cameras' own clocks: pictures (not bulb or video), a run on the real clock, and every
-    /// camera able to (``Camera/schedulesShots``). Nil otherwise.
+    /// The slot's deadline on the host's clock when the shot can be scheduled on the cameras'
+    /// own clocks: pictures (not bulb or video) of several cameras, a run on the real clock, and
+    /// every camera able to (``Camera/schedulesShots``). Nil otherwise.
     private func firingInstant(due: Duration, cameras: [RigCamera]) async -> ContinuousClock.Instant? {
-        guard isRig, case .camera = plan.exposure, C.self == ContinuousClock.self,
+        guard namesCameras, case .camera = plan.exposure, C.self == ContinuousClock.self,
               await Rig.allScheduleShots(cameras) else { return nil }
         return ContinuousClock.now + (due - elapsed())
     }
@@ -475,49 +489,6 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return { [clock] in anchor.duration(to: clock.now) }
     }
 
-    /// Work for one slot, then the choice of the next slot by the overrun policy.
-    private func shootSlot(_ frame: Int, due: Duration, ready: [RigCamera], down: [RigCamera],
-                           volley: Volley<SlotWork>?) async throws(TimelapseError) {
-        try appendSkipped(frame: frame, due: due, reason: "the camera was not connected at the slot", cameras: down)
-        if ready.isEmpty {
-            nextFrame = frame + 1
-            if let extra = rampIntervalExtra { shift += extra }
-            try recordMissedSlots(upTo: elapsed(), reason: "the camera was not connected")
-            return
-        }
-        linkLost = []
-        let sent = try await expose(frame: frame, due: due, cameras: ready, volley: volley)
-        nextFrame = frame + 1
-        // A ramped interval: the next slot is due this slot's interval after it.
-        if let interval = rampInterval() { applyRampInterval(extra: interval - .milliseconds(plan.intervalMs)) }
-        switch plan.overrun {
-        case .skip:
-            let ready = elapsed() + .milliseconds(plan.minimumGapMs)
-            try recordMissedSlots(upTo: ready, reason: overrunReason(frame: frame))
-        case .defer:
-            // Re-anchor on the late shot: the interval holds from when it actually went out.
-            if sent > due { shift += sent - due }
-        case .burst:
-            break
-        }
-        if plan.overrun != .skip, plan.minimumGapMs > 0 {
-            // Slots keep their times, but never closer than the gap to the previous work.
-            let ready = elapsed() + .milliseconds(plan.minimumGapMs)
-            if let anchor, ready > scheduledOffset(of: nextFrame) { await sleep(until: anchor.advanced(by: ready)) }
-        }
-    }
-
-    /// Why the slots after `frame` were passed over: a slow hook, a link that went down during
-    /// the slot, or the camera still at work.
-    private func overrunReason(frame: Int) -> String {
-        if let slotDelay, slotDelay.frame == frame { return slotDelay.reason }
-        if !linkLost.isEmpty {
-            let whose = isRig ? " to " + linkLost.sorted().joined(separator: ", ") : " to the camera"
-            return "the link\(whose) was lost during frame \(frame)"
-        }
-        return "the camera was still busy with frame \(frame)"
-    }
-
     /// Follows every camera's link, so that slots lost to an outage say so.
     private func watchLinks() -> Task<Void, Never> {
         let cameras = cameras
@@ -527,7 +498,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                     group.addTask {
                         for await event in await member.camera.events() {
                             guard case .connection(let state) = event, state != .ready else { continue }
-                            await self?.noteLinkLost(member.name)
+                            await self?.feed(.linkLost(camera: member.name))
                         }
                     }
                 }
@@ -535,45 +506,32 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         }
     }
 
-    private func noteLinkLost(_ name: String) {
-        linkLost.insert(name)
-    }
-
-    /// Journals as skipped every slot due before `limit` from `nextFrame` on.
-    private func recordMissedSlots(upTo limit: Duration, reason: String) throws(TimelapseError) {
-        while true {
-            let due = scheduledOffset(of: nextFrame)
-            guard due < limit, isScheduled(frame: nextFrame, at: due) else { return }
-            try appendSkipped(frame: nextFrame, due: due, reason: reason, cameras: cameras)
-            nextFrame += 1
-            if let extra = rampIntervalExtra { shift += extra }
+    /// A skipped record of the slot for each of its cameras.
+    private func appendSkipped(_ slot: SkippedSlot) throws(TimelapseError) {
+        for name in slot.cameras {
+            try append(FrameRecord(frame: slot.frame, scheduledMs: slot.due.wholeMilliseconds, outcome: .skipped, error: slot.reason,
+                                   camera: namesCameras ? name : nil))
         }
     }
 
-    /// Moves the next slot `extra` later than the plan's interval puts it: a ramped interval.
-    private func applyRampInterval(extra: Duration) {
-        shift += extra
-        rampIntervalExtra = extra
+    /// The name a record gives `member`: none in a run of one camera.
+    func label(of member: RigCamera) -> String? {
+        namesCameras ? member.name : nil
     }
 
-    /// A skipped record of the slot for each of `cameras`.
-    private func appendSkipped(frame: Int, due: Duration, reason: String, cameras: [RigCamera]) throws(TimelapseError) {
-        for member in cameras {
-            try append(FrameRecord(frame: frame, scheduledMs: due.wholeMilliseconds, outcome: .skipped, error: reason,
-                                   camera: isRig ? member.name : nil))
-        }
-    }
-
-    /// Shoots one slot on `cameras`; returns when its first command went out (after `t0`).
-    private func expose(frame: Int, due: Duration, cameras: [RigCamera], volley: Volley<SlotWork>?) async throws(TimelapseError) -> Duration {
+    /// Shoots the slot on the cameras that were up for it; returns when its first command went
+    /// out (after `t0`).
+    private func expose(_ slot: ScheduledSlot) async throws(TimelapseError) -> Duration {
+        let volley = parked
+        parked = nil
         guard let command = slotCommand() else {
-            guard case .bracket(let count, let stepThirds) = plan.exposure, let member = cameras.first else { return elapsed() }
-            return try await bracket(frame: frame, due: due, count: count, stepThirds: stepThirds, member: member)
+            guard case .bracket(let count, let stepThirds) = slot.exposure, let member = ready.first else { return elapsed() }
+            return try await bracket(frame: slot.frame, due: slot.due, count: count, stepThirds: stepThirds, member: member)
         }
-        let parked: Volley<SlotWork>
-        if let volley { parked = volley } else { parked = await self.volley(frame: frame, cameras: cameras, command.run) }
-        return try await record(frame: frame, part: 1, due: due, exposure: command.exposure, stoppable: command.stoppable,
-                                cameras: cameras, volley: parked)
+        let released: Volley<SlotWork>
+        if let volley { released = volley } else { released = await self.volley(frame: slot.frame, cameras: ready, command.run) }
+        return try await record(frame: slot.frame, part: 1, due: slot.due, exposure: command.exposure, stoppable: command.stoppable,
+                                cameras: ready, volley: released)
     }
 
     /// A bracket: the shutter speed stepped along the camera's own ladder around the current
@@ -628,17 +586,17 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let released = elapsed()
         volley.release()
         if stoppable { stoppableWork = volley }
-        if stoppable, stopReason != nil { volley.cancel() }
+        if stoppable, schedule.stopReason != nil { volley.cancel() }
         let outcomes = await volley.outcomes()
         stoppableWork = nil
         let finished = elapsed()
-        let spread = isRig ? VolleySpread(outcomes) : nil
+        let spread = namesCameras ? VolleySpread(outcomes) : nil
         for (member, outcome) in zip(cameras, outcomes) {
             let sent = outcome.sentStamp ?? released
             // Only a slot's first command has a deadline; the rest of a bracket follows it.
             var entry = FrameRecord(frame: frame, part: part, scheduledMs: due.wholeMilliseconds, sentMs: sent.wholeMilliseconds,
                                     latenessMicros: part == 1 ? (sent - due).wholeMicroseconds : nil, outcome: .taken,
-                                    exposure: exposure, camera: isRig ? member.name : nil,
+                                    exposure: exposure, camera: label(of: member),
                                     commandSpreadMicros: spread?.commands?.wholeMicroseconds,
                                     completionSpreadMicros: spread?.completions?.wholeMicroseconds,
                                     ramp: part == 1 ? rampRecord(of: member.name) : nil)
@@ -646,7 +604,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             switch outcome.result {
             case .success(let done)?:
                 if part == 1, done.failure == nil { rampApplied(by: member.name) }
-                entry.completedMs = (isRig ? outcome.completedStamp ?? finished : finished).wholeMilliseconds
+                entry.completedMs = (outcome.completedStamp ?? finished).wholeMilliseconds
                 entry.shotCounter = done.shotCounter
                 entry.exposure = done.exposure ?? entry.exposure
                 entry.error = done.failure ?? done.note
@@ -654,7 +612,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             case .failure(let error)?:
                 entry.outcome = .failed
                 entry.error = error.description
-                if error.isLinkFailure { linkLost.insert(member.name) }
+                if error.isLinkFailure { feed(.linkLost(camera: member.name)) }
             case nil:
                 entry.outcome = .failed
                 entry.error = "the command was not sent"
@@ -668,10 +626,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return outcomes.compactMap(\.sentStamp).min() ?? released
     }
 
-    private func shootExtra() async throws(TimelapseError) {
-        let frame = max(nextFrame - 1, 0)
-        let part = (extraParts[frame] ?? partsPerSlot) + 1
-        extraParts[frame] = part
+    /// One picture outside the schedule, on the cameras that are up, recorded as `part` of `frame`.
+    private func shootExtra(frame: Int, part: Int) async throws(TimelapseError) {
         let (ready, _) = await Rig.prepareShot(cameras)
         guard !ready.isEmpty else { return }
         let parked = await volley(frame: frame, cameras: ready) { camera throws(CameraError) in
@@ -680,33 +636,15 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         try await record(frame: frame, part: part, due: elapsed(), exposure: "extra", cameras: ready, volley: parked)
     }
 
-    private var partsPerSlot: Int {
-        if case .bracket(let count, _) = plan.exposure { return count }
-        return 1
-    }
-
     private func append(_ entry: FrameRecord) throws(TimelapseError) {
         guard let run else { return }
-        if !journalWrites.append(entry, to: run.id), stopReason == nil {
+        if !journalWrites.append(entry, to: run.id) {
             // The journal has not taken a record for too long: end the run before memory runs out.
-            stopReason = "the run journal has not been writable for \(JournalWrites.backlogLimit) records"
+            feed(.journalStalled(reason: "the run journal has not been writable for \(JournalWrites.backlogLimit) records"))
         }
     }
 
-    // MARK: - Schedule
-
-    private func scheduledOffset(of frame: Int) -> Duration {
-        .milliseconds(plan.intervalMs) * (frame - 1) + shift
-    }
-
-    private func isScheduled(frame: Int, at offset: Duration) -> Bool {
-        switch plan.stop {
-        case .frames(let count): frame <= count
-        case .duration(let milliseconds): offset < .milliseconds(milliseconds)
-        case .until(let unix): (run?.t0UnixMs ?? 0) + offset.wholeMilliseconds < unix
-        case .never: true
-        }
-    }
+    // MARK: - Waiting
 
     /// Time since `t0`.
     private func elapsed() -> Duration {
@@ -714,11 +652,15 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return anchor.duration(to: clock.now)
     }
 
-    private func waitForSlot(at offset: Duration) async {
-        guard let anchor, elapsed() < offset, extraFrames == 0, pausedAt == nil else {
-            if pausedAt != nil, extraFrames == 0, stopReason == nil { await sleepUntilWoken() }
-            return
+    /// Waits as the schedule asks: until `offset` after `t0` (not at all once it has passed),
+    /// or with no offset until a control call; a control call ends either early.
+    private func wait(until offset: Duration?) async {
+        guard let offset else {
+            waitSink.yield(nil)
+            return await sleepUntilWoken()
         }
+        guard let anchor, elapsed() < offset else { return }
+        waitSink.yield(anchor.advanced(by: offset))
         await sleep(until: anchor.advanced(by: offset))
     }
 
@@ -758,47 +700,41 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     }
 
     private func validate() async throws(TimelapseError) {
-        guard plan.intervalMs > 0 else { throw .invalidPlan("the interval must be longer than 0") }
-        guard plan.minimumGapMs >= 0 else { throw .invalidPlan("the minimum gap cannot be negative") }
-        switch plan.stop {
-        case .frames(let count) where count < 1: throw .invalidPlan("a run needs at least 1 frame")
-        case .duration(let milliseconds) where milliseconds <= 0: throw .invalidPlan("the duration must be longer than 0")
-        default: break
+        do throws(PlanProblem) {
+            try plan.validate()
+        } catch {
+            throw error.timelapseError
         }
-        if isRig, case .bracket = plan.exposure {
+        if namesCameras, case .bracket = plan.exposure {
             throw .invalidPlan("a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
         }
         for member in cameras {
             do throws(TimelapseError) {
                 try await validate(member)
-            } catch .camera(let error) where isRig {
-                throw .rigCamera(member.name, error)
+            } catch .camera(let error) {
+                guard let name = label(of: member) else { throw .camera(error) }
+                throw .rigCamera(name, error)
             }
         }
     }
 
     /// Checks the plan against one camera: the interval fits its exposure, and it can do what
-    /// the plan asks.
+    /// the plan asks. The plan's own numbers are ``RunPlan/validate()``'s.
     private func validate(_ member: RigCamera) async throws(TimelapseError) {
         let camera = member.camera
-        let needed: Duration
-        let reason: String
+        // What a slot needs on this camera, and why; a bulb exposure's or a clip's length is
+        // the plan's own.
+        let needed: (time: Duration, reason: String)?
         switch plan.exposure {
         case .camera:
             let exposure = try await currentExposureTime(of: camera)
-            needed = exposure + .milliseconds(plan.minimumGapMs)
-            reason = English.withArticle("\(exposure.compactText) exposure") + gapText
-        case .bulb(let milliseconds):
-            (needed, reason) = try timedSlot(milliseconds, "bulb exposure")
-        case .video(let milliseconds):
-            (needed, reason) = try timedSlot(milliseconds, "clip")
+            needed = (exposure + .milliseconds(plan.minimumGapMs), English.withArticle("\(exposure.compactText) exposure") + plan.gapText)
+        case .bulb, .video:
+            needed = nil
         case .ramp(let ramp):
             try await startRamp(ramp, member: member)
-            needed = .milliseconds(ramp.gapMs + 1)
-            reason = "the \(Duration.milliseconds(ramp.gapMs).compactText) gap the ramp leaves after each exposure"
+            needed = nil
         case .bracket(let count, let step):
-            guard count >= 2, count % 2 == 1 else { throw .invalidPlan("a bracket has an odd number of frames, 3 or more") }
-            guard step >= 1 else { throw .invalidPlan("a bracket steps by at least 1/3 stop") }
             let speeds: [SettingValue]
             do {
                 speeds = try await bracketSpeeds(count: count, stepThirds: step, camera: camera).0
@@ -806,29 +742,17 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                 throw .camera(error)
             }
             let total = speeds.reduce(Duration.zero) { $0 + Self.exposureTime($1) }
-            needed = total + .milliseconds(plan.minimumGapMs) * count
-            reason = "\(count) exposures of \(total.compactText) in all, each with "
-                + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap")
+            needed = (total + .milliseconds(plan.minimumGapMs) * count, "\(count) exposures of \(total.compactText) in all, each with "
+                + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap"))
         }
-        if needed > .milliseconds(plan.intervalMs) {
-            throw .intervalTooShort(minimumMs: max(needed.wholeMilliseconds, 1), reason: reason)
+        if let needed, needed.time > .milliseconds(plan.intervalMs) {
+            throw .intervalTooShort(minimumMs: max(needed.time.wholeMilliseconds, 1), reason: needed.reason)
         }
         switch plan.exposure {
         case .bulb: try await requireBulbMode(camera)
         case .video where !camera.identity.capabilities.contains(.video): throw .camera(.unsupported("video recording"))
         default: break
         }
-    }
-
-    /// The time a slot of fixed length (a bulb exposure, a clip) needs, and why.
-    private func timedSlot(_ milliseconds: Int64, _ what: String) throws(TimelapseError) -> (Duration, String) {
-        guard milliseconds >= 1 else { throw .invalidPlan("\(English.withArticle(what)) lasts at least 1 ms") }
-        return (.milliseconds(milliseconds + plan.minimumGapMs), English.withArticle("\(Duration.milliseconds(milliseconds).compactText) \(what)") + gapText)
-    }
-
-    /// ` plus a 300ms gap`, or nothing without a gap.
-    private var gapText: String {
-        plan.minimumGapMs > 0 ? " plus " + English.withArticle("\(Duration.milliseconds(plan.minimumGapMs).compactText) gap") : ""
     }
 
     /// A bulb run is refused before it starts, not frame after frame, when the camera is not

@@ -29,16 +29,14 @@ extension Timelapse {
     func startRamp(_ ramp: RampPlan, member: RigCamera) async throws(TimelapseError) {
         do throws(TimelapseError) {
             try await buildRamp(ramp, member: member)
-        } catch .invalidPlan(let problem) where isRig {
-            throw .invalidPlan("\(member.name): \(problem)")
+        } catch .invalidPlan(let problem) {
+            guard let name = label(of: member) else { throw .invalidPlan(problem) }
+            throw .invalidPlan("\(name): \(problem)")
         }
     }
 
     private func buildRamp(_ ramp: RampPlan, member: RigCamera) async throws(TimelapseError) {
         let camera = member.camera
-        guard ramp.minISO <= ramp.maxISO else { throw .invalidPlan("the ramp's lowest ISO is above its highest") }
-        guard ramp.gapMs >= 0 else { throw .invalidPlan("the ramp's gap cannot be negative") }
-        guard ramp.maxRate > 0 else { throw .invalidPlan("the ramp's largest rate must be above 0 stops an hour") }
         guard camera.identity.capabilities.contains(.meteredEV) else {
             throw .invalidPlan("the exposure ramp follows the camera's light readings, and this camera gives none")
         }
@@ -58,18 +56,8 @@ extension Timelapse {
         if let problem = limits.problem {
             throw .invalidPlan("the exposure ramp cannot run on this camera: \(problem)")
         }
-        guard plan.intervalMs > ramp.gapMs else {
-            throw .intervalTooShort(minimumMs: ramp.gapMs + 1, reason: "the \(Duration.milliseconds(ramp.gapMs).compactText) gap the ramp leaves after each exposure")
-        }
         if let program = ramp.program {
             try checkFixedKeyframes(program, descriptors: descriptors, bulb: shutterChoices.contains(.shutterSpeed(.bulb)), gapMs: ramp.gapMs)
-        }
-        if let night = ramp.nightIntervalMs, night <= ramp.gapMs {
-            throw .invalidPlan("the night interval must be longer than the \(Duration.milliseconds(ramp.gapMs).compactText) gap")
-        }
-        if let shortest = ramp.program?.intervalRange?.lowerBound, shortest <= .milliseconds(ramp.gapMs) {
-            throw .invalidPlan("the program's \(shortest.compactText) interval must be longer than the "
-                + "\(Duration.milliseconds(ramp.gapMs).compactText) gap")
         }
         var state = ramps[member.name] ?? CameraRamp()
         state.engine = RampEngine(settings: ramp.settings(intervalMs: plan.intervalMs), limits: limits, interval: .milliseconds(plan.intervalMs))
@@ -85,8 +73,7 @@ extension Timelapse {
     func resumeRamps(from recorded: [FrameRecord], last: FrameRecord?) -> Duration? {
         var intervalAfterLast: Int64?
         for member in cameras {
-            let name = isRig ? member.name : nil
-            guard let ramped = recorded.last(where: { $0.ramp != nil && $0.camera == name }), let ramp = ramped.ramp else { continue }
+            guard let ramped = recorded.last(where: { $0.ramp != nil && $0.camera == label(of: member) }), let ramp = ramped.ramp else { continue }
             ramps[member.name, default: CameraRamp()].resumedFrom = (ramp, .milliseconds(ramped.scheduledMs))
             if ramped.frame == last?.frame { intervalAfterLast = max(intervalAfterLast ?? 0, ramp.intervalMs) }
         }

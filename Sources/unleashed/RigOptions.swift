@@ -53,7 +53,7 @@ struct RigOptions: ParsableArguments, Sendable {
     /// keeps. A rig given again must be the same cameras in the same order, since every
     /// frame is recorded per body; a run of one camera is resumed without one.
     func resuming(_ record: RunRecord, _ options: GlobalOptions) async throws(ExitCode) -> RigOptions? {
-        let recorded = record.camera.split(separator: ",").map(String.init)
+        let recorded = record.cameras
         guard recorded.count > 1 else {
             if isRig { throw options.usage("run \(record.id) was on one camera (\(record.camera)); resume it without --camera, --group or --all") }
             return nil

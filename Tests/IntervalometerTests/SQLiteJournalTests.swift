@@ -1,7 +1,9 @@
+import Clocks
 import Foundation
 import GRDB
 import Intervalometer
 import Testing
+import UnleashedKit
 
 /// A directory of its own for one test's journal files.
 private struct Scratch {
@@ -256,5 +258,106 @@ struct SQLiteJournalTests {
             == "/x/state/unleashed/journal.sqlite")
         #expect(SQLiteJournal.defaultPath(environment: ["XDG_STATE_HOME": "", "HOME": "/home/a"])
             == "/home/a/.local/state/unleashed/journal.sqlite")
+    }
+}
+
+@Suite("A run's cameras as a list in the journal")
+struct RunCamerasTests {
+    @Test("a rig whose camera names hold commas reads back name by name, after reopening too")
+    func commasRoundTrip() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let names = ["Studio, left", "right", "Studio, \"top\""]
+        let id: Int64
+        do {
+            let journal = try SQLiteJournal(path: scratch.path())
+            let begun = try journal.begin(plan: plan, t0UnixMs: 1_700_000_000_000, cameras: names)
+            id = begun.id
+            #expect(begun.cameras == names)
+            #expect(try journal.run(id)?.cameras == names)
+            _ = try journal.begin(plan: plan, t0UnixMs: 1_700_000_000_000, camera: "one, with a comma")
+        }
+        let reopened = try SQLiteJournal(path: scratch.path())
+        #expect(try reopened.run(id)?.cameras == names)
+        #expect(try reopened.runs().map(\.cameras) == [["one, with a comma"], names])
+        #expect(try reopened.run(id)?.camera == "Studio, left,right,Studio, \"top\"", "the joined form, for display")
+    }
+
+    @Test("a journal written before the list is migrated: rigs split on their commas, a run of one camera kept whole")
+    func migratesOldJournal() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        var ids: [String: Int64] = [:]
+        do {
+            let journal = try SQLiteJournal(path: scratch.path())
+            // A run of one camera whose name has a comma, with its frames (recorded without a name).
+            ids["one"] = try journal.begin(plan: plan, t0UnixMs: 0, camera: "Studio, left").id
+            try journal.append(taken(1), to: ids["one"]!)
+            // A rig with frames, each naming its camera.
+            ids["rig"] = try journal.begin(plan: plan, t0UnixMs: 0, cameras: ["a", "b"]).id
+            var frame = taken(1)
+            frame.camera = "a"
+            try journal.append(frame, to: ids["rig"]!)
+            // Runs without frames yet: the commas are all there is to go by.
+            ids["rigUnshot"] = try journal.begin(plan: plan, t0UnixMs: 0, cameras: ["c", "d"]).id
+            ids["plain"] = try journal.begin(plan: plan, t0UnixMs: 0, camera: "plain").id
+        }
+        // Back to the schema before the list: the comma-joined column is all the file has.
+        try DatabaseQueue(path: scratch.path()).write { db in
+            try db.execute(sql: "DROP TABLE runCamera")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v5-run-cameras'")
+        }
+        let migrated = try SQLiteJournal(path: scratch.path())
+        #expect(try migrated.run(ids["one"]!)?.cameras == ["Studio, left"])
+        #expect(try migrated.run(ids["rig"]!)?.cameras == ["a", "b"])
+        #expect(try migrated.run(ids["rigUnshot"]!)?.cameras == ["c", "d"])
+        #expect(try migrated.run(ids["plain"]!)?.cameras == ["plain"])
+        #expect(try migrated.frames(of: ids["rig"]!).map(\.camera) == ["a"], "frames are untouched")
+        let identifiers = try DatabaseQueue(path: scratch.path()).read { db in
+            try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
+        }
+        #expect(identifiers.last == "v5-run-cameras")
+    }
+
+    @Test("a record encodes both the list and the joined names, and reads a document with only the joined names")
+    func codable() throws {
+        let record = RunRecord(id: 7, plan: plan, t0UnixMs: 5, cameras: ["a, b", "c"], state: .running)
+        let data = try JSONEncoder().encode(record)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["camera"] as? String == "a, b,c")
+        #expect(object["cameras"] as? [String] == ["a, b", "c"])
+        #expect(try JSONDecoder().decode(RunRecord.self, from: data) == record)
+        var old = object
+        old["cameras"] = nil
+        let decoded = try JSONDecoder().decode(RunRecord.self, from: JSONSerialization.data(withJSONObject: old))
+        #expect(decoded.cameras == ["a, b,c"], "an old document names one camera")
+    }
+}
+
+@Suite("A rig whose camera names hold commas, through a run")
+struct CommaRigRunTests {
+    @Test("begun and resumed, the run keeps its cameras name by name and every record names its own")
+    func beginAndResume() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path())
+        let clock = ImmediateClock<Duration>()
+        let names = ["Studio, left", "right"]
+        func rig() throws -> Rig {
+            try #require(Rig(names.map { RigCamera(name: $0, camera: ScriptedCamera(clock: clock)) }))
+        }
+        let plan = RunPlan(intervalMs: 1000, stop: .frames(3))
+        let started = try await Timelapse(plan: plan, rig: rig(), journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .start(cameraName: names.joined(separator: ","))
+        #expect(try journal.run(started.run.id)?.cameras == names)
+        #expect(Set(try journal.frames(of: started.run.id).compactMap(\.camera)) == Set(names))
+
+        let interrupted = try journal.begin(plan: plan, t0UnixMs: 1_700_000_000_000, cameras: names)
+        let resumed = try await Timelapse(plan: plan, rig: rig(), journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+            .resume(try #require(try journal.run(interrupted.id)))
+        #expect(resumed.state == .finished)
+        #expect(try journal.run(interrupted.id)?.cameras == names)
+        let frames = try journal.frames(of: interrupted.id)
+        #expect(frames.count == 6 && frames.allSatisfy { names.contains($0.camera ?? "") && $0.outcome == .taken })
     }
 }

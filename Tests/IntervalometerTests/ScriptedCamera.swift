@@ -10,6 +10,8 @@ actor ScriptedCamera<C: Clock<Duration>>: Camera {
     nonisolated let identity: CameraIdentity
     private let clock: C
     private let shotTime: @Sendable (Int) -> Duration
+    /// How a picture's time passes: a sleep on the clock, unless the test moves the clock itself.
+    private let passTime: (@Sendable (Duration) async -> Void)?
     private(set) var shotCount = 0
     /// When each picture's command arrived, measured on the clock from the camera's creation.
     private(set) var triggeredAt: [Duration] = []
@@ -26,8 +28,12 @@ actor ScriptedCamera<C: Clock<Duration>>: Camera {
     ///   - shotTime: how long picture `n` (from 1) takes.
     ///   - failingStops: how many attempts to stop a recording fail (with a timeout) before
     ///     one succeeds; `Int.max` for never.
+    ///   - passTime: moves the clock by a picture's time (a ``ManualClock``'s advance), so that
+    ///     the run's own waits are the only sleeps on it; nil sleeps on the clock.
     init(clock: C, shotTime: @escaping @Sendable (Int) -> Duration = { _ in .zero },
-         capabilities: Capabilities = [.shoot, .readSettings, .video], failingStops: Int = 0) {
+         capabilities: Capabilities = [.shoot, .readSettings, .video], failingStops: Int = 0,
+         passTime: (@Sendable (Duration) async -> Void)? = nil) {
+        self.passTime = passTime
         identity = CameraIdentity(name: "scripted", capabilities: capabilities, cameraModel: "scripted")
         self.clock = clock
         self.shotTime = shotTime
@@ -50,7 +56,9 @@ actor ScriptedCamera<C: Clock<Duration>>: Camera {
         shotCount += 1
         let number = shotCount
         let time = shotTime(number)
-        if time > .zero { try? await clock.sleep(for: time) }
+        if time > .zero {
+            if let passTime { await passTime(time) } else { try? await clock.sleep(for: time) }
+        }
         return Shot(counter: number, latency: time)
     }
     func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure { throw .unsupported("bulb") }

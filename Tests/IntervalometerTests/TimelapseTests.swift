@@ -8,11 +8,11 @@ import UnleashedProtocol
 import UnleashedSimulator
 import UnleashedTestSupport
 
-/// Runs a time-lapse on a test clock, moving the clock in `step`s until the run ends.
-func runOnTestClock(_ plan: RunPlan, camera: any Camera, clock: TestClock<Duration>, journal: MemoryJournal = MemoryJournal(),
-                    step: Duration = .milliseconds(10), limit: Duration = .seconds(3600)) async throws -> (RunEnding, [FrameRecord]) {
+/// Runs a time-lapse on a manual clock that moves only while the run waits, until it ends.
+func runOnManualClock(_ plan: RunPlan, camera: any Camera, clock: ManualClock, journal: MemoryJournal = MemoryJournal())
+    async throws -> (RunEnding, [FrameRecord]) {
     let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-    return try await drive(clock, journal: journal, step: step, limit: limit) { try await run.start(cameraName: "test") }
+    return try await drive(run, clock, journal: journal) { try await run.start(cameraName: "test") }
 }
 
 /// A run on a scripted camera whose pictures take no time, journalled in memory.
@@ -22,27 +22,32 @@ func scriptedRun<C: Clock<Duration>>(_ plan: RunPlan, clock: C) -> (Timelapse<C>
     return (Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 }), camera, journal)
 }
 
-/// Moves `clock` in `step`s while `body` runs, then returns its ending and the run's frames.
-func drive(_ clock: TestClock<Duration>, journal: MemoryJournal, step: Duration = .milliseconds(10), limit: Duration = .seconds(600),
+/// A control call a test makes at a time of the clock (since it was made).
+struct ClockAction: Sendable {
+    var at: Duration
+    var call: @Sendable () async -> Void
+}
+
+/// Runs `body` (the run's start or resume) and moves `clock` to each deadline the run waits
+/// for, making each of `actions` when its time comes first; returns the ending and the frames.
+/// The run is waiting whenever it announces a wait, so time moves only then: no polling, and
+/// every reading the run takes is exact.
+func drive(_ run: Timelapse<ManualClock>, _ clock: ManualClock, journal: MemoryJournal, at actions: [ClockAction] = [],
            _ body: @escaping @Sendable () async throws -> RunEnding) async throws -> (RunEnding, [FrameRecord]) {
-    let finished = Mutex(false)
-    let task = Task {
-        defer { finished.withLock { $0 = true } }
-        return try await body()
-    }
-    // The run reads the clock for t0 just before journalling itself: the clock stands still
-    // until then, however long a loaded machine takes to get the run that far.
-    let begun = ContinuousClock.now
-    while try journal.runs().isEmpty && !finished.withLock({ $0 }) && ContinuousClock.now - begun < .seconds(30) {
-        try await Task.sleep(for: .milliseconds(1))
-    }
-    var waited = Duration.zero
-    while !finished.withLock({ $0 }) && waited <= limit {
-        await clock.advance(by: step)
-        // Yielding alone does not let a woken actor run when the machine is loaded (tests run
-        // in parallel): give it real time, or it would see the clock a step later.
-        try await Task.sleep(for: .milliseconds(1))
-        waited += step
+    let task = Task { try await body() }
+    var pending = actions.sorted { $0.at < $1.at }
+    for await deadline in run.waits {
+        if let action = pending.first, deadline.map({ action.at < $0.offset }) ?? true {
+            pending.removeFirst()
+            clock.advance(to: ManualClock.Instant(offset: action.at))
+            // Every control call wakes the run, which then announces its next wait or ends.
+            await action.call()
+        } else if let deadline {
+            clock.advance(to: deadline)
+        } else {
+            Issue.record("the run waits for a control call and the test makes none")
+            await run.stop(reason: "the test has no call left")
+        }
     }
     let ending = try await task.value
     return (ending, try journal.frames(of: ending.run.id))
@@ -72,11 +77,16 @@ struct TimelapseTests {
     /// Interval 1 s; picture 2 takes 3.5 s (a long write), the others 100 ms.
     static func slowSecondShot(_ n: Int) -> Duration { n == 2 ? .milliseconds(3500) : .milliseconds(100) }
 
+    /// A camera whose pictures take ``slowSecondShot(_:)``, moving the clock by it as it works.
+    static func slowSecondCamera(_ clock: ManualClock) -> ScriptedCamera<ManualClock> {
+        ScriptedCamera(clock: clock, shotTime: slowSecondShot, passTime: { clock.advance(by: $0) })
+    }
+
     @Test("overrun skip: the slots passed over are recorded as skipped, frame numbers stay on the clock")
     func overrunSkip() async throws {
-        let clock = TestClock<Duration>()
-        let camera = ScriptedCamera(clock: clock, shotTime: Self.slowSecondShot)
-        let (_, frames) = try await runOnTestClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .skip), camera: camera, clock: clock)
+        let clock = ManualClock()
+        let (_, frames) = try await runOnManualClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .skip),
+                                                     camera: Self.slowSecondCamera(clock), clock: clock)
         #expect(frames.map(\.frame) == [1, 2, 3, 4, 5, 6])
         #expect(frames.map(\.outcome) == [.taken, .taken, .skipped, .skipped, .skipped, .taken])
         #expect(frames.compactMap(\.sentMs) == [0, 1000, 5000])
@@ -85,9 +95,9 @@ struct TimelapseTests {
 
     @Test("overrun defer: the late slot is shot when the camera is ready and the schedule re-anchors there")
     func overrunDefer() async throws {
-        let clock = TestClock<Duration>()
-        let camera = ScriptedCamera(clock: clock, shotTime: Self.slowSecondShot)
-        let (_, frames) = try await runOnTestClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .defer), camera: camera, clock: clock)
+        let clock = ManualClock()
+        let (_, frames) = try await runOnManualClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .defer),
+                                                     camera: Self.slowSecondCamera(clock), clock: clock)
         #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6))
         #expect(frames.compactMap(\.sentMs) == [0, 1000, 4500, 5500, 6500, 7500])
         #expect(frames[2].latenessMicros == 2_500_000, "recorded with its lateness")
@@ -96,9 +106,9 @@ struct TimelapseTests {
 
     @Test("overrun burst: passed slots are shot one after another until caught up")
     func overrunBurst() async throws {
-        let clock = TestClock<Duration>()
-        let camera = ScriptedCamera(clock: clock, shotTime: Self.slowSecondShot)
-        let (_, frames) = try await runOnTestClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .burst), camera: camera, clock: clock)
+        let clock = ManualClock()
+        let (_, frames) = try await runOnManualClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .burst),
+                                                     camera: Self.slowSecondCamera(clock), clock: clock)
         #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6))
         #expect(frames.compactMap(\.sentMs) == [0, 1000, 4500, 4600, 4700, 5000])
         #expect(frames.compactMap(\.scheduledMs) == [0, 1000, 2000, 3000, 4000, 5000])
@@ -106,16 +116,16 @@ struct TimelapseTests {
 
     @Test("stop conditions: after a duration (no slot due at or after it) and at a wall-clock time")
     func stopConditions() async throws {
-        let clock = TestClock<Duration>()
-        let (byDuration, durationFrames) = try await runOnTestClock(
+        let clock = ManualClock()
+        let (byDuration, durationFrames) = try await runOnManualClock(
             RunPlan(intervalMs: 3000, stop: .duration(milliseconds: 10_000)), camera: ScriptedCamera(clock: clock), clock: clock)
         #expect(byDuration.state == .finished)
         #expect(durationFrames.map(\.scheduledMs) == [0, 3000, 6000, 9000])
 
-        let wallClock = TestClock<Duration>()
+        let wallClock = ManualClock()
         // t0 is 20 ms after the start (slot 1 lies ahead by the preparation time).
         let until = 1_700_000_000_000 + 20 + 5500
-        let (_, untilFrames) = try await runOnTestClock(
+        let (_, untilFrames) = try await runOnManualClock(
             RunPlan(intervalMs: 1000, stop: .until(unixMilliseconds: Int64(until))), camera: ScriptedCamera(clock: wallClock),
             clock: wallClock)
         #expect(untilFrames.map(\.scheduledMs) == [0, 1000, 2000, 3000, 4000, 5000])
@@ -123,43 +133,28 @@ struct TimelapseTests {
 
     @Test("pause holds the schedule; continuing re-anchors it so the interval holds from where it stopped")
     func pauseAndContinue() async throws {
-        let clock = TestClock<Duration>()
+        let clock = ManualClock()
         let (run, _, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(6)), clock: clock)
-        // The clock moves on while a call reaches the run, so the pause's length is known within
-        // the readings taken around the two calls.
-        let pause = Task {
-            try await clock.sleep(for: .milliseconds(2520))
-            let beforePause = clock.now
-            await run.pauseSchedule()
-            let afterPause = clock.now
-            try await clock.sleep(for: .seconds(4))
-            let beforeContinue = clock.now
-            await run.continueSchedule()
-            let afterContinue = clock.now
-            return afterPause.duration(to: beforeContinue).wholeMilliseconds...beforePause.duration(to: afterContinue).wholeMilliseconds
-        }
-        let (ending, frames) = try await drive(clock, journal: journal) { try await run.start(cameraName: "test") }
+        // Paused 2.5 s after t0 (t0 is 20 ms after the start), continued 4 s later.
+        let (ending, frames) = try await drive(run, clock, journal: journal, at: [
+            ClockAction(at: .milliseconds(2520)) { await run.pauseSchedule() },
+            ClockAction(at: .milliseconds(6520)) { await run.continueSchedule() },
+        ]) { try await run.start(cameraName: "test") }
         #expect(ending.state == .finished)
         #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6), "nothing is skipped while paused")
-        let paused = try await pause.value
-        let sent = frames.compactMap(\.sentMs)
-        #expect(sent.count == 6 && Array(sent.prefix(3)) == [0, 1000, 2000])
-        #expect(paused.contains(sent[3] - 3000), "slot 4 moved by the time paused (\(paused) ms): \(sent)")
-        #expect(sent[4] == sent[3] + 1000 && sent[5] == sent[3] + 2000, "the interval holds from where it stopped: \(sent)")
+        #expect(frames.compactMap(\.sentMs) == [0, 1000, 2000, 7000, 8000, 9000],
+                "slot 4 moved by the 4 s paused, and the interval holds from there")
+        #expect(frames.compactMap(\.scheduledMs) == [0, 1000, 2000, 7000, 8000, 9000])
         #expect(frames.compactMap(\.latenessMicros).allSatisfy { $0 == 0 })
     }
 
     @Test("a stop during the start delay ends the run with no frames")
     func stopDuringStartDelay() async throws {
-        let clock = TestClock<Duration>()
+        let clock = ManualClock()
         let (run, camera, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(6)), clock: clock)
-        Task {
-            try await clock.sleep(for: .seconds(5))
-            await run.stop(reason: "changed my mind")
-        }
-        let (ending, frames) = try await drive(clock, journal: journal) {
-            try await run.start(cameraName: "test", startDelay: .seconds(60))
-        }
+        let (ending, frames) = try await drive(run, clock, journal: journal, at: [
+            ClockAction(at: .seconds(5)) { await run.stop(reason: "changed my mind") },
+        ]) { try await run.start(cameraName: "test", startDelay: .seconds(60)) }
         #expect(ending.reason == "changed my mind")
         #expect(frames.isEmpty)
         #expect(await camera.shotCount == 0)
@@ -168,7 +163,7 @@ struct TimelapseTests {
 
     @Test("an interval too short for the exposure plus the gap is refused before anything is shot, naming the minimum")
     func intervalTooShort() async throws {
-        let clock = TestClock<Duration>()
+        let clock = ManualClock()
         let camera = ScriptedCamera(clock: clock)
         let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(5), exposure: .bulb(milliseconds: 1500), minimumGapMs: 300),
                             camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 0 })
