@@ -3,6 +3,7 @@ import Daemon
 import DaemonClient
 import Foundation
 import Intervalometer
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
@@ -134,76 +135,51 @@ extension GlobalOptions {
                  _ body: @escaping @Sendable (Rig) async throws(ExitCode) -> Void) async throws {
         let daemon = daemonClient()
         let names = try await selection.names(self, daemon: daemon)
-        let backends = try await openRigBackends(names, daemon: daemon)
+        let backends = try await openRig(names, daemon: daemon)
         let members = zip(names, backends).map { RigCamera(name: $0, camera: $1.camera) }
         guard let rig = Rig(members) else { throw usage("a rig needs at least one camera, each named once") }
         let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(ExitCode) in try await body(rig) }
-        for backend in backends { try? await backend.finish(self) }
+        for backend in backends { try? await backend.close() }
         if let failure { throw failure }
     }
 
-    /// One backend per name, opened at once: the daemon's cameras when it answers, simulated
+    /// One camera per name, opened at once: the daemon's cameras when it answers, simulated
     /// ones in demo mode, else modules over BlueZ. All or none: what was opened is closed again
     /// when one fails.
-    private func openRigBackends(_ names: [String], daemon: DaemonClient?) async throws(ExitCode) -> [CameraBackend] {
-        let configured = demoMode || daemon != nil ? [] : (try RigOptions.configuration(self)).modules
-        let demo = demoMode ? try demoOptions() : nil
-        let opened = await withTaskGroup(of: (Int, Result<CameraBackend, ExitCode>).self) { group in
-            for (index, name) in names.enumerated() {
-                group.addTask {
-                    do throws(ExitCode) {
-                        return (index, .success(try await openRigBackend(name, index: index, daemon: daemon, demo: demo, configured: configured)))
-                    } catch {
-                        return (index, .failure(error))
-                    }
-                }
-            }
-            var results: [(Int, Result<CameraBackend, ExitCode>)] = []
-            for await result in group { results.append(result) }
-            return results.sorted { $0.0 < $1.0 }.map(\.1)
+    private func openRig(_ names: [String], daemon: DaemonClient?) async throws(ExitCode) -> [OpenedCamera] {
+        if let daemon { return try await openRemoteRig(names, daemon: daemon) }
+        let configured = demoMode ? [:] : Dictionary((try RigOptions.configuration(self)).modules.map { ($0.name, $0.address) },
+                                                     uniquingKeysWith: { first, _ in first })
+        let choice = try cameraChoice()
+        let rig: RigSpec
+        do throws(CameraChoiceError) {
+            rig = try choice.rig(names, configured: configured)
+        } catch {
+            throw fail(error)
         }
-        var backends: [CameraBackend] = []
-        var failure: ExitCode?
-        for result in opened {
-            switch result {
-            case .success(let backend): backends.append(backend)
-            case .failure(let error): failure = failure ?? error
-            }
+        do throws(RigOpenError) {
+            return try await CameraProvider().open(rig: rig)
+        } catch {
+            throw fail(error.error)
         }
-        if let failure {
-            for backend in backends { try? await backend.finish(self) }
-            throw failure
-        }
-        return backends
     }
 
-    private func openRigBackend(_ name: String, index: Int, daemon: DaemonClient?, demo: DemoOptions?,
-                                configured: [DaemonConfiguration.Module]) async throws(ExitCode) -> CameraBackend {
-        if let daemon {
+    /// The daemon's cameras of a rig, all or none.
+    private func openRemoteRig(_ names: [String], daemon: DaemonClient) async throws(ExitCode) -> [OpenedCamera] {
+        var opened: [OpenedCamera] = []
+        for name in names {
             do {
-                return .remote(try await RemoteCamera.open(client: daemon, camera: name))
+                opened.append(.remote(try await RemoteCamera.open(client: daemon, camera: name)))
             } catch {
+                for camera in opened { try? await camera.close() }
                 throw fail(error)
             }
         }
-        if var demo {
-            demo.seed = demo.seed &+ UInt64(index)
-            do {
-                return .demo(try await Demo.start(stateFile: Self.demoStateFile(for: name), options: demo))
-            } catch {
-                throw fail(error)
-            }
-        }
-        let module = configured.first { $0.name == name }
-        return .bluetooth(try await openModuleCamera(module?.address ?? name, named: name))
+        return opened
     }
 
     /// Each simulated camera of a rig keeps its settings in a file of its own.
-    static func demoStateFile(for name: String) -> URL {
-        let single = Demo.defaultStateFile()
-        let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
-        return single.deletingPathExtension().appendingPathExtension("\(safe).json")
-    }
+    static func demoStateFile(for name: String) -> URL { CameraSpec.demoStateFile(for: name) }
 }
 
 extension GlobalOptions {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import GPhoto2
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 

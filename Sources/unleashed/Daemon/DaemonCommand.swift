@@ -3,6 +3,7 @@ import Daemon
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
@@ -70,7 +71,7 @@ struct DaemonCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in JournaldLogHandler(label: label) }
         let logger = Logger(label: "unleashed.daemon")
         let demo: DemoOptions? = options.demoMode ? try options.demoOptions() : nil
-        let cameras = DaemonCameras(demo: demo)
+        let cameras = DaemonCameras(demo: demo, clock: ContinuousClock())
         let service = DaemonService(configuration: configuration, version: Unleashed.version,
                                     cameras: cameras, reload: load, logger: logger)
         let group = ServiceGroup(configuration: .init(

@@ -1,0 +1,150 @@
+import BlueZ
+public import DaemonClient
+import Foundation
+public import GPhoto2
+public import UnleashedKit
+import UnleashedProtocol
+public import UnleashedSimulator
+
+/// Opens a camera from its ``CameraSpec``, or the cameras of a rig, whatever drives them: the CLI
+/// in direct mode and the daemon's cameras both open through it, so that a module is reached over
+/// BlueZ one way only.
+public struct CameraProvider: Sendable {
+    public init() {}
+
+    /// Opens `spec` and returns the camera once it answers.
+    public func open(_ spec: CameraSpec) async throws(CameraOpenError) -> OpenedCamera {
+        switch spec.backend {
+        case .module(let module):
+            return .module(try await Self.openModule(module, name: spec.name))
+        case .demo(let options, let stateFile):
+            do {
+                return .demo(try await Demo.start(stateFile: stateFile, options: options))
+            } catch {
+                throw .demo(error)
+            }
+        case .tethered(let port, let downloads):
+            do {
+                return .tethered(try await GPhoto2Camera.open(port: port, downloads: downloads))
+            } catch {
+                throw .camera(error)
+            }
+        }
+    }
+
+    /// Opens every camera of `rig` at once, in its order. All or none: when one fails, those
+    /// opened are closed again and the first failure (in the rig's order) is thrown with the
+    /// camera's position.
+    public func open(rig: RigSpec) async throws(RigOpenError) -> [OpenedCamera] {
+        let opened = await withTaskGroup(of: (Int, Result<OpenedCamera, CameraOpenError>).self) { group in
+            for (index, spec) in rig.enumerated() {
+                group.addTask {
+                    do throws(CameraOpenError) {
+                        return (index, .success(try await open(spec)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [(Int, Result<OpenedCamera, CameraOpenError>)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }
+        }
+        var cameras: [OpenedCamera] = []
+        var failure: RigOpenError?
+        for (index, result) in opened {
+            switch result {
+            case .success(let camera): cameras.append(camera)
+            case .failure(let error): failure = failure ?? RigOpenError(index: index, error: error)
+            }
+        }
+        if let failure {
+            for camera in cameras { try? await camera.close() }
+            throw failure
+        }
+        return cameras
+    }
+
+    /// The one way a module is opened over BlueZ: found on its adapter (scanning for it when
+    /// BlueZ does not know it), paired as `spec.pairing` says, then connected with its
+    /// reconnect policy; the camera is returned once the handshake is done. Problems the user
+    /// must fix (no bluetoothd, no adapter, not paired) come out first, as ``CameraOpenError/bluetooth(_:)``.
+    public static func openModule(_ spec: ModuleSpec, name: String? = nil) async throws(CameraOpenError) -> ModuleCamera {
+        let service = UnleashedV1.gattLayout.service
+        let device: BlueZDevice
+        do throws(BlueZError) {
+            let client = try await BlueZClient.open(bus: .system)
+            do throws(BlueZError) {
+                let adapter = try await client.adapter(named: spec.adapter)
+                let found = try await client.findModule(spec.module, on: adapter, serviceUUID: service, timeout: spec.scanTimeout)
+                switch spec.pairing {
+                case .required:
+                    guard found.paired else { throw BlueZError.notPaired(spec.module) }
+                    device = found
+                case .unattended(let agent):
+                    try await client.pair(found.path, serviceUUID: service, agent: agent)
+                    device = await client.tree.device(at: found.path) ?? found
+                }
+                await client.close()
+            } catch {
+                await client.close()
+                throw error
+            }
+        } catch {
+            throw .bluetooth(error)
+        }
+        let connection = ModuleConnection(provider: BlueZLinkProvider(adapterName: spec.adapter, module: device.address),
+                                          policy: spec.reconnect)
+        do {
+            return try await ModuleCamera(connection: connection, connectTimeout: .seconds(45),
+                                          name: name ?? device.name ?? device.address)
+        } catch {
+            throw .camera(error)
+        }
+    }
+}
+
+/// A rig's camera that could not be opened: which one, and why.
+public struct RigOpenError: Error, Sendable, CustomStringConvertible {
+    /// The camera's position in the rig.
+    public var index: Int
+    public var error: CameraOpenError
+
+    public var description: String { error.description }
+}
+
+/// A camera opened by ``CameraProvider`` (or reached through a daemon), kept with what closing it means.
+public enum OpenedCamera: Sendable {
+    case demo(Demo)
+    case module(ModuleCamera)
+    case tethered(GPhoto2Camera)
+    /// A camera the daemon holds; closing it leaves it connected there.
+    case remote(RemoteCamera)
+
+    public var camera: any Camera {
+        switch self {
+        case .remote(let camera): camera
+        case .demo(let demo): demo.camera
+        case .module(let camera): camera
+        case .tethered(let camera): camera
+        }
+    }
+
+    /// Ends the session: the simulator saves its camera's state; a module is disconnected.
+    public func close() async throws(CameraOpenError) {
+        switch self {
+        case .demo(let demo):
+            do {
+                try await demo.finish()
+            } catch {
+                throw .demo(error)
+            }
+        case .module(let camera):
+            await camera.close()
+        case .tethered(let camera):
+            await camera.close()
+        case .remote(let camera):
+            await camera.close()
+        }
+    }
+}
