@@ -28,10 +28,12 @@ public enum CameraChoiceError: Error, Sendable, Equatable, CustomStringConvertib
     case usage(String)
     /// A module is needed and none was named or remembered.
     case noModule
+    /// A name that is not there (a group, a module), with a code scripts can tell apart.
+    case invalid(code: String, String)
 
     public var description: String {
         switch self {
-        case .usage(let message): message
+        case .usage(let message), .invalid(_, let message): message
         case .noModule:
             "no module chosen: run `unleashed connect` once (it remembers the module) or pass --module ADDRESS; "
                 + "without a module, run with --demo (or UNLEASHED_DEMO=1) to use the built-in simulator"

@@ -195,6 +195,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
         switch error {
         case .usage(let message): usage(message)
         case .noModule: fail(code: "noModule", error.description, status: .unavailable)
+        case .invalid(let code, let message): fail(code: code, message, status: .usage)
         }
     }
 
