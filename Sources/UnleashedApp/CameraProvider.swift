@@ -1,4 +1,4 @@
-import BlueZ
+public import BlueZ
 public import DaemonClient
 import Foundation
 public import GPhoto2
@@ -65,31 +65,14 @@ public struct CameraProvider: Sendable {
         return cameras
     }
 
-    /// The one way a module is opened over BlueZ: found on its adapter (scanning for it when
-    /// BlueZ does not know it), paired as `spec.pairing` says, then connected with its
-    /// reconnect policy; the camera is returned once the handshake is done. Problems the user
-    /// must fix (no bluetoothd, no adapter, not paired) come out first, as ``CameraOpenError/bluetooth(_:)``.
+    /// The one way a module is opened over BlueZ: found and paired (``findModule(_:keepLink:)``),
+    /// then connected with its reconnect policy; the camera is returned once the handshake is
+    /// done. Problems the user must fix (no bluetoothd, no adapter, not paired) come out first,
+    /// as ``CameraOpenError/bluetooth(_:)``.
     public static func openModule(_ spec: ModuleSpec, name: String? = nil) async throws(CameraOpenError) -> ModuleCamera {
-        let service = UnleashedV1.gattLayout.service
         let device: BlueZDevice
         do throws(BlueZError) {
-            let client = try await BlueZClient.open(bus: .system)
-            do throws(BlueZError) {
-                let adapter = try await client.adapter(named: spec.adapter)
-                let found = try await client.findModule(spec.module, on: adapter, serviceUUID: service, timeout: spec.scanTimeout)
-                switch spec.pairing {
-                case .required:
-                    guard found.paired else { throw BlueZError.notPaired(spec.module) }
-                    device = found
-                case .unattended(let agent):
-                    try await client.pair(found.path, serviceUUID: service, agent: agent)
-                    device = await client.tree.device(at: found.path) ?? found
-                }
-                await client.close()
-            } catch {
-                await client.close()
-                throw error
-            }
+            device = try await findModule(spec)
         } catch {
             throw .bluetooth(error)
         }
@@ -100,6 +83,36 @@ public struct CameraProvider: Sendable {
                                           name: name ?? device.name ?? device.address)
         } catch {
             throw .camera(error)
+        }
+    }
+}
+
+extension CameraProvider {
+    /// Finds the module on its adapter (scanning for it when BlueZ does not know it) and pairs
+    /// with it as `spec.pairing` says; returns the device as BlueZ knows it then. Unless
+    /// `keepLink` (a connection follows at once), a link that pairing made is taken down again,
+    /// so that the module is free for other clients.
+    public static func findModule(_ spec: ModuleSpec, keepLink: Bool = true) async throws(BlueZError) -> BlueZDevice {
+        let service = UnleashedV1.gattLayout.service
+        let client = try await BlueZClient.open(bus: .system)
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: spec.adapter)
+            let found = try await client.findModule(spec.module, on: adapter, serviceUUID: service, timeout: spec.scanTimeout)
+            let device: BlueZDevice
+            switch spec.pairing {
+            case .required:
+                guard found.paired else { throw BlueZError.notPaired(spec.module) }
+                device = found
+            case .pair(let agent):
+                try await client.pair(found.path, serviceUUID: service, agent: agent)
+                device = await client.tree.device(at: found.path) ?? found
+                if !keepLink { await client.disconnect(found.path) }
+            }
+            await client.close()
+            return device
+        } catch {
+            await client.close()
+            throw error
         }
     }
 }

@@ -48,8 +48,9 @@ public struct ModuleSpec: Sendable {
         /// It must be paired already (`unleashed pair` asks the person at the terminal), so that
         /// a command is refused at once with what to do instead of waiting on a question.
         case required
-        /// It is paired now with `agent`, which answers without anyone to ask (the daemon).
-        case unattended(PairingAgent)
+        /// It is paired now (unless BlueZ has a bond) with `agent` answering the module's
+        /// questions: the person at the terminal, or for the daemon, no one.
+        case pair(PairingAgent)
     }
 
     /// The module's Bluetooth address, or the name BlueZ knows it by.

@@ -133,7 +133,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
                                         maximumDelay: configuration.reconnect.maxDelay)
         return CameraSpec(name: module.name, .module(ModuleSpec(
             module: module.address, adapter: module.adapter ?? configuration.adapter, scanTimeout: .seconds(10),
-            pairing: .unattended(unattendedAgent), reconnect: reconnect)))
+            pairing: .pair(unattendedAgent), reconnect: reconnect)))
     }
 
     /// A daemon has no one to ask: it accepts what needs no answer and says how to pair otherwise.

@@ -89,11 +89,21 @@ public struct DaemonSummary: Sendable, Equatable {
     public struct Module: Sendable, Equatable {
         public var name: String
         public var address: String
+
+        public init(name: String, address: String) {
+            self.name = name
+            self.address = address
+        }
     }
 
     public struct Token: Sendable, Equatable {
         public var name: String
         public var role: String
+
+        public init(name: String, role: String) {
+            self.name = name
+            self.role = role
+        }
     }
 
     /// The configuration files that exist, in the order read.

@@ -5,34 +5,6 @@ import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
-/// The module `unleashed connect` chose, remembered for the commands after it.
-struct RememberedModule: Codable, Hashable {
-    var address: String
-    var name: String?
-    var adapter: String?
-
-    /// `$XDG_STATE_HOME/unleashed/module.json`, else `~/.local/state/unleashed/module.json`.
-    static var file: URL {
-        unleashedStateDirectory().appendingPathComponent("module.json")
-    }
-
-    static func load() -> RememberedModule? {
-        guard let data = try? Data(contentsOf: file) else { return nil }
-        return try? JSONDecoder().decode(RememberedModule.self, from: data)
-    }
-
-    func save() throws {
-        try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(self).write(to: Self.file, options: .atomic)
-    }
-
-    static func forget() {
-        try? FileManager.default.removeItem(at: file)
-    }
-}
-
 extension GlobalOptions {
     /// Refuses commands that need real Bluetooth in demo mode, where there is none to use.
     func requireBluetooth(_ command: String) throws(ExitCode) {

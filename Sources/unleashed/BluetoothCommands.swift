@@ -143,18 +143,11 @@ struct PairCommand: AsyncParsableCommand {
 /// module is free for other clients.
 private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: PairingOptions,
                         keepLink: Bool = false) async throws(ExitCode) -> BlueZDevice {
-    let scanFor = try options.moduleScanTimeout()
-    let client = try await options.openBlueZ()
+    let spec = ModuleSpec(module: wanted, adapter: options.adapter, scanTimeout: try options.moduleScanTimeout(),
+                          pairing: .pair(options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes)))
     do throws(BlueZError) {
-        let adapter = try await client.adapter(named: options.adapter)
-        let device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: scanFor)
-        try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes))
-        let paired = await client.tree.device(at: device.path) ?? device
-        if !keepLink { await client.disconnect(device.path) }
-        await client.close()
-        return paired
+        return try await CameraProvider.findModule(spec, keepLink: keepLink)
     } catch {
-        await client.close()
         throw options.fail(error)
     }
 }
