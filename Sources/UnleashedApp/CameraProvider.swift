@@ -117,6 +117,37 @@ extension CameraProvider {
     }
 }
 
+extension CameraProvider {
+    /// The one module a short scan finds on `adapter`, for `connect` without an address.
+    public static func onlyModuleInRange(adapter name: String?) async throws(ModuleSearchError) -> String {
+        let service = UnleashedV1.gattLayout.service
+        let modules: [BlueZDevice]
+        do throws(BlueZError) {
+            let client = try await BlueZClient.open(bus: .system)
+            defer { Task { await client.close() } }
+            let adapter = try await client.adapter(named: name)
+            try await client.startDiscovery(on: adapter, serviceUUID: service)
+            try? await client.wait(for: "scanning", timeout: .seconds(3)) { _ in .pending }
+            modules = await client.modules(on: adapter, serviceUUID: service)
+            await client.stopDiscovery(on: adapter)
+        } catch {
+            throw .bluetooth(error)
+        }
+        switch modules.count {
+        case 1: return modules[0].address
+        case 0: throw .bluetooth(.moduleNotFound("in range"))
+        default: throw .several(modules.map { "\($0.address) \($0.name ?? "")" })
+        }
+    }
+}
+
+/// Why no one module could be picked from those in range.
+public enum ModuleSearchError: Error, Sendable {
+    case bluetooth(BlueZError)
+    /// Several modules answered: each as `ADDRESS NAME`.
+    case several([String])
+}
+
 /// A rig's camera that could not be opened: which one, and why.
 public struct RigOpenError: Error, Sendable, CustomStringConvertible {
     /// The camera's position in the rig.

@@ -83,6 +83,11 @@ public enum RunOutcome: Sendable {
     case failed(TimelapseError)
     /// The daemon could not be asked about the job.
     case daemon(DaemonClientError)
+    /// The daemon ended the job's events without its outcome (why, for the message).
+    case unknown(String)
+    /// Following a job this command did not start was given up (Ctrl-C on `attach`); the
+    /// job goes on in the daemon.
+    case stoppedFollowing(jobID: Int64)
     /// The run was not started: its camera could not be opened.
     case notStarted
 }

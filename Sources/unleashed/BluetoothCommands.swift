@@ -211,25 +211,15 @@ struct ConnectCommand: AsyncParsableCommand {
 
     /// The one module a scan finds; several or none is an error that lists what was seen.
     private func onlyModuleInRange() async throws(ExitCode) -> String {
-        let client = try await options.openBlueZ()
-        defer { Task { await client.close() } }
-        let service = UnleashedV1.gattLayout.service
-        let modules: [BlueZDevice]
-        do throws(BlueZError) {
-            let adapter = try await client.adapter(named: options.adapter)
-            try await client.startDiscovery(on: adapter, serviceUUID: service)
-            try? await client.wait(for: "scanning", timeout: .seconds(3)) { _ in .pending }
-            modules = await client.modules(on: adapter, serviceUUID: service)
-            await client.stopDiscovery(on: adapter)
+        do throws(ModuleSearchError) {
+            return try await CameraProvider.onlyModuleInRange(adapter: options.adapter)
         } catch {
-            throw options.fail(error)
-        }
-        switch modules.count {
-        case 1: return modules[0].address
-        case 0: throw options.fail(BlueZError.moduleNotFound("in range"))
-        default:
-            throw options.fail(code: "severalModules", "several modules in range: name one ("
-                + modules.map { "\($0.address) \($0.name ?? "")" }.joined(separator: ", ") + ")", status: .usage)
+            switch error {
+            case .bluetooth(let error): throw options.fail(error)
+            case .several(let modules):
+                throw options.fail(code: "severalModules", "several modules in range: name one (" + modules.joined(separator: ", ") + ")",
+                                   status: .usage)
+            }
         }
     }
 }

@@ -90,6 +90,10 @@ struct RunExecution {
             throw fail(error, options: options)
         case .daemon(let error):
             throw options.fail(error)
+        case .unknown(let why):
+            throw options.fail(code: "daemon", why, status: .unavailable)
+        case .stoppedFollowing(let id):
+            Output.note("Stopped following job \(id); it goes on in the daemon (`unleashed stop \(id)` ends it).")
         case .notStarted:
             throw ExitCode(ExitStatus.software.rawValue)
         }

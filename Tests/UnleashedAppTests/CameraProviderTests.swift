@@ -60,3 +60,42 @@ import UnleashedSimulator
         #expect(seeds == [7, 8])
     }
 }
+
+extension CameraProviderTests {
+    /// What used to be checked by launching `unleashed --port usb: status` and
+    /// `--backend gphoto2 --download /tmp --filename x%Q shoot`.
+    @Test func tetheredOptionsGoWithTheTetheredBackendOnly() throws {
+        #expect(throws: CameraChoiceError.usage("--port names a libgphoto2 port; add --backend gphoto2")) {
+            try CameraChoice(backend: .unleashed, demo: nil, port: "usb:", module: "AA:BB:CC:DD:EE:FF").spec()
+        }
+        #expect(throws: CameraChoiceError.usage("the module does not transfer pictures; --download and --filename need --backend gphoto2")) {
+            try CameraChoice(backend: .unleashed, demo: nil, download: "/tmp").spec()
+        }
+        #expect {
+            try CameraChoice(backend: .gphoto2, demo: nil, download: "/tmp", filename: "x%Q").spec()
+        } throws: { error in
+            guard case .usage(let message) = error as? CameraChoiceError else { return false }
+            return message.hasPrefix("--filename: ")
+        }
+        #expect {
+            try CameraChoice(backend: .gphoto2, demo: DemoOptions()).spec()
+        } throws: { error in
+            guard case .usage(let message) = error as? CameraChoiceError else { return false }
+            return message.contains("unleashed-sim ptpip")
+        }
+        let spec = try CameraChoice(backend: .gphoto2, demo: nil, port: "ptpip:127.0.0.1", download: "/tmp").spec()
+        guard case .tethered(let port, let downloads) = spec.backend else { Issue.record("not tethered: \(spec)"); return }
+        #expect(port == "ptpip:127.0.0.1")
+        #expect(downloads?.folder == "/tmp")
+    }
+
+    /// Nothing listens on the port: the provider says the camera is not there.
+    @Test func aTetheredCameraThatIsNotThereIsACameraError() async {
+        await #expect {
+            _ = try await CameraProvider().open(CameraSpec(.tethered(port: "ptpip:127.0.0.1:1", downloads: nil)))
+        } throws: { error in
+            guard case .camera = error as? CameraOpenError else { return false }
+            return true
+        }
+    }
+}
