@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "GPhoto2", targets: ["GPhoto2"]),
         .library(name: "Daemon", targets: ["Daemon"]),
         .library(name: "DaemonClient", targets: ["DaemonClient"]),
+        .library(name: "UnleashedApp", targets: ["UnleashedApp"]),
         .executable(name: "unleashed-sim", targets: ["unleashed-sim"]),
     ],
     dependencies: [
@@ -110,10 +111,29 @@ let package = Package(
             path: "Simulator/unleashed-sim",
             swiftSettings: strict
         ),
+        .target(
+            name: "UnleashedApp",
+            dependencies: [
+                "CameraKit",
+                "BlueZ",
+                "GPhoto2",
+                "UnleashedKit",
+                "UnleashedProtocol",
+                "UnleashedSimulator",
+                "Intervalometer",
+                "Daemon",
+                "DaemonClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "unleashed",
             dependencies: [
-                "CameraKit", "BlueZ",
+                "CameraKit",
+                "UnleashedApp",
+                "BlueZ",
                 "GPhoto2",
                 "UnleashedKit",
                 "UnleashedSimulator",
@@ -287,6 +307,15 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["unleashed", "unleashed-sim", "DBus", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UnleashedAppTests",
+            dependencies: [
+                "UnleashedApp", "Daemon", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

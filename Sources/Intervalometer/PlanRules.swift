@@ -1,3 +1,4 @@
+import CameraKit
 import UnleashedKit
 
 /// The field of a plan a ``PlanProblem`` is about, by its path in a job document

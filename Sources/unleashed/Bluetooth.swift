@@ -1,37 +1,9 @@
 import ArgumentParser
 import BlueZ
-import DBus
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
-
-/// The module `unleashed connect` chose, remembered for the commands after it.
-struct RememberedModule: Codable, Hashable {
-    var address: String
-    var name: String?
-    var adapter: String?
-
-    /// `$XDG_STATE_HOME/unleashed/module.json`, else `~/.local/state/unleashed/module.json`.
-    static var file: URL {
-        unleashedStateDirectory().appendingPathComponent("module.json")
-    }
-
-    static func load() -> RememberedModule? {
-        guard let data = try? Data(contentsOf: file) else { return nil }
-        return try? JSONDecoder().decode(RememberedModule.self, from: data)
-    }
-
-    func save() throws {
-        try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(self).write(to: Self.file, options: .atomic)
-    }
-
-    static func forget() {
-        try? FileManager.default.removeItem(at: file)
-    }
-}
 
 extension GlobalOptions {
     /// Refuses commands that need real Bluetooth in demo mode, where there is none to use.
@@ -81,42 +53,13 @@ extension GlobalOptions {
 
     /// The module named by --module, else the remembered one.
     func chosenModule() throws(ExitCode) -> String {
-        if let module { return module }
-        if let remembered = RememberedModule.load() { return remembered.address }
-        throw fail(code: "noModule", "no module chosen: run `unleashed connect` once (it remembers the module) or pass --module ADDRESS; "
-                   + "without a module, run with --demo (or UNLEASHED_DEMO=1) to use the built-in simulator", status: .unavailable)
+        if let chosen = module ?? RememberedModule.load()?.address { return chosen }
+        throw fail(CameraChoiceError.noModule)
     }
 
     /// The adapter chosen by --adapter, else the remembered module's, else the first.
     var chosenAdapter: String? {
         adapter ?? (module == nil ? RememberedModule.load()?.adapter : nil)
-    }
-
-    /// Connects to the chosen module over BlueZ and returns its camera once the handshake is
-    /// done. Problems the user must fix (no bluetoothd, no adapter, not paired) are found first,
-    /// so they are reported at once instead of being retried.
-    func openModuleCamera(_ chosen: String? = nil, named name: String? = nil) async throws(ExitCode) -> ModuleCamera {
-        let wanted: String
-        if let chosen { wanted = chosen } else { wanted = try chosenModule() }
-        let scanFor = try moduleScanTimeout()
-        let client = try await openBlueZ()
-        let device: BlueZDevice
-        do throws(BlueZError) {
-            let adapter = try await client.adapter(named: chosenAdapter)
-            device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: scanFor)
-            guard device.paired else { throw BlueZError.notPaired(wanted) }
-        } catch {
-            await client.close()
-            throw fail(error)
-        }
-        await client.close()
-        let provider = BlueZLinkProvider(adapterName: chosenAdapter, module: device.address)
-        let connection = ModuleConnection(provider: provider)
-        do {
-            return try await ModuleCamera(connection: connection, connectTimeout: .seconds(45), name: name ?? device.name ?? device.address)
-        } catch {
-            throw fail(error)
-        }
     }
 
     /// Answers pairing questions: a passkey given with --passkey, a confirmation given with

@@ -2,6 +2,8 @@ import ArgumentParser
 import BlueZ
 import CameraKit
 import Foundation
+import DaemonClient
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -142,18 +144,11 @@ struct PairCommand: AsyncParsableCommand {
 /// module is free for other clients.
 private func pairDevice(_ wanted: String, options: GlobalOptions, pairing: PairingOptions,
                         keepLink: Bool = false) async throws(ExitCode) -> BlueZDevice {
-    let scanFor = try options.moduleScanTimeout()
-    let client = try await options.openBlueZ()
+    let spec = ModuleSpec(module: wanted, adapter: options.adapter, scanTimeout: try options.moduleScanTimeout(),
+                          pairing: .pair(options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes)))
     do throws(BlueZError) {
-        let adapter = try await client.adapter(named: options.adapter)
-        let device = try await client.findModule(wanted, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: scanFor)
-        try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: options.pairingAgent(passkey: pairing.passkey, confirm: pairing.yes))
-        let paired = await client.tree.device(at: device.path) ?? device
-        if !keepLink { await client.disconnect(device.path) }
-        await client.close()
-        return paired
+        return try await CameraProvider.findModule(spec, keepLink: keepLink)
     } catch {
-        await client.close()
         throw options.fail(error)
     }
 }
@@ -178,9 +173,7 @@ struct ConnectCommand: AsyncParsableCommand {
     var address: String?
 
     func run() async throws {
-        if let daemon = options.daemonClient(), try await DaemonModules(client: daemon, options: options).connect(address ?? options.module) {
-            return
-        }
+        if let daemon = options.daemonClient(), try await connectThrough(daemon) { return }
         try options.requireBluetooth("connect")
         let known = address ?? options.module ?? RememberedModule.load()?.address
         let wanted: String
@@ -219,25 +212,15 @@ struct ConnectCommand: AsyncParsableCommand {
 
     /// The one module a scan finds; several or none is an error that lists what was seen.
     private func onlyModuleInRange() async throws(ExitCode) -> String {
-        let client = try await options.openBlueZ()
-        defer { Task { await client.close() } }
-        let service = UnleashedV1.gattLayout.service
-        let modules: [BlueZDevice]
-        do throws(BlueZError) {
-            let adapter = try await client.adapter(named: options.adapter)
-            try await client.startDiscovery(on: adapter, serviceUUID: service)
-            try? await client.wait(for: "scanning", timeout: .seconds(3)) { _ in .pending }
-            modules = await client.modules(on: adapter, serviceUUID: service)
-            await client.stopDiscovery(on: adapter)
+        do throws(ModuleSearchError) {
+            return try await CameraProvider.onlyModuleInRange(adapter: options.adapter)
         } catch {
-            throw options.fail(error)
-        }
-        switch modules.count {
-        case 1: return modules[0].address
-        case 0: throw options.fail(BlueZError.moduleNotFound("in range"))
-        default:
-            throw options.fail(code: "severalModules", "several modules in range: name one ("
-                + modules.map { "\($0.address) \($0.name ?? "")" }.joined(separator: ", ") + ")", status: .usage)
+            switch error {
+            case .bluetooth(let error): throw options.fail(error)
+            case .several(let modules):
+                throw options.fail(code: "severalModules", "several modules in range: name one (" + modules.joined(separator: ", ") + ")",
+                                   status: .usage)
+            }
         }
     }
 }
@@ -255,7 +238,10 @@ struct DisconnectCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let daemon = options.daemonClient(), let wanted = address ?? options.module,
-           try await DaemonModules(client: daemon, options: options).release(wanted, printing: true) {
+           let released = try await options.release(wanted, through: daemon) {
+            options.emit(["address": .string(released.address), "name": .string(released.name), "wasConnected": true, "daemon": true]) {
+                "The daemon let go of \(released.name); it is disconnected."
+            }
             return
         }
         try options.requireBluetooth("disconnect")
@@ -290,7 +276,7 @@ struct ForgetCommand: AsyncParsableCommand {
         let wanted = try address ?? options.chosenModule()
         // A daemon holding the module lets go of it first (a locked daemon refuses, and so does this).
         if let daemon = options.daemonClient() {
-            _ = try await DaemonModules(client: daemon, options: options).release(wanted, printing: false)
+            _ = try await options.release(wanted, through: daemon)
         }
         let device = try await options.withKnownModule(wanted) { client, adapter, device throws(BlueZError) in
             if let device { try await client.remove(device.path, from: adapter) }
@@ -302,6 +288,55 @@ struct ForgetCommand: AsyncParsableCommand {
         options.emit(["address": .string(device?.address ?? wanted), "removed": .bool(device != nil)]) {
             guard let device else { return "BlueZ did not know \(wanted); nothing to forget." }
             return "Forgot \(device.name ?? wanted) (\(device.address))."
+        }
+    }
+}
+
+extension ConnectCommand {
+    /// Asks the daemon to connect the module and prints what it holds; false when no daemon
+    /// answers, so the module is connected directly.
+    private func connectThrough(_ daemon: DaemonClient) async throws -> Bool {
+        guard let wanted = address ?? options.module else {
+            throw options.usage("name the module: `unleashed connect ADDRESS` (or a name from the daemon's configuration); "
+                + "the daemon then keeps it connected")
+        }
+        let held: DaemonModules.Held
+        do throws(DaemonClientError) {
+            guard let answered = try await DaemonModules(client: daemon).connect(wanted) else { return false }
+            held = answered
+        } catch {
+            throw options.fail(error)
+        }
+        let (identity, status) = (held.identity, held.status)
+        options.emit([
+            "address": .string(held.address), "name": .string(held.name),
+            "firmware": identity?.firmwareVersion.map(JSONValue.string) ?? .null,
+            "protocolVersion": identity?.protocolVersion.map { .integer(Int64($0)) } ?? .null,
+            "camera": identity?.cameraModel.map(JSONValue.string) ?? .null,
+            "cameraPower": status.map { .string($0.cameraPower.description) } ?? .null,
+            "cameraBattery": status?.cameraBattery.map { .integer(Int64($0)) } ?? .null,
+            "moduleBattery": status?.moduleBattery.map { .integer(Int64($0)) } ?? .null,
+            "daemon": true,
+        ]) {
+            """
+            Connected to \(held.name) (\(held.address)), firmware \(identity?.firmwareVersion ?? "unknown"), \
+            protocol \(identity?.protocolVersion.map(String.init) ?? "unknown"), module battery \(Output.percent(status?.moduleBattery)).
+            Camera: \(identity?.cameraModel ?? "none attached"), \(status.map { "\($0.cameraPower)" } ?? "unknown"), \
+            battery \(Output.percent(status?.cameraBattery)).
+            The daemon keeps it connected; commands reach it with --module \(held.name).
+            """
+        }
+        return true
+    }
+}
+
+extension GlobalOptions {
+    /// Asks the daemon to let go of `wanted`; nil when no daemon answers or it does not hold it.
+    func release(_ wanted: String, through daemon: DaemonClient) async throws(ExitCode) -> (name: String, address: String)? {
+        do throws(DaemonClientError) {
+            return try await DaemonModules(client: daemon).release(wanted)
+        } catch {
+            throw fail(error)
         }
     }
 }

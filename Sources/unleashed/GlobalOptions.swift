@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import BlueZ
 import CameraKit
 import DaemonClient
@@ -8,6 +8,7 @@ import GPhoto2
 import Synchronization
 import UnleashedKit
 import UnleashedProtocol
+import UnleashedApp
 import UnleashedSimulator
 
 /// Options every command takes.
@@ -88,12 +89,18 @@ struct GlobalOptions: ParsableArguments, Sendable {
 
     /// The backend chosen by --backend, else by $UNLEASHED_BACKEND, else the module.
     func chosenBackend() throws(ExitCode) -> BackendChoice {
-        if let backend { return backend }
-        guard let named = ProcessInfo.processInfo.environment["UNLEASHED_BACKEND"], !named.isEmpty else { return .unleashed }
-        guard let choice = BackendChoice(rawValue: named.lowercased()) else {
-            throw usage("UNLEASHED_BACKEND: '\(named)' is not a backend; use unleashed or gphoto2")
+        do throws(CameraChoiceError) {
+            return try BackendChoice.chosen(backend, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw fail(error)
         }
-        return choice
+    }
+
+    /// The options as a camera to open in this process.
+    func cameraChoice() throws(ExitCode) -> CameraChoice {
+        CameraChoice(backend: try chosenBackend(), demo: demoMode ? try demoOptions() : nil, port: port, download: download,
+                     filename: filename, module: module ?? RememberedModule.load()?.address, adapter: chosenAdapter,
+                     scanTimeout: try moduleScanTimeout())
     }
 
     /// Connects to the camera, runs `body`, and turns any failure into a message and exit
@@ -105,38 +112,37 @@ struct GlobalOptions: ParsableArguments, Sendable {
     /// each, or with `savedFiles: .summary` one line at the end (JSON: always a line each).
     func withCamera(onInterrupt: (@Sendable () -> Void)? = nil, savedFiles: SavedFileReport.TextLines = .eachFile,
                     _ body: @escaping @Sendable (any Camera) async throws(CameraError) -> Void) async throws {
-        let backend = try await openBackend()
-        let camera = backend.camera
+        let opened = try await openCamera()
+        let camera = opened.camera
         let report = download == nil ? nil : SavedFileReport(await camera.events(), options: self, text: savedFiles)
         let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(CameraError) in try await body(camera) }
-        do throws(ExitCode) {
-            try await backend.finish(self)
+        do throws(CameraOpenError) {
+            try await opened.close()
         } catch {
-            if failure == nil { throw error }
+            if failure == nil { throw fail(error) }
         }
         await report?.done()
         if let failure { throw fail(failure) }
     }
 
-    /// The camera to drive: the simulator's in demo mode, a camera through libgphoto2 with
-    /// --backend gphoto2, else the module over Bluetooth.
-    private func openBackend() async throws(ExitCode) -> CameraBackend {
+    /// The camera to drive: the daemon's when one answers, else the one the options choose.
+    private func openCamera() async throws(ExitCode) -> OpenedCamera {
         if let daemon = daemonClient(), let camera = try await remoteCamera(through: daemon) {
             return .remote(camera)
         }
-        if try chosenBackend() == .gphoto2 {
-            return .tethered(try await openTetheredCamera())
+        let spec = try spec()
+        do throws(CameraOpenError) {
+            return try await CameraProvider().open(spec)
+        } catch {
+            throw fail(error)
         }
-        if port != nil { throw usage("--port names a libgphoto2 port; add --backend gphoto2") }
-        if download != nil || filename != nil {
-            throw usage("the module does not transfer pictures; --download and --filename need --backend gphoto2")
-        }
-        guard demoMode else {
-            return .bluetooth(try await openModuleCamera())
-        }
-        let setup = try demoOptions()
-        do {
-            return .demo(try await Demo.start(stateFile: Demo.defaultStateFile(), options: setup))
+    }
+
+    /// The camera the options choose, or the refusal of options that do not fit it.
+    private func spec() throws(ExitCode) -> CameraSpec {
+        let choice = try cameraChoice()
+        do throws(CameraChoiceError) {
+            return try choice.spec()
         } catch {
             throw fail(error)
         }
@@ -186,6 +192,22 @@ struct GlobalOptions: ParsableArguments, Sendable {
         Output.line(json ? Output.json(value) : human())
     }
 
+    func fail(_ error: CameraChoiceError) -> ExitCode {
+        switch error {
+        case .usage(let message): usage(message)
+        case .noModule: fail(code: "noModule", error.description, status: .unavailable)
+        case .invalid(let code, let message): fail(code: code, message, status: .usage)
+        }
+    }
+
+    func fail(_ error: CameraOpenError) -> ExitCode {
+        switch error {
+        case .bluetooth(let error): fail(error)
+        case .camera(let error): fail(error)
+        case .demo(let error): fail(error)
+        }
+    }
+
     func fail(_ error: DemoError) -> ExitCode {
         if case .camera(let cameraError) = error { return fail(cameraError) }
         return fail(code: "demoState", error.description, status: .unavailable)
@@ -225,49 +247,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
     }
 }
 
-/// The backends `--backend` chooses from.
-enum BackendChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
-    /// A camera behind an Unleashed module, over Bluetooth (or the --demo simulator).
-    case unleashed
-    /// A camera tethered by USB (or reached over PTP/IP), through libgphoto2.
-    case gphoto2
-}
-
-/// Where the camera of one command comes from.
-enum CameraBackend {
-    case demo(Demo)
-    case bluetooth(ModuleCamera)
-    case tethered(GPhoto2Camera)
-    /// A camera the daemon holds; closing it leaves it connected there.
-    case remote(RemoteCamera)
-
-    var camera: any Camera {
-        switch self {
-        case .remote(let camera): camera
-        case .demo(let demo): demo.camera
-        case .bluetooth(let camera): camera
-        case .tethered(let camera): camera
-        }
-    }
-
-    /// Ends the session: the demo saves its camera; a module is disconnected.
-    func finish(_ options: GlobalOptions) async throws(ExitCode) {
-        switch self {
-        case .demo(let demo):
-            do {
-                try await demo.finish()
-            } catch {
-                throw options.fail(error)
-            }
-        case .bluetooth(let camera):
-            await camera.close()
-        case .tethered(let camera):
-            await camera.close()
-        case .remote(let camera):
-            await camera.close()
-        }
-    }
-}
+extension BackendChoice: ExpressibleByArgument {}
 
 /// Exit statuses, from sysexits(3) so that scripts can tell failures apart.
 enum ExitStatus: Int32 {

@@ -1,9 +1,9 @@
 import ArgumentParser
 import CameraKit
-import Daemon
 import DaemonClient
 import Foundation
 import Intervalometer
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
@@ -22,76 +22,53 @@ struct RigOptions: ParsableArguments, Sendable {
     @Flag(name: .customLong("all"), help: "Every module the configuration lists ([[modules]]).")
     var allCameras = false
 
+    /// The selection as the application layer takes it.
+    var selection: RigSelection { RigSelection(cameras: cameras, group: group, all: allCameras) }
+
     /// Whether a rig was asked for.
-    var isRig: Bool { !cameras.isEmpty || group != nil || allCameras }
+    var isRig: Bool { selection.isRig }
 
     /// The names of the rig's cameras, in order, each once. With a daemon answering, groups and
     /// `--all` are the daemon's: its `[[groups]]` and every camera it holds. Without one they
     /// come from the configuration files the daemon would read (`unleashed daemon --check`).
     func names(_ options: GlobalOptions, daemon: DaemonClient?) async throws(ExitCode) -> [String] {
-        let ways = (cameras.isEmpty ? 0 : 1) + (group == nil ? 0 : 1) + (allCameras ? 1 : 0)
-        guard ways == 1 else { throw options.usage("name the cameras one way: --camera (repeated), --group or --all") }
-        guard options.module == nil else { throw options.usage("--module picks one module; a rig is named with --camera, --group or --all") }
-        guard try options.chosenBackend() == .unleashed else {
-            throw options.usage("a rig is a set of Unleashed modules; --backend gphoto2 drives one camera")
+        let selection = selection
+        let backend = try options.chosenBackend()
+        do throws(CameraChoiceError) {
+            if let named = try selection.named(module: options.module, backend: backend) { return named }
+        } catch {
+            throw options.fail(error)
         }
-        if !cameras.isEmpty {
-            var seen: Set<String> = []
-            for name in cameras where !seen.insert(name).inserted { throw options.usage("--camera \(name) is given twice") }
-            return cameras
+        let known: KnownRigs
+        let source: RigSelection.Source
+        if let daemon, let answered = try await daemonRigs(daemon, options) {
+            (known, source) = (answered, .daemon)
+        } else {
+            (known, source) = (try Self.configuration(options), .configuration)
         }
-        if let daemon, let known = try await daemonRigs(daemon, options) {
-            return try pick(from: known, options, source: "the daemon's configuration", noModules: "the daemon holds no camera")
+        do throws(CameraChoiceError) {
+            return try selection.pick(from: known, in: source)
+        } catch {
+            throw options.fail(error)
         }
-        let configuration = try Self.configuration(options)
-        let known = KnownRigs(groups: configuration.groups.map { ($0.name, $0.cameras) }, all: configuration.modules.map(\.name))
-        return try pick(from: known, options, source: "the configuration", noModules: "the configuration lists none "
-            + "(add [[modules]] tables; see docs/configuration.md)")
     }
 
     /// The rig to resume `record` with: the cameras it was started with, which the journal
-    /// keeps. A rig given again must be the same cameras in the same order, since every
-    /// frame is recorded per body; a run of one camera is resumed without one.
+    /// keeps (``RigSelection/resuming(runID:recorded:given:)``).
     func resuming(_ record: RunRecord, _ options: GlobalOptions) async throws(ExitCode) -> RigOptions? {
-        let recorded = record.cameras
-        guard recorded.count > 1 else {
-            if isRig { throw options.usage("run \(record.id) was on one camera (\(record.camera)); resume it without --camera, --group or --all") }
-            return nil
+        let given = isRig ? try await names(options, daemon: options.daemonClient()) : nil
+        let cameras: [String]?
+        do throws(CameraChoiceError) {
+            cameras = try RigSelection.resuming(runID: record.id, recorded: record.cameras, given: given)
+        } catch {
+            throw options.fail(error)
         }
-        if isRig {
-            let given = try await names(options, daemon: options.daemonClient())
-            guard given == recorded else {
-                throw options.usage("run \(record.id) is a rig of \(recorded.joined(separator: ", ")); "
-                    + "resume it with those cameras, or without --camera, --group or --all")
-            }
-            return self
-        }
+        guard let cameras else { return nil }
         do {
-            return try RigOptions.parse(recorded.flatMap { ["--camera", $0] })
+            return try RigOptions.parse(cameras.flatMap { ["--camera", $0] })
         } catch {
             throw options.usage("run \(record.id) names its cameras '\(record.camera)', which cannot be read back")
         }
-    }
-
-    /// The groups and the cameras `--all` means, wherever they come from.
-    struct KnownRigs {
-        var groups: [(name: String, cameras: [String])]
-        var all: [String]
-    }
-
-    private func pick(from known: KnownRigs, _ options: GlobalOptions, source: String, noModules: String) throws(ExitCode) -> [String] {
-        if let group {
-            guard let found = known.groups.first(where: { $0.name == group }) else {
-                let names = known.groups.map(\.name)
-                throw options.fail(code: "unknownGroup", "no group '\(group)' in \(source)"
-                    + (names.isEmpty ? " (it has no [[groups]])" : " (groups: \(names.joined(separator: ", ")))"), status: .usage)
-            }
-            return found.cameras
-        }
-        guard !known.all.isEmpty else {
-            throw options.fail(code: "noModules", "--all means every configured module, and \(noModules)", status: .usage)
-        }
-        return known.all
     }
 
     /// The daemon's groups (`GET /v1/groups`) for `--group`, or its cameras (`GET /v1/status`)
@@ -104,9 +81,9 @@ struct RigOptions: ParsableArguments, Sendable {
                 return KnownRigs(groups: [], all: status["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
             }
             let groups = try await daemon.request("GET", "/v1/groups")
-            let pairs = groups["groups"]?.arrayValue?.compactMap { entry -> (name: String, cameras: [String])? in
+            let pairs = groups["groups"]?.arrayValue?.compactMap { entry -> KnownRigs.Group? in
                 guard let name = entry["name"]?.stringValue, let cameras = entry["cameras"]?.arrayValue else { return nil }
-                return (name, cameras.compactMap(\.stringValue))
+                return KnownRigs.Group(name: name, cameras: cameras.compactMap(\.stringValue))
             } ?? []
             return KnownRigs(groups: pairs, all: [])
         } catch {
@@ -115,12 +92,10 @@ struct RigOptions: ParsableArguments, Sendable {
         }
     }
 
-    /// The configuration files of a user's daemon (the system file, then the user's own).
-    static func configuration(_ options: GlobalOptions) throws(ExitCode) -> DaemonConfiguration {
-        let environment = ProcessInfo.processInfo.environment
-        do {
-            return try DaemonConfiguration.load(files: DaemonConfiguration.files(scope: .user, environment: environment),
-                                                environment: environment, scope: .user)
+    /// The rigs of the configuration files of a user's daemon (the system file, then the user's own).
+    static func configuration(_ options: GlobalOptions) throws(ExitCode) -> KnownRigs {
+        do throws(DaemonLaunchError) {
+            return try KnownRigs.configured(environment: ProcessInfo.processInfo.environment)
         } catch {
             throw options.fail(code: "configuration", error.description, status: .usage)
         }
@@ -135,76 +110,50 @@ extension GlobalOptions {
                  _ body: @escaping @Sendable (Rig) async throws(ExitCode) -> Void) async throws {
         let daemon = daemonClient()
         let names = try await selection.names(self, daemon: daemon)
-        let backends = try await openRigBackends(names, daemon: daemon)
+        let backends = try await openRig(names, daemon: daemon)
         let members = zip(names, backends).map { RigCamera(name: $0, camera: $1.camera) }
         guard let rig = Rig(members) else { throw usage("a rig needs at least one camera, each named once") }
         let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(ExitCode) in try await body(rig) }
-        for backend in backends { try? await backend.finish(self) }
+        for backend in backends { try? await backend.close() }
         if let failure { throw failure }
     }
 
-    /// One backend per name, opened at once: the daemon's cameras when it answers, simulated
+    /// One camera per name, opened at once: the daemon's cameras when it answers, simulated
     /// ones in demo mode, else modules over BlueZ. All or none: what was opened is closed again
     /// when one fails.
-    private func openRigBackends(_ names: [String], daemon: DaemonClient?) async throws(ExitCode) -> [CameraBackend] {
-        let configured = demoMode || daemon != nil ? [] : (try RigOptions.configuration(self)).modules
-        let demo = demoMode ? try demoOptions() : nil
-        let opened = await withTaskGroup(of: (Int, Result<CameraBackend, ExitCode>).self) { group in
-            for (index, name) in names.enumerated() {
-                group.addTask {
-                    do throws(ExitCode) {
-                        return (index, .success(try await openRigBackend(name, index: index, daemon: daemon, demo: demo, configured: configured)))
-                    } catch {
-                        return (index, .failure(error))
-                    }
-                }
-            }
-            var results: [(Int, Result<CameraBackend, ExitCode>)] = []
-            for await result in group { results.append(result) }
-            return results.sorted { $0.0 < $1.0 }.map(\.1)
+    private func openRig(_ names: [String], daemon: DaemonClient?) async throws(ExitCode) -> [OpenedCamera] {
+        if let daemon { return try await openRemoteRig(names, daemon: daemon) }
+        let configured = demoMode ? [:] : (try RigOptions.configuration(self)).addresses
+        let choice = try cameraChoice()
+        let rig: RigSpec
+        do throws(CameraChoiceError) {
+            rig = try choice.rig(names, configured: configured)
+        } catch {
+            throw fail(error)
         }
-        var backends: [CameraBackend] = []
-        var failure: ExitCode?
-        for result in opened {
-            switch result {
-            case .success(let backend): backends.append(backend)
-            case .failure(let error): failure = failure ?? error
-            }
+        do throws(RigOpenError) {
+            return try await CameraProvider().open(rig: rig)
+        } catch {
+            throw fail(error.error)
         }
-        if let failure {
-            for backend in backends { try? await backend.finish(self) }
-            throw failure
-        }
-        return backends
     }
 
-    private func openRigBackend(_ name: String, index: Int, daemon: DaemonClient?, demo: DemoOptions?,
-                                configured: [DaemonConfiguration.Module]) async throws(ExitCode) -> CameraBackend {
-        if let daemon {
+    /// The daemon's cameras of a rig, all or none.
+    private func openRemoteRig(_ names: [String], daemon: DaemonClient) async throws(ExitCode) -> [OpenedCamera] {
+        var opened: [OpenedCamera] = []
+        for name in names {
             do {
-                return .remote(try await RemoteCamera.open(client: daemon, camera: name))
+                opened.append(.remote(try await RemoteCamera.open(client: daemon, camera: name)))
             } catch {
+                for camera in opened { try? await camera.close() }
                 throw fail(error)
             }
         }
-        if var demo {
-            demo.seed = demo.seed &+ UInt64(index)
-            do {
-                return .demo(try await Demo.start(stateFile: Self.demoStateFile(for: name), options: demo))
-            } catch {
-                throw fail(error)
-            }
-        }
-        let module = configured.first { $0.name == name }
-        return .bluetooth(try await openModuleCamera(module?.address ?? name, named: name))
+        return opened
     }
 
     /// Each simulated camera of a rig keeps its settings in a file of its own.
-    static func demoStateFile(for name: String) -> URL {
-        let single = Demo.defaultStateFile()
-        let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
-        return single.deletingPathExtension().appendingPathExtension("\(safe).json")
-    }
+    static func demoStateFile(for name: String) -> URL { CameraSpec.demoStateFile(for: name) }
 }
 
 extension GlobalOptions {

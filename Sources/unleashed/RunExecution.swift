@@ -2,6 +2,7 @@ import ArgumentParser
 import CameraKit
 import Foundation
 import Intervalometer
+import UnleashedApp
 import Synchronization
 import UnleashedKit
 import UnleashedProtocol
@@ -28,72 +29,86 @@ struct RunExecution {
         try await RunExecution(options: options, journal: journal).run(.new(plan, delay: delay), rig: rig)
     }
 
+    /// Runs `start` in this process on the camera (or the rig), shown and signalled as every run is.
     func run(_ start: RunStart, rig selection: RigOptions? = nil) async throws {
         let options = options
-        let journal = journal
-        let plan = start.plan
-        let controls = RunControls()
-        let outcome = Mutex<Result<RunEnding, TimelapseError>?>(nil)
-        let wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
-        if let selection, selection.isRig {
-            try await options.withRig(selection, onInterrupt: { controls.stop(.interrupted) }) { rig throws(ExitCode) in
-                let run = Timelapse(plan: plan, rig: rig, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
-                                    hooks: plan.hookRunner)
-                let result = await drive(run, cameraName: rig.members.map(\.name).joined(separator: ","), start: start, controls: controls)
-                outcome.withLock { $0 = result }
-            }
-        } else {
-            try await options.withCamera(onInterrupt: { controls.stop(.interrupted) }, savedFiles: .summary) { camera throws(CameraError) in
-                let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: ContinuousClock(), wallClock: wallClock,
-                                    hooks: plan.hookRunner)
-                let result = await drive(run, cameraName: camera.identity.name, start: start, controls: controls)
-                outcome.withLock { $0 = result }
+        let run = LocalRun(start, journal: journal)
+        try await Self.follow(run, plan: start.plan, startDelay: start.delay, options: options) { signals in
+            let onInterrupt: @Sendable () -> Void = { signals.stop(by: SIGINT) }
+            do {
+                if let selection, selection.isRig {
+                    try await options.withRig(selection, onInterrupt: onInterrupt) { rig throws(ExitCode) in _ = await run.run(on: rig) }
+                } else {
+                    try await options.withCamera(onInterrupt: onInterrupt, savedFiles: .summary) { camera throws(CameraError) in
+                        _ = await run.run(on: camera)
+                    }
+                }
+            } catch {
+                run.abandon()
+                throw error
             }
         }
-        controls.disarm()
-        switch outcome.withLock({ $0 }) {
-        case .success(let ending):
-            // An interrupted run's journal lacks what it could not take: the recovery file (or,
-            // failing that, the ending itself) holds the rest.
-            let kept = ending.recoveryFile.map { JournalRecovery.records(in: [$0]) } ?? ending.unrecorded
-            let summary = RunSummary(frames: ((try? journal.frames(of: ending.run.id)) ?? []) + kept)
-            for record in ending.unrecorded {
+    }
+
+    /// Shows `run` to its end (the live display, or JSON lines), with the signals wired to it,
+    /// and prints its outcome with its exit status: the one place a run is followed, here or
+    /// in a daemon. `work` does what the run needs meanwhile (opens the camera and shoots); a
+    /// run followed in a daemon needs nothing.
+    static func follow(_ run: any RunController, plan: RunPlan, startDelay: Duration, options: GlobalOptions,
+                       interruptible: Bool = false,
+                       whileRunning work: (RunSignals) async throws -> Void = { _ in }) async throws {
+        let signals = RunSignals(run, interrupt: interruptible)
+        let display = RunDisplay(plan: plan, options: options, startDelay: startDelay) { await run.current() }
+        let shown = Task { await display.show(run.records) }
+        do {
+            try await work(signals)
+        } catch {
+            signals.disarm()
+            await shown.value
+            display.finish()
+            throw error
+        }
+        let outcome = await run.outcome()
+        await shown.value
+        display.finish()
+        signals.disarm()
+        try report(outcome, stoppedBy: signals.stoppedBy, options: options)
+    }
+
+    /// Prints how a run ended and throws its exit status.
+    private static func report(_ outcome: RunOutcome, stoppedBy: ExitStatus?, options: GlobalOptions) throws {
+        switch outcome {
+        case .ended(let end):
+            for record in end.unrecorded {
                 // Kept nowhere else: standard error is the last place these frames are accounted for.
                 Output.note("unrecorded frame: " + Output.json(RunText.json(encoding: record)))
             }
-            options.emit(Self.json(ending, summary)) { Self.text(ending, summary) }
-            if let status = controls.stoppedBy { throw ExitCode(status.rawValue) }
-            if ending.interrupted { throw ExitCode(ExitStatus.ioError.rawValue) }
-            if let status = Self.failureStatus(of: summary) { throw ExitCode(status.rawValue) }
-        case .failure(let error):
-            if let status = controls.stoppedBy { throw ExitCode(status.rawValue) }
-            throw fail(error)
-        case nil:
+            options.emit(Self.json(end)) { Self.text(id: end.id, state: end.state, reason: end.reason, end.summary) }
+            if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
+            if let verdict = end.verdict { throw ExitCode(Self.status(verdict).rawValue) }
+        case .failed(let error):
+            if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
+            throw fail(error, options: options)
+        case .daemon(let error):
+            throw options.fail(error)
+        case .unknown(let why):
+            throw options.fail(code: "daemon", why, status: .unavailable)
+        case .stoppedFollowing(let id):
+            Output.note("Stopped following job \(id); it goes on in the daemon (`unleashed stop \(id)` ends it).")
+        case .notStarted:
             throw ExitCode(ExitStatus.software.rawValue)
         }
     }
 
-    /// Runs `run` with the signals wired to it and the live display, to its end.
-    private func drive(_ run: Timelapse<ContinuousClock>, cameraName: String, start: RunStart,
-                       controls: RunControls) async -> Result<RunEnding, TimelapseError> {
-        controls.attach(run)
-        let display = RunDisplay(plan: start.plan, options: options, startDelay: start.delay) { await run.current }
-        let shown = Task { await display.show(run.records) }
-        let result: Result<RunEnding, TimelapseError>
-        do throws(TimelapseError) {
-            switch start {
-            case .new(_, let delay): result = .success(try await run.start(cameraName: cameraName, startDelay: delay))
-            case .resumed(let record): result = .success(try await run.resume(record))
-            }
-        } catch {
-            result = .failure(error)
+    private static func status(_ verdict: RunEnd.Verdict) -> ExitStatus {
+        switch verdict {
+        case .journalFailed: .ioError
+        case .unavailable: .unavailable
+        case .refused: .refused
         }
-        await shown.value
-        display.finish()
-        return result
     }
 
-    private func fail(_ error: TimelapseError) -> ExitCode {
+    private static func fail(_ error: TimelapseError, options: GlobalOptions) -> ExitCode {
         switch error {
         case .invalidPlan: options.fail(code: "invalidPlan", error.description, status: .usage)
         case .intervalTooShort(let minimum, _):
@@ -107,27 +122,20 @@ struct RunExecution {
         }
     }
 
-    static func json(_ ending: RunEnding, _ summary: RunSummary) -> JSONValue {
-        var json = json(id: ending.run.id, state: ending.stateName, reason: ending.reason, summary)
-        if let file = ending.recoveryFile, case .object(var run)? = json.objectValue?["run"] {
+    static func json(_ end: RunEnd) -> JSONValue {
+        var json = json(id: end.id, state: end.state, reason: end.reason, end.summary)
+        if let file = end.recoveryFile, case .object(var run)? = json.objectValue?["run"] {
             run["recoveryFile"] = .string(file)
             json = ["run": .object(run)]
         }
         return json
     }
 
-    static func text(_ ending: RunEnding, _ summary: RunSummary) -> String {
-        text(id: ending.run.id, state: ending.stateName, reason: ending.reason, summary)
-    }
-
     /// A run that took no picture at all, because every slot failed (a card full from the
     /// start, a camera that refuses every shot), did not do its job: its exit status says so.
     /// Skipped slots alone (a camera never connected) are reported as such, with status 69.
     static func failureStatus(of summary: RunSummary) -> ExitStatus? {
-        guard summary.taken == 0 else { return nil }
-        if summary.failed > 0 { return .refused }
-        if summary.skipped > 0 { return .unavailable }
-        return nil
+        RunEnd.verdict(of: summary).map(status)
     }
 
     /// The last JSON line of a run, here or in the daemon.
@@ -152,78 +160,46 @@ struct RunExecution {
 }
 
 /// A run about to begin: new, after an optional delay, or resumed from the journal.
-enum RunStart {
-    case new(RunPlan, delay: Duration)
-    case resumed(RunRecord)
+typealias RunStart = LocalRun.Start
 
-    var plan: RunPlan {
-        switch self {
-        case .new(let plan, _): plan
-        case .resumed(let record): record.plan
-        }
-    }
-
-    var delay: Duration {
-        if case .new(_, let delay) = self { return delay }
-        return .zero
-    }
-}
-
-/// The signals a run answers, and which one stopped it.
-final class RunControls: Sendable {
-    private struct State {
-        var run: Timelapse<ContinuousClock>?
-        var stoppedBy: ExitStatus?
-        var pending: [@Sendable (Timelapse<ContinuousClock>) async -> Void] = []
-    }
-
-    private let state = Mutex(State())
+/// The one signal map of a run, here or in a daemon: Ctrl-C (when the run takes it) and SIGTERM
+/// stop it (a bulb exposure is ended first), SIGUSR1 asks for an extra frame, SIGUSR2 stops it
+/// after the current one. The first stop wins and says the exit status.
+final class RunSignals: Sendable {
+    private let run: any RunController
+    private let stopped = Mutex<ExitStatus?>(nil)
     private let watch = Mutex<SignalWatch?>(nil)
 
-    init() {
-        watch.withLock {
-            $0 = SignalWatch([
-                SIGTERM: { [weak self] in self?.stop(.terminated) },
-                SIGUSR1: { [weak self] in self?.send { await $0.shootExtraFrame() } },
-                SIGUSR2: { [weak self] in self?.send { await $0.stopAfterCurrentFrame() } },
-            ])
-        }
+    /// - Parameter interrupt: whether Ctrl-C is taken here; a run whose camera is opened by
+    ///   ``GlobalOptions/withCamera(onInterrupt:savedFiles:_:)`` gets it from there instead.
+    init(_ run: any RunController, interrupt: Bool) {
+        self.run = run
+        var handlers: [Int32: @Sendable () -> Void] = [
+            SIGTERM: { [weak self] in self?.stop(by: SIGTERM) },
+            SIGUSR1: { Task { await run.shootExtraFrame() } },
+            SIGUSR2: { Task { await run.stopAfterCurrentFrame() } },
+        ]
+        if interrupt { handlers[SIGINT] = { [weak self] in self?.stop(by: SIGINT) } }
+        watch.withLock { $0 = SignalWatch(handlers) }
     }
 
     /// The status to exit with when a signal stopped the run.
-    var stoppedBy: ExitStatus? { state.withLock { $0.stoppedBy } }
+    var stoppedBy: ExitStatus? { stopped.withLock { $0 } }
 
-    /// Ctrl-C or SIGTERM: stops the run now (a bulb exposure is ended first).
-    func stop(_ status: ExitStatus) {
-        let first = state.withLock { state in
-            defer { state.stoppedBy = state.stoppedBy ?? status }
-            return state.stoppedBy == nil
+    /// Stops the run for `signal` (SIGINT or SIGTERM), once.
+    func stop(by signal: Int32) {
+        let status: ExitStatus = signal == SIGTERM ? .terminated : .interrupted
+        let first = stopped.withLock { stopped in
+            defer { stopped = stopped ?? status }
+            return stopped == nil
         }
         guard first else { return }
         let reason = status == .interrupted ? "stopped by Ctrl-C" : "stopped by SIGTERM"
-        send { await $0.stop(reason: reason) }
-    }
-
-    /// Connects the signals to `run`, delivering any that came while connecting.
-    func attach(_ run: Timelapse<ContinuousClock>) {
-        let pending = state.withLock { state in
-            state.run = run
-            defer { state.pending = [] }
-            return state.pending
-        }
-        for action in pending { Task { await action(run) } }
+        let run = run
+        Task { await run.stop(reason: reason) }
     }
 
     func disarm() {
         watch.withLock { $0?.disarm() }
     }
-
-    private func send(_ action: @escaping @Sendable (Timelapse<ContinuousClock>) async -> Void) {
-        let run = state.withLock { state in
-            if state.run == nil { state.pending.append(action) }
-            return state.run
-        }
-        if let run { Task { await action(run) } }
-    }
 }
-

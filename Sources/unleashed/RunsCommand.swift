@@ -2,6 +2,7 @@ import ArgumentParser
 import CameraKit
 import Foundation
 import Intervalometer
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -25,8 +26,8 @@ struct RunsCommand: AsyncParsableCommand {
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         func run() async throws {
-            let journal = try RunJournalFile(options: options)
-            let entries = try journal.runs().map { run in (run, try journal.summary(of: run.id)) }
+            let journal = try options.journal { () throws(RunQueryError) in try RunQueries() }
+            let entries = try options.journal { () throws(RunQueryError) in try journal.runsWithSummaries() }
             options.emit(.array(entries.map { RunText.json($0, $1) })) {
                 entries.isEmpty ? "No runs in \(journal.path)" : RunText.table(entries)
             }
@@ -42,9 +43,10 @@ struct RunsCommand: AsyncParsableCommand {
         var id: Int64
 
         func run() async throws {
-            let journal = try RunJournalFile(options: options)
-            let run = try journal.run(id)
-            let frames = try journal.frames(of: id)
+            let (run, frames) = try options.journal { () throws(RunQueryError) in
+                let journal = try RunQueries()
+                return (try journal.run(id), try journal.frames(of: id))
+            }
             let summary = RunSummary(frames: frames)
             var json = RunText.json(run, summary).objectValue ?? [:]
             json["plan"] = RunText.json(encoding: run.plan)
@@ -82,8 +84,7 @@ struct RunsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let journal = try RunJournalFile(options: options)
-            let text = try journal.csv(of: id)
+            let text = try options.journal { () throws(RunQueryError) in try RunQueries().csv(of: id) }
             guard let output else {
                 Output.write(text)
                 return
@@ -99,72 +100,23 @@ struct RunsCommand: AsyncParsableCommand {
     }
 }
 
-/// The journal as the `runs` commands read it: journal errors become messages and exit
-/// statuses, and a journal that does not exist yet reads as empty instead of being created.
-struct RunJournalFile {
-    let options: GlobalOptions
-    let path = SQLiteJournal.defaultPath(environment: ProcessInfo.processInfo.environment)
-    /// Nil when there is no journal file yet.
-    private let journal: SQLiteJournal?
-
-    init(options: GlobalOptions) throws(ExitCode) {
-        self.options = options
-        guard FileManager.default.fileExists(atPath: path) else {
-            journal = nil
-            return
-        }
-        let path = path
-        journal = try Self.access(options) { () throws(JournalError) in try SQLiteJournal(path: path, access: .readOnly) }
-    }
-
-    /// The journal for a run to write to, created when there is none yet.
-    static func forWriting(options: GlobalOptions) throws(ExitCode) -> SQLiteJournal {
-        let path = SQLiteJournal.defaultPath(environment: ProcessInfo.processInfo.environment)
-        return try access(options) { () throws(JournalError) in try SQLiteJournal(path: path) }
-    }
-
-    func runs() throws(ExitCode) -> [RunRecord] {
-        guard let journal else { return [] }
-        return try Self.access(options) { () throws(JournalError) in try journal.runs() }
-    }
-
-    /// The run, or a usage error for an id that is not in the journal.
-    func run(_ id: Int64) throws(ExitCode) -> RunRecord {
-        guard let run = try read(id, { journal throws(JournalError) in try journal.run(id) }) else {
-            throw Self.noSuchRun(id, options)
-        }
-        return run
-    }
-
-    func frames(of id: Int64) throws(ExitCode) -> [FrameRecord] {
-        try read(id) { journal throws(JournalError) in try journal.frames(of: id) }
-    }
-
-    func summary(of id: Int64) throws(ExitCode) -> RunSummary {
-        try read(id) { journal throws(JournalError) in try journal.summary(of: id) }
-    }
-
-    func csv(of id: Int64) throws(ExitCode) -> String {
-        try read(id) { journal throws(JournalError) in try journal.csv(of: id) }
-    }
-
-    private func read<T>(_ id: Int64, _ body: (SQLiteJournal) throws(JournalError) -> T) throws(ExitCode) -> T {
-        guard let journal else { throw Self.noSuchRun(id, options) }
-        return try Self.access(options) { () throws(JournalError) in try body(journal) }
-    }
-
-    private static func access<T>(_ options: GlobalOptions, _ body: () throws(JournalError) -> T) throws(ExitCode) -> T {
+extension GlobalOptions {
+    /// Asks the run journal, journal errors becoming messages and exit statuses.
+    func journal<T>(_ query: () throws(RunQueryError) -> T) throws(ExitCode) -> T {
         do {
-            return try body()
-        } catch .runNotFound(_, let id) {
-            throw noSuchRun(id, options)
+            return try query()
+        } catch .noSuchRun(let id) {
+            throw fail(code: "noSuchRun", RunQueryError.noSuchRun(id).description, status: .usage)
         } catch {
-            throw options.fail(code: "journal", error.description, status: .unavailable)
+            throw fail(code: "journal", error.description, status: .unavailable)
         }
     }
+}
 
-    private static func noSuchRun(_ id: Int64, _ options: GlobalOptions) -> ExitCode {
-        options.fail(code: "noSuchRun", "there is no run \(id); `unleashed runs list` shows them", status: .usage)
+/// The journal for a run to write to, created when there is none yet.
+enum RunJournalFile {
+    static func forWriting(options: GlobalOptions) throws(ExitCode) -> SQLiteJournal {
+        try options.journal { () throws(RunQueryError) in try RunQueries.forWriting() }
     }
 }
 

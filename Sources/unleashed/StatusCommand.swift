@@ -1,6 +1,7 @@
 import ArgumentParser
 import CameraKit
 import GPhoto2
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 

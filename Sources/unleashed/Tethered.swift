@@ -5,33 +5,6 @@ import GPhoto2
 import Synchronization
 import UnleashedKit
 
-extension GlobalOptions {
-    /// Opens the camera at --port (or the first USB camera) through libgphoto2, with downloads
-    /// to --download named by --filename.
-    func openTetheredCamera() async throws(ExitCode) -> GPhoto2Camera {
-        if demoMode {
-            throw usage("--demo simulates an Unleashed module; to try --backend gphoto2 without a camera, start "
-                + "`unleashed-sim ptpip` and add --port ptpip:127.0.0.1 (see docs/usb-cameras.md)")
-        }
-        if filename != nil, download == nil { throw usage("--filename names downloaded pictures; add --download FOLDER") }
-        var policy: DownloadPolicy?
-        if let download {
-            let template: FilenameTemplate
-            do throws(FilenameTemplateError) {
-                template = try filename.map { text throws(FilenameTemplateError) in try FilenameTemplate(parsing: text) } ?? .default
-            } catch {
-                throw usage("--filename: \(error)")
-            }
-            policy = DownloadPolicy(folder: download, template: template)
-        }
-        do throws(CameraError) {
-            return try await GPhoto2Camera.open(port: port, downloads: policy)
-        } catch {
-            throw fail(error)
-        }
-    }
-}
-
 /// Prints the pictures a camera copies to this computer as they arrive, until its event stream
 /// ends (the camera closed, every download done).
 struct SavedFileReport {

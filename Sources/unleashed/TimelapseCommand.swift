@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Intervalometer
+import UnleashedApp
 import Synchronization
 import UnleashedKit
 import UnleashedProtocol
@@ -167,23 +168,15 @@ struct TimelapseCommand: AsyncParsableCommand {
         if let given = planOptions.first(where: \.1)?.0 ?? schedule.givenOption {
             throw options.usage("\(given) cannot be changed on --resume: the run continues with the plan it was started with")
         }
-        let found: RunRecord?
-        do {
-            found = try journal.run(id)
+        do throws(ResumeRefusal) {
+            return try RunQueries.interruptedRun(id, in: journal)
         } catch {
-            throw options.fail(code: "journal", error.description, status: .unavailable)
+            switch error {
+            case .refused(let why): throw options.usage(why)
+            case .owned(let why): throw options.fail(code: "runOwned", why, status: .temporary)
+            case .journal(let why): throw options.fail(code: "journal", why, status: .unavailable)
+            }
         }
-        guard let record = found else { throw options.usage("there is no run \(id); `unleashed runs list` shows them") }
-        guard record.state == .running else {
-            throw options.usage("run \(id) has \(record.state == .finished ? "finished" : "failed") "
-                + "(\(record.endReason ?? "no reason recorded")); only an interrupted run can be resumed")
-        }
-        // Refused before any camera is opened; the run's own claim at its start settles a race.
-        if let owner = try? journal.liveOwner(of: id) {
-            let refusal = JournalError.runOwned(path: journal.path, run: id, owner: owner)
-            throw options.fail(code: "runOwned", refusal.description, status: .temporary)
-        }
-        return record
     }
 
     /// `3x1ev` → 3 pictures 3/3 stop apart; `5x2/3ev`, `3x1/3ev`, `3x2ev`.

@@ -379,11 +379,6 @@ struct RigCommandTests {
         #expect(cameras.allSatisfy { $0["counter"] is Int })
         #expect((json["spread"] as? [String: Any])?["commandsMs"] is Double)
 
-        let unknown = try await cli.run("shoot", "--demo", "--group", "trio", environment: environment)
-        #expect(unknown.status == 64)
-        #expect(unknown.stderr.contains("no group 'trio' in the configuration (groups: stereo)"), "\(unknown.stderr)")
-        let mixed = try await cli.run("shoot", "--demo", "--group", "stereo", "--camera", "left", environment: environment)
-        #expect(mixed.status == 64)
     }
 
     @Test("timelapse --group --ramp auto ramps every camera of the group, each record with its ramp")

@@ -1,8 +1,6 @@
 import ArgumentParser
-import Daemon
 import Foundation
-import Logging
-import ServiceLifecycle
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
@@ -44,69 +42,48 @@ struct DaemonCommand: AsyncParsableCommand {
     var check = false
 
     func run() async throws {
-        let scope: DaemonConfiguration.Scope = system ? .system : .user
-        let files = config.map { [$0] } ?? DaemonConfiguration.files(scope: scope, environment: ProcessInfo.processInfo.environment)
-        let load: @Sendable () throws(ConfigurationError) -> DaemonConfiguration = {
-            try DaemonConfiguration.load(files: files, environment: ProcessInfo.processInfo.environment, scope: scope,
-                                         requireFiles: config != nil)
-        }
-        let configuration: DaemonConfiguration
-        do {
-            configuration = try load()
+        let launch: DaemonLaunch
+        do throws(DaemonLaunchError) {
+            launch = try DaemonLaunch(system: system, file: config, environment: ProcessInfo.processInfo.environment)
+            if check { try launch.check() }
         } catch {
             throw options.fail(code: "configuration", error.description, status: .usage)
         }
         if check {
-            // What the daemon would refuse as it starts, short of binding the socket.
-            do throws(ControlServerError) {
-                try ControlServer.check(configuration.service, hasTokens: AccessPolicy(configuration: configuration).hasTokens)
-            } catch {
-                throw options.fail(code: "configuration", error.description, status: .usage)
-            }
-            options.emit(Self.summary(configuration, files: files)) { Self.text(configuration, files: files) }
+            let summary = launch.summary
+            options.emit(Self.json(summary)) { Self.text(summary) }
             return
         }
-        // Priority prefixes when systemd's journal reads standard error, plain lines otherwise.
-        LoggingSystem.bootstrap { label in JournaldLogHandler(label: label) }
-        let logger = Logger(label: "unleashed.daemon")
         let demo: DemoOptions? = options.demoMode ? try options.demoOptions() : nil
-        let cameras = DaemonCameras(demo: demo)
-        let service = DaemonService(configuration: configuration, version: Unleashed.version,
-                                    cameras: cameras, reload: load, logger: logger)
-        let group = ServiceGroup(configuration: .init(
-            services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do {
-            try await group.run()
+        do throws(DaemonLaunchError) {
+            try await launch.run(demo: demo, version: Unleashed.version)
         } catch {
-            await cameras.simulated.save(logger: logger)
-            throw options.fail(code: "daemon", "the daemon stopped: \(error)", status: .unavailable)
+            throw options.fail(code: "daemon", error.description, status: .unavailable)
         }
-        await cameras.simulated.save(logger: logger)
     }
 
-    static func summary(_ configuration: DaemonConfiguration, files: [String]) -> JSONValue {
+    static func json(_ summary: DaemonSummary) -> JSONValue {
         .object([
-            "files": .array(files.filter { FileManager.default.fileExists(atPath: $0) }.map(JSONValue.string)),
-            "socket": .string(configuration.service.socket),
-            "journal": .string(configuration.service.journal),
-            "backend": .string(configuration.backend.rawValue),
-            "modules": .array(configuration.modules.map { .object(["name": .string($0.name), "address": .string($0.address)]) }),
-            "tokens": .array(configuration.tokens.map { .object(["name": .string($0.name), "role": .string($0.role.rawValue)]) }),
-            "locked": .bool(configuration.service.locked),
-            "listen": configuration.service.listen.map { .string($0.description) } ?? .null,
+            "files": .array(summary.files.map(JSONValue.string)),
+            "socket": .string(summary.socket),
+            "journal": .string(summary.journal),
+            "backend": .string(summary.backend),
+            "modules": .array(summary.modules.map { .object(["name": .string($0.name), "address": .string($0.address)]) }),
+            "tokens": .array(summary.tokens.map { .object(["name": .string($0.name), "role": .string($0.role)]) }),
+            "locked": .bool(summary.locked),
+            "listen": summary.listen.map { .string($0) } ?? .null,
         ])
     }
 
-    static func text(_ configuration: DaemonConfiguration, files: [String]) -> String {
-        let read = files.filter { FileManager.default.fileExists(atPath: $0) }
-        return """
-            Configuration: \(read.isEmpty ? "no file, defaults" : read.joined(separator: ", "))
-            Socket: \(configuration.service.socket)\(configuration.service.listen.map { ", TCP \($0)" } ?? "")
-            Journal: \(configuration.service.journal)
-            Backend: \(configuration.backend.rawValue)
-            Modules: \(configuration.modules.isEmpty ? "none" : configuration.modules.map { "\($0.name) (\($0.address))" }.joined(separator: ", "))
-            Tokens: \(configuration.tokens.isEmpty ? "none" : configuration.tokens.map(\.description).joined(separator: ", "))
-            Locked: \(configuration.service.locked ? "yes" : "no")
-            """
+    static func text(_ summary: DaemonSummary) -> String {
+        """
+        Configuration: \(summary.files.isEmpty ? "no file, defaults" : summary.files.joined(separator: ", "))
+        Socket: \(summary.socket)\(summary.listen.map { ", TCP \($0)" } ?? "")
+        Journal: \(summary.journal)
+        Backend: \(summary.backend)
+        Modules: \(summary.modules.isEmpty ? "none" : summary.modules.map { "\($0.name) (\($0.address))" }.joined(separator: ", "))
+        Tokens: \(summary.tokens.isEmpty ? "none" : summary.tokens.map { "\($0.name) (\($0.role))" }.joined(separator: ", "))
+        Locked: \(summary.locked ? "yes" : "no")
+        """
     }
 }

@@ -1,0 +1,65 @@
+public import CameraKit
+public import DaemonClient
+import Foundation
+import UnleashedKit
+import UnleashedProtocol
+
+/// `connect` and `disconnect` while a daemon runs: the daemon holds the modules, so it is asked
+/// to connect one and keep it connected, or to let go of it.
+public struct DaemonModules: Sendable {
+    public let client: DaemonClient
+
+    public init(client: DaemonClient) {
+        self.client = client
+    }
+
+    /// A module the daemon holds, as it describes it.
+    public struct Held: Sendable {
+        /// The name commands reach it by (`--module NAME`).
+        public var name: String
+        /// Where it is: its address.
+        public var address: String
+        public var identity: CameraIdentity?
+        public var status: CameraStatus?
+    }
+
+    /// Asks the daemon to connect `wanted` (an address, or a name from its configuration) and
+    /// keep it connected; nil when no daemon answers, so the caller connects directly.
+    public func connect(_ wanted: String) async throws(DaemonClientError) -> Held? {
+        let held: JSONValue
+        do {
+            held = try await client.request("POST", "/v1/cameras", body: ["module": .string(wanted)])
+        } catch {
+            if error.isUnreachable { return nil }
+            throw error
+        }
+        return Held(name: held["name"]?.stringValue ?? wanted, address: held["source"]?.stringValue ?? wanted,
+                    identity: held["identity"].flatMap { try? CameraIdentity(json: $0) },
+                    status: held["status"].flatMap { try? CameraStatus(json: $0) })
+    }
+
+    /// Asks the daemon to let go of `wanted` (its name or address) and returns what it let go
+    /// of (name, address); nil when no daemon answers or it does not hold that module, so the
+    /// caller goes to BlueZ itself.
+    public func release(_ wanted: String) async throws(DaemonClientError) -> (name: String, address: String)? {
+        let path = "/v1/cameras/" + (wanted.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? wanted)
+        let released: JSONValue
+        do {
+            released = try await client.request("DELETE", path)
+        } catch {
+            if error.isUnreachable { return nil }
+            if case .http(404, _, _, _) = error { return nil }
+            throw error
+        }
+        return (released["name"]?.stringValue ?? wanted, released["source"]?.stringValue ?? wanted)
+    }
+}
+
+extension DaemonClientError {
+    /// No daemon answers: the command may run directly instead. (The CLI's client-mode file
+    /// has its own copy until its daemon calls move here.)
+    var isUnreachable: Bool {
+        if case .notReachable = self { return true }
+        return false
+    }
+}
