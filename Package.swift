@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "GPhoto2", targets: ["GPhoto2"]),
+        .library(name: "UnleashedAPI", targets: ["UnleashedAPI"]),
         .library(name: "Daemon", targets: ["Daemon"]),
         .library(name: "DaemonClient", targets: ["DaemonClient"]),
         .executable(name: "unleashed-sim", targets: ["unleashed-sim"]),
@@ -54,8 +55,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "UnleashedAPI",
+            dependencies: ["UnleashedKit", "UnleashedProtocol", "Intervalometer"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "Daemon",
             dependencies: [
+                "UnleashedAPI",
                 "UnleashedKit",
                 "UnleashedProtocol",
                 "Intervalometer",
@@ -71,6 +78,8 @@ let package = Package(
         .target(
             name: "DaemonClient",
             dependencies: [
+                "UnleashedAPI",
+                "Intervalometer",
                 "UnleashedKit",
                 "UnleashedProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -117,6 +126,7 @@ let package = Package(
                 "Intervalometer",
                 "Daemon",
                 "DaemonClient",
+                "UnleashedAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -149,7 +159,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-daemon-bench",
-            dependencies: ["DaemonClient", "FakeBlueZ", "UnleashedProtocol", "UnleashedTestSupport"],
+            dependencies: ["DaemonClient", "UnleashedAPI", "Intervalometer", "FakeBlueZ", "UnleashedProtocol", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-daemon-bench",
             swiftSettings: strict
         ),
@@ -239,9 +249,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "UnleashedAPITests",
+            dependencies: ["UnleashedAPI", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
+                "Daemon", "DaemonClient", "UnleashedAPI", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
                 "UnleashedTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

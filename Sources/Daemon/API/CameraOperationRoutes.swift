@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -16,101 +17,96 @@ import UnleashedProtocol
 struct CameraOperationRoutes: Sendable {
     let cameras: CameraRegistry
 
-    func add(to v1: RouterGroup<ControlRequestContext>) {
-        v1.get("cameras") { _, context in
+    func add(to router: Router<ControlRequestContext>) {
+        router.on(API.cameras) { _, context in
             try context.authorize(.watch)
-            let listed = await cameras.all.map { entry in
-                JSONValue.object(["name": .string(entry.name), "source": .string(entry.source), "identity": entry.camera.identity.json])
-            }
-            return Response.json(.ok, ["cameras": .array(listed)])
+            let listed = await cameras.all.map { CameraList.Entry(name: $0.name, source: $0.source, identity: $0.camera.identity) }
+            return .document(.ok, CameraList(cameras: listed))
         }
-        v1.get("cameras/:camera") { request, context in
+        router.on(API.camera) { request, context in
             try context.authorize(.watch)
             return try await operate(request, context) { entry, _ throws(CameraError) in
                 let status = try await entry.statusReader.status()
-                return .json(.ok, [
-                    "name": .string(entry.name), "source": .string(entry.source),
-                    "identity": entry.camera.identity.json, "status": status.json,
-                ])
+                return .document(.ok, CameraDocument(name: entry.name, source: entry.source, identity: entry.camera.identity, status: status))
             }
         }
-        v1.get("cameras/:camera/settings") { request, context in
+        router.on(API.settings) { request, context in
             try context.authorize(.watch)
             return try await operate(request, context) { entry, _ throws(CameraError) in
-                .json(.ok, ["settings": .array(try await entry.camera.settings().map(\.json))])
+                .document(.ok, SettingList(settings: try await entry.camera.settings()))
             }
         }
-        v1.get("cameras/:camera/settings/:setting") { request, context in
+        router.on(API.setting) { request, context in
             try context.authorize(.watch)
             let setting = try Self.setting(context)
             return try await operate(request, context) { entry, _ throws(CameraError) in
-                .json(.ok, try await entry.camera.value(of: try setting.get()).json)
+                .document(.ok, try await entry.camera.value(of: try setting.get()))
             }
         }
-        v1.put("cameras/:camera/settings/:setting") { request, context in
+        router.on(API.setSetting) { request, context in
             try context.authorize(.operate)
             let setting = try Self.setting(context)
-            return try await operate(request, context, body: ["value", "raw"]) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: SettingChange.members) { entry, body throws(CameraError) in
                 let setting = try setting.get()
                 let value = try Self.value(of: setting, in: body, camera: entry.camera)
-                return .json(.ok, try await entry.camera.set(value).json)
+                return .document(.ok, try await entry.camera.set(value))
             }
         }
-        v1.post("cameras/:camera/shoot") { request, context in
+        router.on(API.shoot) { request, context in
             try context.authorize(.shoot)
             return try await operate(request, context, followingClient: true) { entry, _ throws(CameraError) in
-                .json(.ok, try await entry.camera.shoot().json)
+                .document(.ok, try await entry.camera.shoot())
             }
         }
-        v1.post("cameras/:camera/bulb") { request, context in
+        router.on(API.bulb) { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: ["ms"], followingClient: true) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: BulbRequest.members, followingClient: true) { entry, body throws(CameraError) in
                 let milliseconds = try Self.integer("ms", in: body, example: "2000")
-                return .json(.ok, try await entry.camera.bulb(.milliseconds(milliseconds)).json)
+                return .document(.ok, try await entry.camera.bulb(.milliseconds(milliseconds)))
             }
         }
-        v1.post("cameras/:camera/focus") { request, context in
+        router.on(API.focus) { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: ["hold"], followingClient: true) { entry, body throws(CameraError) in
-                .json(.ok, try await entry.camera.focus(hold: try Self.bool("hold", in: body) ?? false).json)
+            return try await operate(request, context, body: FocusRequest.members, followingClient: true) { entry, body throws(CameraError) in
+                .document(.ok, try await entry.camera.focus(hold: try Self.bool("hold", in: body) ?? false))
             }
         }
-        v1.post("cameras/:camera/release") { request, context in
+        router.on(API.release) { request, context in
             try context.authorize(.shoot)
             return try await operate(request, context) { entry, _ throws(CameraError) in
                 try await entry.camera.release()
                 return Response(status: .noContent)
             }
         }
-        v1.post("cameras/:camera/video/start") { request, context in
+        router.on(API.startVideo) { request, context in
             try context.authorize(.operate)
             return try await operate(request, context) { entry, _ throws(CameraError) in
                 try await entry.camera.startVideo()
                 return Response(status: .noContent)
             }
         }
-        v1.post("cameras/:camera/video/stop") { request, context in
+        router.on(API.stopVideo) { request, context in
             try context.authorize(.operate)
             return try await operate(request, context) { entry, _ throws(CameraError) in
-                .json(.ok, ["ms": .integer(try await entry.camera.stopVideo().wholeMilliseconds)])
+                .document(.ok, VideoClipLength(milliseconds: try await entry.camera.stopVideo().wholeMilliseconds))
             }
         }
-        v1.put("cameras/:camera/time") { request, context in
+        router.on(API.setTime) { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: ["unixMilliseconds", "utcOffsetMinutes"]) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: WallTime.members) { entry, body throws(CameraError) in
                 try await entry.camera.setTime(try Self.shaped { () throws(JSONShapeError) in try WallTime(json: body) })
                 return Response(status: .noContent)
             }
         }
-        v1.put("cameras/:camera/geotag") { request, context in
+        router.on(API.geotag) { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: ["latitude", "longitude", "altitudeMetres", "fixUnixMilliseconds"]) {
+            return try await operate(request, context, body: GeoPosition.members) {
                 entry, body throws(CameraError) in
                 try await entry.camera.geotag(try Self.shaped { () throws(JSONShapeError) in try GeoPosition(json: body) })
                 return Response(status: .noContent)
             }
         }
-        v1.get("cameras/:camera/events") { request, context in
+        router.on(API.cameraEvents) { request, context in
             try context.authorize(.watch)
             let entry = try await lookUp(context)
             return await eventStream(request, from: [entry])
@@ -259,8 +255,6 @@ extension Response {
     /// `{"error": {"code": "<stable code>", "message": "<in words>", "camera": <the error>}}`.
     static func cameraError(_ error: CameraError, context: ControlRequestContext) -> Response {
         if error.httpStatus.code >= 500 { context.logger.info("camera operation failed: \(error)") }
-        return .json(error.httpStatus, [
-            "error": ["code": .string(error.code), "message": .string(error.description), "camera": error.json],
-        ])
+        return .document(error.httpStatus, ErrorDocument(error))
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DaemonClient
 import Foundation
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -17,17 +18,14 @@ struct DaemonModules {
             throw options.usage("name the module: `unleashed connect ADDRESS` (or a name from the daemon's configuration); "
                 + "the daemon then keeps it connected")
         }
-        let held: JSONValue
+        let held: ConnectedCamera
         do {
-            held = try await client.request("POST", "/v1/cameras", body: ["module": .string(wanted)])
+            held = try await client.connect(module: wanted)
         } catch {
             if error.isUnreachable { return false }
             throw options.fail(error)
         }
-        let identity = held["identity"].flatMap { try? CameraIdentity(json: $0) }
-        let status = held["status"].flatMap { try? CameraStatus(json: $0) }
-        let name = held["name"]?.stringValue ?? wanted
-        let address = held["source"]?.stringValue ?? wanted
+        let (identity, status, name, address) = (held.identity, held.status, held.name, held.source)
         options.emit([
             "address": .string(address), "name": .string(name),
             "firmware": identity?.firmwareVersion.map(JSONValue.string) ?? .null,
@@ -52,18 +50,17 @@ struct DaemonModules {
     /// Asks the daemon to let go of `wanted` (its name or address); false when no daemon answers
     /// or it does not hold that module, so the caller goes to BlueZ itself.
     func release(_ wanted: String, printing: Bool) async throws -> Bool {
-        let path = "/v1/cameras/" + (wanted.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? wanted)
-        let released: JSONValue
+        let released: ConnectedCamera
         do {
-            released = try await client.request("DELETE", path)
+            released = try await client.disconnect(camera: wanted)
         } catch {
             if error.isUnreachable { return false }
             if case .http(404, _, _, _) = error { return false }
             throw options.fail(error)
         }
         if printing {
-            let name = released["name"]?.stringValue ?? wanted
-            options.emit(["address": released["source"] ?? .string(wanted), "name": .string(name), "wasConnected": true, "daemon": true]) {
+            let name = released.name
+            options.emit(["address": .string(released.source), "name": .string(name), "wasConnected": true, "daemon": true]) {
                 "The daemon let go of \(name); it is disconnected."
             }
         }

@@ -1,3 +1,4 @@
+public import UnleashedKit
 public import UnleashedProtocol
 
 // The JSON forms of the Camera API's values, for the daemon's control API and its clients.

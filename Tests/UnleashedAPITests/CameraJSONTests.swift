@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
