@@ -335,6 +335,8 @@ public struct VideoClipLength: APIDocument, Equatable {
 extension WallTime {
     /// The members ``API/setTime``'s body may have.
     public static let members: Set<String> = ["unixMilliseconds", "utcOffsetMinutes"]
+    /// The latest instant a request may name: the module's clock fields hold 53 bits (PROTOCOL.md).
+    public static let latestUnixMilliseconds: Int64 = (1 << 53) - 1
 }
 
 extension GeoPosition {

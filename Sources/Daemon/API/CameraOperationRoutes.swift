@@ -94,6 +94,7 @@ struct CameraOperationRoutes: Sendable {
         router.on(API.setTime) { request, context in
             try context.authorize(.operate)
             return try await operate(request, context, body: WallTime.members) { entry, body throws(CameraError) in
+                try Self.wireMilliseconds("unixMilliseconds", in: body)
                 try await entry.camera.setTime(try Self.shaped { () throws(JSONShapeError) in try WallTime(json: body) })
                 return Response(status: .noContent)
             }
@@ -102,6 +103,7 @@ struct CameraOperationRoutes: Sendable {
             try context.authorize(.operate)
             return try await operate(request, context, body: GeoPosition.members) {
                 entry, body throws(CameraError) in
+                try Self.wireMilliseconds("fixUnixMilliseconds", in: body)
                 try await entry.camera.geotag(try Self.shaped { () throws(JSONShapeError) in try GeoPosition(json: body) })
                 return Response(status: .noContent)
             }
@@ -177,8 +179,9 @@ struct CameraOperationRoutes: Sendable {
     /// The setting the path names, or the error that says it names none: thrown where a
     /// camera error can be answered.
     private static func setting(_ context: ControlRequestContext) throws -> Result<SettingID, CameraError> {
-        let name = try context.parameters.require("setting")
-        guard let setting = SettingID(userName: name.removingPercentEncoding ?? name) else { return .failure(.unknownSetting(name)) }
+        let raw = try context.parameters.require("setting")
+        let name = raw.removingPercentEncoding ?? raw
+        guard let setting = SettingID(userName: name) else { return .failure(.unknownSetting(name)) }
         return .success(setting)
     }
 
@@ -196,21 +199,20 @@ struct CameraOperationRoutes: Sendable {
     /// `{"value": "1/125"}` as a person writes it, or `{"raw": 1048701}`, the wire number a
     /// program that read the value from this API has, which names it exactly.
     private static func value(of setting: SettingID, in body: JSONValue, camera: any Camera) throws(CameraError) -> SettingValue {
-        if let raw = body["raw"], raw != .null {
-            guard let number = raw.integerValue.flatMap(UInt32.init(exactly:)),
-                  let value = SettingValue(setting: setting, rawValue: number) else {
+        for key in SettingChange.members.sorted() where body[key] == .null {
+            throw .invalidArgument("\"\(key)\" in the body cannot be null; leave it out")
+        }
+        let change = try shaped { () throws(JSONShapeError) in try SettingChange(json: body) }
+        if let raw = change.raw {
+            guard let value = SettingValue(setting: setting, rawValue: raw) else {
                 throw .invalidArgument("\"raw\" in the body is not " + English.withArticle("\(setting.displayName) value"))
             }
             return value
         }
-        return try camera.parse(try string("value", in: body, example: "\"1/125\""), for: setting)
-    }
-
-    private static func string(_ key: String, in body: JSONValue, example: String) throws(CameraError) -> String {
-        guard let text = body[key]?.stringValue else {
-            throw .invalidArgument("the body needs \"\(key)\" as a string, like {\"\(key)\": \(example)}")
+        guard let text = change.value else {
+            throw .invalidArgument("the body needs \"value\" as a string, like {\"value\": \"1/125\"}")
         }
-        return text
+        return try camera.parse(text, for: setting)
     }
 
     private static func integer(_ key: String, in body: JSONValue, example: String) throws(CameraError) -> Int64 {
@@ -218,6 +220,13 @@ struct CameraOperationRoutes: Sendable {
             throw .invalidArgument("the body needs \"\(key)\" as a whole number, like {\"\(key)\": \(example)}")
         }
         return number
+    }
+
+    /// Refuses Unix milliseconds that a module's clock field cannot hold, or that are not a number.
+    private static func wireMilliseconds(_ key: String, in body: JSONValue) throws(CameraError) {
+        guard let number = body[key]?.integerValue, (0...WallTime.latestUnixMilliseconds).contains(number) else {
+            throw .invalidArgument("\"\(key)\" in the body must be Unix milliseconds, a whole number from 0 to \(WallTime.latestUnixMilliseconds)")
+        }
     }
 
     private static func bool(_ key: String, in body: JSONValue) throws(CameraError) -> Bool? {

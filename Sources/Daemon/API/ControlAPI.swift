@@ -60,7 +60,8 @@ public struct ControlAPI: Sendable {
     }
 
     /// The methods a client may try on a known path that it does not serve.
-    private static let otherMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options, .trace]
+    private static let otherMethods: [HTTPRequest.Method] =
+        [.get, .head, .post, .put, .delete, .patch, .options, .trace] + (HTTPRequest.Method("QUERY").map { [$0] } ?? [])
 
     /// A known path asked with a method it does not serve is answered 405 with the methods it
     /// does serve (`Allow`), not 404: the client has the path right and the method wrong.
