@@ -377,39 +377,24 @@ public struct CameraEventMessage: APIDocument, ServerSentDocument, Equatable {
 
 // MARK: - Jobs
 
-extension JobSubmission: APIDocument {
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: try JSONValue(from: decoder))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
-
+extension JobSubmission: JSONForm {
     public init(json: JSONValue) throws(JSONShapeError) {
-        do throws(JobRequestError) {
-            try self.init(body: json.data)
-        } catch {
-            throw JSONShapeError(path: "body", problem: error.description)
-        }
+        self = try readBody(json) { body throws(JobRequestError) in try JobSubmission(body: body) }
     }
 }
 
-extension StopWhen: APIDocument {
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: try JSONValue(from: decoder))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
-
+extension StopWhen: JSONForm {
     public init(json: JSONValue) throws(JSONShapeError) {
-        do throws(JobRequestError) {
-            try self.init(body: json == .null ? Data() : json.data)
-        } catch {
-            throw JSONShapeError(path: "body", problem: error.description)
-        }
+        self = try readBody(json) { body throws(JobRequestError) in try StopWhen(body: body) }
+    }
+}
+
+/// A request body read by the server's own reader, whose refusal names the field.
+private func readBody<T>(_ json: JSONValue, _ read: (Data) throws(JobRequestError) -> T) throws(JSONShapeError) -> T {
+    do throws(JobRequestError) {
+        return try read(json == .null ? Data() : json.data)
+    } catch {
+        throw JSONShapeError(path: "body", problem: error.description)
     }
 }
 
