@@ -24,6 +24,7 @@ test: setup
 	python3 Protocol/tools/make_vectors.py --check
 	swift build --build-tests
 	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test
+	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
 	scripts/check-leftovers $(TEST_RUN)

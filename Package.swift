@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "GPhoto2", targets: ["GPhoto2"]),
+        .library(name: "UnleashedAPI", targets: ["UnleashedAPI"]),
         .library(name: "Daemon", targets: ["Daemon"]),
         .library(name: "DaemonClient", targets: ["DaemonClient"]),
         .library(name: "UnleashedApp", targets: ["UnleashedApp"]),
@@ -58,9 +59,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "UnleashedAPI",
+            dependencies: ["CameraKit", "UnleashedKit", "UnleashedProtocol", "Intervalometer"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "Daemon",
             dependencies: [
-                "CameraKit", "UnleashedKit",
+                "CameraKit", "UnleashedKit", "UnleashedAPI",
                 "UnleashedProtocol",
                 "Intervalometer",
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -75,7 +81,7 @@ let package = Package(
         .target(
             name: "DaemonClient",
             dependencies: [
-                "CameraKit", "UnleashedKit",
+                "CameraKit", "UnleashedKit", "UnleashedAPI", "Intervalometer",
                 "UnleashedProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -115,6 +121,7 @@ let package = Package(
             name: "UnleashedApp",
             dependencies: [
                 "CameraKit",
+                "UnleashedAPI",
                 "BlueZ",
                 "GPhoto2",
                 "UnleashedKit",
@@ -140,6 +147,7 @@ let package = Package(
                 "Intervalometer",
                 "Daemon",
                 "DaemonClient",
+                "UnleashedAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -172,7 +180,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-daemon-bench",
-            dependencies: ["DaemonClient", "FakeBlueZ", "UnleashedProtocol", "UnleashedTestSupport"],
+            dependencies: ["DaemonClient", "UnleashedAPI", "Intervalometer", "FakeBlueZ", "UnleashedProtocol", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-daemon-bench",
             swiftSettings: strict
         ),
@@ -263,9 +271,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "UnleashedAPITests",
+            dependencies: ["CameraKit", "UnleashedAPI", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "CameraKit", "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
+                "CameraKit", "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedAPI",
                 "UnleashedTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

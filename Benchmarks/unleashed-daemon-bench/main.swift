@@ -12,6 +12,7 @@
 import DaemonClient
 import FakeBlueZ
 import Foundation
+import Intervalometer
 import UnleashedProtocol
 import UnleashedTestSupport
 
@@ -92,8 +93,7 @@ func startDaemon() async throws -> Process {
     let client = DaemonClient(socketPath: socket)
     let deadline = ContinuousClock.now + .seconds(60)
     while ContinuousClock.now < deadline {
-        if let status = try? await client.request("GET", "/v1/status"),
-           status["cameras"]?.arrayValue?.first?["status"]?["connection"]?.stringValue == "ready" {
+        if let status = try? await client.status(), status.cameras.first?.status?.connection == .ready {
             return process
         }
         try await Task.sleep(for: .milliseconds(100))
@@ -149,14 +149,12 @@ struct RunTiming {
 func runTiming(_ client: DaemonClient) async throws -> RunTiming {
     let start = monotonicNanoseconds()
     let ticksBefore = cpuTicks()
-    let plan: JSONValue = ["intervalMs": 100, "frames": 200, "overrun": "burst"]
-    let job = try await client.request("POST", "/v1/jobs", body: ["plan": plan])
-    guard let id = job["id"]?.integerValue else { fail("the daemon answered without a job id") }
+    let id = try await client.startJob(RunPlan(intervalMs: 100, stop: .frames(200), overrun: .burst)).id
     while true {
         try await Task.sleep(for: .milliseconds(500))
-        let now = try await client.request("GET", "/v1/jobs/\(id)")
-        guard now["state"]?.stringValue == "finished" else { continue }
-        guard now["summary"]?["taken"]?.integerValue == 200, let p99 = now["summary"]?["p99LatenessMicros"]?.integerValue else {
+        let now = try await client.job(id)
+        guard now.state == "finished" else { continue }
+        guard now.summary.taken == 200, let p99 = now.summary.p99LatenessMicros else {
             fail("job \(id) did not take its 200 slots: \(now)")
         }
         let arrivals = try await shootRequests(since: start)
@@ -188,7 +186,7 @@ let client = DaemonClient(socketPath: socket)
 var statusTimes: [Double] = []
 for _ in 0..<statusRequests {
     let start = ContinuousClock.now
-    _ = try await client.request("GET", "/v1/status")
+    _ = try await client.status()
     statusTimes.append(Double((ContinuousClock.now - start).components.attoseconds) / 1e15
         + Double((ContinuousClock.now - start).components.seconds) * 1000)
 }

@@ -3,11 +3,14 @@ public import CameraKit
 public import Foundation
 import NIOCore
 import NIOHTTP1
+import Glibc
+public import UnleashedAPI
 import UnleashedKit
-public import UnleashedProtocol
+import UnleashedProtocol
 
-/// A connection to a running daemon's control API on its Unix socket: JSON requests and
-/// Server-Sent Event streams, with the daemon's errors read back into values.
+/// A connection to a running daemon's control API on its Unix socket: each operation of
+/// ``API`` as a method that takes and returns its documents (TypedRequests.swift), Server-Sent
+/// Event streams as typed events, and the daemon's errors read back into values.
 ///
 /// It holds no connection of its own: requests go through the process's shared HTTP client, so
 /// a command that makes one request and exits leaves no threads behind.
@@ -38,21 +41,77 @@ public struct DaemonClient: Sendable {
         return unleashedSystemSocketPath
     }
 
-    /// Whether a daemon answers on the socket within `timeout`: a quick `GET /v1/status`. False
+    /// Whether a daemon answers on the socket within `timeout`: a quick ``API/status``. False
     /// at once when there is no socket or nobody listens on it, so the CLI can fall back to
     /// talking to the camera itself without a noticeable wait.
     public func isAnswering(timeout: Duration = .milliseconds(500)) async -> Bool {
         do {
-            _ = try await request("GET", "/v1/status", timeout: timeout)
+            _ = try await send(API.status, timeout: timeout)
             return true
         } catch {
             return false
         }
     }
 
+    /// Sends `endpoint` with the path's `parameters` in order and `body`, and reads its answer.
+    /// An answer with an error status throws ``DaemonClientError/http(status:code:message:camera:)``;
+    /// one that is not the endpoint's document throws ``DaemonClientError/badAnswer(_:)``.
+    public func send<Body, Answer>(
+        _ endpoint: Endpoint<Body, Answer>, _ parameters: String..., body: Body, query: String = "",
+        timeout: Duration = DaemonClient.defaultTimeout
+    ) async throws(DaemonClientError) -> Answer {
+        try await send(endpoint, parameters, body: body is NoDocument ? nil : body.json, query: query, timeout: timeout)
+    }
+
+    /// Sends `endpoint`, which takes no body.
+    public func send<Answer>(
+        _ endpoint: Endpoint<NoDocument, Answer>, _ parameters: String..., query: String = "",
+        timeout: Duration = DaemonClient.defaultTimeout
+    ) async throws(DaemonClientError) -> Answer {
+        try await send(endpoint, parameters, body: nil, query: query, timeout: timeout)
+    }
+
+    private func send<Body, Answer>(
+        _ endpoint: Endpoint<Body, Answer>, _ parameters: [String], body: JSONValue?, query: String, timeout: Duration
+    ) async throws(DaemonClientError) -> Answer {
+        let path = endpoint.path(parameters) + query
+        let document = try await request(endpoint.method.rawValue, path, body: body, timeout: timeout)
+        do {
+            return try Answer(json: document)
+        } catch {
+            throw .badAnswer("\(endpoint.method.rawValue) \(path): \(error)")
+        }
+    }
+
+    /// The events of `endpoint` as they arrive, each read as its document (one this version
+    /// cannot read is left out), until the daemon ends the stream or the consumer stops.
+    public func events<Answer: ServerSentDocument>(
+        _ endpoint: Endpoint<NoDocument, Answer>, _ parameters: String..., query: String = ""
+    ) -> AsyncThrowingStream<Streamed<Answer>, any Error> {
+        let raw = events(endpoint.path(parameters) + query)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await message in raw {
+                        if message.isComment {
+                            if message.data == "subscribed" { continuation.yield(.subscribed) }
+                            continue
+                        }
+                        guard let data = try? JSONDecoder().decode(JSONValue.self, from: Data(message.data.utf8)),
+                              let document = try? Answer(eventName: message.name, data: data) else { continue }
+                        continuation.yield(.event(document))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// Sends one request and returns its JSON answer (`.null` for an empty one, such as 204).
-    /// An answer with an error status throws ``DaemonClientError/http(status:code:message:camera:)``.
-    public func request(
+    func request(
         _ method: String, _ path: String, body: JSONValue? = nil, timeout: Duration = DaemonClient.defaultTimeout
     ) async throws(DaemonClientError) -> JSONValue {
         let request = try makeRequest(method, path, body: body)
@@ -83,7 +142,7 @@ public struct DaemonClient: Sendable {
 
     /// The Server-Sent Events of `path`, as they arrive, until the daemon ends the stream or the
     /// consumer stops listening (which closes the connection, so the daemon lets go too).
-    public func events(_ path: String) -> AsyncThrowingStream<ServerSentEvent, any Error> {
+    func events(_ path: String) -> AsyncThrowingStream<ServerSentEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ServerSentEvent.self)
         let prepared: HTTPClientRequest
         do {
@@ -139,7 +198,7 @@ public struct DaemonClient: Sendable {
         }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         if result != 0 {
@@ -191,13 +250,11 @@ public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The daemon answered something this client cannot read (a newer or broken daemon).
     case badAnswer(String)
 
-    /// Reads the API's error document, `{"error": {"code", "message", "camera"?}}`.
+    /// Reads the API's error document (``ErrorDocument``).
     init(status: Int, document: JSONValue) {
-        let error = document["error"]
-        let code = error?["code"].flatMap { $0.stringValue ?? $0.integerValue.map { String($0) } } ?? String(status)
-        let message = error?["message"]?.stringValue ?? "the daemon answered \(status)"
-        let camera = error?["camera"].flatMap { try? CameraError(json: $0) }
-        self = .http(status: status, code: code, message: message, camera: camera)
+        let error = try? ErrorDocument(json: document)
+        self = .http(status: status, code: error?.code ?? String(status), message: error?.message ?? "the daemon answered \(status)",
+                     camera: error?.camera)
     }
 
     public var description: String {
@@ -207,6 +264,13 @@ public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertibl
         case .badAnswer(let why): "the daemon's answer cannot be read: \(why)"
         }
     }
+}
+
+/// What an event stream delivers: the daemon's word that it has subscribed (so nothing that
+/// happens from then on is missed), then the events.
+public enum Streamed<Document: Sendable>: Sendable {
+    case subscribed
+    case event(Document)
 }
 
 /// One message of a Server-Sent Events stream.

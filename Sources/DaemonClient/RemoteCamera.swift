@@ -1,5 +1,6 @@
 public import CameraKit
 import Foundation
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -15,7 +16,6 @@ public actor RemoteCamera: Camera {
     public nonisolated let name: String
 
     private let client: DaemonClient
-    private let base: String
     private let hub = CameraEventHub()
     private var upstream: Task<Void, Never>?
     private var lastStatus: CameraStatus?
@@ -25,7 +25,6 @@ public actor RemoteCamera: Camera {
         self.name = name
         self.identity = identity
         lastStatus = status
-        base = "/v1/cameras/" + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? name)
     }
 
     /// The camera called `name` in the daemon, or with no name the only one it holds. Its events
@@ -35,8 +34,7 @@ public actor RemoteCamera: Camera {
         if let name {
             chosen = name
         } else {
-            let listing = try await client.request("GET", "/v1/cameras")
-            let names = (listing["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []).sorted()
+            let names = try await client.cameras().map(\.name).sorted()
             switch names.count {
             case 1: chosen = names[0]
             case 0:
@@ -48,16 +46,8 @@ public actor RemoteCamera: Camera {
                             camera: nil)
             }
         }
-        let path = "/v1/cameras/" + (chosen.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? chosen)
-        let document = try await client.request("GET", path)
-        let identity: CameraIdentity
-        do {
-            identity = try CameraIdentity(json: document["identity"] ?? .null)
-        } catch {
-            throw .badAnswer("GET \(path): \(error)")
-        }
-        let status = document["status"].flatMap { try? CameraStatus(json: $0) }
-        let camera = RemoteCamera(client: client, name: document["name"]?.stringValue ?? chosen, identity: identity, status: status)
+        let document = try await client.camera(chosen)
+        let camera = RemoteCamera(client: client, name: document.name, identity: document.identity, status: document.status)
         await camera.subscribe()
         return camera
     }
@@ -66,19 +56,15 @@ public actor RemoteCamera: Camera {
     /// the daemon says it has subscribed.
     private func subscribe() async {
         let (subscribed, signal) = AsyncStream.makeStream(of: Void.self)
-        let stream = client.events(base + "/events")
+        let stream = client.cameraEvents(name)
         let hub = hub
         upstream = Task {
             do {
                 for try await message in stream {
-                    if message.isComment {
-                        signal.finish()
-                        continue
+                    switch message {
+                    case .subscribed: signal.finish()
+                    case .event(let message): hub.yield(message.event)
                     }
-                    guard let data = message.data.data(using: .utf8),
-                          let fields = try? JSONDecoder().decode(JSONValue.self, from: data),
-                          let event = try? CameraEvent(name: message.name, fields: fields) else { continue }
-                    hub.yield(event)
                 }
             } catch {}
             // The daemon ended the stream or went away: no more events will come.
@@ -97,75 +83,53 @@ public actor RemoteCamera: Camera {
     public nonisolated func events() -> AsyncStream<CameraEvent> { hub.subscribe() }
 
     public func status() async throws(CameraError) -> CameraStatus {
-        let document = try await call("GET", base)
-        let status = try decode("status") { () throws(JSONShapeError) in try CameraStatus(json: document["status"] ?? .null) }
+        let status = try await call { client, name throws(DaemonClientError) in try await client.camera(name).status }
         lastStatus = status
         return status
     }
 
     public func settings() async throws(CameraError) -> [SettingDescriptor] {
-        let document = try await call("GET", base + "/settings")
-        return try decode("settings") { () throws(JSONShapeError) in
-            guard let list = document["settings"]?.arrayValue else {
-                throw JSONShapeError(path: "settings", problem: "expected an array")
-            }
-            var settings: [SettingDescriptor] = []
-            for element in list { settings.append(try SettingDescriptor(json: element)) }
-            return settings
-        }
+        try await call { client, name throws(DaemonClientError) in try await client.settings(camera: name) }
     }
 
     public func value(of setting: SettingID) async throws(CameraError) -> SettingValue {
-        let document = try await call("GET", base + "/settings/" + setting.userName)
-        return try decode("value") { () throws(JSONShapeError) in try SettingValue(json: document) }
+        try await call { client, name throws(DaemonClientError) in try await client.value(of: setting, camera: name) }
     }
 
     public func set(_ value: SettingValue) async throws(CameraError) -> SettingValue {
-        // The wire number names the value exactly; the text is there for people reading logs.
-        let document = try await call("PUT", base + "/settings/" + value.setting.userName,
-                                      body: ["value": .string(value.text), "raw": .integer(Int64(value.rawValue))])
-        return try decode("value") { () throws(JSONShapeError) in try SettingValue(json: document) }
+        try await call { client, name throws(DaemonClientError) in try await client.set(value, camera: name) }
     }
 
     public func focus(hold: Bool) async throws(CameraError) -> FocusResult {
-        let document = try await call("POST", base + "/focus", body: ["hold": .bool(hold)])
-        return try decode("focus") { () throws(JSONShapeError) in try FocusResult(json: document) }
+        try await call { client, name throws(DaemonClientError) in try await client.focus(hold: hold, camera: name) }
     }
 
     public func release() async throws(CameraError) {
-        _ = try await call("POST", base + "/release")
+        try await call { client, name throws(DaemonClientError) in try await client.release(camera: name) }
     }
 
     public func shoot() async throws(CameraError) -> Shot {
-        let document = try await call("POST", base + "/shoot")
-        return try decode("shot") { () throws(JSONShapeError) in try Shot(json: document) }
+        try await call { client, name throws(DaemonClientError) in try await client.shoot(camera: name) }
     }
 
     public func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        let document = try await call("POST", base + "/bulb", body: ["ms": .integer(milliseconds)],
-                                      timeout: duration + DaemonClient.defaultTimeout)
-        return try decode("bulb") { () throws(JSONShapeError) in try BulbExposure(json: document) }
+        try await call { client, name throws(DaemonClientError) in try await client.bulb(duration, camera: name) }
     }
 
     public func startVideo() async throws(CameraError) {
-        _ = try await call("POST", base + "/video/start")
+        try await call { client, name throws(DaemonClientError) in try await client.startVideo(camera: name) }
     }
 
     public func stopVideo() async throws(CameraError) -> Duration {
-        let document = try await call("POST", base + "/video/stop")
-        guard let milliseconds = document["ms"]?.integerValue else {
-            throw Self.unreadable("POST \(base)/video/stop: no \"ms\" in the answer")
-        }
-        return .milliseconds(milliseconds)
+        try await call { client, name throws(DaemonClientError) in try await client.stopVideo(camera: name) }
     }
 
     public func setTime(_ time: WallTime) async throws(CameraError) {
-        _ = try await call("PUT", base + "/time", body: time.json)
+        try await call { client, name throws(DaemonClientError) in try await client.setTime(time, camera: name) }
     }
 
     public func geotag(_ position: GeoPosition) async throws(CameraError) {
-        _ = try await call("PUT", base + "/geotag", body: position.json)
+        try await call { client, name throws(DaemonClientError) in try await client.geotag(position, camera: name) }
     }
 
     /// Ends this client's event streams. The camera stays connected in the daemon for others.
@@ -188,18 +152,12 @@ public actor RemoteCamera: Camera {
     // MARK: - The API
 
     /// One request; the daemon's errors come back as the camera's own.
-    private func call(
-        _ method: String, _ path: String, body: JSONValue? = nil, timeout: Duration = DaemonClient.defaultTimeout
-    ) async throws(CameraError) -> JSONValue {
+    private func call<T>(_ request: (DaemonClient, String) async throws(DaemonClientError) -> T) async throws(CameraError) -> T {
         do {
-            return try await client.request(method, path, body: body, timeout: timeout)
+            return try await request(client, name)
         } catch {
             throw Self.cameraError(error, camera: name)
         }
-    }
-
-    private func decode<T>(_ what: String, _ read: () throws(JSONShapeError) -> T) throws(CameraError) -> T {
-        do { return try read() } catch { throw Self.unreadable("\(error)") }
     }
 
     private static func unreadable(_ why: String) -> CameraError {

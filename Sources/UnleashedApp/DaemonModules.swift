@@ -1,6 +1,7 @@
 public import CameraKit
 public import DaemonClient
 import Foundation
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -26,32 +27,29 @@ public struct DaemonModules: Sendable {
     /// Asks the daemon to connect `wanted` (an address, or a name from its configuration) and
     /// keep it connected; nil when no daemon answers, so the caller connects directly.
     public func connect(_ wanted: String) async throws(DaemonClientError) -> Held? {
-        let held: JSONValue
+        let held: ConnectedCamera
         do {
-            held = try await client.request("POST", "/v1/cameras", body: ["module": .string(wanted)])
+            held = try await client.connect(module: wanted)
         } catch {
             if error.isUnreachable { return nil }
             throw error
         }
-        return Held(name: held["name"]?.stringValue ?? wanted, address: held["source"]?.stringValue ?? wanted,
-                    identity: held["identity"].flatMap { try? CameraIdentity(json: $0) },
-                    status: held["status"].flatMap { try? CameraStatus(json: $0) })
+        return Held(name: held.name, address: held.source, identity: held.identity, status: held.status)
     }
 
     /// Asks the daemon to let go of `wanted` (its name or address) and returns what it let go
     /// of (name, address); nil when no daemon answers or it does not hold that module, so the
     /// caller goes to BlueZ itself.
     public func release(_ wanted: String) async throws(DaemonClientError) -> (name: String, address: String)? {
-        let path = "/v1/cameras/" + (wanted.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? wanted)
-        let released: JSONValue
+        let released: ConnectedCamera
         do {
-            released = try await client.request("DELETE", path)
+            released = try await client.disconnect(camera: wanted)
         } catch {
             if error.isUnreachable { return nil }
             if case .http(404, _, _, _) = error { return nil }
             throw error
         }
-        return (released["name"]?.stringValue ?? wanted, released["source"]?.stringValue ?? wanted)
+        return (released.name, released.source)
     }
 }
 

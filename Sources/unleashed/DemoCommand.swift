@@ -66,8 +66,8 @@ struct DemoCommand: AsyncParsableCommand {
         /// stops.
         private func refuseWhileDaemonHoldsSimulator() async throws(ExitCode) {
             guard let daemon = options.socketDaemon(),
-                  let status = try? await daemon.request("GET", "/v1/status") else { return }
-            let simulated = status["cameras"]?.arrayValue?.contains { $0["source"]?.stringValue?.hasPrefix("simulated") == true } ?? false
+                  let status = try? await daemon.status() else { return }
+            let simulated = status.cameras.contains { $0.source.hasPrefix("simulated") }
             guard simulated else { return }
             throw options.fail(code: "daemonHoldsDemo", "the daemon holds the simulated cameras and saves them when it stops; "
                 + "stop it, run `unleashed demo reset`, and start it again", status: .refused)

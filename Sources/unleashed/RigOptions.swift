@@ -77,15 +77,9 @@ struct RigOptions: ParsableArguments, Sendable {
     private func daemonRigs(_ daemon: DaemonClient, _ options: GlobalOptions) async throws(ExitCode) -> KnownRigs? {
         do {
             guard group != nil else {
-                let status = try await daemon.request("GET", "/v1/status")
-                return KnownRigs(groups: [], all: status["cameras"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+                return KnownRigs(groups: [], all: try await daemon.status().cameras.map(\.name))
             }
-            let groups = try await daemon.request("GET", "/v1/groups")
-            let pairs = groups["groups"]?.arrayValue?.compactMap { entry -> KnownRigs.Group? in
-                guard let name = entry["name"]?.stringValue, let cameras = entry["cameras"]?.arrayValue else { return nil }
-                return KnownRigs.Group(name: name, cameras: cameras.compactMap(\.stringValue))
-            } ?? []
-            return KnownRigs(groups: pairs, all: [])
+            return KnownRigs(groups: try await daemon.groups().map { KnownRigs.Group(name: $0.name, cameras: $0.cameras) }, all: [])
         } catch {
             if error.isUnreachable { return nil }
             throw options.fail(error)

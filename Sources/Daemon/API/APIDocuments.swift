@@ -1,35 +1,38 @@
 import CameraKit
 import Foundation
-import UnleashedKit
+import Hummingbird
+import UnleashedAPI
 import UnleashedProtocol
 
-// The JSON forms of cameras' values live with the values (UnleashedKit's CameraJSON), so that
-// the daemon and its clients read and write the same shapes; what is left here is the wire.
-
-extension JSONValue {
-    /// Compact UTF-8 JSON with sorted keys, so that the same value always reads the same.
-    var data: Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a tree of strings, numbers and containers cannot fail.
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
-    }
-}
+// The documents themselves live in UnleashedAPI, shared with the clients; what is left here
+// is how the server writes them.
 
 extension Duration {
     /// Seconds as a JSON number.
-    var apiSeconds: JSONValue {
+    var apiSeconds: Double {
         let (seconds, attoseconds) = components
-        return .number(Double(seconds) + Double(attoseconds) / 1e18)
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
 
-extension CameraEvent {
-    /// The event as one Server-Sent Events message: its name, then its fields and the camera's
-    /// name as one JSON line.
-    func serverSentEvent(camera: String) -> String {
-        var fields = jsonFields
-        fields["camera"] = .string(camera)
-        return "event: \(jsonName)\ndata: \(String(decoding: JSONValue.object(fields).data, as: UTF8.self))\n\n"
+extension ServerSentDocument {
+    /// The document as one Server-Sent Events message: its name, then its data as one JSON line.
+    func serverSentEvent(data: JSONValue) -> String {
+        "event: \(eventName)\ndata: \(String(decoding: data.data, as: UTF8.self))\n\n"
+    }
+}
+
+extension CameraEventMessage {
+    var serverSentEvent: String { serverSentEvent(data: data) }
+}
+
+extension JobEvent {
+    var serverSentEvent: String { serverSentEvent(data: data) }
+}
+
+extension Response {
+    /// A document as a JSON answer.
+    static func document(_ status: HTTPResponse.Status, _ document: some JSONForm) -> Response {
+        .json(status, document.json)
     }
 }

@@ -2,6 +2,7 @@ import CameraKit
 import Foundation
 import Hummingbird
 import NIOCore
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -17,101 +18,98 @@ import UnleashedProtocol
 struct CameraOperationRoutes: Sendable {
     let cameras: CameraRegistry
 
-    func add(to v1: RouterGroup<ControlRequestContext>) {
-        v1.get("cameras") { _, context in
+    func add(to router: Router<ControlRequestContext>) {
+        router.on(API.cameras) { _, context in
             try context.authorize(.watch)
-            let listed = await cameras.all.map { entry in
-                JSONValue.object(["name": .string(entry.name), "source": .string(entry.source), "identity": entry.camera.identity.json])
-            }
-            return Response.json(.ok, ["cameras": .array(listed)])
+            let listed = await cameras.all.map { CameraList.Entry(name: $0.name, source: $0.source, identity: $0.camera.identity) }
+            return .document(.ok, CameraList(cameras: listed))
         }
-        v1.get("cameras/:camera") { request, context in
+        router.on(API.camera) { request, context in
             try context.authorize(.watch)
             return try await operate(request, context) { entry, _ throws(CameraError) in
                 let status = try await entry.statusReader.status()
-                return .json(.ok, [
-                    "name": .string(entry.name), "source": .string(entry.source),
-                    "identity": entry.camera.identity.json, "status": status.json,
-                ])
+                return .document(.ok, CameraDocument(name: entry.name, source: entry.source, identity: entry.camera.identity, status: status))
             }
         }
-        v1.get("cameras/:camera/settings") { request, context in
+        router.on(API.settings) { request, context in
             try context.authorize(.watch)
             return try await operate(request, context) { entry, _ throws(CameraError) in
-                .json(.ok, ["settings": .array(try await entry.camera.settings().map(\.json))])
+                .document(.ok, SettingList(settings: try await entry.camera.settings()))
             }
         }
-        v1.get("cameras/:camera/settings/:setting") { request, context in
+        router.on(API.setting) { request, context in
             try context.authorize(.watch)
             let setting = try Self.setting(context)
             return try await operate(request, context) { entry, _ throws(CameraError) in
-                .json(.ok, try await entry.camera.value(of: try setting.get()).json)
+                .document(.ok, try await entry.camera.value(of: try setting.get()))
             }
         }
-        v1.put("cameras/:camera/settings/:setting") { request, context in
+        router.on(API.setSetting) { request, context in
             try context.authorize(.operate)
             let setting = try Self.setting(context)
-            return try await operate(request, context, body: ["value", "raw"]) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: SettingChange.members) { entry, body throws(CameraError) in
                 let setting = try setting.get()
                 let value = try Self.value(of: setting, in: body, camera: entry.camera)
-                return .json(.ok, try await entry.camera.set(value).json)
+                return .document(.ok, try await entry.camera.set(value))
             }
         }
-        v1.post("cameras/:camera/shoot") { request, context in
+        router.on(API.shoot) { request, context in
             try context.authorize(.shoot)
             return try await operate(request, context, followingClient: true) { entry, _ throws(CameraError) in
-                .json(.ok, try await entry.camera.shoot().json)
+                .document(.ok, try await entry.camera.shoot())
             }
         }
-        v1.post("cameras/:camera/bulb") { request, context in
+        router.on(API.bulb) { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: ["ms"], followingClient: true) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: BulbRequest.members, followingClient: true) { entry, body throws(CameraError) in
                 let milliseconds = try Self.integer("ms", in: body, example: "2000")
-                return .json(.ok, try await entry.camera.bulb(.milliseconds(milliseconds)).json)
+                return .document(.ok, try await entry.camera.bulb(.milliseconds(milliseconds)))
             }
         }
-        v1.post("cameras/:camera/focus") { request, context in
+        router.on(API.focus) { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: ["hold"], followingClient: true) { entry, body throws(CameraError) in
-                .json(.ok, try await entry.camera.focus(hold: try Self.bool("hold", in: body) ?? false).json)
+            return try await operate(request, context, body: FocusRequest.members, followingClient: true) { entry, body throws(CameraError) in
+                .document(.ok, try await entry.camera.focus(hold: try Self.bool("hold", in: body) ?? false))
             }
         }
-        v1.post("cameras/:camera/release") { request, context in
+        router.on(API.release) { request, context in
             try context.authorize(.shoot)
             return try await operate(request, context) { entry, _ throws(CameraError) in
                 try await entry.camera.release()
                 return Response(status: .noContent)
             }
         }
-        v1.post("cameras/:camera/video/start") { request, context in
+        router.on(API.startVideo) { request, context in
             try context.authorize(.operate)
             return try await operate(request, context) { entry, _ throws(CameraError) in
                 try await entry.camera.startVideo()
                 return Response(status: .noContent)
             }
         }
-        v1.post("cameras/:camera/video/stop") { request, context in
+        router.on(API.stopVideo) { request, context in
             try context.authorize(.operate)
             return try await operate(request, context) { entry, _ throws(CameraError) in
-                .json(.ok, ["ms": .integer(try await entry.camera.stopVideo().wholeMilliseconds)])
+                .document(.ok, VideoClipLength(milliseconds: try await entry.camera.stopVideo().wholeMilliseconds))
             }
         }
-        v1.put("cameras/:camera/time") { request, context in
+        router.on(API.setTime) { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: ["unixMilliseconds", "utcOffsetMinutes"]) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: WallTime.members) { entry, body throws(CameraError) in
+                try Self.wireMilliseconds("unixMilliseconds", in: body)
                 try await entry.camera.setTime(try Self.shaped { () throws(JSONShapeError) in try WallTime(json: body) })
                 return Response(status: .noContent)
             }
         }
-        v1.put("cameras/:camera/geotag") { request, context in
+        router.on(API.geotag) { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: ["latitude", "longitude", "altitudeMetres", "fixUnixMilliseconds"]) {
+            return try await operate(request, context, body: GeoPosition.members) {
                 entry, body throws(CameraError) in
+                try Self.wireMilliseconds("fixUnixMilliseconds", in: body)
                 try await entry.camera.geotag(try Self.shaped { () throws(JSONShapeError) in try GeoPosition(json: body) })
                 return Response(status: .noContent)
             }
         }
-        v1.get("cameras/:camera/events") { request, context in
+        router.on(API.cameraEvents) { request, context in
             try context.authorize(.watch)
             let entry = try await lookUp(context)
             return await eventStream(request, from: [entry])
@@ -182,8 +180,9 @@ struct CameraOperationRoutes: Sendable {
     /// The setting the path names, or the error that says it names none: thrown where a
     /// camera error can be answered.
     private static func setting(_ context: ControlRequestContext) throws -> Result<SettingID, CameraError> {
-        let name = try context.parameters.require("setting")
-        guard let setting = SettingID(userName: name.removingPercentEncoding ?? name) else { return .failure(.unknownSetting(name)) }
+        let raw = try context.parameters.require("setting")
+        let name = raw.removingPercentEncoding ?? raw
+        guard let setting = SettingID(userName: name) else { return .failure(.unknownSetting(name)) }
         return .success(setting)
     }
 
@@ -201,21 +200,20 @@ struct CameraOperationRoutes: Sendable {
     /// `{"value": "1/125"}` as a person writes it, or `{"raw": 1048701}`, the wire number a
     /// program that read the value from this API has, which names it exactly.
     private static func value(of setting: SettingID, in body: JSONValue, camera: any Camera) throws(CameraError) -> SettingValue {
-        if let raw = body["raw"], raw != .null {
-            guard let number = raw.integerValue.flatMap(UInt32.init(exactly:)),
-                  let value = SettingValue(setting: setting, rawValue: number) else {
+        for key in SettingChange.members.sorted() where body[key] == .null {
+            throw .invalidArgument("\"\(key)\" in the body cannot be null; leave it out")
+        }
+        let change = try shaped { () throws(JSONShapeError) in try SettingChange(json: body) }
+        if let raw = change.raw {
+            guard let value = SettingValue(setting: setting, rawValue: raw) else {
                 throw .invalidArgument("\"raw\" in the body is not " + English.withArticle("\(setting.displayName) value"))
             }
             return value
         }
-        return try camera.parse(try string("value", in: body, example: "\"1/125\""), for: setting)
-    }
-
-    private static func string(_ key: String, in body: JSONValue, example: String) throws(CameraError) -> String {
-        guard let text = body[key]?.stringValue else {
-            throw .invalidArgument("the body needs \"\(key)\" as a string, like {\"\(key)\": \(example)}")
+        guard let text = change.value else {
+            throw .invalidArgument("the body needs \"value\" as a string, like {\"value\": \"1/125\"}")
         }
-        return text
+        return try camera.parse(text, for: setting)
     }
 
     private static func integer(_ key: String, in body: JSONValue, example: String) throws(CameraError) -> Int64 {
@@ -223,6 +221,13 @@ struct CameraOperationRoutes: Sendable {
             throw .invalidArgument("the body needs \"\(key)\" as a whole number, like {\"\(key)\": \(example)}")
         }
         return number
+    }
+
+    /// Refuses Unix milliseconds that a module's clock field cannot hold, or that are not a number.
+    private static func wireMilliseconds(_ key: String, in body: JSONValue) throws(CameraError) {
+        guard let number = body[key]?.integerValue, (0...WallTime.latestUnixMilliseconds).contains(number) else {
+            throw .invalidArgument("\"\(key)\" in the body must be Unix milliseconds, a whole number from 0 to \(WallTime.latestUnixMilliseconds)")
+        }
     }
 
     private static func bool(_ key: String, in body: JSONValue) throws(CameraError) -> Bool? {
@@ -253,8 +258,6 @@ extension Response {
     /// `{"error": {"code": "<stable code>", "message": "<in words>", "camera": <the error>}}`.
     static func cameraError(_ error: CameraError, context: ControlRequestContext) -> Response {
         if error.httpStatus.code >= 500 { context.logger.info("camera operation failed: \(error)") }
-        return .json(error.httpStatus, [
-            "error": ["code": .string(error.code), "message": .string(error.description), "camera": error.json],
-        ])
+        return .document(error.httpStatus, ErrorDocument(error))
     }
 }

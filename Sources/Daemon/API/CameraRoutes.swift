@@ -2,6 +2,7 @@ import CameraKit
 import Foundation
 import Hummingbird
 import ServiceLifecycle
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -14,19 +15,16 @@ struct CameraRoutes: Sendable {
     /// The configured `[[groups]]`, so that `--group NAME` means the daemon's group.
     let groups: [DaemonConfiguration.Group]
 
-    func add(to v1: RouterGroup<ControlRequestContext>) {
-        v1.get("status") { _, context in
+    func add(to router: Router<ControlRequestContext>) {
+        router.on(API.status) { _, context in
             try context.authorize(.watch)
-            return await status()
+            return .document(.ok, await status())
         }
-        v1.get("groups") { _, context -> Response in
+        router.on(API.groups) { _, context -> Response in
             try context.authorize(.watch)
-            let documents: [JSONValue] = groups.map { group in
-                .object(["name": .string(group.name), "cameras": .array(group.cameras.map(JSONValue.string))])
-            }
-            return .json(.ok, .object(["groups": .array(documents)]))
+            return .document(.ok, GroupList(groups: groups.map { GroupList.Group(name: $0.name, cameras: $0.cameras) }))
         }
-        v1.get("events") { request, context in
+        router.on(API.events) { request, context in
             try context.authorize(.watch)
             return await eventStream(request, from: await cameras.all)
         }
@@ -34,25 +32,16 @@ struct CameraRoutes: Sendable {
 
     /// The daemon's state: its version, how long it has run and each camera's status. A camera
     /// that cannot answer is listed with the reason instead of failing the whole request.
-    private func status() async -> Response {
-        var cameraDocuments: [JSONValue] = []
+    private func status() async -> DaemonStatus {
+        var cameraStates: [DaemonStatus.Camera] = []
         for entry in await cameras.all {
-            var document: [String: JSONValue] = ["name": .string(entry.name), "source": .string(entry.source)]
             do {
-                document["status"] = try await entry.statusReader.status().json
-                document["error"] = .null
+                cameraStates.append(.init(name: entry.name, source: entry.source, status: try await entry.statusReader.status(), error: nil))
             } catch {
-                document["status"] = .null
-                document["error"] = .string(error.description)
+                cameraStates.append(.init(name: entry.name, source: entry.source, status: nil, error: error.description))
             }
-            cameraDocuments.append(.object(document))
         }
-        let uptime = ContinuousClock.now - started
-        return .json(.ok, .object([
-            "version": .string(version),
-            "uptimeSeconds": uptime.apiSeconds,
-            "cameras": .array(cameraDocuments),
-        ]))
+        return DaemonStatus(version: version, uptimeSeconds: (ContinuousClock.now - started).apiSeconds, cameras: cameraStates)
     }
 }
 
@@ -82,7 +71,7 @@ func eventStream(_ request: Request, from entries: [CameraRegistry.Entry]) async
                     }
                     try await writer.write(ByteBuffer(string: ": subscribed\n\n"))
                     for await (name, event) in merged {
-                        try await writer.write(ByteBuffer(string: event.serverSentEvent(camera: name)))
+                        try await writer.write(ByteBuffer(string: CameraEventMessage(camera: name, event: event).serverSentEvent))
                     }
                     // The client left, the server is stopping or every camera closed:
                     // end the subscriptions with the response.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import ServiceLifecycle
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -48,14 +49,48 @@ public struct ControlAPI: Sendable {
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
         router.add(middleware: AccessMiddleware(control: access))
-        let v1 = router.group("v1")
-        CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: v1)
-        CameraOperationRoutes(cameras: cameras).add(to: v1)
-        JobRoutes(jobs: jobs, cameras: cameras).add(to: v1)
-        ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: v1)
+        CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: router)
+        CameraOperationRoutes(cameras: cameras).add(to: router)
+        JobRoutes(jobs: jobs, cameras: cameras).add(to: router)
+        ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: router)
         MetricsRoutes(metrics: metrics).add(to: router)
-        extraRoutes?(v1)
+        Self.refuseOtherMethods(on: router)
+        extraRoutes?(router.group(RouterPath(API.version)))
         return router
+    }
+
+    /// The methods a client may try on a known path that it does not serve.
+    private static let otherMethods: [HTTPRequest.Method] =
+        [.get, .head, .post, .put, .delete, .patch, .options, .trace] + (HTTPRequest.Method("QUERY").map { [$0] } ?? [])
+
+    /// A known path asked with a method it does not serve is answered 405 with the methods it
+    /// does serve (`Allow`), not 404: the client has the path right and the method wrong.
+    private static func refuseOtherMethods(on router: Router<ControlRequestContext>) {
+        var served: [String: Set<String>] = [:]
+        for route in API.routes { served[route.routerPath, default: []].insert(route.method.rawValue) }
+        served["/metrics", default: []].insert(APIMethod.get.rawValue)
+        for (path, methods) in served {
+            var allowed = methods
+            if methods.contains(APIMethod.get.rawValue) { allowed.insert(HTTPRequest.Method.head.rawValue) }
+            let allow = allowed.sorted().joined(separator: ", ")
+            for method in otherMethods where !allowed.contains(method.rawValue) {
+                router.on(RouterPath(path), method: method) { request, _ -> Response in
+                    var headers = HTTPFields()
+                    headers[.allow] = allow
+                    throw HTTPError(.methodNotAllowed, headers: headers,
+                                    message: "\(request.uri.path) does not take \(request.method.rawValue); it takes \(allow)")
+                }
+            }
+        }
+    }
+}
+
+extension RouterMethods where Context == ControlRequestContext {
+    /// Serves `endpoint` with `handler`: the path and method as UnleashedAPI declares them.
+    @discardableResult
+    func on<Body, Answer>(_ endpoint: Endpoint<Body, Answer>,
+                          use handler: @escaping @Sendable (Request, ControlRequestContext) async throws -> Response) -> Self {
+        on(RouterPath(endpoint.route.routerPath), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue) ?? .get, use: handler)
     }
 }
 
@@ -68,8 +103,10 @@ extension Response {
     }
 
     /// The API's error shape: `{"error": {"code": ..., "message": ...}}`.
-    static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        .json(status, .object(["error": .object(["code": .integer(Int64(status.code)), "message": .string(message)])]))
+    static func error(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
+        var response = Response.document(status, ErrorDocument(status: status.code, message: message))
+        response.headers.append(contentsOf: headers)
+        return response
     }
 }
 
@@ -80,7 +117,7 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError {
-            return .error(error.status, error.body ?? Self.defaultMessage(error.status, request))
+            return .error(error.status, error.body ?? Self.defaultMessage(error.status, request), headers: error.headers)
         } catch let error as any HTTPResponseError {
             return .error(error.status, Self.defaultMessage(error.status, request))
         } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import ServiceLifecycle
+import UnleashedAPI
 import UnleashedProtocol
 
 /// The routes that submit, list, follow and stop jobs.
@@ -8,31 +9,31 @@ struct JobRoutes: Sendable {
     let jobs: JobManager
     let cameras: CameraRegistry
 
-    func add(to v1: RouterGroup<ControlRequestContext>) {
-        v1.post("jobs") { request, context -> Response in
+    func add(to router: Router<ControlRequestContext>) {
+        router.on(API.startJob) { request, context -> Response in
             try context.authorize(.operate)
             let body = try await Self.body(of: request)
-            let submitted: JobRequest
-            do throws(JobRequestError) { submitted = try JobRequest(body: body) } catch { throw HTTPError(.badRequest, message: error.description) }
+            let submitted: JobSubmission
+            do throws(JobRequestError) { submitted = try JobSubmission(body: body) } catch { throw HTTPError(.badRequest, message: error.description) }
             let job = try await Self.answer { () async throws(JobError) in
                 if let cameras = submitted.cameras {
                     return try await jobs.submit(rig: cameras, plan: submitted.plan, startDelay: submitted.startDelay)
                 }
                 return try await jobs.submit(camera: submitted.camera, plan: submitted.plan, startDelay: submitted.startDelay)
             }
-            return .json(.created, job.json)
+            return .document(.created, job.document)
         }
-        v1.get("jobs") { _, context -> Response in
+        router.on(API.jobs) { _, context -> Response in
             try context.authorize(.watch)
             let all = try await Self.answer { () async throws(JobError) in try await jobs.jobs() }
-            return .json(.ok, .object(["jobs": .array(all.map(\.json))]))
+            return .document(.ok, JobList(jobs: all.map(\.document)))
         }
-        v1.get("jobs/:id") { _, context -> Response in
+        router.on(API.job) { _, context -> Response in
             try context.authorize(.watch)
             let id = try Self.id(context)
-            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.job(id) }.json)
+            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.job(id) }.document)
         }
-        v1.post("jobs/:id/stop") { request, context -> Response in
+        router.on(API.stopJob) { request, context -> Response in
             try context.authorize(.operate)
             let id = try Self.id(context)
             let body = try await Self.body(of: request)
@@ -42,24 +43,24 @@ struct JobRoutes: Sendable {
             let job = try await Self.answer { () async throws(JobError) in
                 try await jobs.stop(id, afterCurrentFrame: when == .afterFrame, reason: reason)
             }
-            return .json(.ok, job.json)
+            return .document(.ok, job.document)
         }
-        v1.post("jobs/:id/extra-frame") { _, context -> Response in
+        router.on(API.extraFrame) { _, context -> Response in
             try context.authorize(.shoot)
             let id = try Self.id(context)
-            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.extraFrame(id) }.json)
+            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.extraFrame(id) }.document)
         }
-        v1.post("jobs/:id/pause") { _, context -> Response in
+        router.on(API.pauseJob) { _, context -> Response in
             try context.authorize(.operate)
             let id = try Self.id(context)
-            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.pause(id) }.json)
+            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.pause(id) }.document)
         }
-        v1.post("jobs/:id/continue") { _, context -> Response in
+        router.on(API.continueJob) { _, context -> Response in
             try context.authorize(.operate)
             let id = try Self.id(context)
-            return .json(.ok, try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }.json)
+            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }.document)
         }
-        v1.get("jobs/:id/events") { request, context -> Response in
+        router.on(API.jobEvents) { request, context -> Response in
             try context.authorize(.watch)
             let id = try Self.id(context)
             var from: Int?
@@ -94,14 +95,12 @@ struct JobRoutes: Sendable {
                     for await update in updates {
                         if case .ended = update { ended = true }
                         if case .frame(let frame) = update { lastFrame = frame.frame }
-                        try await writer.write(ByteBuffer(string: update.serverSentEvent(job: id)))
+                        try await writer.write(ByteBuffer(string: update.event(job: id).serverSentEvent))
                     }
                     if !ended, !Task.isCancelled {
                         let resume = lastFrame.map { "?from=\($0 + 1)" } ?? ""
-                        let message = JSONValue.object([
-                            "message": .string("the stream ended before the job did; follow again with /v1/jobs/\(id)/events\(resume)"),
-                        ])
-                        try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: message.data, as: UTF8.self))\n\n"))
+                        let message = "the stream ended before the job did; follow again with \(API.jobEvents.path(String(id)))\(resume)"
+                        try await writer.write(ByteBuffer(string: JobEvent.streamError(message: message).serverSentEvent))
                     }
                 } onGracefulShutdown: {
                     control.finish()

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -10,8 +11,8 @@ struct ModuleRoutes: Sendable {
     let connector: (any CameraConnecting)?
     let configuration: DaemonConfiguration
 
-    func add(to v1: RouterGroup<ControlRequestContext>) {
-        v1.post("cameras") { request, context -> Response in
+    func add(to router: Router<ControlRequestContext>) {
+        router.on(API.connect) { request, context -> Response in
             try context.authorize(.operate)
             let body = try await request.body.collect(upTo: ControlAPI.maxBodySize)
             guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)),
@@ -23,21 +24,21 @@ struct ModuleRoutes: Sendable {
             }
             return try await connect(wanted)
         }
-        v1.delete("cameras/:camera") { _, context -> Response in
+        router.on(API.disconnect) { _, context -> Response in
             try context.authorize(.operate)
             let name = try context.parameters.require("camera")
             guard let entry = await cameras.remove(named: name) else {
                 throw HTTPError(.notFound, message: CameraLookupError.unknown(name, known: await cameras.all.map(\.name)).description)
             }
             await entry.camera.close()
-            return .json(.ok, ["name": .string(entry.name), "source": .string(entry.source), "connected": false])
+            return .document(.ok, ConnectedCamera(name: entry.name, source: entry.source, connected: false))
         }
     }
 
     private func connect(_ wanted: String) async throws -> Response {
         let known = configuration.modules.first { $0.name.lowercased() == wanted.lowercased() || $0.address == wanted.uppercased() }
         if let entry = try? await cameras.camera(named: known?.name ?? wanted) {
-            return .json(.ok, try await document(entry, connected: true))
+            return .document(.ok, await document(entry))
         }
         guard let connector else {
             throw HTTPError(.conflict, message: "this daemon cannot connect modules on request")
@@ -48,18 +49,14 @@ struct ModuleRoutes: Sendable {
                 await camera.close()
                 throw HTTPError(.conflict, message: "the daemon already holds a camera named '\(name)'")
             }
-            return .json(.created, try await document(entry, connected: true))
+            return .document(.created, await document(entry))
         } catch let error as CameraConnectError {
             throw HTTPError(error.isClientError ? .badRequest : .serviceUnavailable, message: error.description)
         }
     }
 
-    private func document(_ entry: CameraRegistry.Entry, connected: Bool) async throws -> JSONValue {
-        var document: [String: JSONValue] = [
-            "name": .string(entry.name), "source": .string(entry.source), "connected": .bool(connected),
-            "identity": entry.camera.identity.json,
-        ]
-        document["status"] = (try? await entry.statusReader.status().json) ?? .null
-        return .object(document)
+    private func document(_ entry: CameraRegistry.Entry) async -> ConnectedCamera {
+        ConnectedCamera(name: entry.name, source: entry.source, connected: true, identity: entry.camera.identity,
+                        status: try? await entry.statusReader.status())
     }
 }

@@ -1,8 +1,8 @@
 import ArgumentParser
-import Daemon
 import DaemonClient
 import Foundation
 import Intervalometer
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -18,9 +18,9 @@ extension GlobalOptions {
     }
 
     /// One request to the daemon; failures become messages and exit statuses.
-    func ask(_ client: DaemonClient, _ method: String, _ path: String, body: JSONValue? = nil) async throws(ExitCode) -> JSONValue {
+    func ask<T>(_ request: () async throws(DaemonClientError) -> T) async throws(ExitCode) -> T {
         do {
-            return try await client.request(method, path, body: body)
+            return try await request()
         } catch {
             throw fail(error)
         }
@@ -42,21 +42,19 @@ struct JobsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.requireDaemon("jobs")
-        let answer = try await options.ask(client, "GET", "/v1/jobs")
-        let jobs = answer["jobs"]?.arrayValue ?? []
-        options.emit(answer) {
+        let jobs = try await options.ask { () throws(DaemonClientError) in try await client.jobs() }
+        options.emit(JobList(jobs: jobs).json) {
             jobs.isEmpty ? "No jobs." : jobs.map(Self.line).joined(separator: "\n")
         }
     }
 
     /// `Job 7  timelapse on a  running  12 taken, 0 failed, 0 skipped  (started 2026-11-23T16:40:01.020Z)`
-    static func line(_ job: JSONValue) -> String {
-        let summary = job["summary"]
-        let counts = ["taken", "failed", "skipped"].map { "\(summary?[$0]?.integerValue ?? 0) \($0)" }.joined(separator: ", ")
-        var line = "Job \(job["id"]?.integerValue ?? 0)  \(job["kind"]?.stringValue ?? "run") on \(job["camera"]?.stringValue ?? "?")  "
-            + "\(job["state"]?.stringValue ?? "?")  \(counts)"
-        if let t0 = job["t0"]?.stringValue { line += "  (t0 \(t0))" }
-        if let reason = job["reason"]?.stringValue { line += "  \(reason)" }
+    static func line(_ job: JobDocument) -> String {
+        let summary = job.summary
+        let counts = "\(summary.taken) taken, \(summary.failed) failed, \(summary.skipped) skipped"
+        var line = "Job \(job.id)  \(job.kind) on \(job.camera)  \(job.state)  \(counts)"
+        if let t0 = job.json["t0"]?.stringValue { line += "  (t0 \(t0))" }
+        if let reason = job.reason { line += "  \(reason)" }
         return line
     }
 }
@@ -79,11 +77,8 @@ struct AttachCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.requireDaemon("attach")
-        let document = try await options.ask(client, "GET", "/v1/jobs/\(job)")
-        guard let planDocument = document["plan"], let plan = try? RunPlan(apiJSON: planDocument) else {
-            throw options.fail(code: "daemon", "the daemon described job \(job) without a plan this version reads", status: .software)
-        }
-        try await JobFollower(client: client, options: options).follow(document, plan: plan, startDelay: .zero, ownsJob: false)
+        let document = try await options.ask { () throws(DaemonClientError) in try await client.job(job) }
+        try await JobFollower(client: client, options: options).follow(document, plan: document.plan, startDelay: .zero, ownsJob: false)
     }
 }
 
@@ -104,9 +99,10 @@ struct StopCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.requireDaemon("stop")
-        let answer = try await options.ask(client, "POST", "/v1/jobs/\(job)/stop",
-                                           body: ["when": .string(afterFrame ? "afterFrame" : "now")])
-        options.emit(answer) {
+        let answer = try await options.ask { () throws(DaemonClientError) in
+            try await client.stopJob(job, when: afterFrame ? .afterFrame : .now)
+        }
+        options.emit(answer.json) {
             "Job \(job) \(afterFrame ? "stops after its current frame" : "stopped")" + JobsCommand.line(answer).dropFirst("Job \(job)".count)
         }
     }

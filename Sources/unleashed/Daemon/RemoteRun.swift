@@ -1,9 +1,9 @@
 import ArgumentParser
-import Daemon
 import DaemonClient
 import Foundation
 import Intervalometer
 import Synchronization
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 
@@ -17,21 +17,16 @@ struct RemoteRun {
 
     /// Submits `plan`; false when the daemon did not answer, so the caller runs it here instead.
     func run(_ plan: RunPlan, delay: Duration, detach: Bool, cameras: [String]? = nil) async throws -> Bool {
-        var body: [String: JSONValue] = ["plan": plan.apiJSON, "startDelayMs": .integer(delay.wholeMilliseconds)]
-        body["camera"] = options.module.map(JSONValue.string)
-        body["cameras"] = cameras.map { .array($0.map(JSONValue.string)) }
-        let job: JSONValue
+        let job: JobDocument
         do {
-            job = try await client.request("POST", "/v1/jobs", body: .object(body))
+            job = try await client.startJob(plan, camera: options.module, cameras: cameras, startDelay: delay)
         } catch {
             if error.isUnreachable { return false }
             throw options.fail(error)
         }
-        guard let id = job["id"]?.integerValue else {
-            throw options.fail(code: "daemon", "the daemon answered without a job id", status: .software)
-        }
+        let id = job.id
         if detach {
-            options.emit(["job": job]) { "Job \(id) started on \(job["camera"]?.stringValue ?? "the camera"); `unleashed attach \(id)` follows it" }
+            options.emit(["job": job.json]) { "Job \(id) started on \(job.camera); `unleashed attach \(id)` follows it" }
             return true
         }
         try await JobFollower(client: client, options: options).follow(job, plan: plan, startDelay: delay, ownsJob: true)
@@ -47,19 +42,15 @@ struct JobFollower {
     /// Follows `job` (the daemon's document of it) to its end and prints its outcome. When
     /// `ownsJob`, this command started it and the run signals act on the job; otherwise
     /// (attach) Ctrl-C only stops following.
-    func follow(_ job: JSONValue, plan: RunPlan, startDelay: Duration, ownsJob: Bool) async throws {
-        guard let id = job["id"]?.integerValue else {
-            throw options.fail(code: "daemon", "the daemon answered without a job id", status: .software)
-        }
+    func follow(_ job: JobDocument, plan: RunPlan, startDelay: Duration, ownsJob: Bool) async throws {
+        let id = job.id
         let (records, sink) = AsyncStream.makeStream(of: FrameRecord.self)
         let known = Mutex(Self.run(job, id: id, plan: plan))
         let display = RunDisplay(plan: plan, options: options, startDelay: startDelay) { known.withLock { $0 } }
         let shown = Task { await display.show(records) }
         let stoppedBy = Mutex<ExitStatus?>(nil)
         let client = client
-        let post: @Sendable (String, JSONValue?) -> Void = { path, body in
-            Task { _ = try? await client.request("POST", path, body: body) }
-        }
+        let stopJob: @Sendable (StopWhen) -> Void = { when in Task { _ = try? await client.stopJob(id, when: when) } }
         let stop: @Sendable (ExitStatus) -> Void = { status in
             let first = stoppedBy.withLock { state in
                 defer { state = state ?? status }
@@ -67,31 +58,28 @@ struct JobFollower {
             }
             guard first else { return }
             if ownsJob {
-                let reason = status == .interrupted ? "stopped by Ctrl-C" : "stopped by SIGTERM"
-                post("/v1/jobs/\(id)/stop", ["when": "now", "reason": .string(reason)])
+                stopJob(.now)
             } else {
                 sink.finish()
             }
         }
         let signals = SignalWatch(ownsJob ? [
             SIGINT: { stop(.interrupted) }, SIGTERM: { stop(.terminated) },
-            SIGUSR1: { post("/v1/jobs/\(id)/extra-frame", nil) },
-            SIGUSR2: { post("/v1/jobs/\(id)/stop", ["when": "afterFrame"]) },
+            SIGUSR1: { Task { _ = try? await client.extraFrame(id) } },
+            SIGUSR2: { stopJob(.afterFrame) },
         ] : [SIGINT: { stop(.interrupted) }, SIGTERM: { stop(.terminated) }])
 
         var ending: (state: String, reason: String, summary: RunSummary)?
         var failure: DaemonClientError?
         do {
-            for try await event in client.events("/v1/jobs/\(id)/events") {
+            for try await event in client.jobEvents(id) {
                 guard stoppedBy.withLock({ $0 }) == nil || ownsJob else { break }
-                switch event.name {
-                case "frame":
-                    guard let record = try? JSONDecoder().decode(FrameRecord.self, from: Data(event.data.utf8)) else { continue }
+                switch event {
+                case .event(.frame(let record, _)):
                     sink.yield(record)
-                case "end":
-                    let end = try JSONDecoder().decode(JobEnd.self, from: Data(event.data.utf8))
-                    known.withLock { $0 = end.run }
-                    ending = (end.state, end.reason, end.summary)
+                case .event(.end(let run, let state, let reason, let summary)):
+                    known.withLock { $0 = run }
+                    ending = (state, reason, summary)
                 default:
                     continue
                 }
@@ -124,20 +112,9 @@ struct JobFollower {
     }
 
     /// The run as the display needs it: its id, and `t0` once the daemon has placed it.
-    private static func run(_ job: JSONValue, id: Int64, plan: RunPlan) -> RunRecord {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    private static func run(_ job: JobDocument, id: Int64, plan: RunPlan) -> RunRecord {
         // Before the daemon has placed slot 1 (a start delay), the display estimates t0 itself.
-        let t0 = job["t0"]?.stringValue.flatMap(formatter.date(from:)) ?? Date()
-        return RunRecord(id: id, plan: plan, t0UnixMs: Int64((t0.timeIntervalSince1970 * 1000).rounded()),
-                         camera: job["camera"]?.stringValue ?? "", state: .running)
-    }
-
-    /// The data of a job's `end` event.
-    private struct JobEnd: Decodable {
-        var run: RunRecord
-        var state: String
-        var reason: String
-        var summary: RunSummary
+        let t0 = job.t0UnixMs ?? Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        return RunRecord(id: id, plan: plan, t0UnixMs: t0, camera: job.camera, state: .running)
     }
 }

@@ -1,4 +1,5 @@
 public import CameraKit
+import UnleashedKit
 public import UnleashedProtocol
 
 // The JSON forms of the Camera API's values, for the daemon's control API and its clients.

@@ -1,6 +1,7 @@
 import CameraKit
 import Foundation
 import Testing
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator

@@ -1,0 +1,117 @@
+public import CameraKit
+import Foundation
+import UnleashedKit
+import UnleashedProtocol
+
+/// The HTTP methods of the control API.
+public enum APIMethod: String, Sendable, Hashable, CaseIterable {
+    case get = "GET"
+    case post = "POST"
+    case put = "PUT"
+    case delete = "DELETE"
+}
+
+/// One operation of the control API: its method and its path, with the document it takes
+/// (`Body`) and the one it answers (`Answer`). The server registers its routes from these and
+/// the client sends its requests through them, so a path is spelt once, here.
+public struct Endpoint<Body: JSONForm, Answer: JSONForm>: Sendable, Hashable {
+    public let method: APIMethod
+    /// The path as docs/api/openapi.yaml writes it: `/v1/cameras/{camera}`.
+    public let template: String
+    /// Whether the answer is a stream of Server-Sent Events, each an `Answer`.
+    public let streams: Bool
+
+    init(_ method: APIMethod, _ template: String, streams: Bool = false) {
+        self.method = method
+        self.template = template
+        self.streams = streams
+    }
+
+    /// The method and template without the documents' types, for listings.
+    public var route: Route { Route(method: method, template: template, streams: streams) }
+
+    /// The path with `values` in place of the template's parameters, in order, each
+    /// percent-encoded so that a camera named `a/b` stays one path segment.
+    public func path(_ values: String...) -> String { path(values) }
+
+    /// The path with `values` in place of the template's parameters, in order.
+    public func path(_ values: [String]) -> String {
+        var path = ""
+        var remaining = values[...]
+        for segment in template.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            path += "/"
+            if segment.hasPrefix("{"), let value = remaining.popFirst() {
+                path += value.addingPercentEncoding(withAllowedCharacters: pathSegmentCharacters) ?? value
+            } else {
+                path += segment
+            }
+        }
+        return path
+    }
+}
+
+/// What a path segment may hold as it is; a `/` in a name is encoded.
+private let pathSegmentCharacters = CharacterSet.urlPathAllowed.subtracting(["/"])
+
+/// An endpoint's method and path template, whatever its documents.
+public struct Route: Sendable, Hashable {
+    public let method: APIMethod
+    public let template: String
+    public let streams: Bool
+
+    /// The template in the router's form: `{camera}` becomes `:camera`.
+    public var routerPath: String {
+        template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.hasPrefix("{") && segment.hasSuffix("}") ? ":" + segment.dropFirst().dropLast() : String(segment)
+        }.joined(separator: "/")
+    }
+}
+
+/// Every operation of the control API, version 1, with its documents.
+public enum API {
+    /// Where version 1 lives; every path below starts with it.
+    public static let version = "/v1"
+
+    public static let status = Endpoint<NoDocument, DaemonStatus>(.get, version + "/status")
+    public static let groups = Endpoint<NoDocument, GroupList>(.get, version + "/groups")
+    /// Every camera's events, each naming its camera.
+    public static let events = Endpoint<NoDocument, CameraEventMessage>(.get, version + "/events", streams: true)
+
+    public static let cameras = Endpoint<NoDocument, CameraList>(.get, version + "/cameras")
+    /// Connects a module by address or configured name (201), or answers the one held (200).
+    public static let connect = Endpoint<ConnectRequest, ConnectedCamera>(.post, version + "/cameras")
+    public static let camera = Endpoint<NoDocument, CameraDocument>(.get, version + "/cameras/{camera}")
+    public static let disconnect = Endpoint<NoDocument, ConnectedCamera>(.delete, version + "/cameras/{camera}")
+    public static let settings = Endpoint<NoDocument, SettingList>(.get, version + "/cameras/{camera}/settings")
+    public static let setting = Endpoint<NoDocument, SettingValue>(.get, version + "/cameras/{camera}/settings/{setting}")
+    public static let setSetting = Endpoint<SettingChange, SettingValue>(.put, version + "/cameras/{camera}/settings/{setting}")
+    public static let shoot = Endpoint<NoDocument, Shot>(.post, version + "/cameras/{camera}/shoot")
+    public static let bulb = Endpoint<BulbRequest, BulbExposure>(.post, version + "/cameras/{camera}/bulb")
+    public static let focus = Endpoint<FocusRequest, FocusResult>(.post, version + "/cameras/{camera}/focus")
+    public static let release = Endpoint<NoDocument, NoDocument>(.post, version + "/cameras/{camera}/release")
+    public static let startVideo = Endpoint<NoDocument, NoDocument>(.post, version + "/cameras/{camera}/video/start")
+    public static let stopVideo = Endpoint<NoDocument, VideoClipLength>(.post, version + "/cameras/{camera}/video/stop")
+    public static let setTime = Endpoint<WallTime, NoDocument>(.put, version + "/cameras/{camera}/time")
+    public static let geotag = Endpoint<GeoPosition, NoDocument>(.put, version + "/cameras/{camera}/geotag")
+    public static let cameraEvents = Endpoint<NoDocument, CameraEventMessage>(.get, version + "/cameras/{camera}/events", streams: true)
+
+    public static let startJob = Endpoint<JobSubmission, JobDocument>(.post, version + "/jobs")
+    public static let jobs = Endpoint<NoDocument, JobList>(.get, version + "/jobs")
+    public static let job = Endpoint<NoDocument, JobDocument>(.get, version + "/jobs/{id}")
+    public static let stopJob = Endpoint<StopWhen, JobDocument>(.post, version + "/jobs/{id}/stop")
+    public static let extraFrame = Endpoint<NoDocument, JobDocument>(.post, version + "/jobs/{id}/extra-frame")
+    public static let pauseJob = Endpoint<NoDocument, JobDocument>(.post, version + "/jobs/{id}/pause")
+    public static let continueJob = Endpoint<NoDocument, JobDocument>(.post, version + "/jobs/{id}/continue")
+    /// A job's frames as they are journalled, then its end; `?from=N` replays from frame N.
+    public static let jobEvents = Endpoint<NoDocument, JobEvent>(.get, version + "/jobs/{id}/events", streams: true)
+
+    /// Every route of version 1, for the server's checks (a known path asked with another
+    /// method is 405, not 404) and for the contract test against docs/api/openapi.yaml.
+    public static let routes: [Route] = [
+        status.route, groups.route, events.route, cameras.route, connect.route, camera.route, disconnect.route,
+        settings.route, setting.route, setSetting.route, shoot.route, bulb.route, focus.route, release.route,
+        startVideo.route, stopVideo.route, setTime.route, geotag.route, cameraEvents.route,
+        startJob.route, jobs.route, job.route, stopJob.route, extraFrame.route, pauseJob.route, continueJob.route,
+        jobEvents.route,
+    ]
+}

@@ -1,0 +1,132 @@
+import CameraKit
+import Foundation
+import Intervalometer
+import Testing
+import UnleashedAPI
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedSimulator
+import UnleashedTestSupport
+
+/// docs/api/openapi.yaml against the documents the API writes: each sample, with every optional
+/// member filled in, must validate against its schema and use no member the schema does not
+/// name, and the YAML's operations must be exactly ``API/routes``. scripts/check-api-documents.py
+/// does the checking (JSON Schema and YAML in Python; Swift has neither here).
+@Suite("docs/api/openapi.yaml describes the documents")
+struct OpenAPIContractTests {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Runs the checker on `samples` (schema name and document) and `routes`; its report.
+    static func check(_ samples: [(String, JSONValue)], routes: [Route] = API.routes) throws -> (status: Int32, report: String) {
+        let input: JSONValue = [
+            "samples": .array(samples.map { ["schema": .string($0.0), "value": $0.1] }),
+            "routes": .array(routes.map { [.string($0.method.rawValue), .string($0.template)] }),
+        ]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent("scripts/check-api-documents.py").path,
+                             root.appendingPathComponent("docs/api/openapi.yaml").path]
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stdout
+        try ChildProcesses.run(process)
+        stdin.fileHandleForWriting.write(input.data)
+        try stdin.fileHandleForWriting.close()
+        let report = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, report)
+    }
+
+    /// One of each document, from a demo camera's real values and the journal's records.
+    static func samples() async throws -> [(String, JSONValue)] {
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        let camera = demo.camera
+        let status = try await camera.status()
+        let settings = try await camera.settings()
+        let shot = try await camera.shoot()
+        _ = try await camera.set(.shutterSpeed(.bulb))
+        let exposure = try await camera.bulb(.milliseconds(20))
+        try await demo.finish()
+
+        let frame = FrameRecord(frame: 3, part: 1, scheduledMs: 10_000, sentMs: 10_001, completedMs: 10_090, latenessMicros: 850,
+                                outcome: .taken, error: nil, exposure: "1/125", meteredEV: "+12", shotCounter: 7, camera: "a",
+                                commandSpreadMicros: 120, completionSpreadMicros: 900,
+                                ramp: RampRecord(targetEV: 11.5, sceneEV: 12, residualEV: 0.5, rate: 0.2, intervalMs: 5000))
+        let failed = FrameRecord(frame: 4, scheduledMs: 15_000, outcome: .failed, error: "the camera is busy")
+        let summary = RunSummary(frames: [frame, failed])
+        let plans = [
+            RunPlan(intervalMs: 5000, stop: .frames(50)),
+            RunPlan(intervalMs: 10_000, stop: .duration(milliseconds: 600_000), exposure: .bulb(milliseconds: 2000),
+                    overrun: .defer, minimumGapMs: 500, hook: "/bin/true", hookTimeoutMs: 3000),
+            RunPlan(intervalMs: 5000, stop: .until(unixMilliseconds: 1_763_900_000_000), exposure: .bracket(count: 3, stepThirds: 3)),
+            RunPlan(intervalMs: 20_000, stop: .never, exposure: .video(milliseconds: 5000)),
+            RunPlan(intervalMs: 20_000, stop: .frames(10), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], gapMs: 1000))),
+        ]
+        let job = JobDocument(id: 5, camera: "demo", kind: "timelapse", state: "finished", plan: plans[1], t0UnixMs: 1_763_900_000_000,
+                              reason: "all slots done", summary: summary, lastFrame: frame)
+        let run = RunRecord(id: 5, plan: plans[0], t0UnixMs: 1_763_900_000_000, camera: "demo", state: .finished, endReason: "done")
+
+        var samples: [(String, JSONValue)] = [
+            ("DaemonStatus", DaemonStatus(version: "1.0", uptimeSeconds: 1.5, cameras: [
+                .init(name: "demo", source: "simulated", status: status, error: nil),
+                .init(name: "b", source: "AA:BB:CC:DD:EE:FF", status: nil, error: "the link is down"),
+            ]).json),
+            ("GET /v1/groups 200", GroupList(groups: [.init(name: "rig", cameras: ["a", "b"])]).json),
+            ("GET /v1/cameras 200", CameraList(cameras: [.init(name: "demo", source: "simulated", identity: camera.identity)]).json),
+            ("GET /v1/cameras/{camera} 200", CameraDocument(name: "demo", source: "simulated", identity: camera.identity, status: status).json),
+            ("POST /v1/cameras body", ConnectRequest(module: "AA:BB:CC:DD:EE:FF").json),
+            ("POST /v1/cameras 201", ConnectedCamera(name: "a", source: "AA:BB:CC:DD:EE:FF", connected: true,
+                                                     identity: camera.identity, status: status).json),
+            ("DELETE /v1/cameras/{camera} 200", ConnectedCamera(name: "a", source: "AA:BB:CC:DD:EE:FF", connected: false).json),
+            ("GET /v1/cameras/{camera}/settings 200", SettingList(settings: settings).json),
+            ("PUT /v1/cameras/{camera}/settings/{setting} body", SettingChange(settings[0].value).json),
+            ("POST /v1/cameras/{camera}/shoot 200", shot.json),
+            ("POST /v1/cameras/{camera}/bulb body", BulbRequest(milliseconds: 2000).json),
+            ("POST /v1/cameras/{camera}/bulb 200", exposure.json),
+            ("POST /v1/cameras/{camera}/focus body", FocusRequest(hold: true).json),
+            ("POST /v1/cameras/{camera}/focus 200", FocusResult.acquired.json),
+            ("POST /v1/cameras/{camera}/video/stop 200", VideoClipLength(milliseconds: 12_000).json),
+            ("PUT /v1/cameras/{camera}/time body", WallTime(unixMilliseconds: 1_763_900_000_123, utcOffsetMinutes: 60).json),
+            ("PUT /v1/cameras/{camera}/geotag body",
+             GeoPosition(latitude: 47.37, longitude: 8.54, altitude: 408, fixTime: 1_763_900_000_000).json),
+            ("JobRequest", JobSubmission(plan: plans[1], camera: "demo", startDelay: .seconds(2)).json),
+            ("JobRequest", JobSubmission(plan: plans[0], cameras: ["a", "b"]).json),
+            ("POST /v1/jobs/{id}/stop body", StopWhen.afterFrame.json),
+            ("Job", job.json),
+            ("GET /v1/jobs 200", JobList(jobs: [job]).json),
+            ("JobFrameEvent", JobEvent.frame(frame, job: 5).data),
+            ("JobEndEvent", JobEvent.end(run: run, state: "finished", reason: "done", summary: summary).data),
+            ("JobStreamError", JobEvent.streamError(message: "follow again").data),
+            ("Error", ErrorDocument(status: 404, message: "there is no job 9").json),
+        ]
+        samples += settings.map { ("SettingDescriptor", $0.json) }
+        samples += plans.map { ("Plan", $0.apiJSON) }
+        samples += CameraJSONTests.errors.map { ("Error", ErrorDocument($0).json) }
+        samples += CameraJSONTests.events.map { ("CameraEventData", CameraEventMessage(camera: "demo", event: $0).data) }
+        return samples
+    }
+
+    @Test("every document validates against its schema and uses only the members it names", .timeLimit(.minutes(1)))
+    func documentsMatch() async throws {
+        let (status, report) = try Self.check(try await Self.samples())
+        #expect(status == 0, "\(report)")
+    }
+
+    @Test("a member the YAML does not name, a wrong type and a route it lacks are each reported", .timeLimit(.minutes(1)))
+    func checkerFails() async throws {
+        var job = try #require(try await Self.samples().first { $0.0 == "Job" }?.1.objectValue)
+        job["startedBy"] = "someone"
+        let added = try Self.check([("Job", .object(job))])
+        #expect(added.status == 1)
+        #expect(added.report.contains("'.startedBy' is written by the document but not declared in the YAML"), "\(added.report)")
+
+        let mistyped = try Self.check([("GET /v1/groups 200", ["groups": [["name": "rig", "cameras": "a"]]])])
+        #expect(mistyped.status == 1)
+
+        let missing = try Self.check([], routes: Array(API.routes.dropLast()))
+        #expect(missing.status == 1)
+        #expect(missing.report.contains("GET /v1/jobs/{id}/events: in the YAML but not an Endpoint of UnleashedAPI"), "\(missing.report)")
+    }
+}
