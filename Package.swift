@@ -145,7 +145,6 @@ let package = Package(
                 "UnleashedKit",
                 "UnleashedSimulator",
                 "Intervalometer",
-                "Daemon",
                 "DaemonClient",
                 "UnleashedAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
