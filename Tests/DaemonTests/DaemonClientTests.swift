@@ -144,7 +144,11 @@ struct DaemonClientTests {
             let remote = try await RemoteCamera.open(client: client, camera: "demo")
             let started = ContinuousClock.now
             let exposure = Task { try await remote.bulb(.seconds(20)) }
-            try await Task.sleep(for: .milliseconds(400))
+            // The client leaves once the exposure is under way (a loaded machine may take a
+            // while to get the request to the module).
+            while try await demo.camera.status().busy == false && ContinuousClock.now - started < .seconds(5) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             exposure.cancel()
             _ = await exposure.result
             // The daemon's request is cancelled with the connection: the module closes the
