@@ -287,6 +287,24 @@ public final class SQLiteJournal: RunJournal {
 
     // MARK: Schema
 
+    /// The columns of a frame as migration v1 made them, which v2 rebuilds with a camera: both
+    /// are history, so this never changes (a new column is a new migration).
+    private static func frameColumnsOfV1(_ table: TableDefinition) {
+        table.autoIncrementedPrimaryKey("id")
+        table.column("run", .integer).notNull().indexed().references("run", onDelete: .cascade)
+        table.column("frame", .integer).notNull()
+        table.column("part", .integer).notNull()
+        table.column("scheduledMs", .integer).notNull()
+        table.column("sentMs", .integer)
+        table.column("completedMs", .integer)
+        table.column("latenessMicros", .integer)
+        table.column("outcome", .text).notNull()
+        table.column("error", .text)
+        table.column("exposure", .text)
+        table.column("meteredEV", .text)
+        table.column("shotCounter", .integer)
+    }
+
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -302,19 +320,7 @@ public final class SQLiteJournal: RunJournal {
             }
             try db.create(table: "frame") { table in
                 // Its own key keeps the order frames were recorded in.
-                table.autoIncrementedPrimaryKey("id")
-                table.column("run", .integer).notNull().indexed().references("run", onDelete: .cascade)
-                table.column("frame", .integer).notNull()
-                table.column("part", .integer).notNull()
-                table.column("scheduledMs", .integer).notNull()
-                table.column("sentMs", .integer)
-                table.column("completedMs", .integer)
-                table.column("latenessMicros", .integer)
-                table.column("outcome", .text).notNull()
-                table.column("error", .text)
-                table.column("exposure", .text)
-                table.column("meteredEV", .text)
-                table.column("shotCounter", .integer)
+                frameColumnsOfV1(table)
                 table.uniqueKey(["run", "frame", "part"])
             }
         }
@@ -322,19 +328,7 @@ public final class SQLiteJournal: RunJournal {
         // gains the camera ('' in a run of one camera), so the table is rebuilt.
         migrator.registerMigration("v2-rig-frames") { db in
             try db.create(table: "rigFrame") { table in
-                table.autoIncrementedPrimaryKey("id")
-                table.column("run", .integer).notNull().indexed().references("run", onDelete: .cascade)
-                table.column("frame", .integer).notNull()
-                table.column("part", .integer).notNull()
-                table.column("scheduledMs", .integer).notNull()
-                table.column("sentMs", .integer)
-                table.column("completedMs", .integer)
-                table.column("latenessMicros", .integer)
-                table.column("outcome", .text).notNull()
-                table.column("error", .text)
-                table.column("exposure", .text)
-                table.column("meteredEV", .text)
-                table.column("shotCounter", .integer)
+                frameColumnsOfV1(table)
                 table.column("camera", .text).notNull().defaults(to: "")
                 table.column("commandSpreadMicros", .integer)
                 table.column("completionSpreadMicros", .integer)

@@ -1,5 +1,6 @@
 import CameraKit
 import Daemon
+public import UnleashedAPI
 
 /// How a command names the cameras of a rig: one by one, by a configured group, or all of them.
 /// The rules between those ways and the lookups of groups live here, so that they can be
@@ -83,15 +84,8 @@ public struct RigSelection: Sendable, Equatable {
 
 /// The groups and the cameras `--all` means, wherever they come from.
 public struct KnownRigs: Sendable, Equatable {
-    public struct Group: Sendable, Equatable {
-        public var name: String
-        public var cameras: [String]
-
-        public init(name: String, cameras: [String]) {
-            self.name = name
-            self.cameras = cameras
-        }
-    }
+    /// A named group of cameras, as the API lists them.
+    public typealias Group = GroupList.Group
 
     public var groups: [Group]
     /// Every camera, in order.
