@@ -17,16 +17,6 @@ enum Output {
         (error.code, ExitStatus(rawValue: error.exitStatus) ?? .software)
     }
 
-    /// A downloaded picture, for `--json`.
-    static func json(_ file: SavedFile) -> [String: JSONValue] {
-        var members: [String: JSONValue] = [
-            "path": .string(file.path), "bytes": .integer(Int64(file.bytes)), "cameraPath": .string(file.cameraPath),
-            "shotCounter": .integer(Int64(file.shotCounter)),
-        ]
-        members["frame"] = file.frame.map { .integer(Int64($0)) }
-        return members
-    }
-
     /// Unix milliseconds as an ISO 8601 UTC timestamp.
     static func timestamp(_ milliseconds: UInt64) -> String {
         let formatter = ISO8601DateFormatter()
