@@ -154,3 +154,18 @@ extension CameraFailure {
         }
     }
 }
+
+extension CameraFailure {
+    /// A command line that does not parse, for `--json`: `usage` when an option or value is
+    /// wrong, else `failed`; the hint (how to write a negative number) follows the message.
+    public static func commandLine(_ message: String, hint: String?, usage: Bool) -> CameraFailure {
+        CameraFailure(code: usage ? "usage" : "failed", [message, hint].compactMap { $0 }.joined(separator: "; "), status: .usage)
+    }
+
+    /// `--frames` of "Missing value for '--frames <n>'": the option a negative number was taken for.
+    public static func missingOption(in message: String) -> String? {
+        guard let range = message.range(of: "Missing value for '") else { return nil }
+        let option = message[range.upperBound...].prefix { $0 != " " && $0 != "'" }
+        return option.isEmpty ? nil : String(option)
+    }
+}

@@ -1,4 +1,5 @@
 public import CameraKit
+public import DaemonClient
 public import Foundation
 public import GPhoto2
 public import UnleashedKit
@@ -117,14 +118,18 @@ extension SavedFile {
 /// The cameras libgphoto2 finds, and the one `port` names when detection does not find it (a
 /// camera on the network is not detected: it is opened to be listed).
 public enum CameraDetection {
-    public static func list(port: String?) async throws(CameraError) -> [DetectedCamera] {
-        var found = try await GPhoto2Detection.detect()
-        if let port, !found.contains(where: { $0.port == port }) {
-            let camera = try await GPhoto2Camera.open(port: port)
-            found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: port))
-            await camera.close()
+    public static func list(port: String?) async throws(CameraFailure) -> [DetectedCamera] {
+        do throws(CameraError) {
+            var found = try await GPhoto2Detection.detect()
+            if let port, !found.contains(where: { $0.port == port }) {
+                let camera = try await GPhoto2Camera.open(port: port)
+                found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: port))
+                await camera.close()
+            }
+            return found
+        } catch {
+            throw CameraFailure(error)
         }
-        return found
     }
 }
 
@@ -161,6 +166,15 @@ public enum CameraDemoReset {
             }
         }
         return replaced
+    }
+
+    /// Refuses while `daemon` holds simulated cameras: it would save its own over the fresh
+    /// ones when it stops.
+    public static func refuseWhileHeld(by daemon: DaemonClient?) async throws(CameraFailure) {
+        guard let daemon, let status = try? await daemon.status(),
+              status.cameras.contains(where: { $0.source.hasPrefix("simulated") }) else { return }
+        throw CameraFailure(code: "daemonHoldsDemo", "the daemon holds the simulated cameras and saves them when it stops; "
+            + "stop it, run `unleashed demo reset`, and start it again", status: .refused)
     }
 
     /// The whole `--json` document: the camera's entry, or a rig's under `cameras`.

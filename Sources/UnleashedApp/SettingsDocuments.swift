@@ -50,3 +50,38 @@ public struct SettingsRigChange: Sendable {
          "cameras": .array(applied.map { ["camera": .string($0.name), "value": .string($0.inEffect.text)] })]
     }
 }
+
+/// One setting of one camera, read or changed: a module setting by its name, or, on a camera
+/// tethered through libgphoto2, any other setting by its path or name.
+public enum SettingsAnswer: Sendable {
+    /// A setting every backend has, and its value in effect.
+    case setting(SettingID, SettingValue)
+    /// A libgphoto2 setting.
+    case widget(Widget)
+
+    /// Reads the setting `name` from `camera`.
+    public static func read(_ name: String, on camera: any Camera) async throws(CameraError) -> SettingsAnswer {
+        guard let setting = SettingID(userName: name) else { return .widget(try await tethered(camera, name).widget(name)) }
+        return .setting(setting, try await camera.value(of: setting))
+    }
+
+    /// Changes the setting `name` of `camera` to the value `text`, written as the camera shows it.
+    public static func change(_ name: String, to text: String, on camera: any Camera) async throws(CameraError) -> SettingsAnswer {
+        guard let setting = SettingID(userName: name) else { return .widget(try await tethered(camera, name).setWidget(name, to: text)) }
+        return .setting(setting, try await camera.set(try camera.parse(text, for: setting)))
+    }
+
+    /// A name that is not a module setting is a libgphoto2 setting, which only a tethered camera has.
+    private static func tethered(_ camera: any Camera, _ name: String) throws(CameraError) -> GPhoto2Camera {
+        guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
+        return tethered
+    }
+
+    /// The `--json` document.
+    public var json: JSONValue {
+        switch self {
+        case .setting(let setting, let value): ["setting": .string(setting.userName), "value": .string(value.text)]
+        case .widget(let widget): widget.json
+        }
+    }
+}

@@ -31,7 +31,8 @@ struct DemoCommand: AsyncParsableCommand {
         @OptionGroup(title: "Rig") var rig: RigOptions
 
         func run() async throws {
-            try await refuseWhileDaemonHoldsSimulator()
+            let daemon = options.socketDaemon()
+            try await options.reporting { () async throws(CameraFailure) in try await CameraDemoReset.refuseWhileHeld(by: daemon) }
             let profile = try options.demoOptions().profile
             let named = rig.isRig ? try await rig.names(options, daemon: nil) : []
             let replaced = try options.reporting { () throws(CameraFailure) in try CameraDemoReset.reset(named, profile: profile) }
@@ -40,17 +41,6 @@ struct DemoCommand: AsyncParsableCommand {
                     + "battery \($0.camera.battery)%, \(English.counting($0.camera.shotsRemaining, "shot")) left, settings as new (\($0.file.path))")
                 }.joined(separator: "\n")
             }
-        }
-
-        /// A daemon that holds simulated cameras would save its own over the fresh ones when it
-        /// stops.
-        private func refuseWhileDaemonHoldsSimulator() async throws(ExitCode) {
-            guard let daemon = options.socketDaemon(),
-                  let status = try? await daemon.status() else { return }
-            let simulated = status.cameras.contains { $0.source.hasPrefix("simulated") }
-            guard simulated else { return }
-            throw options.fail(code: "daemonHoldsDemo", "the daemon holds the simulated cameras and saves them when it stops; "
-                + "stop it, run `unleashed demo reset`, and start it again", status: .refused)
         }
     }
 }

@@ -172,3 +172,4 @@ extension BackendChoice: ExpressibleByArgument {}
 typealias ExitStatus = UnleashedApp.ExitStatus
 typealias Interrupt = UnleashedApp.Interrupt
 typealias SignalWatch = UnleashedApp.SignalWatch
+typealias TerminalLine = UnleashedApp.TerminalLine

@@ -61,15 +61,12 @@ struct SettingsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.withCamera { camera throws(CameraError) in
-                guard let setting = SettingID(userName: name) else {
-                    guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
-                    let widget = try await tethered.widget(name)
-                    options.emit(widget.json) { "\(widget.path) \(widget.value ?? "")" }
-                    return
-                }
-                let value = try await camera.value(of: setting)
-                options.emit(["setting": .string(setting.userName), "value": .string(value.text)]) {
-                    "\(setting.userName) \(value.text)"
+                let answer = try await SettingsAnswer.read(name, on: camera)
+                options.emit(answer.json) {
+                    switch answer {
+                    case .setting(let setting, let value): "\(setting.userName) \(value.text)"
+                    case .widget(let widget): "\(widget.path) \(widget.value ?? "")"
+                    }
                 }
             }
         }
@@ -111,16 +108,12 @@ struct SettingsCommand: AsyncParsableCommand {
                 return
             }
             try await options.withCamera { camera throws(CameraError) in
-                guard let setting = SettingID(userName: name) else {
-                    guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
-                    let widget = try await tethered.setWidget(name, to: text)
-                    options.emit(widget.json) { "\(widget.path) set to \(widget.value ?? text)" }
-                    return
-                }
-                let wanted = try camera.parse(text, for: setting)
-                let applied = try await camera.set(wanted)
-                options.emit(["setting": .string(setting.userName), "value": .string(applied.text)]) {
-                    "\(setting.userName) set to \(applied.text)"
+                let answer = try await SettingsAnswer.change(name, to: text, on: camera)
+                options.emit(answer.json) {
+                    switch answer {
+                    case .setting(let setting, let value): "\(setting.userName) set to \(value.text)"
+                    case .widget(let widget): "\(widget.path) set to \(widget.value ?? text)"
+                    }
                 }
             }
         }

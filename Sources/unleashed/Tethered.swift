@@ -68,13 +68,7 @@ struct CamerasCommand: AsyncParsableCommand {
 
     func run() async throws {
         let port = options.port
-        let listed = try await options.reporting { () async throws(CameraFailure) in
-            do throws(CameraError) {
-                return try await CameraDetection.list(port: port)
-            } catch {
-                throw CameraFailure(error)
-            }
-        }
+        let listed = try await options.reporting { () async throws(CameraFailure) in try await CameraDetection.list(port: port) }
         options.emit(.array(listed.map { ["model": .string($0.model), "port": .string($0.port)] })) {
             listed.map { $0.model.padding(toLength: 32, withPad: " ", startingAt: 0) + " " + $0.port }.joined(separator: "\n")
         }
