@@ -101,21 +101,7 @@ extension GlobalOptions {
 
 extension Output {
     static func classify(_ error: BlueZError) -> (String, ExitStatus) {
-        switch error {
-        case .noSystemBus: ("noSystemBus", .unavailable)
-        case .bluezNotRunning: ("bluetoothdNotRunning", .unavailable)
-        case .permissionDenied: ("permissionDenied", .noPermission)
-        case .noAdapter: ("noAdapter", .unavailable)
-        case .adapterNotFound: ("adapterNotFound", .unavailable)
-        case .adapterPoweredOff: ("adapterPoweredOff", .unavailable)
-        case .moduleNotFound: ("moduleNotFound", .unavailable)
-        case .pairingRefused: ("pairingRefused", .refused)
-        case .notPaired: ("notPaired", .unavailable)
-        case .connectionFailed: ("connectionFailed", .unavailable)
-        case .connectionLost: ("connectionLost", .unavailable)
-        case .timedOut: ("timedOut", .unavailable)
-        case .notAModule: ("notAModule", .unavailable)
-        case .dbus: ("bluetooth", .unavailable)
-        }
+        let failure = CameraFailure(error)
+        return (failure.code, failure.status)
     }
 }

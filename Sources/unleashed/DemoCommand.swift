@@ -1,10 +1,7 @@
 import ArgumentParser
 import CameraKit
-import DaemonClient
-import Foundation
+import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
-import UnleashedSimulator
 
 /// `unleashed demo`: looking after demo mode's simulated cameras.
 struct DemoCommand: AsyncParsableCommand {
@@ -34,43 +31,16 @@ struct DemoCommand: AsyncParsableCommand {
         @OptionGroup(title: "Rig") var rig: RigOptions
 
         func run() async throws {
-            let options = options
-            try await refuseWhileDaemonHoldsSimulator()
+            let daemon = options.socketDaemon()
+            try await options.reporting { () async throws(CameraFailure) in try await CameraDemoReset.refuseWhileHeld(by: daemon) }
             let profile = try options.demoOptions().profile
             let named = rig.isRig ? try await rig.names(options, daemon: nil) : []
-            let files: [(name: String?, file: URL)] = named.isEmpty
-                ? [(nil, Demo.defaultStateFile())] : named.map { ($0, GlobalOptions.demoStateFile(for: $0)) }
-            var entries: [JSONValue] = []
-            var lines: [String] = []
-            for (name, file) in files {
-                let camera: VirtualCamera
-                do throws(DemoError) {
-                    camera = try Demo.reset(stateFile: file, profile: profile)
-                } catch {
-                    throw options.fail(error)
-                }
-                var entry: [String: JSONValue] = [
-                    "stateFile": .string(file.path), "profile": .string(camera.profile.id), "model": .string(camera.profile.model),
-                    "power": .string(camera.power.description), "battery": .integer(Int64(camera.battery)),
-                    "shotsRemaining": .integer(Int64(camera.shotsRemaining)),
-                ]
-                entry["camera"] = name.map(JSONValue.string)
-                entries.append(.object(entry))
-                lines.append((name.map { "\($0): " } ?? "") + "a new \(camera.profile.model), \(camera.power), battery \(camera.battery)%, "
-                    + "\(English.counting(camera.shotsRemaining, "shot")) left, settings as new (\(file.path))")
+            let replaced = try options.reporting { () throws(CameraFailure) in try CameraDemoReset.reset(named, profile: profile) }
+            options.emit(CameraDemoReset.json(replaced, rig: !named.isEmpty)) {
+                replaced.map { (($0.name.map { "\($0): " } ?? "") + "a new \($0.camera.profile.model), \($0.camera.power), "
+                    + "battery \($0.camera.battery)%, \(English.counting($0.camera.shotsRemaining, "shot")) left, settings as new (\($0.file.path))")
+                }.joined(separator: "\n")
             }
-            options.emit(named.isEmpty ? entries[0] : ["cameras": .array(entries)]) { lines.joined(separator: "\n") }
-        }
-
-        /// A daemon that holds simulated cameras would save its own over the fresh ones when it
-        /// stops.
-        private func refuseWhileDaemonHoldsSimulator() async throws(ExitCode) {
-            guard let daemon = options.socketDaemon(),
-                  let status = try? await daemon.status() else { return }
-            let simulated = status.cameras.contains { $0.source.hasPrefix("simulated") }
-            guard simulated else { return }
-            throw options.fail(code: "daemonHoldsDemo", "the daemon holds the simulated cameras and saves them when it stops; "
-                + "stop it, run `unleashed demo reset`, and start it again", status: .refused)
         }
     }
 }

@@ -17,16 +17,6 @@ enum Output {
         (error.code, ExitStatus(rawValue: error.exitStatus) ?? .software)
     }
 
-    /// A downloaded picture, for `--json`.
-    static func json(_ file: SavedFile) -> [String: JSONValue] {
-        var members: [String: JSONValue] = [
-            "path": .string(file.path), "bytes": .integer(Int64(file.bytes)), "cameraPath": .string(file.cameraPath),
-            "shotCounter": .integer(Int64(file.shotCounter)),
-        ]
-        members["frame"] = file.frame.map { .integer(Int64($0)) }
-        return members
-    }
-
     /// Unix milliseconds as an ISO 8601 UTC timestamp.
     static func timestamp(_ milliseconds: UInt64) -> String {
         let formatter = ISO8601DateFormatter()
@@ -129,46 +119,5 @@ struct TextStyle {
     func paint(_ text: String, _ colour: Colour) -> String {
         guard enabled, colour != .plain else { return text }
         return "\u{1B}[\(colour.rawValue)m\(text)\u{1B}[0m"
-    }
-}
-
-/// A live status line on a terminal: always one row, however narrow the terminal.
-///
-/// A line longer than the terminal wraps, and the carriage return that redraws it goes back
-/// only to the start of its last row: every refresh would then leave a new line behind. So the
-/// line is fitted to the width (`TIOCGWINSZ`, read at each redraw so that a resized window is
-/// followed; `$COLUMNS` or 80 when there is none): the fields that matter least are dropped
-/// first, and what is still too long is cut.
-enum TerminalLine {
-    /// A field of the line, and how readily it is dropped (higher goes first).
-    struct Field {
-        var text: String
-        var dropOrder: Int
-
-        init(_ text: String, dropOrder: Int = 0) {
-            self.text = text
-            self.dropOrder = dropOrder
-        }
-    }
-
-    /// The columns of the terminal on standard error.
-    static func width() -> Int {
-        var size = winsize()
-        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
-        return 80
-    }
-
-    /// `fields` joined by two spaces, fitted to `width` columns less one (a line that fills
-    /// the last column makes some terminals wrap at once).
-    static func fit(_ fields: [Field], width: Int) -> String {
-        let room = max(width - 1, 1)
-        var kept = fields
-        func joined() -> String { kept.map(\.text).joined(separator: "  ") }
-        while joined().count > room, let drop = kept.indices.filter({ kept[$0].dropOrder > 0 }).max(by: { kept[$0].dropOrder < kept[$1].dropOrder }) {
-            kept.remove(at: drop)
-        }
-        let line = joined()
-        return line.count > room ? String(line.prefix(room)) : line
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CameraKit
 import GPhoto2
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -29,23 +30,14 @@ struct SettingsCommand: AsyncParsableCommand {
             try await options.withCamera { camera throws(CameraError) in
                 if all, let tethered = camera as? GPhoto2Camera {
                     let widgets = try await tethered.widgets()
-                    options.emit(.array(widgets.map(WidgetText.json))) { widgets.map(WidgetText.line).joined(separator: "\n") }
+                    options.emit(.array(widgets.map(\.json))) { widgets.map(WidgetText.line).joined(separator: "\n") }
                     return
                 }
                 let settings = try await camera.settings()
-                options.emit(.array(settings.map(json))) {
+                options.emit(.array(settings.map(\.json))) {
                     settings.map(human).joined(separator: "\n")
                 }
             }
-        }
-
-        private func json(_ descriptor: SettingDescriptor) -> JSONValue {
-            [
-                "setting": .string(descriptor.setting.userName),
-                "value": .string(descriptor.value.text),
-                "choices": .array(descriptor.choices.map { .string($0.text) }),
-                "readOnly": .bool(descriptor.readOnly),
-            ]
         }
 
         private func human(_ descriptor: SettingDescriptor) -> String {
@@ -69,15 +61,12 @@ struct SettingsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await options.withCamera { camera throws(CameraError) in
-                guard let setting = SettingID(userName: name) else {
-                    guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
-                    let widget = try await tethered.widget(name)
-                    options.emit(WidgetText.json(widget)) { "\(widget.path) \(widget.value ?? "")" }
-                    return
-                }
-                let value = try await camera.value(of: setting)
-                options.emit(["setting": .string(setting.userName), "value": .string(value.text)]) {
-                    "\(setting.userName) \(value.text)"
+                let answer = try await SettingsAnswer.read(name, on: camera)
+                options.emit(answer.json) {
+                    switch answer {
+                    case .setting(let setting, let value): "\(setting.userName) \(value.text)"
+                    case .widget(let widget): "\(widget.path) \(widget.value ?? "")"
+                    }
                 }
             }
         }
@@ -119,16 +108,12 @@ struct SettingsCommand: AsyncParsableCommand {
                 return
             }
             try await options.withCamera { camera throws(CameraError) in
-                guard let setting = SettingID(userName: name) else {
-                    guard let tethered = camera as? GPhoto2Camera else { throw .unknownSetting(name) }
-                    let widget = try await tethered.setWidget(name, to: text)
-                    options.emit(WidgetText.json(widget)) { "\(widget.path) set to \(widget.value ?? text)" }
-                    return
-                }
-                let wanted = try camera.parse(text, for: setting)
-                let applied = try await camera.set(wanted)
-                options.emit(["setting": .string(setting.userName), "value": .string(applied.text)]) {
-                    "\(setting.userName) set to \(applied.text)"
+                let answer = try await SettingsAnswer.change(name, to: text, on: camera)
+                options.emit(answer.json) {
+                    switch answer {
+                    case .setting(let setting, let value): "\(setting.userName) set to \(value.text)"
+                    case .widget(let widget): "\(widget.path) set to \(widget.value ?? text)"
+                    }
                 }
             }
         }
@@ -137,15 +122,6 @@ struct SettingsCommand: AsyncParsableCommand {
 
 /// How a libgphoto2 setting (a widget) is printed.
 enum WidgetText {
-    static func json(_ widget: Widget) -> JSONValue {
-        var members: [String: JSONValue] = [
-            "setting": .string(widget.path), "label": .string(widget.label),
-            "choices": .array(widget.choices.map(JSONValue.string)), "readOnly": .bool(widget.readOnly),
-        ]
-        members["value"] = widget.value.map(JSONValue.string)
-        return .object(members)
-    }
-
     static func line(_ widget: Widget) -> String {
         let path = widget.path.padding(toLength: 44, withPad: " ", startingAt: 0)
         let value = (widget.value ?? "").padding(toLength: 16, withPad: " ", startingAt: 0)
@@ -159,36 +135,9 @@ enum WidgetText {
 extension SettingsCommand.Set {
     /// The rig's change: all cameras or none.
     static func set(_ name: String, _ text: String, on rig: Rig, options: GlobalOptions) async throws(ExitCode) {
-        guard let setting = SettingID(userName: name) else {
-            throw options.fail(code: "unknownSetting", "a rig's settings are the module settings (\(SettingID.userNames.joined(separator: ", "))), not '\(name)'",
-                               status: .usage)
+        let change = try await options.reporting { () async throws(CameraFailure) in try await SettingsRigChange.apply(name, text, on: rig) }
+        options.emit(change.json) {
+            change.applied.map { "\($0.name): \(change.setting.userName) set to \($0.inEffect.text)" }.joined(separator: "\n")
         }
-        guard let wanted = SettingValue(setting: setting, text: text) else { throw options.fail(CameraError.unreadableValue(setting, text)) }
-        do throws(RigError) {
-            let applied = try await rig.set(wanted)
-            let entries: [JSONValue] = applied.map { ["camera": .string($0.name), "value": .string($0.inEffect.text)] }
-            options.emit(["setting": .string(setting.userName), "cameras": .array(entries)]) {
-                applied.map { "\($0.name): \(setting.userName) set to \($0.inEffect.text)" }.joined(separator: "\n")
-            }
-        } catch {
-            throw fail(error, options: options)
-        }
-    }
-
-    private static func fail(_ error: RigError, options: GlobalOptions) -> ExitCode {
-        let failures: [RigError.BodyFailure]
-        let code: String
-        var extra: [String: JSONValue] = [:]
-        switch error {
-        case .refused(let refused):
-            (failures, code) = (refused, "rigRefused")
-        case .partlyApplied(let applied, let failed):
-            (failures, code) = (failed, "rigPartlyApplied")
-            extra["applied"] = .array(applied.map(JSONValue.string))
-        }
-        extra["cameras"] = .array(failures.map { failure in
-            ["camera": .string(failure.name), "code": .string(Output.classify(failure.error).0), "message": .string(failure.error.description)]
-        })
-        return options.fail(code: code, error.description, status: .refused, extra: extra)
     }
 }

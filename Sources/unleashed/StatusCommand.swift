@@ -1,6 +1,5 @@
 import ArgumentParser
 import CameraKit
-import GPhoto2
 import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
@@ -19,48 +18,9 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withCamera { camera throws(CameraError) in
-            let status = try await camera.status()
-            let settings = status.cameraPower == .on ? try await camera.settings() : []
-            let identity = camera.identity
-            let tethered = camera is GPhoto2Camera
-            options.emit(json(identity, status, settings, tethered: tethered)) { human(identity, status, settings, tethered: tethered) }
+            let report = try await CameraStatusReport.gather(camera)
+            options.emit(report.json) { human(report.identity, report.status, report.settings, tethered: report.tethered) }
         }
-    }
-
-    private func json(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor], tethered: Bool) -> JSONValue {
-        var cameraMembers: [String: JSONValue] = [
-            "model": identity.cameraModel.map(JSONValue.string) ?? .null,
-            "power": .string(status.cameraPower.description),
-            "busy": .bool(status.busy),
-        ]
-        cameraMembers["battery"] = status.cameraBattery.map { .integer(Int64($0)) }
-        cameraMembers["storage"] = status.storage.map { .string($0.description) }
-        cameraMembers["shotsRemaining"] = status.shotsRemaining.map { .integer(Int64($0)) }
-        cameraMembers["exposureMode"] = status.exposureMode.map { .string($0.description) }
-        cameraMembers["meteredEV"] = status.meteredEV.map { .string($0.text) }
-        var moduleMembers: [String: JSONValue] = [
-            "name": .string(identity.name),
-            "capabilities": .array(identity.capabilities.names.map(JSONValue.string)),
-            "shotCounter": .integer(Int64(status.shotCounter)),
-        ]
-        moduleMembers["firmware"] = identity.firmwareVersion.map(JSONValue.string)
-        moduleMembers["protocolVersion"] = identity.protocolVersion.map { .integer(Int64($0)) }
-        moduleMembers["battery"] = status.moduleBattery.map { .integer(Int64($0)) }
-        var members: [String: JSONValue] = [
-            "connection": .string(status.connection.phase.rawValue),
-            "backend": .string(tethered ? BackendChoice.gphoto2.rawValue : BackendChoice.unleashed.rawValue),
-            "camera": .object(cameraMembers),
-            "settings": .object(Dictionary(uniqueKeysWithValues: settings.map { ($0.setting.userName, JSONValue.string($0.value.text)) })),
-        ]
-        if tethered {
-            cameraMembers["port"] = .string(identity.name)
-            cameraMembers["capabilities"] = moduleMembers["capabilities"]
-            cameraMembers["shotsThisSession"] = .integer(Int64(status.shotCounter))
-            members["camera"] = .object(cameraMembers)
-        } else {
-            members["module"] = .object(moduleMembers)
-        }
-        return .object(members)
     }
 
     private func human(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor], tethered: Bool) -> String {

@@ -1,8 +1,7 @@
 import ArgumentParser
 import CameraKit
 import Foundation
-import GPhoto2
-import Synchronization
+import UnleashedApp
 import UnleashedKit
 
 /// Prints the pictures a camera copies to this computer as they arrive, until its event stream
@@ -27,7 +26,7 @@ struct SavedFileReport {
                     saved += 1
                     folder = folder ?? URL(fileURLWithPath: file.path).deletingLastPathComponent().path
                     if options.json {
-                        Output.line(Output.json(["saved": .object(Output.json(file))]))
+                        Output.line(Output.json(["saved": .object(file.json)]))
                     } else if text == .eachFile {
                         Output.line("Saved \(file.path) (\(file.bytes) bytes)")
                     }
@@ -68,22 +67,8 @@ struct CamerasCommand: AsyncParsableCommand {
     @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
-        var found: [DetectedCamera]
-        do throws(CameraError) {
-            found = try await GPhoto2Detection.detect()
-        } catch {
-            throw options.fail(error)
-        }
-        if let port = options.port, !found.contains(where: { $0.port == port }) {
-            do throws(CameraError) {
-                let camera = try await GPhoto2Camera.open(port: port)
-                found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: port))
-                await camera.close()
-            } catch {
-                throw options.fail(error)
-            }
-        }
-        let listed = found
+        let port = options.port
+        let listed = try await options.reporting { () async throws(CameraFailure) in try await CameraDetection.list(port: port) }
         options.emit(.array(listed.map { ["model": .string($0.model), "port": .string($0.port)] })) {
             listed.map { $0.model.padding(toLength: 32, withPad: " ", startingAt: 0) + " " + $0.port }.joined(separator: "\n")
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -81,24 +82,13 @@ extension Unleashed {
         // Help, --version, and the commands' own errors (already reported) are left as they are.
         if status == .success || error is ExitCode { exit(withError: error) }
         let message = message(for: error)
-        let hint = SignedArguments.hint(for: arguments, program: "unleashed", optionMissingValue: missingValue(in: message))
+        let hint = SignedArguments.hint(for: arguments, program: "unleashed", optionMissingValue: CameraFailure.missingOption(in: message))
         if arguments.prefix(while: { $0 != "--" }).contains("--json") {
-            let code = status == .validationFailure ? "usage" : "failed"
-            let text = [message, hint].compactMap { $0 }.joined(separator: "; ")
-            Output.line(Output.json(["error": ["code": .string(code), "message": .string(text)]]))
+            Output.line(Output.json(CameraFailure.commandLine(message, hint: hint, usage: status == .validationFailure).json))
         } else {
-            var text = fullMessage(for: error)
-            if let hint { text += "\nHint: \(hint)" }
-            Output.note(text)
+            Output.note(fullMessage(for: error) + (hint.map { "\nHint: \($0)" } ?? ""))
         }
         Foundation.exit(status.rawValue)
-    }
-
-    /// `--frames` of "Missing value for '--frames <n>'".
-    private static func missingValue(in message: String) -> String? {
-        guard let range = message.range(of: "Missing value for '") else { return nil }
-        let option = message[range.upperBound...].prefix { $0 != " " && $0 != "'" }
-        return option.isEmpty ? nil : String(option)
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CameraKit
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -98,7 +99,7 @@ struct WatchCommand: AsyncParsableCommand {
         case .missedEvents(let count):
             return ("missedEvents", ["count": .integer(Int64(count))], "\(count) events lost on the way")
         case .fileSaved(let file):
-            return ("fileSaved", Output.json(file), "saved \(file.path) (\(file.bytes) bytes)")
+            return ("fileSaved", file.json, "saved \(file.path) (\(file.bytes) bytes)")
         case .fileNotSaved(let cameraPath, let reason):
             return ("fileNotSaved", ["cameraPath": .string(cameraPath), "reason": .string(reason)],
                     Output.style.paint("could not save \(cameraPath): \(reason)", .red))

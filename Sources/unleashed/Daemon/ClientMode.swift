@@ -1,6 +1,7 @@
 import ArgumentParser
 import DaemonClient
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -23,36 +24,9 @@ extension GlobalOptions {
         return DaemonClient(socketPath: path, token: environment["UNLEASHED_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
     }
 
-    /// The daemon's camera named by --module (or its only one); nil when the daemon does not
-    /// answer after all (a socket left by one that did not stop cleanly).
-    func remoteCamera(through daemon: DaemonClient) async throws(ExitCode) -> RemoteCamera? {
-        do {
-            return try await RemoteCamera.open(client: daemon, camera: module)
-        } catch {
-            if error.isUnreachable { return nil }
-            throw fail(error)
-        }
-    }
-
     /// A failed request to the daemon as a message and exit status: a camera's error exactly as
     /// in direct mode, a refusal (401, 403) as such.
-    func fail(_ error: DaemonClientError) -> ExitCode {
-        switch error {
-        case .notReachable(let socket, let reason):
-            return fail(code: "noDaemon", "the daemon does not answer on \(socket): \(reason)", status: .unavailable)
-        case .badAnswer(let why):
-            return fail(code: "daemon", "the daemon's answer could not be read: \(why)", status: .software)
-        case .http(_, _, _, let camera?):
-            return fail(camera)
-        case .http(let status, let code, let message, nil):
-            switch status {
-            case 401, 403: return fail(code: code, message, status: .noPermission)
-            case 409: return fail(code: code, message, status: .refused)
-            case 400..<500: return fail(code: code, message, status: .usage)
-            default: return fail(code: code, message, status: .unavailable)
-            }
-        }
-    }
+    func fail(_ error: DaemonClientError) -> ExitCode { fail(CameraFailure(error)) }
 }
 
 extension DaemonClientError {

@@ -1,0 +1,186 @@
+import CameraKit
+public import DaemonClient
+import Foundation
+public import Intervalometer
+import UnleashedKit
+public import UnleashedSimulator
+
+/// The global options of a command as plain values, and the decisions they make: demo mode or
+/// not, which backend, which camera or rig to open and where (the daemon's when one answers,
+/// else in this process). Every refusal comes out as a ``CameraFailure``.
+public struct CameraRequest: Sendable {
+    public var demo: Bool
+    public var demoProfile: String?
+    public var demoSeed: UInt64
+    public var demoFaults: String?
+    public var demoSky: String?
+    public var backend: BackendChoice?
+    public var port: String?
+    public var download: String?
+    public var filename: String?
+    public var module: String?
+    public var adapter: String?
+    /// How long to scan for a module BlueZ does not know yet, as written (`10s`).
+    public var scanTimeout: String
+    /// The process environment (`UNLEASHED_DEMO`, `UNLEASHED_BACKEND`, the configuration's places).
+    public var environment: [String: String]
+
+    public init(demo: Bool = false, demoProfile: String? = nil, demoSeed: UInt64 = 1, demoFaults: String? = nil,
+                demoSky: String? = nil, backend: BackendChoice? = nil, port: String? = nil, download: String? = nil,
+                filename: String? = nil, module: String? = nil, adapter: String? = nil, scanTimeout: String = "10s",
+                environment: [String: String]) {
+        (self.demo, self.demoProfile, self.demoSeed, self.demoFaults, self.demoSky) = (demo, demoProfile, demoSeed, demoFaults, demoSky)
+        (self.backend, self.port, self.download, self.filename) = (backend, port, download, filename)
+        (self.module, self.adapter, self.scanTimeout, self.environment) = (module, adapter, scanTimeout, environment)
+    }
+
+    /// --demo, or `UNLEASHED_DEMO` set to 1, true or yes.
+    public var demoMode: Bool {
+        demo || ["1", "true", "yes"].contains(environment["UNLEASHED_DEMO"]?.lowercased() ?? "")
+    }
+
+    /// The backend chosen by --backend, else by `$UNLEASHED_BACKEND`, else the module.
+    public func chosenBackend() throws(CameraFailure) -> BackendChoice {
+        do throws(CameraChoiceError) {
+            return try BackendChoice.chosen(backend, environment: environment)
+        } catch {
+            throw CameraFailure(error)
+        }
+    }
+
+    /// The simulator's options: --demo-profile, --demo-faults and --demo-sky read.
+    public func demoOptions() throws(CameraFailure) -> DemoOptions {
+        var options = DemoOptions(seed: demoSeed)
+        if let demoProfile {
+            guard let profile = CameraProfile.named(demoProfile) else { throw .usage(DemoError.unknownProfile(demoProfile).description) }
+            options.profile = profile
+        }
+        do {
+            options.faults = try demoFaults.map { text throws(DemoFaultsError) in try DemoFaults(parsing: text) } ?? options.faults
+        } catch {
+            throw .usage("--demo-faults: \(error)")
+        }
+        do {
+            options.scene = try demoSky.map { text throws(DaylightParseError) in try Daylight(parsing: text).sceneLight } ?? options.scene
+        } catch {
+            throw .usage("--demo-sky: \(error)")
+        }
+        return options
+    }
+
+    /// Reads a duration argument (`250ms`, `30s`, `1m30s`, `2h`) given to `option`.
+    public static func duration(_ text: String, for option: String) throws(CameraFailure) -> Duration {
+        do throws(DurationTextError) {
+            return try readDuration(text)
+        } catch .tooLong {
+            throw CameraFailure(code: "invalidDuration", "\(option): '\(text)' is too long to be counted in milliseconds; "
+                + "write a duration like 30s, 1m30s or 2h", status: .usage)
+        } catch {
+            throw CameraFailure(code: "invalidDuration",
+                                "\(option): '\(text)' is not a duration; write it like 250ms, 30s, 1m30s or 2h", status: .usage)
+        }
+    }
+
+    /// The camera to open in this process: the module named, else the one remembered (on the
+    /// adapter named, else on the remembered module's).
+    public func choice() throws(CameraFailure) -> CameraChoice {
+        let remembered = module == nil || adapter == nil ? RememberedModule.load() : nil
+        return CameraChoice(backend: try chosenBackend(), demo: demoMode ? try demoOptions() : nil, port: port, download: download,
+                            filename: filename, module: module ?? remembered?.address,
+                            adapter: adapter ?? (module == nil ? remembered?.adapter : nil),
+                            scanTimeout: try Self.duration(scanTimeout, for: "--scan-timeout"))
+    }
+
+    /// The camera to drive: the daemon's named by --module (or its only one) when `daemon`
+    /// answers, else the one the options choose, opened here.
+    public func open(daemon: DaemonClient?) async throws(CameraFailure) -> OpenedCamera {
+        if let daemon {
+            do {
+                return .remote(try await RemoteCamera.open(client: daemon, camera: module))
+            } catch {
+                // A socket left by a daemon that did not stop cleanly: drive the camera directly.
+                guard case .notReachable = error else { throw CameraFailure(error) }
+            }
+        }
+        let choice = try choice()
+        let spec = try CameraFailure.choosing(choice.spec)
+        do throws(CameraOpenError) {
+            return try await CameraProvider().open(spec)
+        } catch {
+            throw CameraFailure(error)
+        }
+    }
+}
+
+extension CameraRequest {
+    /// The names of the rig's cameras, in order, each once. With a daemon answering, groups and
+    /// `--all` are the daemon's: its `[[groups]]` and every camera it holds. Without one they
+    /// come from the configuration files the daemon would read (`unleashed daemon --check`).
+    public func rigNames(_ selection: RigSelection, daemon: DaemonClient?) async throws(CameraFailure) -> [String] {
+        let backend = try chosenBackend()
+        if let named = try CameraFailure.choosing({ () throws(CameraChoiceError) in try selection.named(module: module, backend: backend) }) {
+            return named
+        }
+        if let daemon, let answered = try await daemonRigs(selection, daemon) {
+            return try CameraFailure.choosing { () throws(CameraChoiceError) in try selection.pick(from: answered, in: .daemon) }
+        }
+        let configured = try configuredRigs()
+        return try CameraFailure.choosing { () throws(CameraChoiceError) in try selection.pick(from: configured, in: .configuration) }
+    }
+
+    /// The rig to resume `record` with: the cameras it was started with, which the journal
+    /// keeps (``RigSelection/resuming(runID:recorded:given:)``); nil for a run of one camera.
+    public func resuming(_ record: RunRecord, _ selection: RigSelection, daemon: DaemonClient?) async throws(CameraFailure) -> RigSelection? {
+        let given = selection.isRig ? try await rigNames(selection, daemon: daemon) : nil
+        return try CameraFailure.choosing { () throws(CameraChoiceError) in
+            try RigSelection.resuming(runID: record.id, recorded: record.cameras, given: given).map { RigSelection(cameras: $0) }
+        }
+    }
+
+    /// One camera per name, opened at once: the daemon's cameras when it answers, simulated
+    /// ones in demo mode, else modules over BlueZ. All or none: what was opened is closed again
+    /// when one fails.
+    public func openRig(_ names: [String], daemon: DaemonClient?) async throws(CameraFailure) -> [OpenedCamera] {
+        guard let daemon else {
+            let configured = demoMode ? [:] : try configuredRigs().addresses
+            let choice = try choice()
+            let rig = try CameraFailure.choosing { () throws(CameraChoiceError) in try choice.rig(names, configured: configured) }
+            do throws(RigOpenError) {
+                return try await CameraProvider().open(rig: rig)
+            } catch {
+                throw CameraFailure(error.error)
+            }
+        }
+        var opened: [OpenedCamera] = []
+        for name in names {
+            do {
+                opened.append(.remote(try await RemoteCamera.open(client: daemon, camera: name)))
+            } catch {
+                for camera in opened { try? await camera.close() }
+                throw CameraFailure(error)
+            }
+        }
+        return opened
+    }
+
+    /// The rigs of the configuration files of a user's daemon (the system file, then the user's own).
+    public func configuredRigs() throws(CameraFailure) -> KnownRigs {
+        do throws(DaemonLaunchError) {
+            return try KnownRigs.configured(environment: environment)
+        } catch {
+            throw CameraFailure(code: "configuration", error.description, status: .usage)
+        }
+    }
+
+    /// The daemon's groups (`GET /v1/groups`) for `--group`, or its cameras (`GET /v1/status`)
+    /// for `--all`; nil when it does not answer after all.
+    private func daemonRigs(_ selection: RigSelection, _ daemon: DaemonClient) async throws(CameraFailure) -> KnownRigs? {
+        do {
+            guard selection.group != nil else { return KnownRigs(groups: [], all: try await daemon.status().cameras.map(\.name)) }
+            return KnownRigs(groups: try await daemon.groups().map { KnownRigs.Group(name: $0.name, cameras: $0.cameras) }, all: [])
+        } catch {
+            if case .notReachable = error { return nil }
+            throw CameraFailure(error)
+        }
+    }
+}
