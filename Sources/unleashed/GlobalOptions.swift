@@ -175,15 +175,10 @@ struct GlobalOptions: ParsableArguments, Sendable {
 
     /// Reads a duration argument (`250ms`, `30s`, `1m30s`, `2h`), or fails with a usage error.
     func duration(_ text: String, for what: String) throws(ExitCode) -> Duration {
-        do throws(DurationTextError) {
-            return try readDuration(text)
-        } catch .tooLong {
-            throw fail(code: "invalidDuration",
-                       "\(what): '\(text)' is too long to be counted in milliseconds; write a duration like 30s, 1m30s or 2h",
-                       status: .usage)
+        do throws(PlanRefusal) {
+            return try PlanText.duration(text, for: what)
         } catch {
-            throw fail(code: "invalidDuration",
-                       "\(what): '\(text)' is not a duration; write it like 250ms, 30s, 1m30s or 2h", status: .usage)
+            throw fail(error)
         }
     }
 

@@ -111,17 +111,32 @@ struct VideoCommand: AsyncParsableCommand {
 
 extension GlobalOptions {
     /// Runs `command` on the camera, or on every camera of the rig at once, and prints what it
-    /// gave.
-    func onEachCamera<Value: Sendable>(_ rig: RigOptions, _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> Value,
-                                       json: @escaping @Sendable (Value) -> JSONValue,
-                                       human: @escaping @Sendable (Value) -> String) async throws {
+    /// gave; `check` then judges a single camera's value. A `clock` (label, total) runs on the
+    /// terminal meanwhile.
+    func onEachCamera<Value: Sendable>(_ rig: RigOptions, clock: (String, Duration)? = nil,
+                                       _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> Value,
+                                       json: @escaping @Sendable (Value) -> JSONValue, human: @escaping @Sendable (Value) -> String,
+                                       check: @escaping @Sendable (Value) throws(CameraError) -> Void = { _ in }) async throws {
         let options = self
         guard rig.isRig else {
             return try await withCamera { camera throws(CameraError) in
-                let value = try await command(camera)
+                let shown = clock.map { LiveClock($0.0, total: $0.1, enabled: !options.json) }
+                let value: Value
+                do throws(CameraError) {
+                    value = try await command(camera)
+                    shown?.stop()
+                } catch {
+                    shown?.stop()
+                    throw error
+                }
                 options.emit(json(value)) { human(value) }
+                try check(value)
             }
         }
-        try await withRig(rig) { rig throws(ExitCode) in try await options.fire(rig, command, json: json, human: human) }
+        try await withRig(rig) { rig throws(ExitCode) in
+            let shown = clock.map { LiveClock($0.0, total: $0.1, enabled: !options.json) }
+            defer { shown?.stop() }
+            try await options.fire(rig, command, json: json, human: human)
+        }
     }
 }
