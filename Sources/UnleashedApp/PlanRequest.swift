@@ -138,7 +138,11 @@ public struct ScheduleRequest: Hashable, Sendable {
     public var hook: String?
     public var hookTimeout: String?
 
-    public init() {}
+    public init(frames: Int? = nil, duration: String? = nil, until: String? = nil, start: StartRequest = StartRequest(),
+                overrun: String = OverrunPolicy.skip.rawValue, gap: String? = nil, hook: String? = nil, hookTimeout: String? = nil) {
+        (self.frames, self.duration, self.until, self.start) = (frames, duration, until, start)
+        (self.overrun, self.gap, self.hook, self.hookTimeout) = (overrun, gap, hook, hookTimeout)
+    }
 
     /// The first option given that would change a stored plan (refused on `--resume`).
     public var givenOption: String? {
@@ -216,7 +220,12 @@ public struct PlanRequest: Hashable, Sendable {
     public var nightInterval: String?
     public var schedule = ScheduleRequest()
 
-    public init() {}
+    public init(interval: String? = nil, bulb: String? = nil, bracket: String? = nil, ramp: [String] = [], minISO: UInt32? = nil,
+                maxISO: UInt32? = nil, rampApertures: [String] = [], rampGap: String? = nil, nightInterval: String? = nil,
+                schedule: ScheduleRequest = ScheduleRequest()) {
+        (self.interval, self.bulb, self.bracket, self.ramp, self.minISO, self.maxISO) = (interval, bulb, bracket, ramp, minISO, maxISO)
+        (self.rampApertures, self.rampGap, self.nightInterval, self.schedule) = (rampApertures, rampGap, nightInterval, schedule)
+    }
 
     /// The plan, reading a ramp program's file with `read`.
     public func plan(now: Date, read: (URL) throws -> Data = { try Data(contentsOf: $0) }) throws(PlanRefusal) -> PlannedRun {

@@ -35,10 +35,8 @@ struct ScheduleOptions: ParsableArguments, Sendable {
 
     /// The options as a request the library turns into a plan.
     var request: ScheduleRequest {
-        var request = ScheduleRequest()
-        (request.frames, request.duration, request.until, request.start) = (frames, duration, until, start.request)
-        (request.overrun, request.gap, request.hook, request.hookTimeout) = (overrun, gap, hook, hookTimeout)
-        return request
+        ScheduleRequest(frames: frames, duration: duration, until: until, start: start.request, overrun: overrun, gap: gap, hook: hook,
+                        hookTimeout: hookTimeout)
     }
 }
 

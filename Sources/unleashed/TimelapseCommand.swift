@@ -103,11 +103,8 @@ struct TimelapseCommand: AsyncParsableCommand {
 
     /// The options as a request the library turns into a plan.
     private var request: PlanRequest {
-        var request = PlanRequest()
-        (request.interval, request.bulb, request.bracket, request.ramp) = (interval, bulb, bracket, ramp)
-        (request.minISO, request.maxISO, request.rampApertures) = (minISO, maxISO, rampApertures)
-        (request.rampGap, request.nightInterval, request.schedule) = (rampGap, nightInterval, schedule.request)
-        return request
+        PlanRequest(interval: interval, bulb: bulb, bracket: bracket, ramp: ramp, minISO: minISO, maxISO: maxISO,
+                    rampApertures: rampApertures, rampGap: rampGap, nightInterval: nightInterval, schedule: schedule.request)
     }
 
     private func interruptedRun(_ id: Int64, journal: SQLiteJournal) throws(ExitCode) -> RunRecord {

@@ -122,12 +122,9 @@ extension GlobalOptions {
             return try await withCamera { camera throws(CameraError) in
                 let shown = clock.map { LiveClock($0.0, total: $0.1, enabled: !options.json) }
                 let value: Value
-                do throws(CameraError) {
+                do {
+                    defer { shown?.stop() }
                     value = try await command(camera)
-                    shown?.stop()
-                } catch {
-                    shown?.stop()
-                    throw error
                 }
                 options.emit(json(value)) { human(value) }
                 try check(value)
