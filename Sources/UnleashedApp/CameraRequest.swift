@@ -68,16 +68,13 @@ public struct CameraRequest: Sendable {
         return options
     }
 
-    /// Reads a duration argument (`250ms`, `30s`, `1m30s`, `2h`) given to `option`.
+    /// Reads a duration argument (`250ms`, `30s`, `1m30s`, `2h`) given to `option`
+    /// (``PlanText/duration(_:for:)``, as a command's failure).
     public static func duration(_ text: String, for option: String) throws(CameraFailure) -> Duration {
-        do throws(DurationTextError) {
-            return try readDuration(text)
-        } catch .tooLong {
-            throw CameraFailure(code: "invalidDuration", "\(option): '\(text)' is too long to be counted in milliseconds; "
-                + "write a duration like 30s, 1m30s or 2h", status: .usage)
+        do throws(PlanRefusal) {
+            return try PlanText.duration(text, for: option)
         } catch {
-            throw CameraFailure(code: "invalidDuration",
-                                "\(option): '\(text)' is not a duration; write it like 250ms, 30s, 1m30s or 2h", status: .usage)
+            throw CameraFailure(code: error.code, error.message, status: .usage)
         }
     }
 

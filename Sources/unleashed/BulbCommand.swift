@@ -25,27 +25,9 @@ struct BulbCommand: AsyncParsableCommand {
     var duration: String
 
     func run() async throws {
-        let options = options
         let length = try options.duration(duration, for: "bulb")
-        if rig.isRig {
-            try await options.withRig(rig) { rig throws(ExitCode) in
-                let clock = LiveClock("Bulb", total: length, enabled: !options.json)
-                defer { clock.stop() }
-                try await options.fire(rig, { camera throws(CameraError) in try await camera.bulb(length) }, json: Self.json, human: Self.human)
-            }
-            return
-        }
-        try await options.withCamera { camera throws(CameraError) in
-            let clock = LiveClock("Bulb", total: length, enabled: !options.json)
-            let exposure: BulbExposure
-            do throws(CameraError) {
-                exposure = try await camera.bulb(length)
-                clock.stop()
-            } catch {
-                clock.stop()
-                throw error
-            }
-            options.emit(Self.json(exposure)) { Self.human(exposure) }
+        try await options.onEachCamera(rig, clock: ("Bulb", length), { camera throws(CameraError) in try await camera.bulb(length) },
+                                       json: Self.json, human: Self.human) { exposure throws(CameraError) in
             if exposure.ending == .stoppedEarly { throw .cancelled }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CameraKit
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -25,15 +26,12 @@ struct GeotagCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = options
-        let given = words.filter { $0 != "--" }
-        guard (2...3).contains(given.count) else {
-            throw options.usage("geotag takes a latitude, a longitude and optionally an altitude, e.g. unleashed geotag -33.8568 151.2153 5")
+        let position: GeoPosition
+        do throws(PlanRefusal) {
+            position = try GeoPosition(words: words, now: Date())
+        } catch {
+            throw options.fail(error)
         }
-        let position = GeoPosition(
-            latitude: try number(given[0], "latitude"), longitude: try number(given[1], "longitude"),
-            altitude: try given.count == 3 ? number(given[2], "altitude") : nil,
-            fixTime: UInt64(Date().timeIntervalSince1970 * 1000))
-        if let problem = position.problem { throw options.fail(code: "invalidArgument", problem, status: .usage) }
         try await options.withCamera { camera throws(CameraError) in
             try await camera.geotag(position)
             var json: [String: JSONValue] = ["latitude": .number(position.latitude), "longitude": .number(position.longitude)]
@@ -42,15 +40,5 @@ struct GeotagCommand: AsyncParsableCommand {
                 "Position set: \(position.latitude), \(position.longitude)" + (position.altitude.map { ", \($0) m" } ?? "")
             }
         }
-    }
-
-    private func number(_ text: String, _ what: String) throws -> Double {
-        if text.hasPrefix("-"), !SignedArguments.isNegativeNumber(text) {
-            throw options.usage("unknown option '\(text)'; `unleashed geotag --help` lists the options")
-        }
-        guard let value = Double(text), value.isFinite else {
-            throw options.fail(code: "invalidArgument", "\(what) '\(text)' is not a number", status: .usage)
-        }
-        return value
     }
 }

@@ -44,7 +44,7 @@ struct ShootCommand: AsyncParsableCommand {
         }
         try await options.withCamera { camera throws(CameraError) in
             for _ in 0..<count {
-                try Task.checkCancellation(or: .cancelled)
+                if Task.isCancelled { throw .cancelled }
                 let shot = try await camera.shoot()
                 options.emit(Self.json(shot)) { Self.human(shot) }
             }
@@ -65,12 +65,5 @@ struct ShootCommand: AsyncParsableCommand {
         "Shot \(shot.counter) taken, reported \(shot.latency.wholeMilliseconds) ms after the trigger"
             + (shot.cameraTime.map { " (camera time \(Output.timestamp($0)))" } ?? "")
             + (shot.confirmedByCounter ? " (report lost; confirmed from the shot counter)" : "")
-    }
-}
-
-extension Task where Success == Never, Failure == Never {
-    /// Throws `error` when the current task was cancelled (Ctrl-C).
-    static func checkCancellation(or error: CameraError) throws(CameraError) {
-        if Task.isCancelled { throw error }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CameraKit
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -20,20 +21,14 @@ struct TimeCommand: AsyncParsableCommand {
 
         func run() async throws {
             let options = options
-            let now = Date()
-            let offsetMinutes = TimeZone.current.secondsFromGMT(for: now) / 60
-            let time = WallTime(unixMilliseconds: UInt64(now.timeIntervalSince1970 * 1000), utcOffsetMinutes: offsetMinutes)
+            let time = WallTime(Date(), in: .current)
             try await options.withCamera { camera throws(CameraError) in
                 try await camera.setTime(time)
                 let stamp = Output.timestamp(time.unixMilliseconds)
-                options.emit(["utcTime": .string(stamp), "utcOffsetMinutes": .integer(Int64(offsetMinutes))]) {
-                    "Camera clock set to \(stamp) (UTC offset \(Self.offset(offsetMinutes)))"
+                options.emit(["utcTime": .string(stamp), "utcOffsetMinutes": .integer(Int64(time.utcOffsetMinutes))]) {
+                    "Camera clock set to \(stamp) (UTC offset \(time.offsetText))"
                 }
             }
-        }
-
-        static func offset(_ minutes: Int) -> String {
-            String(format: "%@%02d:%02d", minutes < 0 ? "-" : "+", abs(minutes) / 60, abs(minutes) % 60)
         }
     }
 }

@@ -90,8 +90,9 @@ struct TimelapseCommand: AsyncParsableCommand {
     func run() async throws {
         let options = options
         guard let resume else {
-            let (plan, delay) = try plan()
-            try await RunExecution.begin(plan, delay: delay, detach: schedule.start.detach, options: options, rig: rig.isRig ? rig : nil)
+            let planned = try options.planned { () throws(PlanRefusal) in try request.plan(now: Date()) }
+            try await RunExecution.begin(planned.plan, delay: planned.delay, detach: schedule.start.detach, options: options,
+                                         rig: rig.isRig ? rig : nil)
             return
         }
         if schedule.start.detach { throw options.usage("--detach starts a new run; a daemon resumes interrupted runs itself") }
@@ -100,74 +101,14 @@ struct TimelapseCommand: AsyncParsableCommand {
         try await RunExecution(options: options, journal: journal).run(.resumed(record), rig: try await rig.resuming(record, options))
     }
 
-    // MARK: - The plan from the command line
-
-    /// The plan and the wait for its first slot.
-    private func plan() throws(ExitCode) -> (RunPlan, Duration) {
-        guard let interval else {
-            throw options.usage("say how often to shoot: --interval 5s (or --resume ID to continue a run)")
-        }
-        let intervalMs = try options.interval(interval, for: "--interval")
-        guard [bulb != nil, bracket != nil, !ramp.isEmpty].filter({ $0 }).count <= 1 else {
-            throw options.usage("choose one of --bulb, --bracket and --ramp")
-        }
-        var exposure = ExposurePlan.camera
-        if !ramp.isEmpty { exposure = .ramp(plan: try rampPlan(ramp, intervalMs: intervalMs)) }
-        let rampOnly = [("--night-interval", nightInterval != nil), ("--max-iso", maxISO != nil), ("--min-iso", minISO != nil),
-                        ("--ramp-aperture", !rampApertures.isEmpty), ("--ramp-gap", rampGap != nil)]
-        if ramp.isEmpty, let given = rampOnly.first(where: \.1)?.0 { throw options.usage("\(given) goes with --ramp") }
-        if let bulb { exposure = .bulb(milliseconds: try options.milliseconds(bulb, for: "--bulb")) }
-        if let bracket {
-            guard let parsed = Self.bracket(bracket) else {
-                throw options.usage("--bracket: '\(bracket)' is not a bracket; write COUNTxSTEP with an odd count of 3 or more "
-                    + "and a step in thirds of a stop, like 3x1ev, 5x2/3ev or 3x1/3ev")
-            }
-            exposure = parsed
-        }
-        return try schedule.plan(intervalMs: intervalMs, exposure: exposure, options: options)
-    }
-
-    /// The ramp's limits from the command line.
-    private func rampPlan(_ words: [String], intervalMs: Int64) throws(ExitCode) -> RampPlan {
-        var plan = RampPlan()
-        switch words.count {
-        case 1 where words[0] == "auto":
-            break
-        case 2 where words[0] == "program":
-            plan.program = try program(words[1], intervalMs: intervalMs)
-        default:
-            throw options.usage("--ramp: '\(words.joined(separator: " "))' is not a ramp; write --ramp auto or --ramp program FILE")
-        }
-        if let minISO { plan.minISO = minISO }
-        if let maxISO { plan.maxISO = maxISO }
-        guard plan.minISO <= plan.maxISO else { throw options.usage("--min-iso \(plan.minISO) is above --max-iso \(plan.maxISO)") }
-        plan.apertures = rampApertures
-        if let rampGap { plan.gapMs = try options.milliseconds(rampGap, for: "--ramp-gap") }
-        if let nightInterval { plan.nightIntervalMs = try options.interval(nightInterval, for: "--night-interval") }
-        return plan
-    }
-
-    /// The keyframes of a program file.
-    private func program(_ path: String, intervalMs: Int64) throws(ExitCode) -> RampProgram {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw options.fail(code: "programFile", "--ramp program: cannot read \(path): \(error.localizedDescription)", status: .usage)
-        }
-        do {
-            return try RampProgram(json: data, intervalMs: intervalMs)
-        } catch {
-            throw options.fail(code: "programFile", "--ramp program \(path): \(error)", status: .usage)
-        }
+    /// The options as a request the library turns into a plan.
+    private var request: PlanRequest {
+        PlanRequest(interval: interval, bulb: bulb, bracket: bracket, ramp: ramp, minISO: minISO, maxISO: maxISO,
+                    rampApertures: rampApertures, rampGap: rampGap, nightInterval: nightInterval, schedule: schedule.request)
     }
 
     private func interruptedRun(_ id: Int64, journal: SQLiteJournal) throws(ExitCode) -> RunRecord {
-        let planOptions = [("--interval", interval != nil), ("--bulb", bulb != nil), ("--bracket", bracket != nil), ("--ramp", !ramp.isEmpty),
-                           ("--night-interval", nightInterval != nil)]
-        if let given = planOptions.first(where: \.1)?.0 ?? schedule.givenOption {
-            throw options.usage("\(given) cannot be changed on --resume: the run continues with the plan it was started with")
-        }
+        if let conflict = request.resumeConflict { throw options.fail(conflict) }
         do throws(ResumeRefusal) {
             return try RunQueries.interruptedRun(id, in: journal)
         } catch {
@@ -177,22 +118,5 @@ struct TimelapseCommand: AsyncParsableCommand {
             case .journal(let why): throw options.fail(code: "journal", why, status: .unavailable)
             }
         }
-    }
-
-    /// `3x1ev` → 3 pictures 3/3 stop apart; `5x2/3ev`, `3x1/3ev`, `3x2ev`.
-    static func bracket(_ text: String) -> ExposurePlan? {
-        let lowered = text.lowercased()
-        guard lowered.hasSuffix("ev") else { return nil }
-        let parts = lowered.dropLast(2).split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let count = Int(parts[0]), count >= 3, count % 2 == 1 else { return nil }
-        let step = parts[1].split(separator: "/", omittingEmptySubsequences: false)
-        let thirds: Int?
-        switch step.count {
-        case 1: thirds = Int(step[0]).map { $0 * 3 }
-        case 2 where step[1] == "3": thirds = Int(step[0])
-        default: thirds = nil
-        }
-        guard let thirds, thirds >= 1 else { return nil }
-        return .bracket(count: count, stepThirds: thirds)
     }
 }

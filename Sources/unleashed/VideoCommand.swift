@@ -1,6 +1,7 @@
 import ArgumentParser
 import CameraKit
-import Intervalometer
+import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -19,18 +20,8 @@ struct VideoCommand: AsyncParsableCommand {
         @OptionGroup(title: "Rig") var rig: RigOptions
 
         func run() async throws {
-            let options = options
-            if rig.isRig {
-                try await options.withRig(rig) { rig throws(ExitCode) in
-                    try await options.fire(rig, { camera throws(CameraError) in try await camera.startVideo() },
+            try await options.onEachCamera(rig, { camera throws(CameraError) in try await camera.startVideo() },
                                            json: { _ in ["recording": .bool(true)] }, human: { _ in "Recording" })
-                }
-                return
-            }
-            try await options.withCamera { camera throws(CameraError) in
-                try await camera.startVideo()
-                options.emit(["recording": .bool(true)]) { "Recording" }
-            }
         }
     }
 
@@ -42,22 +33,10 @@ struct VideoCommand: AsyncParsableCommand {
         @OptionGroup(title: "Rig") var rig: RigOptions
 
         func run() async throws {
-            let options = options
-            if rig.isRig {
-                try await options.withRig(rig) { rig throws(ExitCode) in
-                    try await options.fire(rig, { camera throws(CameraError) in try await camera.stopVideo() }, json: Self.json, human: Self.human)
-                }
-                return
-            }
-            try await options.withCamera { camera throws(CameraError) in
-                let length = try await camera.stopVideo()
-                options.emit(Self.json(length)) { Self.human(length) }
-            }
+            try await options.onEachCamera(rig, { camera throws(CameraError) in try await camera.stopVideo() }, json: { length in
+                ["recording": .bool(false), "clipMs": .integer(length.wholeMilliseconds)]
+            }, human: { length in "Stopped; the clip is \(Output.clock(length)) long" })
         }
-
-        static func json(_ length: Duration) -> JSONValue { ["recording": .bool(false), "clipMs": .integer(length.wholeMilliseconds)] }
-
-        static func human(_ length: Duration) -> String { "Stopped; the clip is \(Output.clock(length)) long" }
     }
 
     struct Record: AsyncParsableCommand {
@@ -85,10 +64,8 @@ struct VideoCommand: AsyncParsableCommand {
         var duration: String
 
         func run() async throws {
-            let options = options
-            let length = try options.interval(duration, for: "video record")
-            let plan = RunPlan(intervalMs: length, stop: .frames(1), exposure: .video(milliseconds: length))
-            try await RunExecution.begin(plan, delay: try start.delay(options: options), detach: start.detach, options: options,
+            let planned = try options.planned { () throws(PlanRefusal) in try start.request.recording(duration, now: Date()) }
+            try await RunExecution.begin(planned.plan, delay: planned.delay, detach: start.detach, options: options,
                                          rig: rig.isRig ? rig : nil)
         }
     }
@@ -124,11 +101,39 @@ struct VideoCommand: AsyncParsableCommand {
         @OptionGroup(title: "Rig") var rig: RigOptions
 
         func run() async throws {
-            let options = options
-            let clipMs = try options.interval(length, for: "video clips")
-            let (plan, delay) = try schedule.plan(intervalMs: try options.interval(every, for: "--every"),
-                                                  exposure: .video(milliseconds: clipMs), options: options)
-            try await RunExecution.begin(plan, delay: delay, detach: schedule.start.detach, options: options, rig: rig.isRig ? rig : nil)
+            let request = schedule.request
+            let planned = try options.planned { () throws(PlanRefusal) in try request.clips(length, every: every, now: Date()) }
+            try await RunExecution.begin(planned.plan, delay: planned.delay, detach: schedule.start.detach, options: options,
+                                         rig: rig.isRig ? rig : nil)
+        }
+    }
+}
+
+extension GlobalOptions {
+    /// Runs `command` on the camera, or on every camera of the rig at once, and prints what it
+    /// gave; `check` then judges a single camera's value. A `clock` (label, total) runs on the
+    /// terminal meanwhile.
+    func onEachCamera<Value: Sendable>(_ rig: RigOptions, clock: (String, Duration)? = nil,
+                                       _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> Value,
+                                       json: @escaping @Sendable (Value) -> JSONValue, human: @escaping @Sendable (Value) -> String,
+                                       check: @escaping @Sendable (Value) throws(CameraError) -> Void = { _ in }) async throws {
+        let options = self
+        guard rig.isRig else {
+            return try await withCamera { camera throws(CameraError) in
+                let shown = clock.map { LiveClock($0.0, total: $0.1, enabled: !options.json) }
+                let value: Value
+                do {
+                    defer { shown?.stop() }
+                    value = try await command(camera)
+                }
+                options.emit(json(value)) { human(value) }
+                try check(value)
+            }
+        }
+        try await withRig(rig) { rig throws(ExitCode) in
+            let shown = clock.map { LiveClock($0.0, total: $0.1, enabled: !options.json) }
+            defer { shown?.stop() }
+            try await options.fire(rig, command, json: json, human: human)
         }
     }
 }
