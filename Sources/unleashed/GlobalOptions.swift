@@ -225,8 +225,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
     }
 
     func fail(_ error: BlueZError) -> ExitCode {
-        let (code, status) = Output.classify(error)
-        return fail(code: code, error.description, status: status)
+        fail(code: error.code, error.description, status: ExitStatus(rawValue: error.exitStatus) ?? .software)
     }
 
     func fail(code: String, _ message: String, status: ExitStatus, extra: [String: JSONValue] = [:]) -> ExitCode {
