@@ -1,7 +1,8 @@
 public import BlueZ
 public import CameraKit
 public import DaemonClient
-import Foundation
+public import DBus
+public import Foundation
 import UnleashedKit
 public import UnleashedProtocol
 
@@ -21,9 +22,17 @@ public struct ModuleOperations: Sendable {
     /// The backend chosen: only the module's (and not its in-process demo) has Bluetooth to use.
     public var backend: BackendChoice
     public var demo: Bool
+    /// The bus BlueZ is on (the system bus, `$DBUS_SYSTEM_BUS_ADDRESS`), for finding and pairing.
+    /// Opening a module for `connect` goes through the system bus whatever this says.
+    public var bus: DBusConnection.Bus
+    /// Where the remembered module is kept.
+    public var rememberedFile: URL
 
     public init(adapter: String?, module: String? = nil, scanTimeout: Duration = .seconds(10), daemon: DaemonClient? = nil,
-                backend: BackendChoice = .unleashed, demo: Bool = false) {
+                backend: BackendChoice = .unleashed, demo: Bool = false, bus: DBusConnection.Bus = .system,
+                rememberedFile: URL = RememberedModule.file) {
+        self.bus = bus
+        self.rememberedFile = rememberedFile
         self.adapter = adapter
         self.module = module
         self.scanTimeout = scanTimeout
@@ -35,13 +44,13 @@ public struct ModuleOperations: Sendable {
     /// The adapter a module BlueZ already knows is on: `adapter`, else (without `--module`) the
     /// remembered module's, else the first.
     public var chosenAdapter: String? {
-        adapter ?? (module == nil ? RememberedModule.load()?.adapter : nil)
+        adapter ?? (module == nil ? RememberedModule.load(from: rememberedFile)?.adapter : nil)
     }
 
     /// The adapters BlueZ knows.
     public func adapters() async throws(ModuleCommandError) -> AdapterList {
         try requireBluetooth("adapters")
-        let client = try await Self.bluez { () async throws(BlueZError) in try await BlueZClient.open(bus: .system) }
+        let client = try await Self.bluez { () async throws(BlueZError) in try await BlueZClient.open(bus: bus) }
         let adapters = await client.tree.adapters
         await client.close()
         return AdapterList(adapters: adapters)
@@ -88,10 +97,10 @@ public struct ModuleOperations: Sendable {
         try requireBluetooth("connect")
         let address: String
         do throws(ModuleSearchError) {
-            if let known = wanted ?? module ?? RememberedModule.load()?.address {
+            if let known = wanted ?? module ?? RememberedModule.load(from: rememberedFile)?.address {
                 address = known
             } else {
-                address = try await CameraProvider.onlyModuleInRange(adapter: adapter)
+                address = try await CameraProvider.onlyModuleInRange(adapter: adapter, bus: bus)
             }
         } catch {
             switch error {
@@ -118,9 +127,9 @@ public struct ModuleOperations: Sendable {
         let identity = opened.camera.identity
         var connected = ConnectedModule(address: device.address, name: identity.name, identity: identity, status: status)
         do {
-            try RememberedModule(address: device.address, name: device.name, adapter: adapter).save()
+            try RememberedModule(address: device.address, name: device.name, adapter: adapter).save(to: rememberedFile)
         } catch {
-            connected.rememberFailure = "could not remember the module in \(RememberedModule.file.path): \(error.localizedDescription)"
+            connected.rememberFailure = "could not remember the module in \(rememberedFile.path): \(error.localizedDescription)"
         }
         do throws(CameraOpenError) {
             try await opened.close()
@@ -152,9 +161,9 @@ public struct ModuleOperations: Sendable {
             return DisconnectedModule(address: released.address, name: released.name, wasConnected: true, daemon: true)
         }
         try requireBluetooth("disconnect")
-        let chosen = try Self.chosen(wanted ?? module)
-        return try await withKnownModule(chosen) { client, _, device throws(BlueZError) in
-            guard let device else { throw BlueZError.moduleNotFound(chosen) }
+        let target = try chosen(wanted ?? module)
+        return try await withKnownModule(target) { client, _, device throws(BlueZError) in
+            guard let device else { throw BlueZError.moduleNotFound(target) }
             guard device.connected else { return DisconnectedModule(address: device.address, name: device.name, wasConnected: false) }
             guard await client.disconnect(device.path) else {
                 throw BlueZError.connectionFailed("BlueZ did not take the link to \(device.address) down within 5 s")
@@ -168,21 +177,22 @@ public struct ModuleOperations: Sendable {
     /// stops being the remembered module.
     public func forget(_ named: String?) async throws(ModuleCommandError) -> ForgottenModule {
         try requireBluetooth("forget")
-        let wanted = try Self.chosen(named ?? module)
+        let wanted = try chosen(named ?? module)
         if let daemon { _ = try await Self.release(wanted, through: daemon) }
         let device = try await withKnownModule(wanted) { client, adapter, device throws(BlueZError) in
             if let device { try await client.remove(device.path, from: adapter) }
             return device
         }
-        if let remembered = RememberedModule.load(), remembered.address.caseInsensitiveCompare(device?.address ?? wanted) == .orderedSame {
-            RememberedModule.forget()
+        if let remembered = RememberedModule.load(from: rememberedFile),
+           remembered.address.caseInsensitiveCompare(device?.address ?? wanted) == .orderedSame {
+            RememberedModule.forget(at: rememberedFile)
         }
         return ForgottenModule(wanted: wanted, device: device)
     }
 
     /// The module a command acts on: the one named, else the remembered one.
-    static func chosen(_ named: String?) throws(ModuleCommandError) -> String {
-        guard let chosen = named ?? RememberedModule.load()?.address else { throw .choice(.noModule) }
+    func chosen(_ named: String?) throws(ModuleCommandError) -> String {
+        guard let chosen = named ?? RememberedModule.load(from: rememberedFile)?.address else { throw .choice(.noModule) }
         return chosen
     }
 
@@ -211,11 +221,11 @@ public struct ModuleOperations: Sendable {
     /// Finds and pairs through ``CameraProvider/findModule(_:keepLink:)``.
     private func find(_ wanted: String, agent: PairingAgent, keepLink: Bool) async throws(ModuleCommandError) -> BlueZDevice {
         let spec = ModuleSpec(module: wanted, adapter: adapter, scanTimeout: scanTimeout, pairing: .pair(agent))
-        return try await Self.bluez { () async throws(BlueZError) in try await CameraProvider.findModule(spec, keepLink: keepLink) }
+        return try await Self.bluez { () async throws(BlueZError) in try await CameraProvider.findModule(spec, keepLink: keepLink, bus: bus) }
     }
 
     private func openAdapter(_ name: String?) async throws(BlueZError) -> (BlueZClient, BlueZAdapter) {
-        let client = try await BlueZClient.open(bus: .system)
+        let client = try await BlueZClient.open(bus: bus)
         do throws(BlueZError) {
             return (client, try await client.adapter(named: name))
         } catch {
