@@ -167,21 +167,14 @@ private final class FakeBluetooth: Sendable {
 
     init(_ arguments: [String] = []) async throws {
         bus = try await PrivateBus()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim")
-        process.arguments = ["bluez", "--bus", bus.address] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ChildProcesses.run(process)
-        control = try await DBusConnection.open(.address(bus.address))
-        let deadline = ContinuousClock.now + .seconds(30)
-        while true {
-            let simulator = try await control.nameOwner("org.unleashed.Simulator")
-            let bluez = try await control.nameOwner("org.bluez")
-            if simulator != nil && bluez != nil { break }
-            guard process.isRunning, ContinuousClock.now < deadline else { throw FixtureError("unleashed-sim bluez did not start") }
-            try await Task.sleep(for: .milliseconds(50))
+        let sim = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim")
+        let (process, line) = try await launchReadingFirstLine(sim.path, ["bluez", "--bus", bus.address] + arguments)
+        self.process = process
+        guard line == "ready" else {
+            process.terminate()
+            throw FixtureError("unleashed-sim bluez did not start")
         }
+        control = try await DBusConnection.open(.address(bus.address))
     }
 
     deinit {
