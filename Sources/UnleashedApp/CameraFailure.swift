@@ -65,25 +65,7 @@ public struct CameraFailure: Error, Sendable, Equatable {
     /// BlueZ's refusals: what the user must fix is unavailable, except a refused pairing and
     /// a permission.
     public init(_ error: BlueZError) {
-        let code: String
-        var status = ExitStatus.unavailable
-        switch error {
-        case .noSystemBus: code = "noSystemBus"
-        case .bluezNotRunning: code = "bluetoothdNotRunning"
-        case .permissionDenied: (code, status) = ("permissionDenied", .noPermission)
-        case .noAdapter: code = "noAdapter"
-        case .adapterNotFound: code = "adapterNotFound"
-        case .adapterPoweredOff: code = "adapterPoweredOff"
-        case .moduleNotFound: code = "moduleNotFound"
-        case .pairingRefused: (code, status) = ("pairingRefused", .refused)
-        case .notPaired: code = "notPaired"
-        case .connectionFailed: code = "connectionFailed"
-        case .connectionLost: code = "connectionLost"
-        case .timedOut: code = "timedOut"
-        case .notAModule: code = "notAModule"
-        case .dbus: code = "bluetooth"
-        }
-        self.init(code: code, error.description, status: status)
+        self.init(code: error.code, error.description, status: ExitStatus(rawValue: error.exitStatus) ?? .software)
     }
 
     /// A failed request to the daemon: a camera's error exactly as in direct mode, a refusal

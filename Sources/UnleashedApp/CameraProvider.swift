@@ -1,6 +1,7 @@
 public import CameraKit
 public import BlueZ
 public import DaemonClient
+public import DBus
 import Foundation
 public import GPhoto2
 public import UnleashedKit
@@ -93,9 +94,9 @@ extension CameraProvider {
     /// with it as `spec.pairing` says; returns the device as BlueZ knows it then. Unless
     /// `keepLink` (a connection follows at once), a link that pairing made is taken down again,
     /// so that the module is free for other clients.
-    public static func findModule(_ spec: ModuleSpec, keepLink: Bool = true) async throws(BlueZError) -> BlueZDevice {
+    public static func findModule(_ spec: ModuleSpec, keepLink: Bool = true, bus: DBusConnection.Bus = .system) async throws(BlueZError) -> BlueZDevice {
         let service = UnleashedV1.gattLayout.service
-        let client = try await BlueZClient.open(bus: .system)
+        let client = try await BlueZClient.open(bus: bus)
         do throws(BlueZError) {
             let adapter = try await client.adapter(named: spec.adapter)
             let found = try await client.findModule(spec.module, on: adapter, serviceUUID: service, timeout: spec.scanTimeout)
@@ -120,11 +121,11 @@ extension CameraProvider {
 
 extension CameraProvider {
     /// The one module a short scan finds on `adapter`, for `connect` without an address.
-    public static func onlyModuleInRange(adapter name: String?) async throws(ModuleSearchError) -> String {
+    public static func onlyModuleInRange(adapter name: String?, bus: DBusConnection.Bus = .system) async throws(ModuleSearchError) -> String {
         let service = UnleashedV1.gattLayout.service
         let modules: [BlueZDevice]
         do throws(BlueZError) {
-            let client = try await BlueZClient.open(bus: .system)
+            let client = try await BlueZClient.open(bus: bus)
             defer { Task { await client.close() } }
             let adapter = try await client.adapter(named: name)
             try await client.startDiscovery(on: adapter, serviceUUID: service)

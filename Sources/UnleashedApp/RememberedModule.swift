@@ -19,19 +19,19 @@ public struct RememberedModule: Codable, Hashable, Sendable {
         unleashedStateDirectory().appendingPathComponent("module.json")
     }
 
-    public static func load() -> RememberedModule? {
+    public static func load(from file: URL = file) -> RememberedModule? {
         guard let data = try? Data(contentsOf: file) else { return nil }
         return try? JSONDecoder().decode(RememberedModule.self, from: data)
     }
 
-    public func save() throws {
-        try FileManager.default.createDirectory(at: Self.file.deletingLastPathComponent(), withIntermediateDirectories: true)
+    public func save(to file: URL = file) throws {
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(self).write(to: Self.file, options: .atomic)
+        try encoder.encode(self).write(to: file, options: .atomic)
     }
 
-    public static func forget() {
+    public static func forget(at file: URL = file) {
         try? FileManager.default.removeItem(at: file)
     }
 }
