@@ -1,5 +1,6 @@
 import ArgumentParser
 import CameraKit
+import DaemonClient
 import Foundation
 import Intervalometer
 import UnleashedApp
@@ -20,8 +21,15 @@ struct RunExecution {
         if let daemon = options.daemonClient() {
             var cameras: [String]?
             if let rig, rig.isRig { cameras = try await rig.names(options, daemon: daemon) }
-            if try await RemoteRun(client: daemon, options: options).run(plan, delay: delay, detach: detach, cameras: cameras) {
-                return
+            do {
+                let job = try await JobRun.start(plan, client: daemon, camera: options.module, cameras: cameras, delay: delay)
+                guard !detach else {
+                    let id = job.job.id
+                    return options.emit(["job": job.job.json]) { "Job \(id) started on \(job.job.camera); `unleashed attach \(id)` follows it" }
+                }
+                return try await follow(job, plan: plan, startDelay: delay, options: options, interruptible: true)
+            } catch let error as DaemonClientError {
+                if !error.isUnreachable { throw options.fail(error) }
             }
         }
         if detach { throw options.usage("--detach hands the run to the daemon, and no daemon answers; start one with `unleashed daemon`") }
@@ -83,7 +91,7 @@ struct RunExecution {
                 // Kept nowhere else: standard error is the last place these frames are accounted for.
                 Output.note("unrecorded frame: " + Output.json(RunText.json(encoding: record)))
             }
-            options.emit(Self.json(end)) { Self.text(id: end.id, state: end.state, reason: end.reason, end.summary) }
+            options.emit(Self.json(end)) { Self.text(end) }
             if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
             if let verdict = end.verdict { throw ExitCode(Self.status(verdict).rawValue) }
         case .failed(let error):
@@ -122,32 +130,18 @@ struct RunExecution {
         }
     }
 
-    static func json(_ end: RunEnd) -> JSONValue {
-        var json = json(id: end.id, state: end.state, reason: end.reason, end.summary)
-        if let file = end.recoveryFile, case .object(var run)? = json.objectValue?["run"] {
-            run["recoveryFile"] = .string(file)
-            json = ["run": .object(run)]
-        }
-        return json
-    }
-
-    /// A run that took no picture at all, because every slot failed (a card full from the
-    /// start, a camera that refuses every shot), did not do its job: its exit status says so.
-    /// Skipped slots alone (a camera never connected) are reported as such, with status 69.
-    static func failureStatus(of summary: RunSummary) -> ExitStatus? {
-        RunEnd.verdict(of: summary).map(status)
-    }
-
     /// The last JSON line of a run, here or in the daemon.
-    static func json(id: Int64, state: String, reason: String, _ summary: RunSummary) -> JSONValue {
-        var run: [String: JSONValue] = ["id": .integer(id), "state": .string(state), "reason": .string(reason)]
-        run["summary"] = RunText.json(encoding: summary)
+    static func json(_ end: RunEnd) -> JSONValue {
+        var run: [String: JSONValue] = ["id": .integer(end.id), "state": .string(end.state), "reason": .string(end.reason)]
+        run["summary"] = RunText.json(encoding: end.summary)
+        if let file = end.recoveryFile { run["recoveryFile"] = .string(file) }
         return ["run": .object(run)]
     }
 
     /// The last line of a run, here or in the daemon.
-    static func text(id: Int64, state: String, reason: String, _ summary: RunSummary) -> String {
-        var line = "Run \(id) \(state) (\(reason)): \(summary.taken) taken, "
+    static func text(_ end: RunEnd) -> String {
+        let summary = end.summary
+        var line = "Run \(end.id) \(end.state) (\(end.reason)): \(summary.taken) taken, "
             + "\(summary.failed) failed, \(summary.skipped) skipped"
         if let p50 = summary.p50LatenessMicros, let p99 = summary.p99LatenessMicros, let max = summary.maxLatenessMicros {
             line += "; lateness p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"

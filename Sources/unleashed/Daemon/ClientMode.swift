@@ -1,6 +1,7 @@
 import ArgumentParser
 import DaemonClient
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -52,13 +53,5 @@ extension GlobalOptions {
             default: return fail(code: code, message, status: .unavailable)
             }
         }
-    }
-}
-
-extension DaemonClientError {
-    /// No daemon answers: the command may run directly instead.
-    var isUnreachable: Bool {
-        if case .notReachable = self { return true }
-        return false
     }
 }

@@ -3,6 +3,7 @@ import DaemonClient
 import Foundation
 import Intervalometer
 import UnleashedAPI
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -78,7 +79,8 @@ struct AttachCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try options.requireDaemon("attach")
         let document = try await options.ask { () throws(DaemonClientError) in try await client.job(job) }
-        try await JobFollower(client: client, options: options).follow(document, plan: document.plan, startDelay: .zero, ownsJob: false)
+        let run = JobRun(document, client: client, owned: false)
+        try await RunExecution.follow(run, plan: document.plan, startDelay: .zero, options: options, interruptible: true)
     }
 }
 
