@@ -1,6 +1,7 @@
 import Foundation
 import Intervalometer
 import Synchronization
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -69,13 +70,13 @@ final class RunDisplay: Sendable {
             note(record)
             switch mode {
             case .json:
-                var line = RunText.json(encoding: record).objectValue ?? [:]
+                var line = RunReport.json(encoding: record).objectValue ?? [:]
                 line["run"] = runID.map(JSONValue.integer)
                 Output.line(Output.json(.object(line)))
             case .log:
-                Output.line(RunText.line(record, plan: plan))
+                Output.line(RunReport.line(record, plan: plan))
             case .live:
-                if record.outcome != .taken { clearLine(); Output.note(RunText.line(record, plan: plan)) }
+                if record.outcome != .taken { clearLine(); Output.note(RunReport.line(record, plan: plan)) }
                 redraw()
             }
         }
@@ -163,10 +164,10 @@ final class RunDisplay: Sendable {
             fields.append(.init("left \(Output.clock(max(end - elapsed, .zero)))", dropOrder: 3))
         }
         if let lateness = state.lastLatenessMicros, let worst = state.maxLatenessMicros {
-            fields.append(.init("late \(RunText.lateness(lateness)) (max \(RunText.lateness(worst)))", dropOrder: 2))
+            fields.append(.init("late \(RunReport.lateness(lateness)) (max \(RunReport.lateness(worst)))", dropOrder: 2))
         }
         if let spread = state.lastSpreadMicros, let worst = state.maxSpreadMicros {
-            fields.append(.init("spread \(RunText.lateness(spread)) (max \(RunText.lateness(worst)))", dropOrder: 5))
+            fields.append(.init("spread \(RunReport.lateness(spread)) (max \(RunReport.lateness(worst)))", dropOrder: 5))
         }
         if state.failed + state.skipped > 0 { fields.append(.init("\(state.failed) failed, \(state.skipped) skipped")) }
         return fields

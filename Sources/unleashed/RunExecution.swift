@@ -89,9 +89,9 @@ struct RunExecution {
         case .ended(let end):
             for record in end.unrecorded {
                 // Kept nowhere else: standard error is the last place these frames are accounted for.
-                Output.note("unrecorded frame: " + Output.json(RunText.json(encoding: record)))
+                Output.note("unrecorded frame: " + Output.json(RunReport.json(encoding: record)))
             }
-            options.emit(Self.json(end)) { Self.text(end) }
+            options.emit(RunReport.json(end)) { RunReport.text(end) }
             if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
             if let verdict = end.verdict { throw ExitCode(Self.status(verdict).rawValue) }
         case .failed(let error):
@@ -128,28 +128,6 @@ struct RunExecution {
         case .camera(let cameraError), .rigCamera(_, let cameraError):
             options.fail(code: Output.classify(cameraError).0, error.description, status: Output.classify(cameraError).1)
         }
-    }
-
-    /// The last JSON line of a run, here or in the daemon.
-    static func json(_ end: RunEnd) -> JSONValue {
-        var run: [String: JSONValue] = ["id": .integer(end.id), "state": .string(end.state), "reason": .string(end.reason)]
-        run["summary"] = RunText.json(encoding: end.summary)
-        if let file = end.recoveryFile { run["recoveryFile"] = .string(file) }
-        return ["run": .object(run)]
-    }
-
-    /// The last line of a run, here or in the daemon.
-    static func text(_ end: RunEnd) -> String {
-        let summary = end.summary
-        var line = "Run \(end.id) \(end.state) (\(end.reason)): \(summary.taken) taken, "
-            + "\(summary.failed) failed, \(summary.skipped) skipped"
-        if let p50 = summary.p50LatenessMicros, let p99 = summary.p99LatenessMicros, let max = summary.maxLatenessMicros {
-            line += "; lateness p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"
-        }
-        if let p50 = summary.p50CommandSpreadMicros, let p99 = summary.p99CommandSpreadMicros, let max = summary.maxCommandSpreadMicros {
-            line += "; command spread p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"
-        }
-        return line
     }
 }
 
