@@ -49,9 +49,10 @@ public final class JobRun: RunController {
 
     public func stop(reason: String) async {
         guard owned else {
+            // The outcome is settled before the events stop, which would otherwise read as their end.
+            finish(.stoppedFollowing(jobID: job.id))
             following.withLock { $0?.cancel() }
             sink.finish()
-            finish(.stoppedFollowing(jobID: job.id))
             return
         }
         _ = try? await client.stopJob(job.id, when: .now)

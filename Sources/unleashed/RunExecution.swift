@@ -93,10 +93,12 @@ struct RunExecution {
             }
             options.emit(RunReport.json(end)) { RunReport.text(end) }
             if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
-            if let verdict = end.verdict { throw ExitCode(Self.status(verdict).rawValue) }
+            if let verdict = end.verdict { throw ExitCode(verdict.exitStatus) }
         case .failed(let error):
             if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
-            throw fail(error, options: options)
+            let failure = RunFailure(error)
+            throw options.fail(code: failure.code, failure.message, status: ExitStatus(rawValue: failure.exitStatus) ?? .software,
+                               extra: failure.extra)
         case .daemon(let error):
             throw options.fail(error)
         case .unknown(let why):
@@ -105,28 +107,6 @@ struct RunExecution {
             Output.note("Stopped following job \(id); it goes on in the daemon (`unleashed stop \(id)` ends it).")
         case .notStarted:
             throw ExitCode(ExitStatus.software.rawValue)
-        }
-    }
-
-    private static func status(_ verdict: RunEnd.Verdict) -> ExitStatus {
-        switch verdict {
-        case .journalFailed: .ioError
-        case .unavailable: .unavailable
-        case .refused: .refused
-        }
-    }
-
-    private static func fail(_ error: TimelapseError, options: GlobalOptions) -> ExitCode {
-        switch error {
-        case .invalidPlan: options.fail(code: "invalidPlan", error.description, status: .usage)
-        case .intervalTooShort(let minimum, _):
-            options.fail(code: "intervalTooShort", error.description, status: .usage, extra: ["minimumMs": .integer(minimum)])
-        case .hookRefused: options.fail(code: "hookRefused", error.description, status: .refused)
-        case .journal: options.fail(code: "journal", error.description, status: .unavailable)
-        case .owned: options.fail(code: "runOwned", error.description, status: .temporary)
-        case .stoppedBeforeStart: options.fail(code: "cancelled", error.description, status: Interrupt.exitStatus)
-        case .camera(let cameraError), .rigCamera(_, let cameraError):
-            options.fail(code: Output.classify(cameraError).0, error.description, status: Output.classify(cameraError).1)
         }
     }
 }
