@@ -1,4 +1,5 @@
 import CameraKit
+public import DaemonClient
 public import Intervalometer
 public import UnleashedProtocol
 
@@ -26,6 +27,30 @@ public struct RunFailure: Sendable, Equatable {
         case .owned: (code, exitStatus) = ("runOwned", 75)
         case .stoppedBeforeStart: (code, exitStatus) = ("cancelled", Self.interruptedStatus)
         case .camera(let cameraError), .rigCamera(_, let cameraError): (code, exitStatus) = (cameraError.code, cameraError.exitStatus)
+        }
+    }
+}
+
+extension RunFailure {
+    /// A failed request to the daemon, for a job or any command through it: a camera's error
+    /// as the camera's own, a refusal (401, 403) as not allowed, a conflict (409) as refused.
+    public init(_ error: DaemonClientError) {
+        extra = [:]
+        switch error {
+        case .notReachable(let socket, let reason):
+            (code, message, exitStatus) = ("noDaemon", "the daemon does not answer on \(socket): \(reason)", 69)
+        case .badAnswer(let why):
+            (code, message, exitStatus) = ("daemon", "the daemon's answer could not be read: \(why)", 70)
+        case .http(_, _, _, let camera?):
+            (code, message, exitStatus) = (camera.code, camera.description, camera.exitStatus)
+        case .http(let status, let code, let message, nil):
+            (self.code, self.message) = (code, message)
+            exitStatus = switch status {
+            case 401, 403: 77
+            case 409: 65
+            case 400..<500: 64
+            default: 69
+            }
         }
     }
 }

@@ -96,9 +96,7 @@ struct RunExecution {
             if let verdict = end.verdict { throw ExitCode(verdict.exitStatus) }
         case .failed(let error):
             if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
-            let failure = RunFailure(error)
-            throw options.fail(code: failure.code, failure.message, status: ExitStatus(rawValue: failure.exitStatus) ?? .software,
-                               extra: failure.extra)
+            throw options.fail(RunFailure(error))
         case .daemon(let error):
             throw options.fail(error)
         case .unknown(let why):

@@ -1,4 +1,5 @@
 import CameraKit
+import DaemonClient
 import Intervalometer
 import Testing
 import UnleashedApp
@@ -56,5 +57,18 @@ import UnleashedProtocol
         #expect(RunFailure(.camera(busy)).exitStatus == busy.exitStatus)
         #expect(RunEnd.Verdict.journalFailed.exitStatus == 74)
         #expect(RunEnd.Verdict.refused.exitStatus == 65)
+    }
+}
+
+@Suite struct RunFailureOfDaemonTests {
+    @Test func aDaemonsRefusalReadsByItsHTTPStatus() {
+        let forbidden = RunFailure(.http(status: 403, code: "forbidden", message: "a viewer cannot stop jobs", camera: nil))
+        #expect((forbidden.code, forbidden.message, forbidden.exitStatus) == ("forbidden", "a viewer cannot stop jobs", 77))
+        #expect(RunFailure(.http(status: 409, code: "cameraBusy", message: "busy", camera: nil)).exitStatus == 65)
+        #expect(RunFailure(.http(status: 404, code: "404", message: "there is no job 9", camera: nil)).exitStatus == 64)
+        #expect(RunFailure(.http(status: 503, code: "x", message: "down", camera: nil)).exitStatus == 69)
+        #expect(RunFailure(.notReachable(socket: "/run/s", reason: "refused")).code == "noDaemon")
+        let camera = CameraError.readOnly(.iso)
+        #expect(RunFailure(.http(status: 409, code: camera.code, message: "", camera: camera)).exitStatus == camera.exitStatus)
     }
 }

@@ -36,22 +36,13 @@ extension GlobalOptions {
     }
 
     /// A failed request to the daemon as a message and exit status: a camera's error exactly as
-    /// in direct mode, a refusal (401, 403) as such.
+    /// in direct mode.
     func fail(_ error: DaemonClientError) -> ExitCode {
-        switch error {
-        case .notReachable(let socket, let reason):
-            return fail(code: "noDaemon", "the daemon does not answer on \(socket): \(reason)", status: .unavailable)
-        case .badAnswer(let why):
-            return fail(code: "daemon", "the daemon's answer could not be read: \(why)", status: .software)
-        case .http(_, _, _, let camera?):
-            return fail(camera)
-        case .http(let status, let code, let message, nil):
-            switch status {
-            case 401, 403: return fail(code: code, message, status: .noPermission)
-            case 409: return fail(code: code, message, status: .refused)
-            case 400..<500: return fail(code: code, message, status: .usage)
-            default: return fail(code: code, message, status: .unavailable)
-            }
-        }
+        if case .http(_, _, _, let camera?) = error { return fail(camera) }
+        return fail(RunFailure(error))
+    }
+
+    func fail(_ failure: RunFailure) -> ExitCode {
+        fail(code: failure.code, failure.message, status: ExitStatus(rawValue: failure.exitStatus) ?? .software, extra: failure.extra)
     }
 }
