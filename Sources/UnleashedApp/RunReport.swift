@@ -122,6 +122,20 @@ public enum RunReport {
     /// `1.500 ms`, from microseconds.
     public static func lateness(_ micros: Int64) -> String { String(format: "%.3f ms", Double(micros) / 1000) }
 
+    /// `runs show --json`: the run with its plan and summary, and every frame.
+    public static func json(_ run: RunRecord, frames: [FrameRecord]) -> JSONValue {
+        let summary = RunSummary(frames: frames)
+        var members = json(run, summary).objectValue ?? [:]
+        members["plan"] = json(encoding: run.plan)
+        members["summary"] = json(encoding: summary)
+        return ["run": .object(members), "frames": json(encoding: frames)]
+    }
+
+    /// `runs show`: the head, then a line a frame.
+    public static func text(_ run: RunRecord, frames: [FrameRecord]) -> String {
+        (header(run, RunSummary(frames: frames)) + frames.map { line($0, plan: run.plan) }).joined(separator: "\n")
+    }
+
     /// The last JSON line of a run, here or in the daemon.
     public static func json(_ end: RunEnd) -> JSONValue {
         var run: [String: JSONValue] = ["id": .integer(end.id), "state": .string(end.state), "reason": .string(end.reason)]

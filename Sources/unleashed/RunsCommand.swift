@@ -47,14 +47,7 @@ struct RunsCommand: AsyncParsableCommand {
                 let journal = try RunQueries()
                 return (try journal.run(id), try journal.frames(of: id))
             }
-            let summary = RunSummary(frames: frames)
-            var json = RunReport.json(run, summary).objectValue ?? [:]
-            json["plan"] = RunReport.json(encoding: run.plan)
-            json["summary"] = RunReport.json(encoding: summary)
-            options.emit(["run": .object(json), "frames": RunReport.json(encoding: frames)]) {
-                (RunReport.header(run, summary) + frames.map { RunReport.line($0, plan: run.plan) })
-                    .joined(separator: "\n")
-            }
+            options.emit(RunReport.json(run, frames: frames)) { RunReport.text(run, frames: frames) }
         }
     }
 
