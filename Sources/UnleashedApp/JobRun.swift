@@ -38,13 +38,6 @@ public final class JobRun: RunController {
         following.withLock { $0 = task }
     }
 
-    /// Submits `plan` to the daemon (on `camera`, or the rig `cameras`) and follows the job it starts.
-    public static func start(_ plan: RunPlan, client: DaemonClient, camera: String?, cameras: [String]?,
-                             delay: Duration) async throws(DaemonClientError) -> JobRun {
-        let job = try await client.startJob(plan, camera: camera, cameras: cameras, startDelay: delay)
-        return JobRun(job, client: client, owned: true)
-    }
-
     public func current() async -> RunRecord? { known.withLock { $0 } }
 
     public func stop(reason: String) async {

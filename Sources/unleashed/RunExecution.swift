@@ -22,12 +22,12 @@ struct RunExecution {
             var cameras: [String]?
             if let rig, rig.isRig { cameras = try await rig.names(options, daemon: daemon) }
             do {
-                let job = try await JobRun.start(plan, client: daemon, camera: options.module, cameras: cameras, delay: delay)
+                let job = try await daemon.startJob(plan, camera: options.module, cameras: cameras, startDelay: delay)
                 guard !detach else {
-                    let id = job.job.id
-                    return options.emit(["job": job.job.json]) { "Job \(id) started on \(job.job.camera); `unleashed attach \(id)` follows it" }
+                    return options.emit(["job": job.json]) { "Job \(job.id) started on \(job.camera); `unleashed attach \(job.id)` follows it" }
                 }
-                return try await follow(job, plan: plan, startDelay: delay, options: options, interruptible: true)
+                let run = JobRun(job, client: daemon, owned: true)
+                return try await follow(run, plan: plan, startDelay: delay, options: options, interruptible: true)
             } catch let error as DaemonClientError {
                 if !error.isUnreachable { throw options.fail(error) }
             }

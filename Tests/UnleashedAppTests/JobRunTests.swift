@@ -35,8 +35,8 @@ import UnleashedSimulator
 
     @Test func aJobFollowedToItsEndStreamsItsFramesAndItsSummary() async throws {
         try await Self.withDaemon { client in
-            let run = try await JobRun.start(RunPlan(intervalMs: 100, stop: .frames(3)), client: client, camera: "demo",
-                                             cameras: nil, delay: .zero)
+            let job = try await client.startJob(RunPlan(intervalMs: 100, stop: .frames(3)), camera: "demo")
+            let run = JobRun(job, client: client, owned: true)
             let frames = await run.records.reduce(into: [Int]()) { $0.append($1.frame) }
             guard case .ended(let end) = await run.outcome() else { Issue.record("the job did not end"); return }
             #expect(frames == [1, 2, 3])
@@ -50,8 +50,8 @@ import UnleashedSimulator
     /// What Ctrl-C and SIGTERM do to a run through the daemon: the job itself is stopped.
     @Test func stoppingAnOwnedJobStopsItInTheDaemon() async throws {
         try await Self.withDaemon { client in
-            let run = try await JobRun.start(RunPlan(intervalMs: 100, stop: .never), client: client, camera: "demo",
-                                             cameras: nil, delay: .zero)
+            let job = try await client.startJob(RunPlan(intervalMs: 100, stop: .never), camera: "demo")
+            let run = JobRun(job, client: client, owned: true)
             var records = run.records.makeAsyncIterator()
             #expect(await records.next()?.frame == 1)
             await run.stop(reason: "stopped by Ctrl-C")
