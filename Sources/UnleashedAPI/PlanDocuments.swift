@@ -220,36 +220,15 @@ extension RunPlan {
 
     /// Refuses what the plan gets wrong by itself, whatever camera runs it: before the daemon
     /// looks for the camera, so that a client learns of its own mistakes first, even while the
-    /// camera is busy with another job (400 before 409). The engine checks the same again, and
-    /// what depends on the camera (its exposure, its bulb mode) is left to it.
+    /// camera is busy with another job (400 before 409). The rules are the plan's own
+    /// (``RunPlan/validate()``); the message names the member as the client sent it.
     private func checkNumbers(_ fields: RequestFields) throws(JobRequestError) {
-        guard intervalMs > 0 else { throw JobRequestError("\(fields.name("intervalMs")): must be longer than 0") }
-        guard minimumGapMs >= 0 else { throw JobRequestError("\(fields.name("minimumGapMs")): cannot be negative") }
-        switch stop {
-        case .frames(let count) where count < 1: throw JobRequestError("\(fields.name("frames")): a run needs at least 1 frame")
-        case .duration(let milliseconds) where milliseconds <= 0: throw JobRequestError("\(fields.name("durationMs")): must be longer than 0")
-        default: break
-        }
-        let exposurePath = fields.name("exposure")
-        let slot: (milliseconds: Int64, what: String)
-        switch exposure {
-        case .bulb(let milliseconds): slot = (milliseconds, "bulb exposure")
-        case .video(let milliseconds): slot = (milliseconds, "clip")
-        case .bracket(let count, let stepThirds):
-            guard count >= 3, count % 2 == 1 else { throw JobRequestError("\(exposurePath).count: a bracket has an odd number of frames, 3 or more") }
-            guard stepThirds >= 1 else { throw JobRequestError("\(exposurePath).stepThirds: a bracket steps by at least 1/3 stop") }
-            return
-        case .camera, .ramp: return
-        }
-        guard slot.milliseconds >= 1 else {
-            throw JobRequestError("\(exposurePath).\(slot.what == "clip" ? "clipMs" : "ms"): a \(slot.what) lasts at least 1 ms")
-        }
-        let needed = slot.milliseconds + minimumGapMs
-        guard needed <= intervalMs else {
-            let gap = minimumGapMs > 0 ? " plus a \(Duration.milliseconds(minimumGapMs).compactText) gap" : ""
-            let tooShort = TimelapseError.intervalTooShort(
-                minimumMs: needed, reason: "a \(Duration.milliseconds(slot.milliseconds).compactText) \(slot.what)\(gap)")
-            throw JobRequestError("\(fields.name("intervalMs")): \(tooShort)")
+        do {
+            try validate()
+        } catch {
+            let path = error.field.path
+            let member = ([fields.name(path[0])] + path.dropFirst()).joined(separator: ".")
+            throw JobRequestError("\(member): \(error.detail)")
         }
     }
 

@@ -54,9 +54,8 @@ public struct DaemonModules: Sendable {
 }
 
 extension DaemonClientError {
-    /// No daemon answers: the command may run directly instead. (The CLI's client-mode file
-    /// has its own copy until its daemon calls move here.)
-    var isUnreachable: Bool {
+    /// No daemon answers: the command may run directly instead.
+    public var isUnreachable: Bool {
         if case .notReachable = self { return true }
         return false
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Intervalometer
 import Synchronization
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -16,24 +17,14 @@ final class RunDisplay: Sendable {
 
     private struct State {
         var runID: Int64?
-        /// Monotonic instant of `t0`: from the journalled run once it has begun, else estimated
-        /// from the first record that arrives.
-        var t0: ContinuousClock.Instant?
-        var t0UnixMs: Int64?
-        var last: FrameRecord?
-        var taken = 0, failed = 0, skipped = 0
-        var lastLatenessMicros: Int64?
-        var maxLatenessMicros: Int64?
-        /// A rig's command spread: the last slot's and the largest.
-        var lastSpreadMicros: Int64?
-        var maxSpreadMicros: Int64?
+        var progress: RunProgress
     }
 
     private let plan: RunPlan
     private let mode: Mode
     private let created = ContinuousClock.now
     private let startDelay: Duration
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     private let ticker = Mutex<Task<Void, Never>?>(nil)
     private let resized = Mutex<SignalWatch?>(nil)
     private let current: @Sendable () async -> RunRecord?
@@ -41,6 +32,7 @@ final class RunDisplay: Sendable {
     /// - Parameter current: the run as journalled, for its id once it has begun.
     init(plan: RunPlan, options: GlobalOptions, startDelay: Duration, current: @escaping @Sendable () async -> RunRecord?) {
         self.plan = plan
+        state = Mutex(State(progress: RunProgress(plan: plan)))
         self.startDelay = startDelay
         self.current = current
         mode = options.json ? .json : isatty(STDERR_FILENO) == 1 ? .live : .log
@@ -69,13 +61,13 @@ final class RunDisplay: Sendable {
             note(record)
             switch mode {
             case .json:
-                var line = RunText.json(encoding: record).objectValue ?? [:]
+                var line = RunReport.json(encoding: record).objectValue ?? [:]
                 line["run"] = runID.map(JSONValue.integer)
                 Output.line(Output.json(.object(line)))
             case .log:
-                Output.line(RunText.line(record, plan: plan))
+                Output.line(RunReport.line(record, plan: plan))
             case .live:
-                if record.outcome != .taken { clearLine(); Output.note(RunText.line(record, plan: plan)) }
+                if record.outcome != .taken { clearLine(); Output.note(RunReport.line(record, plan: plan)) }
                 redraw()
             }
         }
@@ -91,45 +83,20 @@ final class RunDisplay: Sendable {
     /// Takes `t0` from the run as journalled, so the clock runs from the first slot on, before
     /// any record has arrived.
     private func learnT0() async {
-        guard state.withLock({ $0.t0 == nil }), let run = await current() else { return }
+        guard state.withLock({ $0.progress.t0 == nil }), let run = await current() else { return }
         let now = ContinuousClock.now
-        let wall = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        state.withLock { state in
-            guard state.t0 == nil else { return }
-            state.t0 = now + .milliseconds(run.t0UnixMs - wall)
-            state.t0UnixMs = run.t0UnixMs
-        }
+        state.withLock { $0.progress.learn(t0UnixMs: run.t0UnixMs, now: now, wallMs: Self.wallMs()) }
     }
 
     private func note(_ record: FrameRecord) {
         let now = ContinuousClock.now
-        let wall = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        state.withLock { state in
-            // The record is journalled as soon as its work ends: that moment is `t0 + end`.
-            let end = Duration.milliseconds(record.completedMs ?? record.sentMs ?? record.scheduledMs)
-            if state.t0 == nil {
-                state.t0 = now - end
-                state.t0UnixMs = wall - end.wholeMilliseconds
-            }
-            if record.frame >= state.last?.frame ?? 0 { state.last = record }
-            switch record.outcome {
-            case .taken: state.taken += 1
-            case .failed: state.failed += 1
-            case .skipped: state.skipped += 1
-            }
-            if let lateness = record.latenessMicros {
-                state.lastLatenessMicros = lateness
-                state.maxLatenessMicros = max(state.maxLatenessMicros ?? lateness, lateness)
-            }
-            if let spread = record.commandSpreadMicros {
-                state.lastSpreadMicros = spread
-                state.maxSpreadMicros = max(state.maxSpreadMicros ?? spread, spread)
-            }
-        }
+        state.withLock { $0.progress.note(record, now: now, wallMs: Self.wallMs()) }
     }
 
+    private static func wallMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
     private func redraw() {
-        let fields = state.withLock { statusLine($0, now: .now) }
+        let fields = state.withLock { statusLine($0.progress, now: .now) }
         Output.noteRaw("\r\(TerminalLine.fit(fields, width: TerminalLine.width()))\u{1B}[K")
     }
 
@@ -140,33 +107,28 @@ final class RunDisplay: Sendable {
     /// `Frame 12/300  [######··············]  next 2.1s  elapsed 00:55.0  left 24:05.0  late 0.312 ms (max 1.204 ms)`;
     /// on a narrow terminal the bar, the spread, the elapsed and remaining time and the lateness
     /// give way, in that order.
-    private func statusLine(_ state: State, now: ContinuousClock.Instant) -> [TerminalLine.Field] {
+    private func statusLine(_ state: RunProgress, now: ContinuousClock.Instant) -> [TerminalLine.Field] {
         let elapsed = state.t0.map { $0.duration(to: now) }
         guard let elapsed, elapsed >= .zero else {
             let left = elapsed.map { .zero - $0 } ?? startDelay - created.duration(to: now)
             return [.init(left > .zero ? "Starting in \(Output.clock(left))" : "Starting")]
         }
         if case .video(let clip) = plan.exposure { return videoLine(state, elapsed: elapsed, clip: .milliseconds(clip)) }
-        guard let last = state.last else { return [.init("Frame 1" + (totalSlots(state).map { "/\($0)" } ?? ""))] }
-        let interval = Duration.milliseconds(plan.intervalMs)
-        let nextDue = Duration.milliseconds(last.scheduledMs) + interval
-        let fraction = min(max((elapsed - .milliseconds(last.scheduledMs)) / interval, 0), 1)
-        let filled = Int(fraction * 20)
+        let of = state.totalSlots.map { "/\($0)" } ?? ""
+        guard let last = state.last else { return [.init("Frame 1" + of)] }
+        let filled = Int(state.fractionOfInterval(at: elapsed) * 20)
         var fields: [TerminalLine.Field] = [
-            .init("Frame \(last.frame)" + (totalSlots(state).map { "/\($0)" } ?? "")),
+            .init("Frame \(last.frame)" + of),
             .init("[" + String(repeating: "#", count: filled) + String(repeating: "·", count: 20 - filled) + "]", dropOrder: 6),
-            .init("next \(Output.clock(max(nextDue - elapsed, .zero)))"),
+            .init("next \(Output.clock(max(state.nextDue - elapsed, .zero)))"),
             .init("elapsed \(Output.clock(elapsed))", dropOrder: 4),
         ]
-        if let total = totalSlots(state) {
-            let end = Duration.milliseconds(last.scheduledMs) + interval * max(total - last.frame, 0)
-            fields.append(.init("left \(Output.clock(max(end - elapsed, .zero)))", dropOrder: 3))
-        }
+        if let left = state.remaining(at: elapsed) { fields.append(.init("left \(Output.clock(left))", dropOrder: 3)) }
         if let lateness = state.lastLatenessMicros, let worst = state.maxLatenessMicros {
-            fields.append(.init("late \(RunText.lateness(lateness)) (max \(RunText.lateness(worst)))", dropOrder: 2))
+            fields.append(.init("late \(RunReport.lateness(lateness)) (max \(RunReport.lateness(worst)))", dropOrder: 2))
         }
         if let spread = state.lastSpreadMicros, let worst = state.maxSpreadMicros {
-            fields.append(.init("spread \(RunText.lateness(spread)) (max \(RunText.lateness(worst)))", dropOrder: 5))
+            fields.append(.init("spread \(RunReport.lateness(spread)) (max \(RunReport.lateness(worst)))", dropOrder: 5))
         }
         if state.failed + state.skipped > 0 { fields.append(.init("\(state.failed) failed, \(state.skipped) skipped")) }
         return fields
@@ -175,12 +137,11 @@ final class RunDisplay: Sendable {
     /// `REC  Clip 3/10  00:02.1 / 00:05.0  remaining 00:02.9  elapsed 02:02.1`, or between clips
     /// `Clip 3/10 done  next clip in 00:54.9  elapsed 02:05.1`. The clip clock runs from the
     /// clip's slot; the record of each clip corrects it when the clip ends.
-    private func videoLine(_ state: State, elapsed: Duration, clip: Duration) -> [TerminalLine.Field] {
-        let interval = Duration.milliseconds(plan.intervalMs)
-        let total = totalSlots(state)
+    private func videoLine(_ state: RunProgress, elapsed: Duration, clip: Duration) -> [TerminalLine.Field] {
+        let total = state.totalSlots
         let of = total.map { "/\($0)" } ?? ""
         let done = state.last?.frame ?? 0
-        let nextDue = state.last.map { .milliseconds($0.scheduledMs) + interval } ?? .zero
+        let nextDue = state.nextDue
         var fields: [TerminalLine.Field]
         if let total, done >= total {
             fields = [.init("Clip \(done)\(of) done")]
@@ -194,18 +155,5 @@ final class RunDisplay: Sendable {
         if total != 1 { fields.append(.init("elapsed \(Output.clock(elapsed))", dropOrder: 3)) }
         if state.failed + state.skipped > 0 { fields.append(.init("\(state.failed) failed, \(state.skipped) skipped")) }
         return fields
-    }
-
-    /// How many slots the run has, when its stop condition says.
-    private func totalSlots(_ state: State) -> Int? {
-        let interval = plan.intervalMs
-        switch plan.stop {
-        case .frames(let count): return count
-        case .duration(let milliseconds): return Int((milliseconds + interval - 1) / interval)
-        case .until(let unix):
-            guard let t0 = state.t0UnixMs else { return nil }
-            return Int(max(unix - t0 + interval - 1, 0) / interval)
-        case .never: return nil
-        }
     }
 }

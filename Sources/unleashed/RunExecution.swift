@@ -1,5 +1,6 @@
 import ArgumentParser
 import CameraKit
+import DaemonClient
 import Foundation
 import Intervalometer
 import UnleashedApp
@@ -20,8 +21,15 @@ struct RunExecution {
         if let daemon = options.daemonClient() {
             var cameras: [String]?
             if let rig, rig.isRig { cameras = try await rig.names(options, daemon: daemon) }
-            if try await RemoteRun(client: daemon, options: options).run(plan, delay: delay, detach: detach, cameras: cameras) {
-                return
+            do {
+                let job = try await daemon.startJob(plan, camera: options.module, cameras: cameras, startDelay: delay)
+                guard !detach else {
+                    return options.emit(["job": job.json]) { "Job \(job.id) started on \(job.camera); `unleashed attach \(job.id)` follows it" }
+                }
+                let run = JobRun(job, client: daemon, owned: true)
+                return try await follow(run, plan: plan, startDelay: delay, options: options, interruptible: true)
+            } catch let error as DaemonClientError {
+                if !error.isUnreachable { throw options.fail(error) }
             }
         }
         if detach { throw options.usage("--detach hands the run to the daemon, and no daemon answers; start one with `unleashed daemon`") }
@@ -81,14 +89,14 @@ struct RunExecution {
         case .ended(let end):
             for record in end.unrecorded {
                 // Kept nowhere else: standard error is the last place these frames are accounted for.
-                Output.note("unrecorded frame: " + Output.json(RunText.json(encoding: record)))
+                Output.note("unrecorded frame: " + Output.json(RunReport.json(encoding: record)))
             }
-            options.emit(Self.json(end)) { Self.text(id: end.id, state: end.state, reason: end.reason, end.summary) }
+            options.emit(RunReport.json(end)) { RunReport.text(end) }
             if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
-            if let verdict = end.verdict { throw ExitCode(Self.status(verdict).rawValue) }
+            if let verdict = end.verdict { throw ExitCode(verdict.exitStatus) }
         case .failed(let error):
             if let stoppedBy { throw ExitCode(stoppedBy.rawValue) }
-            throw fail(error, options: options)
+            throw options.fail(CameraFailure(error))
         case .daemon(let error):
             throw options.fail(error)
         case .unknown(let why):
@@ -98,64 +106,6 @@ struct RunExecution {
         case .notStarted:
             throw ExitCode(ExitStatus.software.rawValue)
         }
-    }
-
-    private static func status(_ verdict: RunEnd.Verdict) -> ExitStatus {
-        switch verdict {
-        case .journalFailed: .ioError
-        case .unavailable: .unavailable
-        case .refused: .refused
-        }
-    }
-
-    private static func fail(_ error: TimelapseError, options: GlobalOptions) -> ExitCode {
-        switch error {
-        case .invalidPlan: options.fail(code: "invalidPlan", error.description, status: .usage)
-        case .intervalTooShort(let minimum, _):
-            options.fail(code: "intervalTooShort", error.description, status: .usage, extra: ["minimumMs": .integer(minimum)])
-        case .hookRefused: options.fail(code: "hookRefused", error.description, status: .refused)
-        case .journal: options.fail(code: "journal", error.description, status: .unavailable)
-        case .owned: options.fail(code: "runOwned", error.description, status: .temporary)
-        case .stoppedBeforeStart: options.fail(code: "cancelled", error.description, status: Interrupt.exitStatus)
-        case .camera(let cameraError), .rigCamera(_, let cameraError):
-            options.fail(code: Output.classify(cameraError).0, error.description, status: Output.classify(cameraError).1)
-        }
-    }
-
-    static func json(_ end: RunEnd) -> JSONValue {
-        var json = json(id: end.id, state: end.state, reason: end.reason, end.summary)
-        if let file = end.recoveryFile, case .object(var run)? = json.objectValue?["run"] {
-            run["recoveryFile"] = .string(file)
-            json = ["run": .object(run)]
-        }
-        return json
-    }
-
-    /// A run that took no picture at all, because every slot failed (a card full from the
-    /// start, a camera that refuses every shot), did not do its job: its exit status says so.
-    /// Skipped slots alone (a camera never connected) are reported as such, with status 69.
-    static func failureStatus(of summary: RunSummary) -> ExitStatus? {
-        RunEnd.verdict(of: summary).map(status)
-    }
-
-    /// The last JSON line of a run, here or in the daemon.
-    static func json(id: Int64, state: String, reason: String, _ summary: RunSummary) -> JSONValue {
-        var run: [String: JSONValue] = ["id": .integer(id), "state": .string(state), "reason": .string(reason)]
-        run["summary"] = RunText.json(encoding: summary)
-        return ["run": .object(run)]
-    }
-
-    /// The last line of a run, here or in the daemon.
-    static func text(id: Int64, state: String, reason: String, _ summary: RunSummary) -> String {
-        var line = "Run \(id) \(state) (\(reason)): \(summary.taken) taken, "
-            + "\(summary.failed) failed, \(summary.skipped) skipped"
-        if let p50 = summary.p50LatenessMicros, let p99 = summary.p99LatenessMicros, let max = summary.maxLatenessMicros {
-            line += "; lateness p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"
-        }
-        if let p50 = summary.p50CommandSpreadMicros, let p99 = summary.p99CommandSpreadMicros, let max = summary.maxCommandSpreadMicros {
-            line += "; command spread p50 \(RunText.lateness(p50)), p99 \(RunText.lateness(p99)), max \(RunText.lateness(max))"
-        }
-        return line
     }
 }
 

@@ -28,8 +28,8 @@ struct RunsCommand: AsyncParsableCommand {
         func run() async throws {
             let journal = try options.journal { () throws(RunQueryError) in try RunQueries() }
             let entries = try options.journal { () throws(RunQueryError) in try journal.runsWithSummaries() }
-            options.emit(.array(entries.map { RunText.json($0, $1) })) {
-                entries.isEmpty ? "No runs in \(journal.path)" : RunText.table(entries)
+            options.emit(.array(entries.map { RunReport.json($0, $1) })) {
+                entries.isEmpty ? "No runs in \(journal.path)" : RunReport.table(entries)
             }
         }
     }
@@ -47,14 +47,7 @@ struct RunsCommand: AsyncParsableCommand {
                 let journal = try RunQueries()
                 return (try journal.run(id), try journal.frames(of: id))
             }
-            let summary = RunSummary(frames: frames)
-            var json = RunText.json(run, summary).objectValue ?? [:]
-            json["plan"] = RunText.json(encoding: run.plan)
-            json["summary"] = RunText.json(encoding: summary)
-            options.emit(["run": .object(json), "frames": RunText.json(encoding: frames)]) {
-                (RunText.header(run, summary) + frames.map { RunText.line($0, plan: run.plan) })
-                    .joined(separator: "\n")
-            }
+            options.emit(RunReport.json(run, frames: frames)) { RunReport.text(run, frames: frames) }
         }
     }
 
@@ -118,117 +111,4 @@ enum RunJournalFile {
     static func forWriting(options: GlobalOptions) throws(ExitCode) -> SQLiteJournal {
         try options.journal { () throws(RunQueryError) in try RunQueries.forWriting() }
     }
-}
-
-/// How runs and frames read, as text and as JSON.
-enum RunText {
-    static func json(_ run: RunRecord, _ summary: RunSummary) -> JSONValue {
-        var json: [String: JSONValue] = [
-            "id": .integer(run.id), "state": .string(run.state.rawValue), "camera": .string(run.camera),
-            "intervalMs": .integer(run.plan.intervalMs), "t0UnixMs": .integer(run.t0UnixMs),
-            "started": .string(started(run)), "taken": .integer(Int64(summary.taken)),
-            "failed": .integer(Int64(summary.failed)), "skipped": .integer(Int64(summary.skipped)),
-        ]
-        json["endReason"] = run.endReason.map(JSONValue.string)
-        return .object(json)
-    }
-
-    /// A value in its stored JSON form (the plan, the frames), so that scripts read what the
-    /// journal holds.
-    static func json(encoding value: some Encodable) -> JSONValue {
-        guard let data = try? JSONEncoder().encode(value),
-              let json = try? JSONDecoder().decode(JSONValue.self, from: data)
-        else { return .null }
-        return json
-    }
-
-    static func table(_ entries: [(RunRecord, RunSummary)]) -> String {
-        let header = ["ID", "STATE", "CAMERA", "INTERVAL", "TAKEN", "FAILED", "SKIPPED", "STARTED"]
-        let rows = entries.map { run, summary in
-            ["\(run.id)", run.state.rawValue, run.camera, interval(run.plan), "\(summary.taken)", "\(summary.failed)",
-             "\(summary.skipped)", started(run)]
-        }
-        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        return ([header] + rows).map { row in
-            var line = row.indices.map { column in
-                let cell = row[column]
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
-                // Numbers line up on the right, words on the left.
-                return [0, 4, 5, 6].contains(column) ? padding + cell : cell + padding
-            }.joined(separator: "  ")
-            while line.last == " " { line.removeLast() }
-            return line
-        }.joined(separator: "\n")
-    }
-
-    static func header(_ run: RunRecord, _ summary: RunSummary) -> [String] {
-        var lines = [
-            "Run \(run.id)  \(run.state.rawValue)" + (run.endReason.map { " (\($0))" } ?? ""),
-            "Camera   \(run.camera)",
-            "Started  \(started(run))",
-            "Plan     \(plan(run.plan))",
-            "Frames   \(summary.taken) taken, \(summary.failed) failed, \(summary.skipped) skipped",
-        ]
-        if let p50 = summary.p50LatenessMicros, let p99 = summary.p99LatenessMicros,
-           let max = summary.maxLatenessMicros {
-            lines.append("Lateness p50 \(lateness(p50)), p99 \(lateness(p99)), max \(lateness(max))")
-        }
-        return lines
-    }
-
-    /// `12.2  due 55s  taken  late 1.500 ms  1/125  EV +12  shot 101`, and why for failed and
-    /// skipped slots.
-    static func line(_ frame: FrameRecord, plan: RunPlan) -> String {
-        var fields = [
-            bracketed(plan) || frame.part > 1 ? "\(frame.frame).\(frame.part)" : "\(frame.frame)",
-            "due \(milliseconds(frame.scheduledMs))",
-            frame.outcome.rawValue,
-        ]
-        if let camera = frame.camera { fields.insert(camera, at: 1) }
-        if let late = frame.latenessMicros { fields.append("late \(lateness(late))") }
-        if let exposure = frame.exposure { fields.append(exposure) }
-        if let ev = frame.meteredEV { fields.append("EV \(ev)") }
-        if let counter = frame.shotCounter { fields.append("shot \(counter)") }
-        if let spread = frame.commandSpreadMicros {
-            fields.append("spread \(lateness(spread))" + (frame.completionSpreadMicros.map { ", reports \(lateness($0))" } ?? ""))
-        }
-        if let error = frame.error { fields.append("(\(error))") }
-        return fields.joined(separator: "  ")
-    }
-
-    /// The plan in a line: `every 5s, 300 frames, one picture at the camera's shutter speed, ...`.
-    static func plan(_ plan: RunPlan) -> String {
-        let stop = switch plan.stop {
-        case .frames(let count): English.counting(count, "frame")
-        case .duration(let length): "for \(milliseconds(length))"
-        case .until(let time): "until \(Output.timestamp(UInt64(clamping: time)))"
-        case .never: "until stopped"
-        }
-        let exposure = switch plan.exposure {
-        case .camera: "one picture at the camera's shutter speed"
-        case .bulb(let length): "bulb \(milliseconds(length))"
-        case .bracket(let count, let step):
-            "bracket of \(count), \(ExposureStops(thirds: Int32(clamping: step)).text.trimmingPrefix("+")) EV apart"
-        case .video(let length): English.withArticle("\(milliseconds(length)) video clip")
-        case .ramp(let ramp):
-            "exposure ramped to the light (ISO \(ramp.minISO)-\(ramp.maxISO)"
-                + (ramp.apertures.isEmpty ? "" : ", \(ramp.apertures.joined(separator: " "))") + ")"
-        }
-        var parts = ["every \(interval(plan))", stop, exposure, "overrun \(plan.overrun.rawValue)"]
-        if plan.minimumGapMs > 0 { parts.append("at least \(milliseconds(plan.minimumGapMs)) between slots") }
-        if let hook = plan.hook { parts.append("hook \(hook)") }
-        return parts.joined(separator: ", ")
-    }
-
-    private static func bracketed(_ plan: RunPlan) -> Bool {
-        if case .bracket = plan.exposure { true } else { false }
-    }
-
-    private static func interval(_ plan: RunPlan) -> String { milliseconds(plan.intervalMs) }
-
-    private static func milliseconds(_ value: Int64) -> String { Duration.milliseconds(value).compactText }
-
-    private static func started(_ run: RunRecord) -> String { Output.timestamp(UInt64(clamping: run.t0UnixMs)) }
-
-    static func lateness(_ micros: Int64) -> String { String(format: "%.3f ms", Double(micros) / 1000) }
 }

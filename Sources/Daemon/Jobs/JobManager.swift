@@ -214,18 +214,12 @@ public actor JobManager {
         return try job(id)
     }
 
-    /// The cameras of a journalled run: its one camera, or a rig's, whose names the record
-    /// joins with commas.
+    /// The cameras of a journalled run: its one camera, or a rig's (a run of several cameras).
+    /// The record keeps them as a list, so a name with a comma in it is one camera.
     private func entries(of record: RunRecord) async throws(CameraLookupError) -> (entries: [CameraRegistry.Entry], isRig: Bool) {
-        do {
-            return ([try await cameras.camera(named: record.camera)], false)
-        } catch {
-            let names = record.camera.split(separator: ",").map(String.init)
-            guard names.count > 1 else { throw error }
-            var entries: [CameraRegistry.Entry] = []
-            for name in names { entries.append(try await cameras.camera(named: name)) }
-            return (entries, true)
-        }
+        var entries: [CameraRegistry.Entry] = []
+        for name in record.cameras { entries.append(try await cameras.camera(named: name)) }
+        return (entries, record.cameras.count > 1)
     }
 
     /// Resumes every run the journal holds as still running (the daemon stopped, or crashed,

@@ -28,11 +28,3 @@ extension GlobalOptions {
     /// in direct mode, a refusal (401, 403) as such.
     func fail(_ error: DaemonClientError) -> ExitCode { fail(CameraFailure(error)) }
 }
-
-extension DaemonClientError {
-    /// No daemon answers: the command may run directly instead.
-    var isUnreachable: Bool {
-        if case .notReachable = self { return true }
-        return false
-    }
-}

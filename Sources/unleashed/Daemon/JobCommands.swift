@@ -3,6 +3,7 @@ import DaemonClient
 import Foundation
 import Intervalometer
 import UnleashedAPI
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -44,18 +45,8 @@ struct JobsCommand: AsyncParsableCommand {
         let client = try options.requireDaemon("jobs")
         let jobs = try await options.ask { () throws(DaemonClientError) in try await client.jobs() }
         options.emit(JobList(jobs: jobs).json) {
-            jobs.isEmpty ? "No jobs." : jobs.map(Self.line).joined(separator: "\n")
+            jobs.isEmpty ? "No jobs." : jobs.map(RunReport.line).joined(separator: "\n")
         }
-    }
-
-    /// `Job 7  timelapse on a  running  12 taken, 0 failed, 0 skipped  (started 2026-11-23T16:40:01.020Z)`
-    static func line(_ job: JobDocument) -> String {
-        let summary = job.summary
-        let counts = "\(summary.taken) taken, \(summary.failed) failed, \(summary.skipped) skipped"
-        var line = "Job \(job.id)  \(job.kind) on \(job.camera)  \(job.state)  \(counts)"
-        if let t0 = job.json["t0"]?.stringValue { line += "  (t0 \(t0))" }
-        if let reason = job.reason { line += "  \(reason)" }
-        return line
     }
 }
 
@@ -78,7 +69,8 @@ struct AttachCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try options.requireDaemon("attach")
         let document = try await options.ask { () throws(DaemonClientError) in try await client.job(job) }
-        try await JobFollower(client: client, options: options).follow(document, plan: document.plan, startDelay: .zero, ownsJob: false)
+        let run = JobRun(document, client: client, owned: false)
+        try await RunExecution.follow(run, plan: document.plan, startDelay: .zero, options: options, interruptible: true)
     }
 }
 
@@ -99,11 +91,8 @@ struct StopCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.requireDaemon("stop")
-        let answer = try await options.ask { () throws(DaemonClientError) in
-            try await client.stopJob(job, when: afterFrame ? .afterFrame : .now)
-        }
-        options.emit(answer.json) {
-            "Job \(job) \(afterFrame ? "stops after its current frame" : "stopped")" + JobsCommand.line(answer).dropFirst("Job \(job)".count)
-        }
+        let when: StopWhen = afterFrame ? .afterFrame : .now
+        let answer = try await options.ask { () throws(DaemonClientError) in try await client.stopJob(job, when: when) }
+        options.emit(answer.json) { RunReport.stopped(answer, when: when) }
     }
 }
