@@ -29,4 +29,12 @@ public enum LocalTime {
             return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
         }
     }
+
+    /// Unix milliseconds as an ISO 8601 UTC timestamp (`2026-06-23T18:30:15.250Z`), as `--json`
+    /// output writes instants.
+    public static func timestamp(_ milliseconds: UInt64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
 }

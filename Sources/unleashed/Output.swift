@@ -18,11 +18,7 @@ enum Output {
     }
 
     /// Unix milliseconds as an ISO 8601 UTC timestamp.
-    static func timestamp(_ milliseconds: UInt64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
-    }
+    static func timestamp(_ milliseconds: UInt64) -> String { LocalTime.timestamp(milliseconds) }
 
     /// `+12`, `+11 2/3`: metered EV reads like exposure compensation.
     static func ev(_ stops: ExposureStops) -> String { stops.text }

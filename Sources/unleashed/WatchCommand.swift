@@ -31,27 +31,14 @@ struct WatchCommand: AsyncParsableCommand {
             Self.print(.connection(status.connection), options: options)
             if let ev = status.meteredEV { Self.print(.meteredEV(ev), options: options) }
             // The watch ends at --for, or when Ctrl-C cancels this task (iteration then stops).
-            let (watched, sink) = AsyncStream.makeStream(of: CameraEvent.self)
-            let forward = Task {
-                for await event in events { sink.yield(event) }
-                sink.finish()
-            }
-            let stopper = limit.map { limit in
-                Task {
-                    try? await Task.sleep(for: limit)
-                    sink.finish()
-                }
-            }
-            for await event in watched {
+            for await event in CameraWatch.events(events, for: limit) {
                 Self.print(event, options: options)
             }
-            forward.cancel()
-            stopper?.cancel()
         }
     }
 
     static func print(_ event: CameraEvent, options: GlobalOptions) {
-        let (name, members, text) = describe(event)
+        let (name, members) = CameraWatch.document(event)
         let now = Date()
         var json = members
         json["time"] = .string(Output.timestamp(UInt64(now.timeIntervalSince1970 * 1000)))
@@ -59,50 +46,27 @@ struct WatchCommand: AsyncParsableCommand {
         options.emit(.object(json)) {
             let formatter = DateFormatter()
             formatter.dateFormat = "HH:mm:ss.SSS"
-            return Output.style.paint(formatter.string(from: now), .dim) + "  " + text
+            return Output.style.paint(formatter.string(from: now), .dim) + "  " + text(event)
         }
     }
 
-    static func describe(_ event: CameraEvent) -> (String, [String: JSONValue], String) {
+    /// What a person reads for an event.
+    static func text(_ event: CameraEvent) -> String {
         switch event {
-        case .connection(let state):
-            return ("connection", ["state": .string(state.phase.rawValue), "detail": .string(state.description)],
-                    Output.style.paint("link \(state)", state == .ready ? .green : .yellow))
-        case .shotCompleted(let counter, let cameraTime):
-            var members: [String: JSONValue] = ["counter": .integer(Int64(counter))]
-            members["cameraTime"] = cameraTime.map { .string(Output.timestamp($0)) }
-            return ("shotCompleted", members, "shot \(counter) taken")
-        case .settingChanged(let value):
-            return ("settingChanged", ["setting": .string(value.setting.userName), "value": .string(value.text)],
-                    "\(value.setting.userName) is now \(value.text)")
-        case .battery(let module, let camera):
-            var members: [String: JSONValue] = ["module": .integer(Int64(module))]
-            members["camera"] = camera.map { .integer(Int64($0)) }
-            return ("battery", members, "battery: module \(module)%, camera \(Output.percent(camera))")
-        case .storage(let state, let left):
-            var members: [String: JSONValue] = ["state": .string(state.description)]
-            members["shotsRemaining"] = left.map { .integer(Int64($0)) }
-            return ("storage", members, "card \(state)" + (left.map { ", \(English.counting($0, "shot")) left" } ?? ""))
-        case .cameraPower(let power):
-            return ("cameraPower", ["power": .string(power.description)], "camera \(power)")
-        case .busy(let busy):
-            return ("busy", ["busy": .bool(busy)], busy ? "camera busy" : "camera ready")
-        case .meteredEV(let ev):
-            return ("meteredEV", ["ev": .string(ev.text)], "metered EV \(Output.ev(ev))")
-        case .bulbDeadlineFired(let length):
-            return ("bulbDeadlineFired", ["exposedMs": .integer(length.wholeMilliseconds)],
-                    "bulb closed by the module after \(Output.clock(length))")
+        case .connection(let state): Output.style.paint("link \(state)", state == .ready ? .green : .yellow)
+        case .shotCompleted(let counter, _): "shot \(counter) taken"
+        case .settingChanged(let value): "\(value.setting.userName) is now \(value.text)"
+        case .battery(let module, let camera): "battery: module \(module)%, camera \(Output.percent(camera))"
+        case .storage(let state, let left): "card \(state)" + (left.map { ", \(English.counting($0, "shot")) left" } ?? "")
+        case .cameraPower(let power): "camera \(power)"
+        case .busy(let busy): busy ? "camera busy" : "camera ready"
+        case .meteredEV(let ev): "metered EV \(Output.ev(ev))"
+        case .bulbDeadlineFired(let length): "bulb closed by the module after \(Output.clock(length))"
         case .error(let status, let message):
-            var members: [String: JSONValue] = ["status": .string(status.description)]
-            members["message"] = message.map(JSONValue.string)
-            return ("error", members, Output.style.paint("camera error: \(status)" + (message.map { " (\($0))" } ?? ""), .red))
-        case .missedEvents(let count):
-            return ("missedEvents", ["count": .integer(Int64(count))], "\(count) events lost on the way")
-        case .fileSaved(let file):
-            return ("fileSaved", file.json, "saved \(file.path) (\(file.bytes) bytes)")
-        case .fileNotSaved(let cameraPath, let reason):
-            return ("fileNotSaved", ["cameraPath": .string(cameraPath), "reason": .string(reason)],
-                    Output.style.paint("could not save \(cameraPath): \(reason)", .red))
+            Output.style.paint("camera error: \(status)" + (message.map { " (\($0))" } ?? ""), .red)
+        case .missedEvents(let count): "\(count) events lost on the way"
+        case .fileSaved(let file): "saved \(file.path) (\(file.bytes) bytes)"
+        case .fileNotSaved(let cameraPath, let reason): Output.style.paint("could not save \(cameraPath): \(reason)", .red)
         }
     }
 }
