@@ -4,7 +4,6 @@ import DaemonClient
 import Foundation
 import Intervalometer
 import UnleashedApp
-import Synchronization
 import UnleashedKit
 import UnleashedProtocol
 
@@ -111,45 +110,3 @@ struct RunExecution {
 
 /// A run about to begin: new, after an optional delay, or resumed from the journal.
 typealias RunStart = LocalRun.Start
-
-/// The one signal map of a run, here or in a daemon: Ctrl-C (when the run takes it) and SIGTERM
-/// stop it (a bulb exposure is ended first), SIGUSR1 asks for an extra frame, SIGUSR2 stops it
-/// after the current one. The first stop wins and says the exit status.
-final class RunSignals: Sendable {
-    private let run: any RunController
-    private let stopped = Mutex<ExitStatus?>(nil)
-    private let watch = Mutex<SignalWatch?>(nil)
-
-    /// - Parameter interrupt: whether Ctrl-C is taken here; a run whose camera is opened by
-    ///   ``GlobalOptions/withCamera(onInterrupt:savedFiles:_:)`` gets it from there instead.
-    init(_ run: any RunController, interrupt: Bool) {
-        self.run = run
-        var handlers: [Int32: @Sendable () -> Void] = [
-            SIGTERM: { [weak self] in self?.stop(by: SIGTERM) },
-            SIGUSR1: { Task { await run.shootExtraFrame() } },
-            SIGUSR2: { Task { await run.stopAfterCurrentFrame() } },
-        ]
-        if interrupt { handlers[SIGINT] = { [weak self] in self?.stop(by: SIGINT) } }
-        watch.withLock { $0 = SignalWatch(handlers) }
-    }
-
-    /// The status to exit with when a signal stopped the run.
-    var stoppedBy: ExitStatus? { stopped.withLock { $0 } }
-
-    /// Stops the run for `signal` (SIGINT or SIGTERM), once.
-    func stop(by signal: Int32) {
-        let status: ExitStatus = signal == SIGTERM ? .terminated : .interrupted
-        let first = stopped.withLock { stopped in
-            defer { stopped = stopped ?? status }
-            return stopped == nil
-        }
-        guard first else { return }
-        let reason = status == .interrupted ? "stopped by Ctrl-C" : "stopped by SIGTERM"
-        let run = run
-        Task { await run.stop(reason: reason) }
-    }
-
-    func disarm() {
-        watch.withLock { $0?.disarm() }
-    }
-}
