@@ -353,9 +353,7 @@ extension JSONValue {
 
     /// Unix milliseconds as an ISO 8601 timestamp in UTC, with milliseconds.
     package static func isoTimestamp(_ unixMilliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(unixMilliseconds) / 1000))
+        LocalTime.timestamp(UInt64(max(unixMilliseconds, 0)))
     }
 }
 

@@ -119,6 +119,16 @@ public enum RunReport {
 
     private static func started(_ run: RunRecord) -> String { JSONValue.isoTimestamp(run.t0UnixMs) }
 
+    /// `01:02.5`, `1:02:03.5`: a running clock for exposures, video and the time-lapse display.
+    public static func clock(_ duration: Duration) -> String {
+        let tenths = max(duration.wholeMilliseconds, 0) / 100
+        let (hours, minutes, seconds) = (tenths / 36_000, tenths / 600 % 60, tenths / 10 % 60)
+        let fraction = tenths % 10
+        return hours > 0
+            ? String(format: "%d:%02d:%02d.%d", hours, minutes, seconds, fraction)
+            : String(format: "%02d:%02d.%d", minutes, seconds, fraction)
+    }
+
     /// `1.500 ms`, from microseconds.
     public static func lateness(_ micros: Int64) -> String { String(format: "%.3f ms", Double(micros) / 1000) }
 

@@ -1,5 +1,6 @@
 import CameraKit
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 
@@ -25,15 +26,8 @@ enum Output {
 
     static func percent(_ value: Int?) -> String { value.map { "\($0)%" } ?? "unknown" }
 
-    /// `1.250 s`, `1:02:03.5`: a running clock for exposures and video.
-    static func clock(_ duration: Duration) -> String {
-        let tenths = max(duration.wholeMilliseconds, 0) / 100
-        let (hours, minutes, seconds) = (tenths / 36_000, tenths / 600 % 60, tenths / 10 % 60)
-        let fraction = tenths % 10
-        return hours > 0
-            ? String(format: "%d:%02d:%02d.%d", hours, minutes, seconds, fraction)
-            : String(format: "%02d:%02d.%d", minutes, seconds, fraction)
-    }
+    /// `01:02.5`, `1:02:03.5`: a running clock for exposures and video.
+    static func clock(_ duration: Duration) -> String { RunReport.clock(duration) }
 
     /// Colour for people reading a terminal; plain text for pipes, files and `NO_COLOR`.
     static let style = TextStyle(enabled: isatty(STDOUT_FILENO) == 1

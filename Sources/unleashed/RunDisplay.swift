@@ -96,7 +96,11 @@ final class RunDisplay: Sendable {
     private static func wallMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     private func redraw() {
-        let fields = state.withLock { statusLine($0.progress, now: .now) }
+        let now = ContinuousClock.now
+        let fields = state.withLock { state in
+            state.progress.statusLine(elapsed: state.progress.t0.map { $0.duration(to: now) },
+                                      startingIn: startDelay - created.duration(to: now))
+        }
         Output.noteRaw("\r\(TerminalLine.fit(fields, width: TerminalLine.width()))\u{1B}[K")
     }
 
@@ -107,53 +111,4 @@ final class RunDisplay: Sendable {
     /// `Frame 12/300  [######··············]  next 2.1s  elapsed 00:55.0  left 24:05.0  late 0.312 ms (max 1.204 ms)`;
     /// on a narrow terminal the bar, the spread, the elapsed and remaining time and the lateness
     /// give way, in that order.
-    private func statusLine(_ state: RunProgress, now: ContinuousClock.Instant) -> [TerminalLine.Field] {
-        let elapsed = state.t0.map { $0.duration(to: now) }
-        guard let elapsed, elapsed >= .zero else {
-            let left = elapsed.map { .zero - $0 } ?? startDelay - created.duration(to: now)
-            return [.init(left > .zero ? "Starting in \(Output.clock(left))" : "Starting")]
-        }
-        if case .video(let clip) = plan.exposure { return videoLine(state, elapsed: elapsed, clip: .milliseconds(clip)) }
-        let of = state.totalSlots.map { "/\($0)" } ?? ""
-        guard let last = state.last else { return [.init("Frame 1" + of)] }
-        let filled = Int(state.fractionOfInterval(at: elapsed) * 20)
-        var fields: [TerminalLine.Field] = [
-            .init("Frame \(last.frame)" + of),
-            .init("[" + String(repeating: "#", count: filled) + String(repeating: "·", count: 20 - filled) + "]", dropOrder: 6),
-            .init("next \(Output.clock(max(state.nextDue - elapsed, .zero)))"),
-            .init("elapsed \(Output.clock(elapsed))", dropOrder: 4),
-        ]
-        if let left = state.remaining(at: elapsed) { fields.append(.init("left \(Output.clock(left))", dropOrder: 3)) }
-        if let lateness = state.lastLatenessMicros, let worst = state.maxLatenessMicros {
-            fields.append(.init("late \(RunReport.lateness(lateness)) (max \(RunReport.lateness(worst)))", dropOrder: 2))
-        }
-        if let spread = state.lastSpreadMicros, let worst = state.maxSpreadMicros {
-            fields.append(.init("spread \(RunReport.lateness(spread)) (max \(RunReport.lateness(worst)))", dropOrder: 5))
-        }
-        if state.failed + state.skipped > 0 { fields.append(.init("\(state.failed) failed, \(state.skipped) skipped")) }
-        return fields
-    }
-
-    /// `REC  Clip 3/10  00:02.1 / 00:05.0  remaining 00:02.9  elapsed 02:02.1`, or between clips
-    /// `Clip 3/10 done  next clip in 00:54.9  elapsed 02:05.1`. The clip clock runs from the
-    /// clip's slot; the record of each clip corrects it when the clip ends.
-    private func videoLine(_ state: RunProgress, elapsed: Duration, clip: Duration) -> [TerminalLine.Field] {
-        let total = state.totalSlots
-        let of = total.map { "/\($0)" } ?? ""
-        let done = state.last?.frame ?? 0
-        let nextDue = state.nextDue
-        var fields: [TerminalLine.Field]
-        if let total, done >= total {
-            fields = [.init("Clip \(done)\(of) done")]
-        } else if elapsed < nextDue {
-            fields = [.init("Clip \(done)\(of) done"), .init("next clip in \(Output.clock(nextDue - elapsed))")]
-        } else {
-            let recorded = min(elapsed - nextDue, clip)
-            fields = [.init("REC  Clip \(done + 1)\(of)"), .init("\(Output.clock(recorded)) / \(Output.clock(clip))"),
-                      .init("remaining \(Output.clock(clip - recorded))", dropOrder: 2)]
-        }
-        if total != 1 { fields.append(.init("elapsed \(Output.clock(elapsed))", dropOrder: 3)) }
-        if state.failed + state.skipped > 0 { fields.append(.init("\(state.failed) failed, \(state.skipped) skipped")) }
-        return fields
-    }
 }
