@@ -1,6 +1,5 @@
 import ArgumentParser
 import CameraKit
-import GPhoto2
 import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
@@ -28,26 +27,9 @@ struct SettingsCommand: AsyncParsableCommand {
         func run() async throws {
             let all = all
             try await options.withCamera { camera throws(CameraError) in
-                if all, let tethered = camera as? GPhoto2Camera {
-                    let widgets = try await tethered.widgets()
-                    options.emit(.array(widgets.map(\.json))) { widgets.map(WidgetText.line).joined(separator: "\n") }
-                    return
-                }
-                let settings = try await camera.settings()
-                options.emit(.array(settings.map(\.json))) {
-                    settings.map(human).joined(separator: "\n")
-                }
+                let listing = try await SettingsListing.read(all: all, on: camera)
+                options.emit(listing.json) { listing.lines.joined(separator: "\n") }
             }
-        }
-
-        private func human(_ descriptor: SettingDescriptor) -> String {
-            let name = descriptor.setting.userName.padding(toLength: 22, withPad: " ", startingAt: 0)
-            let value = descriptor.value.text.padding(toLength: 10, withPad: " ", startingAt: 0)
-            let choices = descriptor.choices.map(\.text)
-            let offered = choices.count > 8
-                ? "\(choices.prefix(3).joined(separator: ", ")) ... \(choices.suffix(2).joined(separator: ", ")) (\(choices.count) values)"
-                : choices.joined(separator: ", ")
-            return name + value + (descriptor.readOnly ? "read-only" : offered)
         }
     }
 
@@ -121,17 +103,6 @@ struct SettingsCommand: AsyncParsableCommand {
 }
 
 /// How a libgphoto2 setting (a widget) is printed.
-enum WidgetText {
-    static func line(_ widget: Widget) -> String {
-        let path = widget.path.padding(toLength: 44, withPad: " ", startingAt: 0)
-        let value = (widget.value ?? "").padding(toLength: 16, withPad: " ", startingAt: 0)
-        let offered = widget.readOnly ? "read-only" : widget.choices.count > 8
-            ? "\(widget.choices.prefix(3).joined(separator: ", ")) ... (\(widget.choices.count) values)"
-            : widget.choices.joined(separator: ", ")
-        return path + value + offered
-    }
-}
-
 extension SettingsCommand.Set {
     /// The rig's change: all cameras or none.
     static func set(_ name: String, _ text: String, on rig: Rig, options: GlobalOptions) async throws(ExitCode) {
