@@ -1,6 +1,7 @@
 public import DBus
 import Foundation
 import Synchronization
+public import UnleashedKit
 
 /// One client of BlueZ on its own D-Bus connection: the mirror of BlueZ's objects, kept current,
 /// and the operations a module client needs (discovery, connect, pair, disconnect, forget), each
@@ -301,14 +302,13 @@ public actor BlueZClient {
 
     /// How connecting retries the failures BlueZ is known for.
     public struct ConnectPolicy: Sendable {
-        /// Attempts in all, for connection aborts and `InProgress`.
-        public var attempts = 4
+        /// Attempts in all, for connection aborts and `InProgress`, and the pauses between them
+        /// (the project's one backoff, ``ReconnectPolicy``): 250 ms, then twice as long each time.
+        public var retries = ReconnectPolicy(initialDelay: .milliseconds(250), maximumDelay: .seconds(2), jitter: 0, maximumAttempts: 4)
         /// How long `Connect` may take.
         public var connectTimeout: Duration = .seconds(30)
         /// How long service discovery may take after `Connect` returned.
         public var servicesTimeout: Duration = .seconds(20)
-        /// The pause before the next attempt after an abort, times the attempt number.
-        public var backoff: Duration = .milliseconds(250)
 
         public init() {}
     }
@@ -322,7 +322,7 @@ public actor BlueZClient {
     /// is cleared with `Disconnect` and retried.
     public func connect(_ devicePath: String, serviceUUID: String, policy: ConnectPolicy = ConnectPolicy()) async throws(BlueZError) {
         var lastError = BlueZError.connectionFailed("no attempt made")
-        for attempt in 1...max(1, policy.attempts) {
+        for attempt in 1...max(1, policy.retries.maximumAttempts ?? 1) {
             do {
                 try await connectOnce(devicePath, serviceUUID: serviceUUID, policy: policy)
                 return
@@ -331,12 +331,12 @@ public actor BlueZClient {
                 try? await wait(for: "the aborted link to close", timeout: .seconds(2)) { snapshot in
                     snapshot.tree.device(at: devicePath)?.connected == true ? .pending : .satisfied
                 }
-                try? await Task.sleep(for: policy.backoff * attempt)
+                try? await Task.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
             } catch .dbus(let error) where error.name == BlueZName.Error.inProgress {
                 // A stale Connect (from this or a crashed process) holds the device: cancel it.
                 lastError = .connectionFailed(error.message)
                 _ = try? await call(devicePath, BlueZName.device, "Disconnect", timeout: .seconds(5))
-                try? await Task.sleep(for: policy.backoff * attempt)
+                try? await Task.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
             } catch .dbus(let error) where error.name == DBusError.unknownObjectName {
                 throw .moduleNotFound(tree.device(at: devicePath)?.address ?? devicePath)
             } catch .dbus(let error) where error.name == DBusError.noReplyName {
@@ -346,7 +346,7 @@ public actor BlueZClient {
                 throw .connectionFailed(error.message.isEmpty ? error.name : error.message)
             } catch .connectionLost(let reason) {
                 lastError = .connectionLost(reason)
-                try? await Task.sleep(for: policy.backoff * attempt)
+                try? await Task.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
             } catch .timedOut(let what) {
                 // Services never resolved: drop the half-made link before the next attempt.
                 lastError = .timedOut(what)

@@ -99,7 +99,7 @@ struct DBusMockTests {
         let client = try await BlueZClient.open(bus: .address(mock.bus.address))
         defer { Task { await client.close() } }
         var policy = BlueZClient.ConnectPolicy()
-        policy.backoff = .milliseconds(20)
+        policy.retries.initialDelay = .milliseconds(20)
         try await client.connect(MockBlueZ.devicePath, serviceUUID: service, policy: policy)
         #expect(try await mock.calls(MockBlueZ.devicePath, "Connect").count == 3)
         #expect(await client.tree.device(at: MockBlueZ.devicePath)?.servicesResolved == true)
