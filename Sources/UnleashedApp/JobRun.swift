@@ -17,7 +17,7 @@ public final class JobRun: RunController {
     private let sink: AsyncStream<FrameRecord>.Continuation
     private let owned: Bool
     private let known: Mutex<RunRecord>
-    private let result = Mutex<(outcome: RunOutcome?, waiting: [CheckedContinuation<RunOutcome, Never>])>((nil, []))
+    private let settled = OutcomeLatch()
     private let following = Mutex<Task<Void, Never>?>(nil)
 
     /// Follows `job` through `client`; `owned` when this command started it.
@@ -67,15 +67,7 @@ public final class JobRun: RunController {
         if owned { _ = try? await client.continueJob(job.id) }
     }
 
-    public func outcome() async -> RunOutcome {
-        await withCheckedContinuation { continuation in
-            let known = result.withLock { state in
-                if state.outcome == nil { state.waiting.append(continuation) }
-                return state.outcome
-            }
-            if let known { continuation.resume(returning: known) }
-        }
-    }
+    public func outcome() async -> RunOutcome { await settled.wait() }
 
     /// Relays job `id`'s frames to `sink` until its end, which is the outcome.
     private static func follow(_ id: Int64, client: DaemonClient, sink: AsyncStream<FrameRecord>.Continuation,
@@ -101,12 +93,6 @@ public final class JobRun: RunController {
     }
 
     private func finish(_ outcome: RunOutcome) {
-        let waiting = result.withLock { state in
-            guard state.outcome == nil else { return [CheckedContinuation<RunOutcome, Never>]() }
-            state.outcome = outcome
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume(returning: outcome) }
+        settled.settle(outcome)
     }
 }

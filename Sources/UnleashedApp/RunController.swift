@@ -120,12 +120,11 @@ public final class LocalRun: RunController {
     private struct State {
         var run: Timelapse<ContinuousClock>?
         var pending: [Action] = []
-        var outcome: RunOutcome?
-        var waiting: [CheckedContinuation<RunOutcome, Never>] = []
     }
 
     public let start: Start
     public let records: AsyncStream<FrameRecord>
+    private let settled = OutcomeLatch()
     private let sink: AsyncStream<FrameRecord>.Continuation
     private let journal: SQLiteJournal
     private let state = Mutex(State())
@@ -166,15 +165,7 @@ public final class LocalRun: RunController {
     public func pause() async { send { await $0.pauseSchedule() } }
     public func continueSchedule() async { send { await $0.continueSchedule() } }
 
-    public func outcome() async -> RunOutcome {
-        await withCheckedContinuation { continuation in
-            let known = state.withLock { state in
-                if state.outcome == nil { state.waiting.append(continuation) }
-                return state.outcome
-            }
-            if let known { continuation.resume(returning: known) }
-        }
-    }
+    public func outcome() async -> RunOutcome { await settled.wait() }
 
     private static let wallClock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
@@ -215,13 +206,7 @@ public final class LocalRun: RunController {
 
     private func finish(_ outcome: RunOutcome) {
         sink.finish()
-        let waiting = state.withLock { state in
-            guard state.outcome == nil else { return [CheckedContinuation<RunOutcome, Never>]() }
-            state.outcome = outcome
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume(returning: outcome) }
+        settled.settle(outcome)
     }
 
     private func send(_ action: @escaping Action) {
@@ -230,5 +215,33 @@ public final class LocalRun: RunController {
             return state.run
         }
         if let run { Task { await action(run) } }
+    }
+}
+
+/// A run's outcome, settled once, for any number of waiters: what ``LocalRun`` and ``JobRun``
+/// answer ``RunController/outcome()`` with.
+final class OutcomeLatch: Sendable {
+    private let state = Mutex<(outcome: RunOutcome?, waiting: [CheckedContinuation<RunOutcome, Never>])>((nil, []))
+
+    /// The outcome, once it is settled.
+    func wait() async -> RunOutcome {
+        await withCheckedContinuation { continuation in
+            let known = state.withLock { state in
+                if state.outcome == nil { state.waiting.append(continuation) }
+                return state.outcome
+            }
+            if let known { continuation.resume(returning: known) }
+        }
+    }
+
+    /// Settles the outcome and wakes its waiters; the first call wins.
+    func settle(_ outcome: RunOutcome) {
+        let waiting = state.withLock { state in
+            guard state.outcome == nil else { return [CheckedContinuation<RunOutcome, Never>]() }
+            state.outcome = outcome
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume(returning: outcome) }
     }
 }
