@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .executable(name: "unleashed", targets: ["unleashed"]),
         .library(name: "CameraKit", targets: ["CameraKit"]),
+        .library(name: "CameraProtocols", targets: ["CameraProtocols"]),
+        .library(name: "CameraRemote", targets: ["CameraRemote"]),
         .library(name: "UnleashedProtocol", targets: ["UnleashedProtocol"]),
         .library(name: "UnleashedKit", targets: ["UnleashedKit"]),
         .library(name: "UnleashedSimulator", targets: ["UnleashedSimulator"]),
@@ -40,6 +42,14 @@ let package = Package(
     ],
     targets: [
         .target(name: "CameraKit", swiftSettings: strict),
+        .target(name: "CameraProtocols", dependencies: ["CameraKit"], swiftSettings: strict),
+        .target(name: "CameraRemote", dependencies: ["CameraKit", "CameraProtocols", "UnleashedKit"], swiftSettings: strict),
+        .target(
+            name: "SimulatedCameras",
+            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote"],
+            path: "Simulator/SimulatedCameras",
+            swiftSettings: strict
+        ),
         .target(
             name: "UnleashedProtocol",
             dependencies: ["CameraKit"],
@@ -224,6 +234,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CameraKitTests", dependencies: ["CameraKit"], swiftSettings: strict),
+        .testTarget(name: "CameraProtocolsTests", dependencies: ["CameraKit", "CameraProtocols"], swiftSettings: strict),
+        .testTarget(
+            name: "CameraRemoteTests",
+            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "UnleashedKit", "Intervalometer"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UnleashedProtocolTests",
             dependencies: [

@@ -1,0 +1,47 @@
+public import CameraProtocols
+
+/// What every simulated body keeps whatever its brand: the connection it talks to, and the
+/// switches a test or `unleashed-sim` flips (asleep, pairing mode, the remote menu setting).
+public struct BodyBasics: Sendable {
+    /// Where the current connection takes what the body sends; nil while no client is linked.
+    public private(set) var deliver: (@Sendable (BodySignal) -> Void)?
+    public var asleep = false
+    public var pairingOpen: Bool
+    public var remoteEnabled = true
+    public var picturesTaken = 0
+
+    public init(pairingOpen: Bool = true) {
+        self.pairingOpen = pairingOpen
+    }
+
+    public var isLinked: Bool { deliver != nil }
+
+    public mutating func connected(_ deliver: @escaping @Sendable (BodySignal) -> Void) {
+        self.deliver = deliver
+    }
+
+    public mutating func disconnected() {
+        deliver = nil
+    }
+
+    /// Notifies (or indicates) `value` on `characteristic` to the linked client, if any.
+    public func send(_ value: [UInt8], on characteristic: GATTCharacteristicID) {
+        deliver?(.value(characteristic, value))
+    }
+
+    /// Drops the link from the camera's side and forgets the connection.
+    public mutating func dropLink(_ reason: String) {
+        deliver?(.dropLink(reason: reason))
+        deliver = nil
+    }
+
+    /// Falls asleep: the link drops and connections are refused until ``wake()``.
+    public mutating func sleep() {
+        asleep = true
+        dropLink("the camera went to sleep")
+    }
+
+    public mutating func wake() {
+        asleep = false
+    }
+}
