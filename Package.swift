@@ -58,7 +58,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
-        .target(name: "BlueZ", dependencies: ["DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["CameraProtocols", "CameraRemote", "DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .target(name: "UnleashedKit", dependencies: ["CameraKit", "UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -131,6 +131,9 @@ let package = Package(
             name: "UnleashedApp",
             dependencies: [
                 "CameraKit",
+                "CameraProtocols",
+                "CameraRemote",
+                "SimulatedCameras",
                 "UnleashedAPI",
                 "BlueZ",
                 "GPhoto2",

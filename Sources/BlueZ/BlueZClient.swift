@@ -245,11 +245,12 @@ public actor BlueZClient {
 
     // MARK: - Discovery
 
-    /// Starts discovery on `adapter` for LE devices offering `serviceUUID`.
-    public func startDiscovery(on adapter: BlueZAdapter, serviceUUID: String) async throws(BlueZError) {
-        try await call(adapter.path, BlueZName.adapter, "SetDiscoveryFilter", [.properties([
-            "UUIDs": .strings([serviceUUID]), "Transport": .string("le"), "DuplicateData": .bool(false),
-        ])])
+    /// Starts discovery on `adapter` for LE devices offering `serviceUUID`, or for every LE
+    /// device when nil (cameras advertise their brand in manufacturer data, not always a service).
+    public func startDiscovery(on adapter: BlueZAdapter, serviceUUID: String?) async throws(BlueZError) {
+        var filter: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .bool(false)]
+        if let serviceUUID { filter["UUIDs"] = .strings([serviceUUID]) }
+        try await call(adapter.path, BlueZName.adapter, "SetDiscoveryFilter", [.properties(filter)])
         do {
             try await call(adapter.path, BlueZName.adapter, "StartDiscovery")
         } catch .dbus(let error) where error.name == BlueZName.Error.inProgress {
@@ -277,6 +278,21 @@ public actor BlueZClient {
     /// Finds a module by address or name: from BlueZ's known devices, else by scanning up to
     /// `timeout`.
     public func findModule(_ wanted: String, on adapter: BlueZAdapter, serviceUUID: String,
+                           timeout: Duration) async throws(BlueZError) -> BlueZDevice {
+        try await findDevice(wanted, on: adapter, serviceUUID: serviceUUID, timeout: timeout)
+    }
+
+    /// The devices on `adapter` advertising now that are modules (as ``modules(on:serviceUUID:)``)
+    /// or cameras this project drives through their own remote protocol.
+    public func sightings(on adapter: BlueZAdapter, moduleService: String) -> [BlueZDevice] {
+        tree.devices(on: adapter.path).filter {
+            $0.rssi != nil && ($0.serviceUUIDs.contains(moduleService.lowercased()) || $0.advertisement != nil || $0.camera != nil)
+        }
+    }
+
+    /// Finds a device by address or name: from BlueZ's known devices, else by scanning up to
+    /// `timeout` (for devices offering `serviceUUID`, or any device when nil).
+    public func findDevice(_ wanted: String, on adapter: BlueZAdapter, serviceUUID: String?,
                            timeout: Duration) async throws(BlueZError) -> BlueZDevice {
         let match: @Sendable (BlueZDevice) -> Bool = { $0.matches(wanted) }
         if let known = tree.devices(on: adapter.path).first(where: match) { return known }

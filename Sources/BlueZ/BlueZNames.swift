@@ -19,6 +19,7 @@ enum BlueZName {
         static let notReady = "org.bluez.Error.NotReady"
         static let notConnected = "org.bluez.Error.NotConnected"
         static let notPermitted = "org.bluez.Error.NotPermitted"
+        static let notSupported = "org.bluez.Error.NotSupported"
         static let doesNotExist = "org.bluez.Error.DoesNotExist"
         static let rejected = "org.bluez.Error.Rejected"
         static let canceled = "org.bluez.Error.Canceled"

@@ -1,3 +1,4 @@
+public import CameraProtocols
 public import DBus
 import Foundation
 
@@ -91,6 +92,24 @@ public struct BlueZObjectTree: Sendable, Hashable {
         }?.key
     }
 
+    /// Every characteristic of a device's resolved services, by service and UUID.
+    public func characteristics(of device: String) -> [GATTCharacteristicID: String] {
+        var services: [String: String] = [:]
+        for (path, interfaces) in objects {
+            if let service = interfaces[BlueZName.gattService], service["Device"]?.stringValue == device,
+               let uuid = service["UUID"]?.stringValue {
+                services[path] = uuid
+            }
+        }
+        var found: [GATTCharacteristicID: String] = [:]
+        for (path, interfaces) in objects {
+            guard let characteristic = interfaces[BlueZName.characteristic], let uuid = characteristic["UUID"]?.stringValue,
+                  let service = characteristic["Service"]?.stringValue.flatMap({ services[$0] }) else { continue }
+            found[GATTCharacteristicID(service: service, characteristic: uuid)] = path
+        }
+        return found
+    }
+
     /// True when the device offers a service with this UUID among its resolved GATT objects.
     public func hasService(_ uuid: String, device: String) -> Bool {
         objects.values.contains { interfaces in
@@ -132,6 +151,8 @@ public struct BlueZDevice: Sendable, Hashable {
     public var serviceUUIDs: [String]
     /// Manufacturer data by company identifier.
     public var manufacturerData: [Int: [UInt8]]
+    /// Service data by service UUID (lower case).
+    public var serviceData: [String: [UInt8]]
 
     init(path: String, properties: [String: DBusValue]) {
         self.path = path
@@ -143,6 +164,24 @@ public struct BlueZDevice: Sendable, Hashable {
         servicesResolved = properties["ServicesResolved"]?.boolValue ?? false
         serviceUUIDs = (properties["UUIDs"]?.stringArrayValue ?? []).map { $0.lowercased() }
         manufacturerData = (properties["ManufacturerData"]?.integerKeyedDictionaryValue ?? [:]).compactMapValues(\.bytesValue)
+        serviceData = Dictionary((properties["ServiceData"]?.dictionaryValue ?? [:]).compactMap { key, value in
+            value.bytesValue.map { (key.lowercased(), $0) }
+        }) { first, _ in first }
+    }
+
+    /// The advertisement as the camera protocols read it.
+    public var advertisementData: AdvertisementData {
+        AdvertisementData(name: name, serviceUUIDs: serviceUUIDs,
+                          manufacturerData: Dictionary(manufacturerData.compactMap { key, value in
+                              UInt16(exactly: key).map { ($0, value) }
+                          }) { first, _ in first },
+                          serviceData: serviceData)
+    }
+
+    /// The camera this device is, when its advertisement says it is one this project drives
+    /// through the camera's own remote protocol.
+    public var camera: RecognizedCamera? {
+        CameraAdvertisement.recognize(advertisementData)
     }
 
     /// True when `wanted` is this device's address or name, in any case: how a person names a

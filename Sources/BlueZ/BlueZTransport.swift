@@ -53,34 +53,11 @@ public final class BlueZTransport: Transport {
 
     /// What one signal means for this link, if anything.
     static func event(from message: DBusMessage, devicePath: String, eventPath: String) -> TransportEvent? {
-        if message.isSignal(BlueZName.properties, "PropertiesChanged"), message.body.count >= 2 {
-            let interface = message.body[0].stringValue
-            let changed = message.body[1].dictionaryValue ?? [:]
-            if message.path == eventPath, interface == BlueZName.characteristic, let value = changed["Value"]?.bytesValue {
-                return .packet(value)
-            }
-            if message.path == devicePath, interface == BlueZName.device, changed["Connected"]?.boolValue == false {
-                return .disconnected(reason: "the module disconnected")
-            }
-            return nil
+        switch BlueZLinkSignal.read(message, devicePath: devicePath, characteristicPaths: [eventPath], deviceWord: "module") {
+        case .value(_, let packet)?: .packet(packet)
+        case .lost(let reason)?: .disconnected(reason: reason)
+        case nil: nil
         }
-        if message.isSignal(BlueZName.objectManager, "InterfacesRemoved"), message.body.count == 2,
-           let path = message.body[0].stringValue, let removed = message.body[1].stringArrayValue {
-            // Only the device itself or the Event characteristic (or a parent of it) going away
-            // ends the link; another interface leaving the device's path (Battery1) does not.
-            let deviceGone = path == devicePath && removed.contains(BlueZName.device)
-            let eventGone = path != devicePath && (path == eventPath || eventPath.hasPrefix(path + "/"))
-            if deviceGone || eventGone { return .disconnected(reason: "the module's objects were removed from BlueZ") }
-            return nil
-        }
-        if message.isSignal("org.freedesktop.DBus", "NameOwnerChanged"), message.body.count == 3,
-           message.body[0].stringValue == BlueZName.service, message.body[2].stringValue?.isEmpty == true {
-            return .disconnected(reason: "bluetoothd left the system bus")
-        }
-        if message.isSignal("org.freedesktop.DBus.Local", "Disconnected") {
-            return .disconnected(reason: "the system bus went away")
-        }
-        return nil
     }
 
     public func send(_ packets: [[UInt8]]) async throws(TransportError) {

@@ -78,6 +78,13 @@ public protocol CameraRemoteProtocol: Sendable {
     static var services: [GATTServiceLayout] { get }
     /// The camera this advertisement belongs to, or nil when it is not this brand's.
     static func recognize(_ advertisement: AdvertisementData) -> RecognizedCamera?
+    /// Whether the camera must be bonded (paired through BlueZ) before its remote answers.
+    static var requiresBond: Bool { get }
+}
+
+extension CameraRemoteProtocol {
+    /// Most remotes need an encrypted, bonded link.
+    public static var requiresBond: Bool { true }
 }
 
 /// Recognises cameras from advertisements.

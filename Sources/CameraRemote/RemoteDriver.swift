@@ -5,7 +5,7 @@ public import CameraProtocols
 /// driver holds no I/O and no state between calls; everything it sends and waits for goes
 /// through a ``RemoteContext``, so the same driver runs over BlueZ and over a simulated body.
 ///
-/// An operation the brand's remote lacks is never sent: ``RemoteCamera`` checks
+/// An operation the brand's remote lacks is never sent: ``BLECamera`` checks
 /// ``capabilities`` first and refuses with ``offered``.
 public protocol CameraRemoteDriver: Sendable {
     /// The brand's protocol description (services, advertisement).

@@ -1,10 +1,13 @@
 public import CameraKit
+public import CameraProtocols
+public import CameraRemote
 public import BlueZ
 public import DaemonClient
 public import DBus
 import Foundation
 public import GPhoto2
 public import UnleashedKit
+import SimulatedCameras
 import UnleashedProtocol
 public import UnleashedSimulator
 
@@ -31,6 +34,77 @@ public struct CameraProvider: Sendable {
             } catch {
                 throw .camera(error)
             }
+        case .bluetoothCamera(let camera):
+            return .bluetoothCamera(try await Self.openBluetoothCamera(camera, name: spec.name))
+        case .demoCamera(let brand):
+            return .bluetoothCamera(try await Self.openDemoCamera(brand, name: spec.name))
+        }
+    }
+
+    /// Opens a camera over BlueZ through its brand's remote protocol: found (by scanning when
+    /// BlueZ does not know it), its brand read from its advertisement unless named, paired if
+    /// the brand needs a bond and `spec.pairing` allows, then connected with its reconnect policy.
+    public static func openBluetoothCamera(_ spec: BluetoothCameraSpec, name: String? = nil,
+                                           bus: DBusConnection.Bus = .system) async throws(CameraOpenError) -> BLECamera {
+        let device: BlueZDevice
+        let brand: CameraBrand
+        do throws(BlueZError) {
+            (device, brand) = try await findCamera(spec, bus: bus)
+        } catch {
+            throw .bluetooth(error)
+        }
+        guard let driver = RemoteDrivers.driver(for: brand) else {
+            throw .camera(.unsupported("driving \(brand.displayName) cameras"))
+        }
+        let provider = BlueZCameraProvider(bus: bus, adapterName: spec.adapter, camera: device.address,
+                                           remoteProtocol: driver.remoteProtocol)
+        do throws(CameraError) {
+            return try await BLECamera.open(name: name ?? device.name ?? device.address, provider: provider, driver: driver,
+                                            policy: spec.reconnect, timing: RemoteTiming(scanTimeout: spec.scanTimeout),
+                                            readyTimeout: .seconds(45))
+        } catch {
+            throw .camera(error)
+        }
+    }
+
+    /// Finds the camera and its brand, and pairs it when its brand needs a bond.
+    static func findCamera(_ spec: BluetoothCameraSpec, bus: DBusConnection.Bus) async throws(BlueZError) -> (BlueZDevice, CameraBrand) {
+        let client = try await BlueZClient.open(bus: bus)
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: spec.adapter)
+            let found = try await client.findDevice(spec.camera, on: adapter, serviceUUID: nil, timeout: spec.scanTimeout)
+            guard let brand = spec.brand ?? found.camera?.brand, let known = CameraAdvertisement.remoteProtocol(of: brand) else {
+                throw BlueZError.notAModule("\(spec.camera) does not advertise as a camera this tool drives; "
+                    + "name its brand with --brand (\(CameraBrand.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            var device = found
+            if known.requiresBond && !found.paired {
+                guard case .pair(let agent) = spec.pairing else {
+                    throw BlueZError.notPaired(spec.camera)
+                }
+                try await client.pair(found.path, serviceUUID: known.services.first?.uuid ?? "", agent: agent)
+                device = await client.tree.device(at: found.path) ?? found
+                await client.disconnect(found.path)
+            }
+            await client.close()
+            return (device, brand)
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+
+    /// A simulated camera of `brand` in this process, driven through the brand's protocol.
+    public static func openDemoCamera(_ brand: CameraBrand, name: String? = nil) async throws(CameraOpenError) -> BLECamera {
+        let address = SimulatedCameraCatalog.address(index: 0)
+        guard let body = SimulatedCameraCatalog.body(of: brand, address: address), let driver = RemoteDrivers.driver(for: brand) else {
+            throw .camera(.unsupported("simulating \(brand.displayName) cameras"))
+        }
+        do throws(CameraError) {
+            return try await BLECamera.open(name: name ?? "\(brand.displayName) \(body.model)", provider: InMemoryCameraProvider(body: body),
+                                            driver: driver, policy: ReconnectPolicy(initialDelay: .milliseconds(200), maximumDelay: .seconds(2)))
+        } catch {
+            throw .camera(error)
         }
     }
 
@@ -166,6 +240,8 @@ public enum OpenedCamera: Sendable {
     case tethered(GPhoto2Camera)
     /// A camera the daemon holds; closing it leaves it connected there.
     case remote(RemoteCamera)
+    /// A camera driven through its own Bluetooth remote protocol (or a simulated one).
+    case bluetoothCamera(BLECamera)
 
     public var camera: any Camera {
         switch self {
@@ -173,6 +249,7 @@ public enum OpenedCamera: Sendable {
         case .demo(let demo): demo.camera
         case .module(let camera): camera
         case .tethered(let camera): camera
+        case .bluetoothCamera(let camera): camera
         }
     }
 
@@ -190,6 +267,8 @@ public enum OpenedCamera: Sendable {
         case .tethered(let camera):
             await camera.close()
         case .remote(let camera):
+            await camera.close()
+        case .bluetoothCamera(let camera):
             await camera.close()
         }
     }

@@ -1,4 +1,5 @@
 public import CameraKit
+public import CameraProtocols
 public import BlueZ
 public import Foundation
 public import GPhoto2
@@ -17,6 +18,12 @@ public struct CameraSpec: Sendable {
         /// A camera tethered by USB (or reached over PTP/IP) through libgphoto2; `port` nil is
         /// the first USB camera.
         case tethered(port: String?, downloads: DownloadPolicy?)
+        /// A camera driven over Bluetooth through its own remote protocol (GoPro, Sony, Canon,
+        /// Fujifilm, Nikon).
+        case bluetoothCamera(BluetoothCameraSpec)
+        /// A simulated camera of a brand, in this process, spoken to through the brand's
+        /// protocol as a real one would be.
+        case demoCamera(CameraBrand)
     }
 
     /// The name the camera goes by (a rig's member, a daemon's camera); nil lets the backend
@@ -35,6 +42,8 @@ public struct CameraSpec: Sendable {
         case .module(let module): module.module
         case .demo: "simulated"
         case .tethered(let port, _): port ?? "usb:"
+        case .bluetoothCamera(let camera): camera.camera
+        case .demoCamera(let brand): "simulated \(brand.displayName)"
         }
     }
 }
@@ -78,6 +87,31 @@ public struct ModuleSpec: Sendable {
     public static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
+    }
+}
+
+/// A camera to reach over BlueZ through its own remote protocol.
+public struct BluetoothCameraSpec: Sendable {
+    /// The camera's Bluetooth address, or the name BlueZ knows it by.
+    public var camera: String
+    /// Its brand; nil reads it from the camera's advertisement.
+    public var brand: CameraBrand?
+    /// The adapter (`hci0`); nil is the first.
+    public var adapter: String?
+    /// How long to scan for a camera BlueZ does not know yet.
+    public var scanTimeout: Duration
+    public var pairing: ModuleSpec.Pairing
+    /// How the connection comes back after the camera slept or left range.
+    public var reconnect: ReconnectPolicy
+
+    public init(camera: String, brand: CameraBrand? = nil, adapter: String? = nil, scanTimeout: Duration = .seconds(10),
+                pairing: ModuleSpec.Pairing = .required, reconnect: ReconnectPolicy = ReconnectPolicy()) {
+        self.camera = camera
+        self.brand = brand
+        self.adapter = adapter
+        self.scanTimeout = scanTimeout
+        self.pairing = pairing
+        self.reconnect = reconnect
     }
 }
 

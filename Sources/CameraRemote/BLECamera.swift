@@ -8,7 +8,7 @@ public import UnleashedKit
 /// These remotes press buttons; they do not read or change exposure settings, so ``settings()``
 /// is empty, and whatever the brand's remote lacks is refused before a byte is sent, naming
 /// what it offers. The shot counter counts the pictures taken through this connection.
-public actor RemoteCamera: Camera {
+public actor BLECamera: Camera {
     public nonisolated let identity: CameraIdentity
     /// The brand's driver.
     public nonisolated let driver: any CameraRemoteDriver
@@ -28,7 +28,7 @@ public actor RemoteCamera: Camera {
     /// - Parameter name: the camera's name in reports (its Bluetooth name or address).
     public static func open(name: String, provider: any GATTLinkProvider, driver: any CameraRemoteDriver,
                             policy: ReconnectPolicy = ReconnectPolicy(), timing: RemoteTiming = RemoteTiming(),
-                            clock: any Clock<Duration> = ContinuousClock(), readyTimeout: Duration = .seconds(30)) async throws(CameraError) -> RemoteCamera {
+                            clock: any Clock<Duration> = ContinuousClock(), readyTimeout: Duration = .seconds(30)) async throws(CameraError) -> BLECamera {
         // Opening gives up after the policy's attempts; once open, the camera retries for ever.
         let connection = RemoteConnection(provider: provider, driver: driver, policy: policy, timing: timing, clock: clock)
         await connection.connect()
@@ -49,7 +49,7 @@ public actor RemoteCamera: Camera {
         let model = await connection.model
         let identity = CameraIdentity(name: name, capabilities: driver.capabilities,
                                       cameraModel: model ?? "\(driver.brand.displayName) camera")
-        let camera = RemoteCamera(identity: identity, driver: driver, connection: connection, clock: clock)
+        let camera = BLECamera(identity: identity, driver: driver, connection: connection, clock: clock)
         await camera.startPump()
         return camera
     }
