@@ -1,4 +1,5 @@
 import CameraKit
+public import CameraProtocols
 import Foundation
 import GPhoto2
 import UnleashedKit
@@ -58,9 +59,21 @@ public struct CameraChoice: Sendable {
     public var module: String?
     public var adapter: String?
     public var scanTimeout: Duration
+    /// A camera reached through its own Bluetooth remote protocol instead of a module.
+    public var direct: DirectCamera?
+
+    /// A camera driven through its own remote protocol.
+    public enum DirectCamera: Sendable, Equatable {
+        /// A camera over BlueZ, by address or name; its brand as named, else read from its advertisement.
+        case bluetooth(String, brand: CameraBrand?)
+        /// A simulated camera of the brand, in this process.
+        case simulated(CameraBrand)
+    }
 
     public init(backend: BackendChoice, demo: DemoOptions?, port: String? = nil, download: String? = nil,
-                filename: String? = nil, module: String? = nil, adapter: String? = nil, scanTimeout: Duration = .seconds(10)) {
+                filename: String? = nil, module: String? = nil, adapter: String? = nil, scanTimeout: Duration = .seconds(10),
+                direct: DirectCamera? = nil) {
+        self.direct = direct
         self.backend = backend
         self.demo = demo
         self.port = port
@@ -82,6 +95,16 @@ public struct CameraChoice: Sendable {
             return CameraSpec(.tethered(port: port, downloads: try downloads()))
         }
         if port != nil { throw .usage("--port names a libgphoto2 port; add --backend gphoto2") }
+        if let direct {
+            if download != nil || filename != nil {
+                throw .usage("camera remotes over Bluetooth do not transfer pictures; --download and --filename need --backend gphoto2")
+            }
+            switch direct {
+            case .simulated(let brand): return CameraSpec(.demoCamera(brand))
+            case .bluetooth(let camera, let brand):
+                return CameraSpec(.bluetoothCamera(BluetoothCameraSpec(camera: camera, brand: brand, adapter: adapter, scanTimeout: scanTimeout)))
+            }
+        }
         if download != nil || filename != nil {
             throw .usage("the module does not transfer pictures; --download and --filename need --backend gphoto2")
         }
@@ -97,6 +120,11 @@ public struct CameraChoice: Sendable {
             throw .usage("a rig is a set of Unleashed modules; --backend gphoto2 drives one camera")
         }
         return names.enumerated().map { index, name in
+            if let (brand, camera) = Self.brandedMember(name) {
+                if demo != nil { return CameraSpec(name: name, .demoCamera(brand)) }
+                return CameraSpec(name: name, .bluetoothCamera(BluetoothCameraSpec(camera: configured[camera] ?? camera, brand: brand,
+                                                                                    adapter: adapter, scanTimeout: scanTimeout)))
+            }
             if var demo {
                 demo.seed = demo.seed &+ UInt64(index)
                 return CameraSpec.demo(named: name, options: demo)
@@ -104,6 +132,13 @@ public struct CameraChoice: Sendable {
             return CameraSpec(name: name, .module(ModuleSpec(module: configured[name] ?? name, adapter: adapter,
                                                              scanTimeout: scanTimeout)))
         }
+    }
+
+    /// A rig member written `BRAND:ADDRESS` (`sony:C0:CA:4E:00:00:02`): a camera driven through
+    /// its own remote protocol; nil for a module's name or address.
+    static func brandedMember(_ name: String) -> (CameraBrand, String)? {
+        guard let colon = name.firstIndex(of: ":"), let brand = CameraBrand(rawValue: name[..<colon].lowercased()) else { return nil }
+        return (brand, String(name[name.index(after: colon)...]))
     }
 
     private func downloads() throws(CameraChoiceError) -> DownloadPolicy? {

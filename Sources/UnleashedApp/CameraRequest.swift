@@ -1,4 +1,5 @@
 import CameraKit
+public import CameraProtocols
 public import DaemonClient
 import Foundation
 public import Intervalometer
@@ -20,6 +21,12 @@ public struct CameraRequest: Sendable {
     public var filename: String?
     public var module: String?
     public var adapter: String?
+    /// A camera driven through its own Bluetooth remote protocol (`--camera`).
+    public var camera: String?
+    /// Its brand as written (`--brand`).
+    public var brand: String?
+    /// A simulated camera of this brand (`--demo-camera`), as written.
+    public var demoCamera: String?
     /// How long to scan for a module BlueZ does not know yet, as written (`10s`).
     public var scanTimeout: String
     /// The process environment (`UNLEASHED_DEMO`, `UNLEASHED_BACKEND`, the configuration's places).
@@ -27,8 +34,10 @@ public struct CameraRequest: Sendable {
 
     public init(demo: Bool = false, demoProfile: String? = nil, demoSeed: UInt64 = 1, demoFaults: String? = nil,
                 demoSky: String? = nil, backend: BackendChoice? = nil, port: String? = nil, download: String? = nil,
-                filename: String? = nil, module: String? = nil, adapter: String? = nil, scanTimeout: String = "10s",
+                filename: String? = nil, module: String? = nil, adapter: String? = nil, camera: String? = nil,
+                brand: String? = nil, demoCamera: String? = nil, scanTimeout: String = "10s",
                 environment: [String: String]) {
+        (self.camera, self.brand, self.demoCamera) = (camera, brand, demoCamera)
         (self.demo, self.demoProfile, self.demoSeed, self.demoFaults, self.demoSky) = (demo, demoProfile, demoSeed, demoFaults, demoSky)
         (self.backend, self.port, self.download, self.filename) = (backend, port, download, filename)
         (self.module, self.adapter, self.scanTimeout, self.environment) = (module, adapter, scanTimeout, environment)
@@ -78,20 +87,43 @@ public struct CameraRequest: Sendable {
         }
     }
 
-    /// The camera to open in this process: the module named, else the one remembered (on the
-    /// adapter named, else on the remembered module's).
+    /// The brands `--brand` and `--demo-camera` take, for help texts.
+    public static let brandNames = CameraBrand.allCases.map(\.rawValue).joined(separator: ", ")
+
+    /// Reads a brand given to `option`.
+    public static func brand(_ text: String, for option: String) throws(CameraFailure) -> CameraBrand {
+        guard let brand = CameraBrand(rawValue: text.lowercased()) else {
+            throw .usage("\(option): '\(text)' is not a brand this tool drives; use one of \(brandNames)")
+        }
+        return brand
+    }
+
+    /// The camera to open in this process: a camera over its own remote protocol when one is
+    /// named, else the module named, else the one remembered (on the adapter named, else on the
+    /// remembered module's).
     public func choice() throws(CameraFailure) -> CameraChoice {
-        let remembered = module == nil || adapter == nil ? RememberedModule.load() : nil
+        if module != nil, camera != nil || demoCamera != nil {
+            throw .usage("--module names an Unleashed module and --camera or --demo-camera a camera reached directly; use one")
+        }
+        if camera != nil, demoCamera != nil { throw .usage("--camera and --demo-camera each name the camera; use one") }
+        if brand != nil, camera == nil { throw .usage("--brand says which brand --camera is; add --camera ADDRESS") }
+        let direct: CameraChoice.DirectCamera? = switch (camera, demoCamera) {
+        case (let camera?, _): .bluetooth(camera, brand: try brand.map { text throws(CameraFailure) in try Self.brand(text, for: "--brand") })
+        case (nil, let brand?): .simulated(try Self.brand(brand, for: "--demo-camera"))
+        case (nil, nil): nil
+        }
+        let remembered = direct == nil && (module == nil || adapter == nil) ? RememberedModule.load() : nil
         return CameraChoice(backend: try chosenBackend(), demo: demoMode ? try demoOptions() : nil, port: port, download: download,
                             filename: filename, module: module ?? remembered?.address,
                             adapter: adapter ?? (module == nil ? remembered?.adapter : nil),
-                            scanTimeout: try Self.duration(scanTimeout, for: "--scan-timeout"))
+                            scanTimeout: try Self.duration(scanTimeout, for: "--scan-timeout"), direct: direct)
     }
 
     /// The camera to drive: the daemon's named by --module (or its only one) when `daemon`
     /// answers, else the one the options choose, opened here.
     public func open(daemon: DaemonClient?) async throws(CameraFailure) -> OpenedCamera {
-        if let daemon {
+        // A camera named with --camera or --demo-camera is reached from here, not the daemon's.
+        if let daemon, camera == nil, demoCamera == nil {
             do {
                 return .remote(try await RemoteCamera.open(client: daemon, camera: module))
             } catch {

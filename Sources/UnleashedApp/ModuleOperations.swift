@@ -56,14 +56,15 @@ public struct ModuleOperations: Sendable {
         return AdapterList(adapters: adapters)
     }
 
-    /// Scans for `duration`, handing each module to `found` once, when it is first seen; returns
-    /// how many were found.
+    /// Scans for `duration`, handing each module, and each camera this tool drives through its
+    /// own remote protocol, to `found` once, when it is first seen; returns how many were found.
     public func scan(for duration: Duration, found: (BlueZDevice) -> Void) async throws(ModuleCommandError) -> Int {
         try requireBluetooth("scan")
         let service = UnleashedV1.gattLayout.service
         let (client, scanned) = try await Self.bluez { () async throws(BlueZError) in try await openAdapter(adapter) }
         do throws(BlueZError) {
-            try await client.startDiscovery(on: scanned, serviceUUID: service)
+            // No service filter: cameras advertise their brand in manufacturer data.
+            try await client.startDiscovery(on: scanned, serviceUUID: nil)
         } catch {
             await client.close()
             throw .bluetooth(error)
@@ -71,7 +72,7 @@ public struct ModuleOperations: Sendable {
         var listed: Set<String> = []
         let deadline = ContinuousClock.now + duration
         while ContinuousClock.now < deadline {
-            for module in await client.modules(on: scanned, serviceUUID: service) where listed.insert(module.address).inserted {
+            for module in await client.sightings(on: scanned, moduleService: service) where listed.insert(module.address).inserted {
                 found(module)
             }
             try? await Task.sleep(for: .milliseconds(100))

@@ -1,5 +1,6 @@
 public import BlueZ
 public import CameraKit
+import CameraProtocols
 import Foundation
 public import UnleashedProtocol
 
@@ -141,12 +142,20 @@ public struct ForgottenModule: ModuleReport {
 }
 
 extension BlueZDevice {
-    /// The `--json` object `unleashed scan` prints for a module it found.
+    /// The `--json` object `unleashed scan` prints for a module or camera it found: `kind` says
+    /// which.
     public var sightingJSON: JSONValue {
         var members: [String: JSONValue] = [
             "address": .string(address), "name": name.map(JSONValue.string) ?? .null,
             "rssi": rssi.map { .integer(Int64($0)) } ?? .null, "paired": .bool(paired),
+            "kind": .string(camera != nil && advertisement == nil ? "camera" : "module"),
         ]
+        if let camera, advertisement == nil {
+            members["brand"] = .string(camera.brand.rawValue)
+            members["model"] = camera.model.map(JSONValue.string) ?? .null
+            members["pairing"] = .string(camera.pairing.rawValue)
+            members["howToPair"] = .string(camera.howToPair)
+        }
         if let advertisement {
             members["model"] = .string(advertisement.modelName)
             members["cameraAttached"] = .bool(advertisement.cameraAttached)
@@ -158,9 +167,18 @@ extension BlueZDevice {
         return .object(members)
     }
 
-    /// The line `unleashed scan` prints for a module it found.
+    /// The line `unleashed scan` prints for a module or camera it found. A camera not open for
+    /// pairing says which menu item opens it.
     public var sightingLine: String {
         var parts = [address, name ?? "(no name)", rssi.map { "\($0) dBm" } ?? "RSSI unknown"]
+        if let camera, advertisement == nil {
+            parts.append(camera.brand.displayName + (camera.model.map { " \($0)" } ?? ""))
+            switch camera.pairing {
+            case .open: parts.append("pairing open")
+            case .closed where !paired: parts.append("not in pairing mode: \(camera.howToPair)")
+            case .closed, .unknown: break
+            }
+        }
         if let advertisement {
             parts.append(advertisement.modelName)
             parts.append(advertisement.cameraAttached ? (advertisement.cameraOn ? "camera on" : "camera off") : "no camera")

@@ -52,6 +52,21 @@ struct GlobalOptions: ParsableArguments, Sendable {
         "The module to use, by address or name (default: the one `unleashed connect` remembered).", valueName: "address"))
     var module: String?
 
+    @Option(help: ArgumentHelp(
+        "A camera to drive over Bluetooth through its own remote protocol (GoPro, Sony, Canon, Fujifilm, Nikon), "
+            + "by address or name; its brand is read from its advertisement (see `unleashed scan`, docs/cameras.md).",
+        valueName: "address"))
+    var camera: String?
+
+    @Option(help: ArgumentHelp(
+        "The brand of --camera when its advertisement does not say: \(CameraRequest.brandNames).", valueName: "brand"))
+    var brand: String?
+
+    @Option(name: .customLong("demo-camera"), help: ArgumentHelp(
+        "Use a simulated camera of this brand, spoken to through the brand's own Bluetooth remote protocol: "
+            + "\(CameraRequest.brandNames).", valueName: "brand"))
+    var demoCamera: String?
+
     @Option(name: .customLong("scan-timeout"), help: ArgumentHelp(
         "How long to scan for a module that BlueZ does not know yet.", valueName: "duration"))
     var scanTimeout = "10s"
@@ -83,6 +98,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
     var request: CameraRequest {
         CameraRequest(demo: demo, demoProfile: demoProfile, demoSeed: demoSeed, demoFaults: demoFaults, demoSky: demoSky,
                       backend: backend, port: port, download: download, filename: filename, module: module, adapter: adapter,
+                      camera: camera, brand: brand, demoCamera: demoCamera,
                       scanTimeout: scanTimeout, environment: ProcessInfo.processInfo.environment)
     }
 
