@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "CameraKit", "UnleashedKit", "UnleashedAPI",
+                "CameraKit", "CameraProtocols", "UnleashedKit", "UnleashedAPI",
                 "UnleashedProtocol",
                 "Intervalometer",
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -296,8 +296,8 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "CameraKit", "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedAPI",
-                "UnleashedTestSupport",
+                "CameraKit", "CameraProtocols", "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
+                "UnleashedAPI", "UnleashedTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -343,7 +343,7 @@ let package = Package(
         .testTarget(
             name: "UnleashedAppTests",
             dependencies: [
-                "UnleashedApp", "Daemon", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
+                "UnleashedApp", "Daemon", "CameraProtocols", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
             ],

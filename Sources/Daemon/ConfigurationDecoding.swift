@@ -1,3 +1,4 @@
+import CameraProtocols
 import Foundation
 
 #if canImport(Glibc)
@@ -90,7 +91,7 @@ extension DaemonConfiguration {
     }
 
     private static func decodeModule(_ node: ConfigurationNode, path: String) throws(ConfigurationError) -> Module {
-        let table = try TableReader(node, path: path, known: ["name", "address", "adapter"])
+        let table = try TableReader(node, path: path, known: ["name", "address", "adapter", "brand"])
         guard let name = try table.string("name"), !name.isEmpty else {
             throw table.error("name", table.node("name"), .missingKey("every module needs a name"))
         }
@@ -99,7 +100,10 @@ extension DaemonConfiguration {
         }, bluetoothAddress) else {
             throw table.error("address", nil, .missingKey("every module needs its Bluetooth address"))
         }
-        return Module(name: name, address: address, adapter: try table.string("adapter"))
+        let brand = try table.value("brand", hint: {
+            "'\($0)' is not a brand this daemon drives; use " + CameraBrand.allCases.map(\.rawValue).joined(separator: ", ")
+        }, { CameraBrand(rawValue: $0.lowercased()) })
+        return Module(name: name, address: address, adapter: try table.string("adapter"), brand: brand)
     }
 
     /// A group names configured modules, each once: a rig with a typo in it would fire fewer

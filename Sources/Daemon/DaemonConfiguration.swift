@@ -1,3 +1,4 @@
+public import CameraProtocols
 import Foundation
 import UnleashedKit
 
@@ -84,11 +85,15 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var address: String
         /// The adapter to reach it through; nil for the configuration's ``DaemonConfiguration/adapter``.
         public var adapter: String?
+        /// Set for a camera reached directly through its own Bluetooth remote protocol (GoPro,
+        /// Sony, …) rather than an Unleashed module.
+        public var brand: CameraBrand?
 
-        public init(name: String, address: String, adapter: String? = nil) {
+        public init(name: String, address: String, adapter: String? = nil, brand: CameraBrand? = nil) {
             self.name = name
             self.address = address
             self.adapter = adapter
+            self.brand = brand
         }
     }
 

@@ -14,7 +14,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
     /// Set for `unleashed daemon --demo`: simulated cameras stand in for the modules.
     public let demo: DemoOptions?
     /// The simulated cameras started, saved when the daemon stops.
-    public let simulated = SimulatedCameras()
+    public let simulated = DaemonDemoCameras()
     private let provider = CameraProvider()
     /// The clock a module that could not be reached waits on before its next attempt.
     private let clock: C
@@ -54,7 +54,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
             options.seed &+= 1000
             let name = configured?.name ?? wanted
             do throws(CameraOpenError) {
-                let opened = try await provider.open(CameraSpec(name: name, .demo(options, stateFile: SimulatedCameras.stateFile(for: name))))
+                let opened = try await provider.open(CameraSpec(name: name, .demo(options, stateFile: DaemonDemoCameras.stateFile(for: name))))
                 if case .demo(let started) = opened { simulated.add(started) }
                 return (name, opened.camera, "simulated")
             } catch {
@@ -84,7 +84,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
             var seeded = options
             seeded.seed = options.seed &+ UInt64(index)
             do throws(CameraOpenError) {
-                let opened = try await provider.open(CameraSpec(name: name, .demo(seeded, stateFile: SimulatedCameras.stateFile(for: name))))
+                let opened = try await provider.open(CameraSpec(name: name, .demo(seeded, stateFile: DaemonDemoCameras.stateFile(for: name))))
                 if case .demo(let started) = opened { simulated.add(started) }
                 await registry.add(opened.camera, name: name, source: source)
                 logger.info("camera \(name): the built-in simulator")
@@ -109,9 +109,14 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
     private func keepTrying(_ module: DaemonConfiguration.Module, into registry: CameraRegistry,
                             configuration: DaemonConfiguration, logger: Logger) async {
         let spec = Self.spec(module, configuration: configuration)
-        guard case .module(let moduleSpec) = spec.backend else { return }
+        let policy: ReconnectPolicy
+        switch spec.backend {
+        case .module(let moduleSpec): policy = moduleSpec.reconnect
+        case .bluetoothCamera(let cameraSpec): policy = cameraSpec.reconnect
+        default: return
+        }
         let limit = configuration.reconnect.giveUpAfter
-        let held = await keepOpening(policy: moduleSpec.reconnect, giveUpAfter: limit, clock: clock) { () async throws(CameraOpenError) in
+        let held = await keepOpening(policy: policy, giveUpAfter: limit, clock: clock) { () async throws(CameraOpenError) in
             try await provider.open(spec)
         } failed: { error, wait in
             if let wait {
@@ -132,6 +137,11 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
     public static func spec(_ module: DaemonConfiguration.Module, configuration: DaemonConfiguration) -> CameraSpec {
         let reconnect = ReconnectPolicy(initialDelay: configuration.reconnect.initialDelay,
                                         maximumDelay: configuration.reconnect.maxDelay)
+        if let brand = module.brand {
+            return CameraSpec(name: module.name, .bluetoothCamera(BluetoothCameraSpec(
+                camera: module.address, brand: brand, adapter: module.adapter ?? configuration.adapter, scanTimeout: .seconds(10),
+                pairing: .pair(unattendedAgent), reconnect: reconnect)))
+        }
         return CameraSpec(name: module.name, .module(ModuleSpec(
             module: module.address, adapter: module.adapter ?? configuration.adapter, scanTimeout: .seconds(10),
             pairing: .pair(unattendedAgent), reconnect: reconnect)))
@@ -151,7 +161,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
 /// The simulated cameras of a daemon started with --demo. Each keeps its state in the file the
 /// CLI's demo mode uses for a camera of that name, restored when the daemon starts and saved when
 /// it stops, so that the camera outlives a restart as it outlives a command.
-public final class SimulatedCameras: Sendable {
+public final class DaemonDemoCameras: Sendable {
     private let started = Mutex<[Demo]>([])
 
     public init() {}

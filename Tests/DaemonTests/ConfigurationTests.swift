@@ -248,6 +248,26 @@ final class ConfigurationFiles {
         #expect(try files.failure("\n[=x]\n") == "\(files.system):2:2: not valid TOML: a table name must start with a key")
     }
 
+    /// A `[[modules]]` entry may name a brand (a camera reached through its own remote
+    /// protocol); a brand this daemon does not drive is refused naming those it does.
+    @Test func aBrandMakesAnEntryACameraOverItsOwnProtocol() throws {
+        let files = try ConfigurationFiles()
+        try files.write("unleashed.toml", """
+            [[modules]]
+            name = "hero"
+            address = "C0:CA:4E:00:00:01"
+            brand = "GoPro"
+
+            [[modules]]
+            name = "left"
+            address = "AA:BB:CC:DD:EE:01"
+            """)
+        let configuration = try files.load()
+        #expect(configuration.modules.map(\.brand) == [.gopro, nil])
+        #expect(try files.failure("[[modules]]\nname = \"x\"\naddress = \"AA:BB:CC:DD:EE:01\"\nbrand = \"leica\"\n")
+            == "\(files.system):4: modules[0].brand: 'leica' is not a brand this daemon drives; use gopro, sony, canon, fujifilm, nikon")
+    }
+
     @Test func aBadModuleIsPlacedInItsTable() throws {
         let files = try ConfigurationFiles()
         #expect(try files.failure("""
