@@ -324,7 +324,7 @@ extension CameraError: CustomStringConvertible {
         case .invalidArgument(let why):
             why
         case .unsupported(let what):
-            "\(what) is not supported by this module"
+            "\(what) is not supported by this camera"
         case .focusFailed:
             "the camera could not focus; check the light and the lens, or focus manually"
         case .notInBulbMode(let current):
