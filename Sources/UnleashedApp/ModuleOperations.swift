@@ -87,6 +87,15 @@ public struct ModuleOperations: Sendable {
     /// for other clients.
     public func pair(_ wanted: String, agent: PairingAgent) async throws(ModuleCommandError) -> PairedModule {
         try requireBluetooth("pair")
+        // A camera (recognised from its advertisement) pairs the way its brand needs.
+        let camera = BluetoothCameraSpec(camera: wanted, adapter: adapter, scanTimeout: scanTimeout, pairing: .pair(agent))
+        do throws(BlueZError) {
+            return PairedModule(device: try await CameraProvider.findCamera(camera, bus: bus).0)
+        } catch .notAModule {
+            // Not a camera this tool drives: a module.
+        } catch {
+            throw .bluetooth(error)
+        }
         return PairedModule(device: try await find(wanted, agent: agent, keepLink: false))
     }
 
