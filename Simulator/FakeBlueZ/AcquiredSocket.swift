@@ -62,6 +62,15 @@ final class AcquiredSocket: @unchecked Sendable {
         }
     }
 
+    /// Whether the client has closed its end, though the hang-up may not have been handled yet.
+    var peerClosed: Bool {
+        descriptor.open.withLock { open in
+            guard let fd = open else { return true }
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            return poll(&entry, 1, 0) == 1 && entry.revents & Int16(POLLHUP) != 0
+        }
+    }
+
     /// Closes this end: the client reads the end of the stream, as when BlueZ drops the link.
     func close() {
         source.cancel()
@@ -156,6 +165,15 @@ extension FakeBlueZ {
         } else if characteristic.notifySocket === socket {
             devices[devicePath]?.gatt?[path]?.notifySocket = nil
             update(path, InterfaceSpec.gattCharacteristic.name, ["NotifyAcquired": .bool(false)])
+        }
+    }
+
+    /// Lets go of the sockets of a characteristic whose client closed them, before a call that
+    /// the lock would refuse: the client closed before calling, so the call must find it free.
+    func releaseClosedSockets(_ devicePath: String, _ path: String) {
+        guard let characteristic = devices[devicePath]?.gatt?[path] else { return }
+        for socket in [characteristic.writeSocket, characteristic.notifySocket].compactMap(\.self) where socket.peerClosed {
+            releaseSocket(devicePath, path, socket)
         }
     }
 

@@ -208,6 +208,7 @@ extension FakeBlueZ {
     }
 
     func handleCharacteristic(_ call: DBusIncomingCall, _ path: String, _ method: String) async {
+        if let devicePath = devicePath(ofGATTObject: path) { releaseClosedSockets(devicePath, path) }
         guard let devicePath = devicePath(ofGATTObject: path), let device = devices[devicePath],
               let characteristic = device.gatt?[path] else {
             return call.fail(BlueZError.unhandled(call.message, objectExists: false))
