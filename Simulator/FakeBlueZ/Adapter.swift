@@ -75,6 +75,7 @@ struct Sighting {
     let serviceData: [String: [UInt8]]
     let baseRSSI: Int
 
+    /// The device object path under adapter `hciN`.
     func path(adapter: Int) -> String { "/org/bluez/hci\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_") }
 }
 

@@ -91,8 +91,8 @@ extension FakeBlueZ {
     }
 
     /// Counters of what clients did and what happened: `connectCalls`, `connectAborts`,
-    /// `disconnectCalls`, `pairCalls`, `readCalls`, `writeCalls`, `writes` (packets that reached
-    /// a module), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`.
+    /// `disconnectCalls`, `pairCalls`, `readCalls`, `writeCalls`, `writes` (values that reached
+    /// a module or a camera), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`.
     public var statistics: [String: Int] {
         let names = ["connectCalls", "connectAborts", "disconnectCalls", "pairCalls", "readCalls", "writeCalls", "writes",
                      "notifications", "startDiscoveryCalls", "linkLosses", "restarts"]

@@ -60,12 +60,7 @@ struct GATTDatabase {
 
     /// A UUID as BlueZ compares them: lower case, 16- and 32-bit forms expanded.
     static func normalizedUUID(_ text: String) -> String {
-        let lower = text.lowercased()
-        switch lower.count {
-        case 4: return "0000" + lower + "-0000-1000-8000-00805f9b34fb"
-        case 8: return lower + "-0000-1000-8000-00805f9b34fb"
-        default: return lower
-        }
+        BluetoothUUID.normalized(text)
     }
 
     init(device: String, module: SimulatedModule) {

@@ -54,8 +54,6 @@ struct SimulatedCamera: Sendable {
     let passkey: UInt32
 
     var address: String { body.address }
-    /// The device object path under adapter `hciN`.
-    func path(adapter: Int) -> String { "/org/bluez/hci\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_") }
     /// A strong signal, weakening with the index, a little stronger than the modules'.
     var baseRSSI: Int { -48 - 5 * index }
 

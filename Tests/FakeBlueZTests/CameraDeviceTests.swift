@@ -191,6 +191,22 @@ struct CameraDeviceTests {
         await rig.stop()
     }
 
+    @Test("--camera takes a brand from the catalogue, and says plainly when that brand has no simulated body yet")
+    func brandSources() throws {
+        for brand in CameraBrand.allCases {
+            let hasBody = SimulatedCameraCatalog.body(of: brand, address: SimulatedCameraCatalog.address(index: 0)) != nil
+            do {
+                let source = try FakeBlueZ.CameraSource.brand(named: brand.rawValue.uppercased())
+                #expect(hasBody)
+                #expect(source.name == brand.displayName)
+            } catch {
+                #expect(!hasBody)
+                #expect(error.description.contains("there is no simulated \(brand.displayName) camera yet"))
+            }
+        }
+        #expect(throws: FakeBlueZError.self) { try FakeBlueZ.CameraSource.brand(named: "leica") }
+    }
+
     @Test("LoseLink and the linkloss fault take a camera out of range as they do a module")
     func cameraLinkLoss() async throws {
         let rig = try await Self.rig { $0.faults.linkLosses = [.init(length: .seconds(30), after: .milliseconds(200))] }
