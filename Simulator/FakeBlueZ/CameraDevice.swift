@@ -16,28 +16,25 @@ extension FakeBlueZ {
     /// Puts the camera to sleep (its link drops, it stops advertising and takes no connection)
     /// or wakes it; false when no camera has this address.
     public func setCamera(address: String, asleep: Bool) async -> Bool {
-        guard let camera = simulatedCamera(address) else { return false }
-        log("camera \(camera.address) \(asleep ? "falls asleep" : "wakes")")
-        if asleep { await camera.body.sleep() } else { await camera.body.wake() }
-        await refreshCamera(camera)
-        return true
+        await change(address, asleep ? "falls asleep" : "wakes") { asleep ? await $0.sleep() : await $0.wake() }
     }
 
     /// Opens or closes the camera's pairing mode, which its advertisement shows; false when no
     /// camera has this address.
     public func setCamera(address: String, pairingOpen: Bool) async -> Bool {
-        guard let camera = simulatedCamera(address) else { return false }
-        log("camera \(camera.address): pairing mode \(pairingOpen ? "open" : "closed")")
-        await camera.body.setPairingMode(pairingOpen)
-        await refreshCamera(camera)
-        return true
+        await change(address, "pairing mode " + (pairingOpen ? "open" : "closed")) { await $0.setPairingMode(pairingOpen) }
     }
 
     /// Switches the camera's remote-control menu setting; false when no camera has this address.
     public func setCamera(address: String, remoteEnabled: Bool) async -> Bool {
+        await change(address, "remote control " + (remoteEnabled ? "on" : "off")) { await $0.setRemoteEnabled(remoteEnabled) }
+    }
+
+    /// Does `action` to the camera's body and shows what it advertises afterwards.
+    private func change(_ address: String, _ what: String, _ action: (any SimulatedCameraBody) async -> Void) async -> Bool {
         guard let camera = simulatedCamera(address) else { return false }
-        log("camera \(camera.address): remote control \(remoteEnabled ? "on" : "off")")
-        await camera.body.setRemoteEnabled(remoteEnabled)
+        log("camera \(camera.address): \(what)")
+        await action(camera.body)
         await refreshCamera(camera)
         return true
     }
