@@ -7,8 +7,8 @@ import UnleashedProtocol
 import UnleashedSimulator
 
 /// A stand-in for bluetoothd: owns `org.bluez` on a bus and serves BlueZ's adapter, device and
-/// GATT-client API, with a simulated Unleashed module (``VirtualModule``) behind each device's
-/// GATT objects.
+/// GATT-client API, with a simulated Unleashed module (``VirtualModule``) or a simulated camera
+/// (a `SimulatedCameraBody`, speaking its maker's own protocol) behind each device's GATT objects.
 ///
 /// It keeps BlueZ's rules that clients trip over (sessions tied to the caller's bus name, one
 /// read and one write in flight per characteristic, `Connect` answered before services resolve,
