@@ -207,6 +207,13 @@ struct CameraDeviceTests {
         #expect(throws: FakeBlueZError.self) { try FakeBlueZ.CameraSource.brand(named: "leica") }
     }
 
+    @Test("unleashed-sim bluez --camera refuses an unknown brand with the brands there are and status 64")
+    func unknownCameraBrand() async throws {
+        let simulator = try SimulatorProcess(["bluez", "--bus", "unix:path=/nonexistent", "--camera", "leica"])
+        #expect(await simulator.exitStatus() == 64)
+        #expect(simulator.errors.contains("no camera brand 'leica'; there are: gopro, sony, canon, fujifilm, nikon"))
+    }
+
     @Test("LoseLink and the linkloss fault take a camera out of range as they do a module")
     func cameraLinkLoss() async throws {
         let rig = try await Self.rig { $0.faults.linkLosses = [.init(length: .seconds(30), after: .milliseconds(200))] }

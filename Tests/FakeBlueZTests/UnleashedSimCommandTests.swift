@@ -35,13 +35,6 @@ struct UnleashedSimCommandTests {
         #expect(simulator.errors.contains("linkloss=soon"))
     }
 
-    @Test("--camera names a brand; an unknown one is refused with the brands there are and status 64")
-    func unknownCameraBrand() async throws {
-        let simulator = try SimulatorProcess(["bluez", "--bus", "unix:path=/nonexistent", "--camera", "leica"])
-        #expect(await simulator.exitStatus() == 64)
-        #expect(simulator.errors.contains("no camera brand 'leica'; there are: gopro, sony, canon, fujifilm, nikon"))
-    }
-
     @Test("a second simulator on the same bus says org.bluez is taken and fails")
     func nameTaken() async throws {
         let bus = try await PrivateBus()
