@@ -107,7 +107,7 @@ let package = Package(
         ),
         .target(
             name: "FakeBlueZ",
-            dependencies: ["DBus", "UnleashedSimulator", "UnleashedKit", "UnleashedProtocol"],
+            dependencies: ["CameraProtocols", "DBus", "SimulatedCameras", "UnleashedSimulator", "UnleashedKit", "UnleashedProtocol"],
             path: "Simulator/FakeBlueZ",
             swiftSettings: strict
         ),
@@ -310,7 +310,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FakeBlueZTests",
-            dependencies: ["FakeBlueZ", "DBus", "UnleashedSimulator", "UnleashedProtocol", "UnleashedTestSupport"],
+            dependencies: ["CameraProtocols", "FakeBlueZ", "DBus", "SimulatedCameras", "UnleashedSimulator", "UnleashedProtocol",
+                           "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -52,17 +52,31 @@ struct DiscoveryFilter: Equatable {
         if rssi != nil && pathloss != nil { return nil }
     }
 
-    /// Whether an advertisement from `module` at `rssi` passes this filter.
-    func accepts(_ module: SimulatedModule, rssi level: Int) -> Bool {
+    /// Whether `sighting`'s advertisement at `rssi` passes this filter.
+    func accepts(_ sighting: Sighting, rssi level: Int) -> Bool {
         guard transport != "bredr" else { return false }
-        if !uuids.isEmpty && !uuids.contains(GATTDatabase.unleashedService) { return false }
+        if !uuids.isEmpty && Set(uuids).isDisjoint(with: sighting.uuids) { return false }
         if let rssi, level < rssi { return false }
         if let pathloss, Self.txPower - level > pathloss { return false }
-        return pattern.isEmpty || module.address.hasPrefix(pattern) || module.name.hasPrefix(pattern)
+        return pattern.isEmpty || sighting.address.hasPrefix(pattern) || sighting.name.hasPrefix(pattern)
     }
 
     /// The transmit power the modules advertise, for pathloss.
     static let txPower = 0
+}
+
+/// One advertisement heard from a module or a camera in range: what a device object shows of it.
+struct Sighting {
+    let peer: Device.Peer
+    let address: String
+    let name: String
+    let uuids: [String]
+    let manufacturerData: [UInt16: [UInt8]]
+    let serviceData: [String: [UInt8]]
+    let baseRSSI: Int
+
+    /// The device object path under adapter `hciN`.
+    func path(adapter: Int) -> String { "/org/bluez/hci\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_") }
 }
 
 extension FakeBlueZ {
@@ -161,7 +175,8 @@ extension FakeBlueZ {
                     try? await Task.sleep(for: delay)
                     guard !Task.isCancelled, let self else { return }
                     let cameraOn = await self.camerasOn()
-                    await self.perform { $0.reportAdvertisements(adapter: index, cameraOn: cameraOn) }
+                    let sightings = await self.cameraSightings()
+                    await self.perform { $0.reportAdvertisements(adapter: index, cameraOn: cameraOn, cameraSightings: sightings) }
                     delay = timing.rssiInterval
                 }
             }
@@ -189,43 +204,113 @@ extension FakeBlueZ {
         return on
     }
 
-    /// What each module in range advertises, reported as BlueZ reports a device found: a new
-    /// device object, or new RSSI and manufacturer data on the existing one.
-    func reportAdvertisements(adapter index: Int, cameraOn: [Bool]) {
+    /// What each module and camera in range advertises, reported as BlueZ reports a device
+    /// found: a new device object, or new RSSI and advertising data on the existing one. A camera
+    /// that stopped advertising (asleep, out of range) loses its `RSSI`.
+    func reportAdvertisements(adapter index: Int, cameraOn: [Bool], cameraSightings: [CameraSighting]) {
         let adapter = adapters[index]
         guard adapter.powered, !adapter.discoveryClients.isEmpty else { return }
         let filters = adapter.discoveryClients.map { adapter.filters[$0] ?? DiscoveryFilter() }
+        var sightings: [Sighting] = []
         for module in modules where module.radio.timeOutOfRange == .zero {
-            let rssi = module.baseRSSI + Int(random.next() % 7) - 3
-            guard filters.contains(where: { $0.accepts(module, rssi: rssi) }) else { continue }
-            let path = module.path(adapter: index)
-            let advertisement = advertisedData(module, cameraOn: cameraOn[module.index])
+            sightings.append(Sighting(peer: .module(module.index), address: module.address, name: module.name,
+                                      uuids: [GATTDatabase.unleashedService],
+                                      manufacturerData: [ModuleAdvertisement.companyIdentifier: advertisedData(module, cameraOn: cameraOn[module.index])],
+                                      serviceData: [:], baseRSSI: module.baseRSSI))
+        }
+        for (camera, seen) in zip(cameras, cameraSightings) {
+            guard seen.advertising else {
+                refreshCamera(camera.index, seen)
+                continue
+            }
+            sightings.append(sighting(of: camera, seen))
+        }
+        for sighting in sightings {
+            let rssi = sighting.baseRSSI + Int(random.next() % 7) - 3
+            guard filters.contains(where: { $0.accepts(sighting, rssi: rssi) }) else { continue }
+            let path = sighting.path(adapter: index)
             if devices[path] == nil {
-                devices[path] = Device(path: path, adapter: index, module: module.index, name: module.name, address: module.address)
-                devices[path]?.rssi = Int16(rssi)
-                devices[path]?.manufacturerData = advertisement
-                export(path, [InterfaceSpec.device.name: deviceProperties(devices[path]!)])
-                log("found \(module.name) at \(path)")
+                var device = Device(path: path, adapter: index, peer: sighting.peer, name: sighting.name, address: sighting.address)
+                device.rssi = Int16(rssi)
+                device.manufacturerData = sighting.manufacturerData
+                device.serviceData = sighting.serviceData
+                device.advertisedUUIDs = sighting.uuids
+                devices[path] = device
+                export(path, [InterfaceSpec.device.name: deviceProperties(device)])
+                log("found \(sighting.name) at \(path)")
             } else {
                 devices[path]?.rssi = Int16(rssi)
-                devices[path]?.manufacturerData = advertisement
                 devices[path]?.removal?.cancel()
                 devices[path]?.removal = nil
-                update(path, InterfaceSpec.device.name, ["RSSI": .int16(Int16(rssi)), "ManufacturerData": Self.manufacturerData(advertisement)])
+                applyAdvertisement(path, sighting, extra: ["RSSI": .int16(Int16(rssi))])
             }
         }
+    }
+
+    /// A camera's advertisement as a device object shows it.
+    func sighting(of camera: SimulatedCamera, _ seen: CameraSighting) -> Sighting {
+        let advertisement = seen.advertisement
+        return Sighting(peer: .camera(camera.index), address: camera.address, name: advertisement.name ?? camera.body.model,
+                        uuids: advertisement.serviceUUIDs, manufacturerData: advertisement.manufacturerData,
+                        serviceData: advertisement.serviceData, baseRSSI: camera.baseRSSI)
+    }
+
+    /// Brings every device object of a camera up to date with what it advertises now, at once
+    /// (the control interface changed it) rather than at the next round of advertisements; a
+    /// camera that stopped advertising loses its `RSSI`.
+    func refreshCamera(_ index: Int, _ seen: CameraSighting) {
+        let sighting = sighting(of: cameras[index], seen)
+        for (path, device) in devices where device.peer == .camera(index) {
+            if seen.advertising {
+                applyAdvertisement(path, sighting)
+            } else if device.rssi != nil {
+                devices[path]?.rssi = nil
+                update(path, InterfaceSpec.device.name, [:], invalidating: ["RSSI"])
+            }
+        }
+    }
+
+    /// Stores a new advertisement on an existing device object and announces what changed.
+    private func applyAdvertisement(_ path: String, _ sighting: Sighting, extra: [String: DBusValue] = [:]) {
+        guard let device = devices[path] else { return }
+        devices[path]?.name = sighting.name
+        devices[path]?.manufacturerData = sighting.manufacturerData
+        devices[path]?.serviceData = sighting.serviceData
+        devices[path]?.advertisedUUIDs = sighting.uuids
+        var changes = extra
+        changes["Name"] = .string(sighting.name)
+        if device.alias == nil { changes["Alias"] = .string(sighting.name) }
+        if device.gatt == nil { changes["UUIDs"] = .strings(sighting.uuids) }
+        if !sighting.manufacturerData.isEmpty { changes["ManufacturerData"] = Self.manufacturerData(sighting.manufacturerData) }
+        if !sighting.serviceData.isEmpty { changes["ServiceData"] = Self.serviceData(sighting.serviceData) }
+        update(path, InterfaceSpec.device.name, changes)
+    }
+
+    /// What each camera advertises now, asked of their actors.
+    func cameraSightings() async -> [CameraSighting] {
+        var sightings: [CameraSighting] = []
+        for camera in cameras {
+            sightings.append(await sighting(of: camera))
+        }
+        return sightings
     }
 
     /// The manufacturer data bytes after the company identifier (PROTOCOL.md §2).
     private func advertisedData(_ module: SimulatedModule, cameraOn: Bool) -> [UInt8] {
         var state: ModuleAdvertisement.State = [.cameraAttached, .pairingOpen]
         if cameraOn { state.insert(.cameraOn) }
-        if devices.values.contains(where: { $0.module == module.index && $0.isConnected }) { state.insert(.clientConnected) }
+        if devices.values.contains(where: { $0.peer == .module(module.index) && $0.isConnected }) { state.insert(.clientConnected) }
         return ModuleAdvertisement(model: .simulated, state: state).manufacturerData
     }
 
-    static func manufacturerData(_ bytes: [UInt8]) -> DBusValue {
-        .array(element: "{qv}", [.dictEntry(.uint16(ModuleAdvertisement.companyIdentifier), .variant(.bytes(bytes)))])
+    /// `ManufacturerData` as BlueZ types it: `a{qv}`, each value an `ay`.
+    static func manufacturerData(_ entries: [UInt16: [UInt8]]) -> DBusValue {
+        .array(element: "{qv}", entries.sorted { $0.key < $1.key }.map { .dictEntry(.uint16($0.key), .variant(.bytes($0.value))) })
+    }
+
+    /// `ServiceData` as BlueZ types it: `a{sv}`, each value an `ay`.
+    static func serviceData(_ entries: [String: [UInt8]]) -> DBusValue {
+        .array(element: "{sv}", entries.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .variant(.bytes($0.value))) })
     }
 
     /// An unpaired device that nobody is connected to or discovering goes after `TemporaryTimeout`.

@@ -6,6 +6,9 @@ extension FakeBlueZ {
     public struct Configuration: Sendable {
         /// Simulated Unleashed modules in range, each behind its own device object.
         public var modules: Int
+        /// Cameras in range beside the modules, each a simulated body behind its own device object,
+        /// at the addresses ``SimulatedCameraCatalog/address(index:)`` gives, in this order.
+        public var cameras: [CameraSource] = []
         /// Adapters `hci0`, `hci1`, ...; zero is a machine without Bluetooth.
         public var adapters: Int
         /// Whether the adapters start powered.

@@ -23,6 +23,23 @@ extension FakeBlueZ {
                 return call.fail(Self.unknownModule(body[0].stringValue ?? ""))
             }
             call.reply()
+        case "Cameras":
+            call.reply([.strings(cameraAddresses)])
+        case "SetCameraAsleep", "SetCameraPairing", "SetCameraRemote":
+            let address = body[0].stringValue ?? ""
+            let on = body[1].boolValue ?? false
+            let known = switch method.name {
+            case "SetCameraAsleep": await setCamera(address: address, asleep: on)
+            case "SetCameraPairing": await setCamera(address: address, pairingOpen: on)
+            default: await setCamera(address: address, remoteEnabled: on)
+            }
+            guard known else { return call.fail(Self.unknownCamera(address)) }
+            call.reply()
+        case "CameraPictures":
+            guard let pictures = await picturesTaken(address: body[0].stringValue ?? "") else {
+                return call.fail(Self.unknownCamera(body[0].stringValue ?? ""))
+            }
+            call.reply([.uint32(UInt32(clamping: pictures))])
         case "RestartBluetoothd":
             await restartBluetoothd(down: .milliseconds(body[0].intValue ?? 0))
             call.reply()
@@ -47,7 +64,11 @@ extension FakeBlueZ {
     }
 
     private static func unknownModule(_ address: String) -> DBusError {
-        DBusError(name: "org.unleashed.Simulator.Error.UnknownModule", message: "no simulated module has the address '\(address)'")
+        DBusError(name: "org.unleashed.Simulator.Error.UnknownModule", message: "no simulated module or camera has the address '\(address)'")
+    }
+
+    private static func unknownCamera(_ address: String) -> DBusError {
+        DBusError(name: "org.unleashed.Simulator.Error.UnknownCamera", message: "no simulated camera has the address '\(address)'")
     }
 
     private var controlIntrospection: String {
@@ -70,18 +91,27 @@ extension FakeBlueZ {
     }
 
     /// Counters of what clients did and what happened: `connectCalls`, `connectAborts`,
-    /// `disconnectCalls`, `pairCalls`, `readCalls`, `writeCalls`, `writes` (packets that reached
-    /// a module), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`.
+    /// `disconnectCalls`, `pairCalls`, `readCalls`, `writeCalls`, `writes` (values that reached
+    /// a module or a camera), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`.
     public var statistics: [String: Int] {
         let names = ["connectCalls", "connectAborts", "disconnectCalls", "pairCalls", "readCalls", "writeCalls", "writes",
                      "notifications", "startDiscoveryCalls", "linkLosses", "restarts"]
         return Dictionary(uniqueKeysWithValues: names.map { ($0, counters[$0] ?? 0) })
     }
 
-    /// Drops the module's link now and keeps it out of range for `duration`; false when no
-    /// module has this address.
+    /// Drops the link of the module or camera with this address now and keeps it out of range
+    /// for `duration`; false when nothing has this address.
     @discardableResult
     public func loseLink(address: String, for duration: Duration) -> Bool {
+        if let camera = simulatedCamera(address) {
+            log("camera \(camera.address) goes out of range for \(duration.compactText)")
+            camerasAway[camera.index] = .now + duration
+            for (path, device) in devices where device.peer == .camera(camera.index) && (device.isConnected || device.isConnecting) {
+                count("linkLosses")
+                dropLink(path, connectError: BlueZError.connectionAborted, pairError: BlueZError.authenticationFailed)
+            }
+            return true
+        }
         guard let module = simulatedModule(address) else { return false }
         log("\(module.name) goes out of range for \(duration.compactText)")
         module.radio.loseLink(for: duration)
@@ -114,10 +144,9 @@ extension FakeBlueZ {
         modules.first { $0.address.caseInsensitiveCompare(address) == .orderedSame }
     }
 
-    /// Starts the `linkloss` faults of a module at its first connection under the current plan.
-    func startLinkLossFaults(module index: Int) {
-        guard linkLossArmed.insert(index).inserted else { return }
-        let address = modules[index].address
+    /// Starts the `linkloss` faults of a module or camera at its first connection under the current plan.
+    func startLinkLossFaults(address: String) {
+        guard linkLossArmed.insert(address).inserted else { return }
         for outage in faults.linkLosses {
             faultTasks.append(schedule(after: outage.after) { fake in
                 fake.loseLink(address: address, for: outage.length)

@@ -1,20 +1,29 @@
+import CameraProtocols
 import DBus
+import SimulatedCameras
 import UnleashedKit
 import UnleashedSimulator
 
-/// One module as one adapter knows it: pairing, the link, and the GATT objects while it is up.
+/// One peripheral (a module or a camera) as one adapter knows it: what it advertised, pairing,
+/// the link, and the GATT objects while it is up.
 struct Device {
     let path: String
     let adapter: Int
-    let module: Int
-    let name: String
+    let peer: Peer
+    /// The advertised name (a camera's can change with its advertisement).
+    var name: String
     let address: String
     var alias: String?
     var paired = false
     var trusted = false
     var blocked = false
     var rssi: Int16?
-    var manufacturerData: [UInt8] = []
+    /// Manufacturer data by company identifier, without the identifier's bytes.
+    var manufacturerData: [UInt16: [UInt8]] = [:]
+    /// Service data by service UUID.
+    var serviceData: [String: [UInt8]] = [:]
+    /// The service UUIDs it advertises: `UUIDs` until services resolve.
+    var advertisedUUIDs: [String] = []
     var link: Link = .down
     /// Bumped by every connection attempt and every drop: a late callback of an earlier attempt
     /// finds it changed and does nothing.
@@ -27,15 +36,33 @@ struct Device {
     /// The GATT database, exported while services are resolved.
     var gatt: GATTDatabase?
 
+    /// What is behind the device object, by its index in the fake's list.
+    enum Peer: Hashable, Sendable {
+        case module(Int)
+        case camera(Int)
+    }
+
     enum Link {
         case down
         case connecting(Task<Void, Never>)
         case up(ActiveLink)
     }
 
-    struct ActiveLink: Sendable {
-        let link: any ModuleLink
-        let transport: any Transport
+    /// A link that is up: to a module's radio, or to a camera's body.
+    enum ActiveLink: Sendable {
+        case module(link: any ModuleLink, transport: any Transport)
+        /// `signals` ends when the link does; closing it from this side also tells the body.
+        case camera(body: any SimulatedCameraBody, signals: AsyncStream<BodySignal>.Continuation)
+
+        /// Closes the link from this computer's side.
+        func close() {
+            switch self {
+            case .module(let link, _): Task { await link.close() }
+            case .camera(let body, let signals):
+                signals.finish()
+                Task { await body.disconnected() }
+            }
+        }
     }
 
     /// A `Pair()` in progress.
@@ -77,11 +104,12 @@ extension FakeBlueZ {
             "Alias": .string(device.alias ?? device.name), "Paired": .bool(device.paired), "Bonded": .bool(device.paired),
             "Trusted": .bool(device.trusted), "Blocked": .bool(device.blocked), "LegacyPairing": .bool(false),
             "Connected": .bool(device.isConnected), "ServicesResolved": .bool(device.gatt != nil),
-            "UUIDs": .strings(device.gatt?.allServiceUUIDs ?? [GATTDatabase.unleashedService]),
+            "UUIDs": .strings(device.gatt?.allServiceUUIDs ?? device.advertisedUUIDs),
             "Adapter": .objectPath("/org/bluez/hci\(device.adapter)"),
             "AdvertisingFlags": .bytes([0x06]),
         ]
         if !device.manufacturerData.isEmpty { properties["ManufacturerData"] = Self.manufacturerData(device.manufacturerData) }
+        if !device.serviceData.isEmpty { properties["ServiceData"] = Self.serviceData(device.serviceData) }
         if let rssi = device.rssi { properties["RSSI"] = .int16(rssi) }
         return properties
     }
@@ -152,20 +180,40 @@ extension FakeBlueZ {
         devices[path]?.removal?.cancel()
         devices[path]?.removal = nil
         let attempt = device.attempt + 1
-        let radio = modules[device.module].radio
         let aborting = faults.connectAborts > 0
         if aborting { faults.connectAborts -= 1 }
         let delay = configuration.timing.linkDelay
-        let task = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            guard !Task.isCancelled, let self else { return }
-            if aborting { return await self.perform { $0.abortConnection(path, attempt) } }
-            do {
-                let link = try await radio.connect()
-                let transport = try await link.resolveServices()
-                await self.perform { $0.linkUp(path, attempt, Device.ActiveLink(link: link, transport: transport)) }
-            } catch {
-                await self.perform { $0.connectionFailed(path, attempt, "\(error)") }
+        let task: Task<Void, Never>
+        switch device.peer {
+        case .module(let index):
+            let radio = modules[index].radio
+            task = Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                guard !Task.isCancelled, let self else { return }
+                if aborting { return await self.perform { $0.abortConnection(path, attempt) } }
+                do {
+                    let link = try await radio.connect()
+                    let transport = try await link.resolveServices()
+                    await self.perform { $0.linkUp(path, attempt, .module(link: link, transport: transport)) }
+                } catch {
+                    await self.perform { $0.connectionFailed(path, attempt, "\(error)") }
+                }
+            }
+        case .camera(let index):
+            let body = cameras[index].body
+            let outOfRange = cameraOutOfRange(index)
+            task = Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                guard !Task.isCancelled, let self else { return }
+                if aborting { return await self.perform { $0.abortConnection(path, attempt) } }
+                guard !outOfRange, await body.isConnectable else {
+                    // Nothing answers: the attempt runs to the page timeout, as with a module.
+                    try? await Task.sleep(for: SimulatedRadio.pageTimeout)
+                    return await self.perform { $0.connectionFailed(path, attempt, "the camera did not answer (asleep or out of range)") }
+                }
+                let (signals, sink) = AsyncStream.makeStream(of: BodySignal.self)
+                await body.connected { sink.yield($0) }
+                await self.perform { $0.linkUp(path, attempt, .camera(body: body, signals: sink), cameraSignals: signals) }
             }
         }
         // The task reports back through the actor, so it cannot act before this is set.
@@ -188,27 +236,48 @@ extension FakeBlueZ {
     private func connectionFailed(_ path: String, _ attempt: Int, _ reason: String) {
         guard let device = devices[path], device.attempt == attempt, device.isConnecting else { return }
         log("connection to \(device.name) failed: \(reason)")
+        // BlueZ reports a failed LE attempt as a link that came up and dropped (bluetoothctl shows
+        // "Connected: yes", the error, "Connected: no"); clients such as bleak wait for that
+        // `Connected=false` before they try again.
+        update(path, InterfaceSpec.device.name, ["Connected": .bool(true)])
         dropLink(path, connectError: BlueZError.connectionAborted, pairError: BlueZError.connectionAttemptFailed)
     }
 
-    private func linkUp(_ path: String, _ attempt: Int, _ active: Device.ActiveLink) {
+    private func linkUp(_ path: String, _ attempt: Int, _ active: Device.ActiveLink,
+                        cameraSignals: AsyncStream<BodySignal>? = nil) {
         guard let device = devices[path], device.attempt == attempt, device.isConnecting else {
-            Task { await active.link.close() }
+            active.close()
             return
         }
         devices[path]?.link = .up(active)
         log("\(device.name) connected")
-        startLinkLossFaults(module: device.module)
+        startLinkLossFaults(address: device.address)
         update(path, InterfaceSpec.device.name, ["Connected": .bool(true)])
         for call in device.connectCalls { call.reply() }
         devices[path]?.connectCalls = []
-        let events = active.transport.events
-        Task { [weak self] in
-            for await event in events {
-                guard case .packet(let packet) = event else { break }
-                await self?.perform { $0.notified(path, attempt, packet) }
+        switch active {
+        case .module(_, let transport):
+            let events = transport.events
+            Task { [weak self] in
+                for await event in events {
+                    guard case .packet(let packet) = event else { break }
+                    await self?.perform { $0.notified(path, attempt, packet) }
+                }
+                await self?.perform { $0.linkLost(path, attempt) }
             }
-            await self?.perform { $0.linkLost(path, attempt) }
+        case .camera:
+            guard let cameraSignals else { break }
+            Task { [weak self] in
+                for await signal in cameraSignals {
+                    switch signal {
+                    case .value(let characteristic, let value):
+                        await self?.perform { $0.cameraNotified(path, attempt, characteristic, value) }
+                    case .dropLink(let reason):
+                        await self?.perform { $0.cameraDroppedLink(path, attempt, reason) }
+                        return
+                    }
+                }
+            }
         }
         schedule(after: faults.resolveDelay ?? configuration.timing.resolveDelay) { fake in
             fake.resolveServices(path, attempt)
@@ -217,7 +286,7 @@ extension FakeBlueZ {
     }
 
     /// The radio dropped the link (out of range, the module restarted).
-    private func linkLost(_ path: String, _ attempt: Int) {
+    func linkLost(_ path: String, _ attempt: Int) {
         guard let device = devices[path], device.attempt == attempt, device.isConnected else { return }
         count("linkLosses")
         log("link to \(device.name) lost")
@@ -231,10 +300,11 @@ extension FakeBlueZ {
         devices[path]?.attempt += 1
         switch device.link {
         case .connecting(let task): task.cancel()
-        case .up(let active): Task { await active.link.close() }
+        case .up(let active): active.close()
         case .down: break
         }
         devices[path]?.link = .down
+        releaseAcquiredSockets(path)
         // Two signals, in BlueZ's order: the services go before the link. Callers hear of the
         // failure after both, so a client that retries at once sees a disconnected device.
         update(path, InterfaceSpec.device.name, ["ServicesResolved": .bool(false)])
@@ -263,7 +333,7 @@ extension FakeBlueZ {
         guard let agent = agents[pairing.requester] ?? defaultAgentOwner.flatMap({ agents[$0] }), let bluez else {
             return finishPairing(path, id, failure: BlueZError.authenticationFailed)
         }
-        let passkey = modules[device.module].passkey
+        let passkey = passkey(of: device.peer)
         devices[path]?.pairing?.agent = agent
         devices[path]?.pairing?.task = Task { [weak self] in
             let failure: DBusError?

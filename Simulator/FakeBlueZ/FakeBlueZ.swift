@@ -7,8 +7,8 @@ import UnleashedProtocol
 import UnleashedSimulator
 
 /// A stand-in for bluetoothd: owns `org.bluez` on a bus and serves BlueZ's adapter, device and
-/// GATT-client API, with a simulated Unleashed module (``VirtualModule``) behind each device's
-/// GATT objects.
+/// GATT-client API, with a simulated Unleashed module (``VirtualModule``) or a simulated camera
+/// (a `SimulatedCameraBody`, speaking its maker's own protocol) behind each device's GATT objects.
 ///
 /// It keeps BlueZ's rules that clients trip over (sessions tied to the caller's bus name, one
 /// read and one write in flight per characteristic, `Connect` answered before services resolve,
@@ -32,6 +32,9 @@ public actor FakeBlueZ {
     public nonisolated let configuration: Configuration
 
     var modules: [SimulatedModule] = []
+    var cameras: [SimulatedCamera] = []
+    /// Cameras the `linkloss` fault or `LoseLink` took out of range, until when.
+    var camerasAway: [Int: ContinuousClock.Instant] = [:]
     var adapters: [Adapter] = []
     var devices: [String: Device] = [:]
     /// Every exported object: path, interface, property name, value.
@@ -41,8 +44,8 @@ public actor FakeBlueZ {
     var defaultAgentOwner: String?
     var faults: FaultPlan
     var faultTasks: [Task<Void, Never>] = []
-    /// Modules whose `linkloss` faults run: from their first connection under the current plan.
-    var linkLossArmed: Set<Int> = []
+    /// Addresses of the peers whose `linkloss` faults run: from their first connection under the current plan.
+    var linkLossArmed: Set<String> = []
     var counters: [String: Int] = [:]
     /// The latest packets that reached a module.
     var writeLog: [LoggedWrite] = []
@@ -92,6 +95,7 @@ public actor FakeBlueZ {
     ///   reached, or a name is already taken (a real bluetoothd is running).
     public func start(bus: DBusConnection.Bus) async throws(FakeBlueZError) {
         try validate(configuration)
+        cameras = try SimulatedCamera.make(configuration)
         self.bus = bus
         modules = await SimulatedModule.make(configuration)
         for module in modules {
@@ -101,6 +105,10 @@ public actor FakeBlueZ {
         adapters = (0..<configuration.adapters).map { Adapter(index: $0, powered: configuration.powered) }
         for module in modules {
             log("module \(module.address) (\(module.serialNumber), \(module.name)): passkey \(module.passkeyText)")
+        }
+        for camera in cameras {
+            log("camera \(camera.address) (\(camera.body.brand.displayName) \(camera.body.model)): passkey "
+                + SimulatedModule.zeroPadded(Int(camera.passkey), width: 6))
         }
         do throws(FakeBlueZError) {
             try await serveControl(on: bus)
@@ -284,6 +292,7 @@ public actor FakeBlueZ {
 
     private func validate(_ configuration: Configuration) throws(FakeBlueZError) {
         guard (0...255).contains(configuration.modules) else { throw .invalidConfiguration("modules must be 0 to 255") }
+        guard configuration.cameras.count <= 255 else { throw .invalidConfiguration("at most 255 cameras") }
         guard (0...16).contains(configuration.adapters) else { throw .invalidConfiguration("adapters must be 0 to 16") }
         guard (23...517).contains(configuration.mtu) else { throw .invalidConfiguration("the MTU must be 23 to 517") }
     }

@@ -1,3 +1,4 @@
+import CameraProtocols
 import DBus
 
 /// The D-Bus interfaces the fake serves: their methods with exact argument signatures (calls
@@ -54,6 +55,8 @@ struct InterfaceSpec: Sendable {
         Method(name: "WriteValue", arguments: "aya{sv}", returns: ""),
         Method(name: "StartNotify", arguments: "", returns: ""),
         Method(name: "StopNotify", arguments: "", returns: ""),
+        Method(name: "AcquireWrite", arguments: "a{sv}", returns: "hq"),
+        Method(name: "AcquireNotify", arguments: "a{sv}", returns: "hq"),
     ], writable: [:])
     static let control = InterfaceSpec(name: FakeBlueZ.controlInterface, methods: [
         Method(name: "LoseLink", arguments: "su", returns: ""),
@@ -63,6 +66,11 @@ struct InterfaceSpec: Sendable {
         Method(name: "Passkey", arguments: "s", returns: "u"),
         Method(name: "Stats", arguments: "", returns: "a{sv}"),
         Method(name: "Modules", arguments: "", returns: "as"),
+        Method(name: "Cameras", arguments: "", returns: "as"),
+        Method(name: "SetCameraAsleep", arguments: "sb", returns: ""),
+        Method(name: "SetCameraPairing", arguments: "sb", returns: ""),
+        Method(name: "SetCameraRemote", arguments: "sb", returns: ""),
+        Method(name: "CameraPictures", arguments: "s", returns: "u"),
     ], writable: [:])
 
     static let all: [String: InterfaceSpec] = Dictionary(uniqueKeysWithValues: [
@@ -85,6 +93,9 @@ enum BlueZError {
     static let notPaired = DBusError(name: "org.bluez.Error.NotPermitted", message: "Not paired")
     static let readNotPermitted = DBusError(name: "org.bluez.Error.NotPermitted", message: "Read not permitted")
     static let writeNotPermitted = DBusError(name: "org.bluez.Error.NotPermitted", message: "Write not permitted")
+    static let writeAcquired = DBusError(name: "org.bluez.Error.NotPermitted", message: "Write acquired")
+    static let notifyAcquired = DBusError(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
+    static let notAuthorized = DBusError(name: "org.bluez.Error.NotAuthorized", message: "Operation Not Authorized")
     static let invalidOffset = DBusError(name: "org.bluez.Error.InvalidOffset", message: "Invalid offset")
     static let authenticationRejected = DBusError(name: "org.bluez.Error.AuthenticationRejected", message: "Authentication Rejected")
     static let authenticationFailed = DBusError(name: "org.bluez.Error.AuthenticationFailed", message: "Authentication Failed")
@@ -94,6 +105,25 @@ enum BlueZError {
     static let notConnectedGATT = failed("Not connected")
     /// What a failed LE connection attempt answers.
     static let connectionAborted = failed("le-connection-abort-by-local")
+
+    /// What `ReadValue` or `WriteValue` answers when the peripheral refused with an ATT error, as
+    /// BlueZ's `create_gatt_dbus_error` (`src/gatt-client.c`) maps them.
+    static func att(_ error: ATTError) -> DBusError {
+        switch error.code {
+        case ATTError.readNotPermitted.code: readNotPermitted
+        case ATTError.writeNotPermitted.code: writeNotPermitted
+        // Insufficient authentication, encryption key size, encryption.
+        case 0x05, 0x0C, 0x0F: notPaired
+        case 0x07: invalidArguments("Invalid offset")
+        case ATTError.invalidAttributeValueLength.code: invalidArguments("Invalid Length")
+        case 0x08: notAuthorized
+        case ATTError.requestNotSupported.code: notSupported
+        case 0x00: failed("Operation failed")
+        default:
+            // printf's "0x%02x".
+            failed("Operation failed with ATT error: 0x" + (error.code < 0x10 ? "0" : "") + String(error.code, radix: 16))
+        }
+    }
 
     /// libdbus's answer to a call nothing handled: `UnknownObject` when no object is at the path,
     /// else `UnknownMethod`; gdbus ends up here too when the arguments' signature is wrong.

@@ -8,9 +8,7 @@ final class PressLog: Sendable {
     static let capacity = 4096
 
     func append(_ module: String, lateness: Duration) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let handled = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        let handled = FakeBlueZ.monotonicNanoseconds()
         let late = UInt64(max(0, lateness.wholeNanoseconds))
         entries.withLock { log in
             log.append(FakeBlueZ.LoggedPress(nanoseconds: handled - min(late, handled), latenessNanoseconds: late, module: module))

@@ -18,8 +18,6 @@ struct SimulatedModule: Sendable {
     /// `Unleashed 0001`: the advertised name ends with the last four characters of the serial (PROTOCOL.md §2).
     var name: String { "Unleashed " + String(serialNumber.suffix(4)) }
     var passkeyText: String { Self.zeroPadded(Int(passkey), width: 6) }
-    /// The device object path under adapter `hciN`.
-    func path(adapter: Int) -> String { "/org/bluez/hci\(adapter)/dev_" + address.replacingOccurrences(of: ":", with: "_") }
 
     /// A strong signal that weakens with the module's index, so that modules are told apart.
     var baseRSSI: Int { -52 - 6 * index }

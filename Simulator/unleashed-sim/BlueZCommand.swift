@@ -9,7 +9,7 @@ import UnleashedSimulator
 struct BlueZCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bluez",
-        abstract: "Owns org.bluez on a bus and serves BlueZ's GATT-client API over simulated modules.",
+        abstract: "Owns org.bluez on a bus and serves BlueZ's GATT-client API over simulated modules and cameras.",
         discussion: """
             Prints "ready" on stdout once org.bluez and org.unleashed.Simulator are owned, logs to stderr, \
             and runs until SIGTERM or SIGINT. Point clients at the same bus, e.g.:
@@ -29,6 +29,11 @@ struct BlueZCommand: AsyncParsableCommand {
 
     @Option(help: "Simulated modules in range (0-255).")
     var modules = 2
+
+    @Option(name: .customLong("camera"),
+            help: ArgumentHelp("A simulated camera in range, beside the modules: gopro, sony, canon, fujifilm or nikon. Repeat for more.",
+                               valueName: "brand"))
+    var cameras: [String] = []
 
     @Option(help: "Adapters hci0, hci1, ... (0-16; 0 is a machine without Bluetooth).")
     var adapters = 1
@@ -85,8 +90,17 @@ struct BlueZCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        _ = try cameraSources()
         guard CameraProfile.named(profile) != nil else {
             throw ValidationError("no camera profile '\(profile)'; there are: \(CameraProfile.all.map(\.id).joined(separator: ", "))")
+        }
+    }
+
+    private func cameraSources() throws -> [FakeBlueZ.CameraSource] {
+        do throws(FakeBlueZError) {
+            return try cameras.map { text throws(FakeBlueZError) in try FakeBlueZ.CameraSource.brand(named: text) }
+        } catch {
+            throw ValidationError(error.description)
         }
     }
 
@@ -97,9 +111,10 @@ struct BlueZCommand: AsyncParsableCommand {
         var timing = FakeBlueZ.Timing()
         timing.temporaryTimeout = temporaryTimeout
         timing.operationHold = hold
-        let configuration = FakeBlueZ.Configuration(
+        var configuration = FakeBlueZ.Configuration(
             modules: modules, adapters: adapters, powered: powered == .on, mtu: mtu, pairing: pairing, faults: faults,
             profile: CameraProfile.named(profile) ?? CameraProfile.all[0], seed: seed, timing: timing, log: log)
+        configuration.cameras = try cameraSources()
         let target: DBusConnection.Bus = bus.map { .address($0) } ?? .system
         let fake = FakeBlueZ(configuration: configuration)
         do {
