@@ -150,6 +150,13 @@ extension FakeBlueZ {
             guard adapters[device.adapter].powered else { return call.fail(BlueZError.notReady) }
             guard !device.paired else { return call.fail(BlueZError.alreadyExists) }
             guard device.pairing == nil else { return call.fail(BlueZError.inProgress) }
+            // A camera whose pairing mode is closed does not answer the pairing request.
+            if case .camera = device.peer, CameraAdvertisement.recognize(AdvertisementData(
+                name: device.name, serviceUUIDs: device.advertisedUUIDs, manufacturerData: device.manufacturerData,
+                serviceData: device.serviceData))?.pairing == .closed {
+                log("\(device.name) is not in pairing mode: pairing rejected")
+                return call.fail(BlueZError.authenticationRejected)
+            }
             nextPairingID += 1
             devices[path]?.pairing = Device.Pairing(id: nextPairingID, call: call, requester: call.message.sender ?? "")
             switch device.link {

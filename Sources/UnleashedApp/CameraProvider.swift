@@ -46,12 +46,9 @@ public struct CameraProvider: Sendable {
     /// the brand needs a bond and `spec.pairing` allows, then connected with its reconnect policy.
     public static func openBluetoothCamera(_ spec: BluetoothCameraSpec, name: String? = nil,
                                            bus: DBusConnection.Bus = .system) async throws(CameraOpenError) -> BLECamera {
-        let device: BlueZDevice
-        let brand: CameraBrand
-        do throws(BlueZError) {
-            (device, brand) = try await findCamera(spec, bus: bus)
-        } catch {
-            throw .bluetooth(error)
+        guard let (device, brand) = try await findCamera(spec, bus: bus) else {
+            throw .camera(.invalidArgument("\(spec.camera) does not advertise as a camera this tool drives; name its brand with "
+                + "--brand (\(CameraBrand.allCases.map(\.rawValue).joined(separator: ", "))), or use --module for an Unleashed module"))
         }
         guard let driver = RemoteDrivers.driver(for: brand) else {
             throw .camera(.unsupported("driving \(brand.displayName) cameras"))
@@ -67,31 +64,45 @@ public struct CameraProvider: Sendable {
         }
     }
 
-    /// Finds the camera and its brand, and pairs it when its brand needs a bond.
-    static func findCamera(_ spec: BluetoothCameraSpec, bus: DBusConnection.Bus) async throws(BlueZError) -> (BlueZDevice, CameraBrand) {
-        let client = try await BlueZClient.open(bus: bus)
+    /// Finds the camera and its brand, and pairs it when its brand needs a bond; nil when the
+    /// device is there but is not a camera this tool drives (and no brand was named). Problems
+    /// with the camera are worded for a camera; those of BlueZ itself (no adapter) are BlueZ's.
+    static func findCamera(_ spec: BluetoothCameraSpec, bus: DBusConnection.Bus) async throws(CameraOpenError) -> (BlueZDevice, CameraBrand)? {
+        let client: BlueZClient
         do throws(BlueZError) {
-            let adapter = try await client.adapter(named: spec.adapter)
-            let found = try await client.findDevice(spec.camera, on: adapter, serviceUUID: nil, timeout: spec.scanTimeout)
-            guard let brand = spec.brand ?? found.camera?.brand, let known = CameraAdvertisement.remoteProtocol(of: brand) else {
-                throw BlueZError.notAModule("\(spec.camera) does not advertise as a camera this tool drives; "
-                    + "name its brand with --brand (\(CameraBrand.allCases.map(\.rawValue).joined(separator: ", ")))")
-            }
-            var device = found
-            if known.requiresBond && !found.paired {
-                guard case .pair(let agent) = spec.pairing else {
-                    throw BlueZError.notPaired(spec.camera)
-                }
-                try await client.pair(found.path, serviceUUID: known.services.first?.uuid ?? "", agent: agent)
-                device = await client.tree.device(at: found.path) ?? found
-                await client.disconnect(found.path)
-            }
-            await client.close()
-            return (device, brand)
+            client = try await BlueZClient.open(bus: bus)
         } catch {
-            await client.close()
-            throw error
+            throw .bluetooth(error)
         }
+        defer { Task { await client.close() } }
+        let found: BlueZDevice
+        let adapter: BlueZAdapter
+        do throws(BlueZError) {
+            adapter = try await client.adapter(named: spec.adapter)
+            found = try await client.findDevice(spec.camera, on: adapter, serviceUUID: nil, timeout: spec.scanTimeout)
+        } catch .moduleNotFound {
+            throw .camera(.device(DeviceFailure(.disconnected, "camera \(spec.camera) not found: is it on, awake and in range? "
+                + "(`unleashed scan` lists the cameras in range)")))
+        } catch {
+            throw .bluetooth(error)
+        }
+        guard let brand = spec.brand ?? found.camera?.brand, let known = CameraAdvertisement.remoteProtocol(of: brand) else { return nil }
+        guard known.requiresBond && !found.paired else { return (found, brand) }
+        guard case .pair(let agent) = spec.pairing else {
+            throw .camera(.device(DeviceFailure(.permissionDenied, "camera \(spec.camera) is not paired: run `unleashed pair \(spec.camera)` "
+                + "with the camera in pairing mode")))
+        }
+        do throws(BlueZError) {
+            try await client.pair(found.path, serviceUUID: known.services.first?.uuid ?? "", agent: agent)
+        } catch .pairingRefused(let reason) {
+            let howTo = found.camera?.howToPair ?? "put the camera in pairing mode"
+            throw .camera(.device(DeviceFailure(.permissionDenied, "the camera refused pairing (\(reason)); \(howTo), then try again")))
+        } catch {
+            throw .bluetooth(error)
+        }
+        let device = await client.tree.device(at: found.path) ?? found
+        await client.disconnect(found.path)
+        return (device, brand)
     }
 
     /// A simulated camera of `brand` in this process, driven through the brand's protocol.

@@ -89,12 +89,12 @@ public struct ModuleOperations: Sendable {
         try requireBluetooth("pair")
         // A camera (recognised from its advertisement) pairs the way its brand needs.
         let camera = BluetoothCameraSpec(camera: wanted, adapter: adapter, scanTimeout: scanTimeout, pairing: .pair(agent))
-        do throws(BlueZError) {
-            return PairedModule(device: try await CameraProvider.findCamera(camera, bus: bus).0)
-        } catch .notAModule {
-            // Not a camera this tool drives: a module.
+        do throws(CameraOpenError) {
+            if let (device, _) = try await CameraProvider.findCamera(camera, bus: bus) { return PairedModule(device: device) }
+        } catch .camera(.device(let failure)) where failure.kind == .disconnected {
+            // Nothing answered: look for a module, which says what to check for one.
         } catch {
-            throw .bluetooth(error)
+            throw .open(error)
         }
         return PairedModule(device: try await find(wanted, agent: agent, keepLink: false))
     }
