@@ -774,6 +774,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             return Self.exposureTime(try await camera.value(of: .shutterSpeed))
         } catch .unsupported {
             return .zero
+        } catch .device(let failure) where failure.kind == .unsupported {
+            // A camera remote over Bluetooth reads no settings.
+            return .zero
         } catch {
             throw .camera(error)
         }
