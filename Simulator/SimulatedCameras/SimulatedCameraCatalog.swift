@@ -7,6 +7,7 @@ public enum SimulatedCameraCatalog {
     public static func body(of brand: CameraBrand, address: String) -> (any SimulatedCameraBody)? {
         switch brand {
         case .fujifilm: FujifilmBody(address: address)
+        case .nikon: NikonBody(address: address)
         default: nil
         }
     }

@@ -17,6 +17,19 @@ enum FastRemote {
                                     policy: policy, timing: timing, readyTimeout: .seconds(5))
     }
 
+    /// Shoots, puts the body to sleep (a shot then fails), wakes it, and shoots again once the
+    /// connection is back: two pictures in all.
+    static func shootAcrossASleep(_ camera: RemoteCamera, _ body: any SimulatedCameraBody) async throws {
+        _ = try await camera.shoot()
+        await body.sleep()
+        await #expect(throws: CameraError.self) { _ = try await camera.shoot() }
+        try await Task.sleep(for: .milliseconds(50))
+        await body.wake()
+        try await camera.waitUntilReady(timeout: .seconds(5))
+        _ = try await camera.shoot()
+        #expect(await body.picturesTaken == 2)
+    }
+
     /// Runs a 20-frame time-lapse 50 ms apart on `camera`; returns its records.
     static func timelapse(_ camera: RemoteCamera) async throws -> [FrameRecord] {
         let run = Timelapse(plan: RunPlan(intervalMs: 50, stop: .frames(20), overrun: .burst), camera: camera, journal: MemoryJournal(),
@@ -155,14 +168,7 @@ enum FastRemote {
     @Test func aCameraThatSleepsIsRegainedAndShootsAgain() async throws {
         let body = basic()
         let camera = try await FastRemote.open(body, driver: FujifilmDriver(generation: .basic(token: Self.token)))
-        _ = try await camera.shoot()
-        await body.sleep()
-        await #expect(throws: CameraError.self) { _ = try await camera.shoot() }
-        try await Task.sleep(for: .milliseconds(50))
-        await body.wake()
-        try await camera.waitUntilReady(timeout: .seconds(5))
-        _ = try await camera.shoot()
-        #expect(await body.picturesTaken == 2)
+        try await FastRemote.shootAcrossASleep(camera, body)
         await camera.close()
     }
 
