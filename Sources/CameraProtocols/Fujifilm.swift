@@ -37,6 +37,7 @@ public enum Fujifilm: CameraRemoteProtocol {
     public static let secureRemoteName = GATTCharacteristicID(service: securePairService, characteristic: "85b9163e-62d1-49ff-a6f5-054b4630d4a1")
     /// Secure: the 4-byte status read and written back acknowledged.
     public static let secureStatus = GATTCharacteristicID(service: securePairService, characteristic: "f557d96b-8284-4667-8793-b971c1deca2a")
+    /// Indications the phone app subscribes to (furble's IND1–IND3); their content is not known.
     public static let indication1 = GATTCharacteristicID(service: configurationService, characteristic: "a68e3f66-0fcc-4395-8d4c-aa980b5877fa")
     public static let indication2 = GATTCharacteristicID(service: configurationService, characteristic: "bd17ba04-b76b-4892-a545-b73ba1f74dae")
     public static let indication3 = GATTCharacteristicID(service: configurationService, characteristic: "049ec406-ef75-4205-a390-08fe209c51f0")
@@ -117,7 +118,9 @@ public enum Fujifilm: CameraRemoteProtocol {
 
     /// The manufacturer data's first byte (after the company) on a basic camera: a pairing token follows.
     public static let tokenAdvertisementType: UInt8 = 0x02
+    /// Bytes of a basic camera's pairing token.
     public static let tokenLength = 4
+    /// Bytes of a secure camera's advertised serial.
     public static let serialLength = 5
 
     /// Which pairing a camera speaks, with what its advertisement gave: the driver's init takes it,
@@ -130,6 +133,7 @@ public enum Fujifilm: CameraRemoteProtocol {
         case secure(serial: [UInt8])
     }
 
+    /// Where on the camera a remote is registered.
     public static let howToPair = "on the camera, open Network/USB Setting (Connection Setting on older bodies) > "
         + "Bluetooth Settings > Pairing Registration, then connect within the time it shows"
 
@@ -206,8 +210,10 @@ public enum Fujifilm: CameraRemoteProtocol {
     /// Secure pairing's status: the camera's 4 bytes, written back with the last set to ``acknowledgedByte``.
     public struct SecureStatus: Hashable, Sendable {
         public static let acknowledgedByte: UInt8 = 0x20
+        /// The status as read.
         public let bytes: [UInt8]
 
+        /// The status read; throws unless it has 4 bytes.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == 4 else { throw .length(of: "pairing status", expected: 4, got: bytes.count) }
             self.bytes = bytes
@@ -242,9 +248,13 @@ public enum Fujifilm: CameraRemoteProtocol {
     /// before the month).
     public struct GeotagFix: Hashable, Sendable {
         public static let length = 23
+        /// Degrees north ×10⁷.
         public var latitudeE7: Int32
+        /// Degrees east ×10⁷.
         public var longitudeE7: Int32
+        /// Metres above sea level (0 when unknown).
         public var altitudeMetres: Int32
+        /// When the fix was taken, UTC.
         public var time: UTCTime
 
         public init(latitudeE7: Int32, longitudeE7: Int32, altitudeMetres: Int32, time: UTCTime) {
@@ -273,6 +283,7 @@ public enum Fujifilm: CameraRemoteProtocol {
             return out
         }
 
+        /// The fix a camera received; throws for another length or an impossible date.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == Self.length else { throw .length(of: "geotag fix", expected: Self.length, got: bytes.count) }
             func int32(at index: Int) -> Int32 {

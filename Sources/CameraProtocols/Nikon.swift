@@ -13,6 +13,7 @@ public enum Nikon: CameraRemoteProtocol {
 
     // MARK: - GATT
 
+    /// The remote service, advertised in remote mode.
     public static let service = "0000de00-3dd4-4255-8d62-6dc7b9bd5561"
     /// The button: ``RemoteButton``.
     public static let shutter = GATTCharacteristicID(service: service, characteristic: "00002083-3dd4-4255-8d62-6dc7b9bd5561")
@@ -21,6 +22,7 @@ public enum Nikon: CameraRemoteProtocol {
     /// The handshake, written and indicated: ``PairingMessage``.
     public static let pairing = GATTCharacteristicID(service: service, characteristic: "00002087-3dd4-4255-8d62-6dc7b9bd5561")
 
+    /// The remote-mode GATT database.
     public static let services: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: service, characteristics: [
             GATTCharacteristicLayout(uuid: shutter.characteristic, flags: ["write"]),
@@ -31,6 +33,7 @@ public enum Nikon: CameraRemoteProtocol {
 
     // MARK: - Advertisement
 
+    /// Where on the camera a remote is paired.
     public static let howToPair = "on the camera, open the Network menu > Connect to remote (Wireless remote (ML-L7) options "
         + "on some bodies) > Pair, then connect while it waits"
 
@@ -60,8 +63,10 @@ public enum Nikon: CameraRemoteProtocol {
         /// A fixed ID for a remote that was given none.
         public static let standard = DeviceID(checked: [0x01, 0x75, 0x6E, 0x6C])
 
+        /// The ID as sent.
         public let bytes: [UInt8]
 
+        /// An ID stored or advertised; throws unless it has 4 bytes.
         public init(bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == Self.length else { throw .length(of: "remote device ID", expected: Self.length, got: bytes.count) }
             self.bytes = bytes
@@ -106,6 +111,7 @@ public enum Nikon: CameraRemoteProtocol {
             }
         }
 
+        /// The 17 bytes written or indicated.
         public var bytes: [UInt8] {
             let timestamp: UInt64 = if case .identify = self { Self.remoteTimestamp } else { 0 }
             let payload: [UInt8] = switch self {
@@ -180,7 +186,9 @@ public enum Nikon: CameraRemoteProtocol {
         public static let press = RemoteButton(mode: .shutter, pressed: true)
         public static let release = RemoteButton(mode: .shutter, pressed: false)
 
+        /// The remote's mode.
         public var mode: Mode
+        /// Whether the button is down.
         public var pressed: Bool
 
         public init(mode: Mode, pressed: Bool) {
@@ -190,6 +198,7 @@ public enum Nikon: CameraRemoteProtocol {
 
         public var bytes: [UInt8] { [mode.rawValue, pressed ? Self.pressedByte : Self.releasedByte] }
 
+        /// A button write a camera received; throws for another length, mode or button byte.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == 2 else { throw .length(of: "button write", expected: 2, got: bytes.count) }
             guard let mode = Mode(rawValue: bytes[0]), [Self.pressedByte, Self.releasedByte].contains(bytes[1]) else {

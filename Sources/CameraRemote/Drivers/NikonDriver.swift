@@ -13,12 +13,18 @@ public struct NikonDriver: CameraRemoteDriver {
     /// The rest of the stage-1 identity (furble stores it with the device ID).
     public let nonce: UInt32
 
+    /// How long each handshake stage waits for the camera: a silent camera is one paired with
+    /// another remote, so this is long enough for a slow body (furble waits 10 s; a Z6III takes
+    /// seconds to reconnect).
+    public let answerTimeout: Duration
+
     /// A fixed nonce for a remote that was given none.
     public static let standardNonce: UInt32 = 0x554E_4C44
 
-    public init(deviceID: Nikon.DeviceID = .standard, nonce: UInt32 = NikonDriver.standardNonce) {
+    public init(deviceID: Nikon.DeviceID = .standard, nonce: UInt32 = NikonDriver.standardNonce, answerTimeout: Duration = .seconds(10)) {
         self.deviceID = deviceID
         self.nonce = nonce
+        self.answerTimeout = answerTimeout
     }
 
     public var remoteProtocol: any CameraRemoteProtocol.Type { Nikon.self }
@@ -31,7 +37,7 @@ public struct NikonDriver: CameraRemoteDriver {
         try await remote.write(Nikon.PairingMessage.identify(deviceID, nonce: nonce).bytes, to: Nikon.pairing, for: "pairing")
         let answer: [UInt8]
         do {
-            answer = try await acknowledged.wait(for: "the camera's answer to this remote")
+            answer = try await acknowledged.wait(for: "the camera's answer to this remote", timeout: answerTimeout)
         } catch .timedOut {
             throw .device(DeviceFailure(.permissionDenied, "the camera did not answer this remote (device ID \(deviceID)): it is paired "
                 + "with another remote, or not waiting for one; to pair it with this one: \(Nikon.howToPair)"))
@@ -42,7 +48,7 @@ public struct NikonDriver: CameraRemoteDriver {
         }
         let serial = await remote.expect(Nikon.pairing) { $0.first == 4 }
         try await remote.write(Nikon.PairingMessage.confirm.bytes, to: Nikon.pairing, for: "pairing")
-        let last = try await serial.wait(for: "the camera's last pairing stage")
+        let last = try await serial.wait(for: "the camera's last pairing stage", timeout: answerTimeout)
         guard case .serial? = try? Nikon.PairingMessage(decoding: last) else {
             throw .device(DeviceFailure(.failed, "the camera's last pairing stage was not what a remote expects: \(Nikon.MalformedMessage.unknown(of: "stage 4", last))"))
         }
