@@ -7,14 +7,17 @@ import SimulatedCameras
 import Testing
 import UnleashedKit
 
-/// Opening a driver against a simulated body with the short delays a test can afford.
+/// Opening a driver against a simulated body with the short retry delays a test can afford.
+/// The time limits stay generous: they only run out when something is wrong, and a loaded test
+/// machine can starve a healthy connection for seconds.
 enum FastRemote {
     static let policy = ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100), maximumAttempts: 3)
-    static let timing = RemoteTiming(scanTimeout: .seconds(2), stepTimeout: .seconds(1), handshakeTimeout: .seconds(3))
+    static let timing = RemoteTiming(scanTimeout: .seconds(20), stepTimeout: .seconds(10), handshakeTimeout: .seconds(30))
+    static let readyTimeout = Duration.seconds(60)
 
     static func open(_ body: any SimulatedCameraBody, driver: any CameraRemoteDriver) async throws -> RemoteCamera {
         try await RemoteCamera.open(name: body.address, provider: InMemoryCameraProvider(body: body), driver: driver,
-                                    policy: policy, timing: timing, readyTimeout: .seconds(5))
+                                    policy: policy, timing: timing, readyTimeout: readyTimeout)
     }
 
     /// Shoots, puts the body to sleep (a shot then fails), wakes it, and shoots again once the
@@ -25,7 +28,7 @@ enum FastRemote {
         await #expect(throws: CameraError.self) { _ = try await camera.shoot() }
         try await Task.sleep(for: .milliseconds(50))
         await body.wake()
-        try await camera.waitUntilReady(timeout: .seconds(5))
+        try await camera.waitUntilReady(timeout: readyTimeout)
         _ = try await camera.shoot()
         #expect(await body.picturesTaken == 2)
     }
