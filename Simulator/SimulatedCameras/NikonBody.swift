@@ -12,7 +12,7 @@ public actor NikonBody: SimulatedCameraBody {
     public nonisolated let model: String
     public nonisolated let address: String
     public nonisolated var services: [GATTServiceLayout] { Nikon.services }
-    public nonisolated var requiresBond: Bool { false }
+    public nonisolated var requiresBond: Bool { Nikon.requiresBond }
 
     private enum Stage { case waiting, acknowledged, ready }
 

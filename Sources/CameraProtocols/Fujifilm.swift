@@ -133,6 +133,16 @@ public enum Fujifilm: CameraRemoteProtocol {
         case secure(serial: [UInt8])
     }
 
+    /// The generation whose advertisement gave `token` (a ``RecognizedCamera/token``): 4 bytes
+    /// are a basic pairing token, 5 a secure serial; nil for anything else.
+    public static func generation(fromToken token: [UInt8]) -> Generation? {
+        switch token.count {
+        case tokenLength: .basic(token: token)
+        case serialLength: .secure(serial: token)
+        default: nil
+        }
+    }
+
     /// Where on the camera a remote is registered.
     public static let howToPair = "on the camera, open Network/USB Setting (Connection Setting on older bodies) > "
         + "Bluetooth Settings > Pairing Registration, then connect within the time it shows"

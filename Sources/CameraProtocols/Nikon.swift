@@ -22,6 +22,9 @@ public enum Nikon: CameraRemoteProtocol {
     /// The handshake, written and indicated: ``PairingMessage``.
     public static let pairing = GATTCharacteristicID(service: service, characteristic: "00002087-3dd4-4255-8d62-6dc7b9bd5561")
 
+    /// Remote mode pairs by its handshake alone; the ML-L7 and furble do not bond.
+    public static let requiresBond = false
+
     /// The remote-mode GATT database.
     public static let services: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: service, characteristics: [

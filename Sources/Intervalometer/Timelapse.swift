@@ -761,7 +761,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let current: SettingValue
         do {
             current = try await camera.value(of: .shutterSpeed)
-        } catch .unsupported {
+        } catch .unsupported, .settingNotOffered {
+            // A camera that cannot say (a remote that only presses buttons) is trusted.
             return
         } catch {
             throw .camera(error)
@@ -772,10 +773,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private func currentExposureTime(of camera: any Camera) async throws(TimelapseError) -> Duration {
         do {
             return Self.exposureTime(try await camera.value(of: .shutterSpeed))
-        } catch .unsupported {
-            return .zero
-        } catch .device(let failure) where failure.kind == .unsupported {
-            // A camera remote over Bluetooth reads no settings.
+        } catch .unsupported, .settingNotOffered {
             return .zero
         } catch {
             throw .camera(error)

@@ -118,6 +118,16 @@ enum FastRemote {
         await camera.close()
     }
 
+    @Test func theDriverFollowsTheAdvertisedGeneration() async throws {
+        let secureBody = secure()
+        let recognized = try #require(Fujifilm.recognize(await secureBody.advertisement()))
+        #expect(FujifilmDriver(recognized: recognized)?.generation == .secure(serial: Self.serial))
+        let basicCamera = try #require(Fujifilm.recognize(await basic().advertisement()))
+        #expect(FujifilmDriver(recognized: basicCamera)?.generation == .basic(token: Self.token))
+        let closed = try #require(Fujifilm.recognize(await basic(pairingOpen: false).advertisement()))
+        #expect(FujifilmDriver(recognized: closed) == nil)
+    }
+
     @Test func positionRequestsBecomeSignals() {
         let driver = FujifilmDriver(generation: .basic(token: Self.token))
         #expect(driver.events(from: [0x01, 0x00], on: Fujifilm.geotagRequest) == [.positionRequested])

@@ -28,6 +28,13 @@ public struct FujifilmDriver: CameraRemoteDriver {
         self.focusTime = focusTime
     }
 
+    /// The driver for the camera `recognized` from its advertisement; nil when it showed no
+    /// token or serial (a basic camera whose registration is closed, seen for the first time).
+    public init?(recognized: RecognizedCamera, remoteName: String = "unleashed") {
+        guard recognized.brand == .fujifilm, let generation = Fujifilm.generation(fromToken: recognized.token) else { return nil }
+        self.init(generation: generation, remoteName: remoteName)
+    }
+
     public var remoteProtocol: any CameraRemoteProtocol.Type { Fujifilm.self }
     public var capabilities: Capabilities { [.shoot, .focus, .bulb, .geotag] }
 
