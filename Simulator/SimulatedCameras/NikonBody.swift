@@ -1,0 +1,114 @@
+public import CameraProtocols
+
+/// A simulated Nikon camera in remote (ML-L7) mode.
+///
+/// While pairing it advertises its service alone and pairs with whichever remote identifies
+/// itself; after that it leaves pairing and advertises the paired remote's device ID, and it
+/// ignores the handshake of any other remote (no answer, as the camera does). Each button press
+/// in shutter mode takes a picture. Button writes before the handshake, or with the camera's
+/// remote switch off, are refused with ATT "write not permitted".
+public actor NikonBody: SimulatedCameraBody {
+    public nonisolated let brand = CameraBrand.nikon
+    public nonisolated let model: String
+    public nonisolated let address: String
+    public nonisolated var services: [GATTServiceLayout] { Nikon.services }
+    public nonisolated var requiresBond: Bool { Nikon.requiresBond }
+
+    private enum Stage { case waiting, acknowledged, ready }
+
+    private var basics: BodyBasics
+    /// The bytes the camera sends at stage 4.
+    private let serial: [UInt8]
+    private var stage = Stage.waiting
+    private var pressed = false
+    /// The remote this camera answers.
+    public private(set) var pairedRemote: Nikon.DeviceID?
+    /// The latest writes the camera took or refused, oldest first (the last ``writeLogLimit``).
+    public private(set) var writes: [(characteristic: GATTCharacteristicID, value: [UInt8])] = []
+    /// Every write since it was made, whatever ``writes`` still holds.
+    public private(set) var writeCount = 0
+    /// How many writes ``writes`` keeps, so that a long demo does not grow it for ever.
+    public static let writeLogLimit = 256
+
+    /// - Parameters:
+    ///   - pairedRemote: the remote it paired with before; with pairing closed it answers only this one.
+    ///   - serial: up to 8 ASCII bytes it sends at the handshake's last stage.
+    public init(address: String = "C0:CA:4E:00:00:05", model: String = "Z 6_3", pairedRemote: Nikon.DeviceID? = nil,
+                pairingOpen: Bool = true, serial: String = "3012345") {
+        self.address = address
+        self.model = model
+        self.pairedRemote = pairedRemote
+        let bytes = Array(serial.utf8.prefix(8))
+        self.serial = bytes + Array(repeating: 0, count: 8 - bytes.count)
+        basics = BodyBasics(pairingOpen: pairingOpen)
+    }
+
+    public var picturesTaken: Int { basics.picturesTaken }
+    public var isConnectable: Bool { !basics.asleep }
+
+    public func advertisement() -> AdvertisementData {
+        guard !basics.pairingOpen, let pairedRemote else { return AdvertisementData(name: model, serviceUUIDs: [Nikon.service]) }
+        return AdvertisementData(name: model, serviceUUIDs: [Nikon.service],
+                                 manufacturerData: [Nikon.companyID: Nikon.manufacturerData(waitingFor: pairedRemote)])
+    }
+
+    public func connected(_ deliver: @escaping @Sendable (BodySignal) -> Void) {
+        basics.connected(deliver)
+        stage = .waiting
+    }
+
+    public func disconnected() {
+        basics.disconnected()
+        pressed = false
+    }
+
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
+        writeCount += 1
+        writes.append((characteristic, value))
+        if writes.count > Self.writeLogLimit { writes.removeFirst(writes.count - Self.writeLogLimit) }
+        switch characteristic {
+        case Nikon.pairing:
+            let message: Nikon.PairingMessage
+            do { message = try Nikon.PairingMessage(decoding: value) } catch { throw .invalidAttributeValueLength }
+            answer(message)
+        case Nikon.shutter:
+            guard stage == .ready, basics.remoteEnabled else { throw .writeNotPermitted }
+            let button: Nikon.RemoteButton
+            do { button = try Nikon.RemoteButton(decoding: value) } catch { throw .writeNotPermitted }
+            if button.mode == .shutter && button.pressed && !pressed { basics.picturesTaken += 1 }
+            pressed = button.pressed
+        default:
+            throw .writeNotPermitted
+        }
+    }
+
+    /// Moves the handshake on, or says nothing to a message out of turn or from a stranger.
+    private func answer(_ message: Nikon.PairingMessage) {
+        switch (message, stage) {
+        case (.identify(let remote, _), _):
+            guard basics.pairingOpen || remote == pairedRemote else { return }
+            pairedRemote = remote
+            stage = .acknowledged
+            basics.send(Nikon.PairingMessage.acknowledge.bytes, on: Nikon.pairing)
+        case (.confirm, .acknowledged):
+            stage = .ready
+            basics.pairingOpen = false
+            basics.send(Nikon.PairingMessage.serial(serial).bytes, on: Nikon.pairing)
+        default:
+            break
+        }
+    }
+
+    public func read(_ characteristic: GATTCharacteristicID) throws(ATTError) -> [UInt8] {
+        throw .readNotPermitted
+    }
+
+    public func sleep() {
+        basics.sleep()
+        pressed = false
+    }
+
+    public func wake() { basics.wake() }
+    public func setPairingMode(_ open: Bool) { basics.pairingOpen = open }
+    public func setRemoteEnabled(_ enabled: Bool) { basics.remoteEnabled = enabled }
+}
