@@ -2,11 +2,25 @@ public import CameraProtocols
 
 /// The driver of each brand.
 public enum RemoteDrivers {
-    /// The driver for `brand`'s cameras, with the identity this computer presents to them;
-    /// nil for a brand without a driver.
-    public static func driver(for brand: CameraBrand) -> (any CameraRemoteDriver)? {
+    /// The driver for `brand`'s cameras; `recognized` is what the camera advertised, which some
+    /// brands' pairing needs (Fujifilm's token tells its pairing generation). Nil when the brand
+    /// has no driver, or the advertisement lacks what it needs.
+    public static func driver(for brand: CameraBrand, recognized: RecognizedCamera?) -> (any CameraRemoteDriver)? {
         switch brand {
+        case .fujifilm: recognized.flatMap { FujifilmDriver(recognized: $0) }
+        case .nikon: NikonDriver()
         default: nil
+        }
+    }
+
+    /// Why ``driver(for:recognized:)`` gave none, in words for the person holding the camera.
+    public static func missingDriver(for brand: CameraBrand) -> String {
+        switch brand {
+        case .fujifilm:
+            "the Fujifilm camera showed no pairing token in its advertisement; open its pairing registration "
+                + "(MENU → Network/USB settings → Bluetooth settings → Pairing Registration) and try again"
+        default:
+            "driving \(brand.displayName) cameras is not supported yet"
         }
     }
 }

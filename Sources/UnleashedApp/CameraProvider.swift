@@ -50,8 +50,8 @@ public struct CameraProvider: Sendable {
             throw .camera(.invalidArgument("\(spec.camera) does not advertise as a camera this tool drives; name its brand with "
                 + "--brand (\(CameraBrand.allCases.map(\.rawValue).joined(separator: ", "))), or use --module for an Unleashed module"))
         }
-        guard let driver = RemoteDrivers.driver(for: brand) else {
-            throw .camera(.unsupported("driving \(brand.displayName) cameras"))
+        guard let driver = RemoteDrivers.driver(for: brand, recognized: device.camera) else {
+            throw .camera(.invalidArgument(RemoteDrivers.missingDriver(for: brand)))
         }
         let provider = BlueZCameraProvider(bus: bus, adapterName: spec.adapter, camera: device.address,
                                            remoteProtocol: driver.remoteProtocol)
@@ -108,8 +108,11 @@ public struct CameraProvider: Sendable {
     /// A simulated camera of `brand` in this process, driven through the brand's protocol.
     public static func openDemoCamera(_ brand: CameraBrand, name: String? = nil) async throws(CameraOpenError) -> BLECamera {
         let address = SimulatedCameraCatalog.address(index: 0)
-        guard let body = SimulatedCameraCatalog.body(of: brand, address: address), let driver = RemoteDrivers.driver(for: brand) else {
+        guard let body = SimulatedCameraCatalog.body(of: brand, address: address) else {
             throw .camera(.unsupported("simulating \(brand.displayName) cameras"))
+        }
+        guard let driver = RemoteDrivers.driver(for: brand, recognized: CameraAdvertisement.recognize(await body.advertisement())) else {
+            throw .camera(.invalidArgument(RemoteDrivers.missingDriver(for: brand)))
         }
         do throws(CameraError) {
             return try await BLECamera.open(name: name ?? "\(brand.displayName) \(body.model)", provider: InMemoryCameraProvider(body: body),

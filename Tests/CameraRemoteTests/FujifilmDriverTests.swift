@@ -15,14 +15,14 @@ enum FastRemote {
     static let timing = RemoteTiming(scanTimeout: .seconds(20), stepTimeout: .seconds(10), handshakeTimeout: .seconds(30))
     static let readyTimeout = Duration.seconds(60)
 
-    static func open(_ body: any SimulatedCameraBody, driver: any CameraRemoteDriver) async throws -> RemoteCamera {
-        try await RemoteCamera.open(name: body.address, provider: InMemoryCameraProvider(body: body), driver: driver,
+    static func open(_ body: any SimulatedCameraBody, driver: any CameraRemoteDriver) async throws -> BLECamera {
+        try await BLECamera.open(name: body.address, provider: InMemoryCameraProvider(body: body), driver: driver,
                                     policy: policy, timing: timing, readyTimeout: readyTimeout)
     }
 
     /// Shoots, puts the body to sleep (a shot then fails), wakes it, and shoots again once the
     /// connection is back: two pictures in all.
-    static func shootAcrossASleep(_ camera: RemoteCamera, _ body: any SimulatedCameraBody) async throws {
+    static func shootAcrossASleep(_ camera: BLECamera, _ body: any SimulatedCameraBody) async throws {
         _ = try await camera.shoot()
         await body.sleep()
         await #expect(throws: CameraError.self) { _ = try await camera.shoot() }
@@ -34,7 +34,7 @@ enum FastRemote {
     }
 
     /// Runs a 20-frame time-lapse 50 ms apart on `camera`; returns its records.
-    static func timelapse(_ camera: RemoteCamera) async throws -> [FrameRecord] {
+    static func timelapse(_ camera: BLECamera) async throws -> [FrameRecord] {
         let run = Timelapse(plan: RunPlan(intervalMs: 50, stop: .frames(20), overrun: .burst), camera: camera, journal: MemoryJournal(),
                             clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
         let seen = Task {
