@@ -7,6 +7,7 @@ public enum SimulatedCameraCatalog {
     public static func body(of brand: CameraBrand, address: String) -> (any SimulatedCameraBody)? {
         switch brand {
         case .sony: SonyBody(address: address)
+        case .canon: CanonBody(address: address)
         default: nil
         }
     }

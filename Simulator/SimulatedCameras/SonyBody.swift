@@ -5,7 +5,7 @@ public import CameraProtocols
 /// a bulb exposure), toggles recording on the record button, takes location fixes once the
 /// location feature is taken, refuses every button with ATT error `0x90` while its "Bluetooth
 /// Rmt Ctrl" setting is off, and drops the link on a command it does not know, as Sony bodies do.
-public actor SonyBody: SimulatedCameraBody {
+public actor SonyBody: BasicsBackedBody {
     public nonisolated let brand = CameraBrand.sony
     public nonisolated let model: String
     public nonisolated let address: String
@@ -14,7 +14,7 @@ public actor SonyBody: SimulatedCameraBody {
     /// The model code it advertises.
     public nonisolated let modelCode: UInt16
 
-    private var basics: BodyBasics
+    public var basics: BodyBasics
     private let focusTime: Duration
     private let clock: any Clock<Duration>
     private let takesTimeZone: Bool
@@ -50,10 +50,6 @@ public actor SonyBody: SimulatedCameraBody {
         basics = BodyBasics(pairingOpen: pairingOpen)
     }
 
-    public var picturesTaken: Int { basics.picturesTaken }
-    public var isConnectable: Bool { !basics.asleep }
-    public var isLinked: Bool { basics.isLinked }
-
     public func advertisement() -> AdvertisementData {
         var flags: Sony.AdvertisedFlags = [.pairingSupported, .locationSupported, Sony.AdvertisedFlags(rawValue: 0x0D)]
         if basics.pairingOpen { flags.insert(.pairingEnabled) }
@@ -61,15 +57,6 @@ public actor SonyBody: SimulatedCameraBody {
         if locationEnabled { flags.insert(.locationEnabled) }
         let data = Sony.Advertisement(protocolVersion: 0x64, modelCode: modelCode, flags: flags)
         return AdvertisementData(name: model, manufacturerData: [Sony.companyID: data.bytes])
-    }
-
-    public func connected(_ deliver: @escaping @Sendable (BodySignal) -> Void) {
-        basics.connected(deliver)
-    }
-
-    public func disconnected() {
-        basics.disconnected()
-        letGo()
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
@@ -81,8 +68,7 @@ public actor SonyBody: SimulatedCameraBody {
             do {
                 command = try Sony.ButtonCommand(decoding: value)
             } catch {
-                basics.dropLink("the camera dropped the link after an invalid command")
-                letGo()
+                dropLink("the camera dropped the link after an invalid command")
                 throw .unlikely
             }
             commands.append(command)
@@ -111,15 +97,6 @@ public actor SonyBody: SimulatedCameraBody {
         default: throw .readNotPermitted
         }
     }
-
-    public func sleep() {
-        basics.sleep()
-        letGo()
-    }
-
-    public func wake() { basics.wake() }
-    public func setPairingMode(_ open: Bool) { basics.pairingOpen = open }
-    public func setRemoteEnabled(_ enabled: Bool) { basics.remoteEnabled = enabled }
 
     /// Whether a half-press finds focus (false: a dark, featureless scene).
     public func setFocusFinds(_ finds: Bool) { focusFinds = finds }
@@ -175,8 +152,7 @@ public actor SonyBody: SimulatedCameraBody {
         basics.send(status.bytes, on: Sony.status)
     }
 
-    /// Buttons come up when the remote goes away.
-    private func letGo() {
+    public func linkEnded() {
         halfPressed = false
         fullPressed = false
         focused = false

@@ -220,6 +220,10 @@ public actor RemoteCamera: Camera {
             failure.message += " (camera remotes over Bluetooth press buttons; exposure is set on the camera)"
             why = .device(failure)
         }
+        if let detail = driver.refusalDetail(for: capability), case .device(var failure) = why {
+            failure.message += " (\(detail))"
+            why = .device(failure)
+        }
         return why
     }
 }

@@ -33,6 +33,9 @@ public protocol CameraRemoteDriver: Sendable {
     /// Turns a refusal into words naming the camera setting to change, when the brand's refusal
     /// codes say why (Sony's 0x90: the remote setting is off); nil leaves the generic message.
     func explain(_ error: ATTError, during operation: String) -> CameraError?
+    /// Why this remote lacks `capability` and what would give it, added to the refusal (a
+    /// Canon camera in remote mode takes geotags only in its smartphone mode); nil for none.
+    func refusalDetail(for capability: Capabilities) -> String?
 
     /// Takes one picture; returns when the camera confirmed it, or at once when this protocol
     /// has no confirmation (then ``Shot/confirmedByCounter`` is false and the latency is the
@@ -90,6 +93,7 @@ extension CameraRemoteDriver {
     public func keepAlive(_ remote: RemoteContext) async throws(CameraError) {}
     public func events(from message: [UInt8], on characteristic: GATTCharacteristicID) -> [RemoteSignal] { [] }
     public func explain(_ error: ATTError, during operation: String) -> CameraError? { nil }
+    public func refusalDetail(for capability: Capabilities) -> String? { nil }
     public func focus(_ remote: RemoteContext, hold: Bool) async throws(CameraError) -> FocusResult { throw unsupported("focus") }
     public func release(_ remote: RemoteContext) async throws(CameraError) {}
     public func openShutter(_ remote: RemoteContext) async throws(CameraError) { throw unsupported("bulb") }

@@ -1,7 +1,6 @@
 import CameraKit
 import CameraProtocols
 import CameraRemote
-import Intervalometer
 import SimulatedCameras
 import Testing
 import UnleashedKit
@@ -141,41 +140,14 @@ import UnleashedKit
     @Test func reconnectsAfterTheCameraSleepsAndWakes() async throws {
         let body = SonyBody()
         let camera = try await open(body)
-        _ = try await camera.shoot()
-        await body.sleep()
-        try await waitUntil { await camera.connectionState != .ready }
-        await #expect(throws: CameraError.self) { try await camera.shoot() }
-        await body.wake()
-        try await camera.waitUntilReady(timeout: .seconds(5))
-        _ = try await camera.shoot()
-        #expect(await body.picturesTaken == 2)
+        try await RemoteBodyChecks.reconnectsAfterSleep(camera, body)
         await camera.close()
     }
 
     @Test func aTwentyFrameTimelapseRunsOnSchedule() async throws {
         let body = SonyBody()
         let camera = try await open(body)
-        let journal = MemoryJournal()
-        let run = Timelapse(plan: RunPlan(intervalMs: 50, stop: .frames(20)), camera: camera, journal: journal,
-                            clock: ContinuousClock(), wallClock: { 1_700_000_000_000 })
-        let ending = try await run.start(cameraName: "a7")
-        let frames = try journal.frames(of: ending.run.id)
-        #expect(frames.map(\.frame) == Array(1...20))
-        #expect(frames.allSatisfy { $0.outcome == .taken }, "\(frames.filter { $0.outcome != .taken })")
-        #expect(frames.allSatisfy { $0.scheduledMs == Int64($0.frame - 1) * 50 })
-        #expect(await body.picturesTaken == 20)
+        try await RemoteBodyChecks.twentyFrameTimelapse(camera, body)
         await camera.close()
-    }
-}
-
-/// Polls `condition` every few milliseconds until it holds, failing after `limit`.
-private func waitUntil(limit: Duration = .seconds(5), _ condition: @Sendable () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within \(limit)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(5))
     }
 }
