@@ -107,3 +107,137 @@ public actor CanonBody: BasicsBackedBody {
         identified = false
     }
 }
+
+/// A Canon EOS camera in its smart-device mode (``Canon``), as the Camera Connect app finds it:
+/// after the handshake it shows its pairing dialog, which the person accepts a moment later
+/// while pairing is open (``setPairingMode(_:)``) and declines otherwise, and it accepts a
+/// client whose id it already knows at once. In shooting mode a shutter press reports focus,
+/// takes a picture and reports it; video start and stop are reported; a location
+/// acknowledgement is answered "wanted" and fixes are kept.
+public actor CanonSmartBody: BasicsBackedBody {
+    public nonisolated let brand = CameraBrand.canon
+    public nonisolated let model: String
+    public nonisolated let address: String
+    public nonisolated let services = Canon.smartServices
+    public nonisolated let requiresBond = true
+
+    public var basics: BodyBasics
+    private let confirmTime: Duration
+    private let clock: any Clock<Duration>
+    private var knownClients: Set<[UInt8]>
+    private var offered: [UInt8]?
+    private var accepted = false
+    private var shooting = false
+    private var locationOn = false
+    private var focusFinds = true
+
+    public private(set) var writeCount = 0
+    public private(set) var recording = false
+    public private(set) var lastFix: Canon.GeoFix?
+    /// The ids of the clients it accepted.
+    public var pairedClients: Set<[UInt8]> { knownClients }
+
+    /// - Parameter confirmTime: how long the person takes to press OK in the pairing dialog.
+    public init(address: String = "C0:CA:4E:00:00:03", model: String = "EOS RP", knownClients: Set<[UInt8]> = [],
+                pairingOpen: Bool = true, confirmTime: Duration = .milliseconds(20), clock: any Clock<Duration> = ContinuousClock()) {
+        self.address = address
+        self.model = model
+        self.knownClients = knownClients
+        self.confirmTime = confirmTime
+        self.clock = clock
+        basics = BodyBasics(pairingOpen: pairingOpen)
+    }
+
+    public func advertisement() -> AdvertisementData {
+        AdvertisementData(name: model, serviceUUIDs: [Canon.handshakeService])
+    }
+
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
+        writeCount += 1
+        switch characteristic {
+        case Canon.handshakeName, Canon.handshakeControl:
+            guard let message = try? Canon.SmartIdentify(decoding: value, on: characteristic) else { throw .invalidAttributeValueLength }
+            handshake(message)
+        case Canon.sessionCommand:
+            guard let command = try? Canon.SessionCommand(decoding: value) else { throw .invalidAttributeValueLength }
+            guard accepted else { throw .insufficientAuthentication }
+            shooting = command == .shooting
+        case Canon.shootingButtons:
+            guard let button = try? Canon.SmartShutter(decoding: value) else { throw .invalidAttributeValueLength }
+            guard accepted else { throw .insufficientAuthentication }
+            if shooting { press(button) }
+        case Canon.locationData where value == Canon.locationAcknowledge:
+            guard accepted else { throw .insufficientAuthentication }
+            locationOn = true
+            basics.send(Canon.LocationState.wanted.bytes, on: Canon.locationStatus)
+        case Canon.locationData:
+            guard locationOn, let fix = try? Canon.GeoFix(decoding: value) else { throw .writeNotPermitted }
+            lastFix = fix
+        default:
+            throw .writeNotPermitted
+        }
+    }
+
+    public func read(_ characteristic: GATTCharacteristicID) throws(ATTError) -> [UInt8] {
+        throw .readNotPermitted
+    }
+
+    public func linkEnded() {
+        (offered, accepted, shooting, locationOn) = (nil, false, false, false)
+    }
+
+    /// Whether a shutter press finds focus.
+    public func setFocusFinds(_ finds: Bool) { focusFinds = finds }
+
+    /// Asks the client for positions, as the camera does when its GPS setting wants the phone's.
+    public func requestLocation() {
+        basics.send(Canon.LocationState.setup.bytes, on: Canon.locationStatus)
+    }
+
+    // MARK: -
+
+    private func handshake(_ message: Canon.SmartIdentify) {
+        switch message {
+        case .identity(let id): offered = id
+        case .announce, .nickname, .deviceType, .finish: break
+        }
+        guard case .deviceType = message, let offered else { return }
+        if knownClients.contains(offered) {
+            answer(.accepted, for: offered)
+        } else {
+            let (clock, delay, open) = (clock, confirmTime, basics.pairingOpen)
+            Task {
+                try? await clock.sleep(for: delay)
+                self.answer(open ? .accepted : .rejected, for: offered)
+            }
+        }
+    }
+
+    private func answer(_ answer: Canon.PairingAnswer, for id: [UInt8]) {
+        guard offered == id, basics.isLinked else { return }
+        if answer == .accepted {
+            knownClients.insert(id)
+            accepted = true
+        }
+        basics.send(answer.bytes, on: Canon.handshakeName)
+    }
+
+    private func press(_ button: Canon.SmartShutter) {
+        switch button {
+        case .press:
+            if focusFinds {
+                basics.send(Canon.ShootingState.focusAcquired.bytes, on: Canon.shootingState)
+                basics.picturesTaken += 1
+            }
+            basics.send(Canon.ShootingState.idle.bytes, on: Canon.shootingState)
+        case .release:
+            break
+        case .startVideo:
+            recording = true
+            basics.send(Canon.ShootingState.recording.bytes, on: Canon.shootingState)
+        case .stopVideo:
+            recording = false
+            basics.send(Canon.ShootingState.idle.bytes, on: Canon.shootingState)
+        }
+    }
+}

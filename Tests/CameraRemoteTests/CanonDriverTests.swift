@@ -104,3 +104,63 @@ import UnleashedKit
         await camera.close()
     }
 }
+
+/// The Canon smart-device driver against a simulated camera in smart-device mode.
+@Suite struct CanonSmartDriverTests {
+    private func open(_ body: CanonSmartBody, pairingTimeout: Duration = .seconds(2), attempts: Int? = nil) async throws -> RemoteCamera {
+        try await RemoteCamera.open(
+            name: "rp", provider: InMemoryCameraProvider(body: body, connectDelay: .milliseconds(1)),
+            driver: CanonSmartDriver(pairingTimeout: pairingTimeout),
+            policy: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100), jitter: 0, maximumAttempts: attempts),
+            timing: RemoteTiming(scanTimeout: .seconds(2), stepTimeout: .seconds(1), handshakeTimeout: .seconds(3)),
+            readyTimeout: .seconds(5))
+    }
+
+    @Test func pairsWhenThePersonConfirmsAndShootsConfirmed() async throws {
+        let body = CanonSmartBody()
+        #expect(Canon.recognize(await body.advertisement())?.brand == .canon)
+        let camera = try await open(body)
+        #expect(await body.pairedClients == [CanonSmartDriver.defaultClientID])
+        #expect(camera.identity.capabilities == [.shoot, .video, .geotag])
+        _ = try await camera.shoot()
+        #expect(await body.picturesTaken == 1)
+        await camera.close()
+    }
+
+    @Test func aDeclinedPairingIsReported() async throws {
+        let body = CanonSmartBody(pairingOpen: false)
+        let error = await #expect(throws: CameraError.self) { _ = try await open(body, attempts: 1) }
+        #expect(error?.description.contains("declined") == true, "\(error?.description ?? "")")
+    }
+
+    @Test func aFailedAutofocusIsReportedAsSuch() async throws {
+        let body = CanonSmartBody()
+        await body.setFocusFinds(false)
+        let camera = try await open(body)
+        await #expect(throws: CameraError.focusFailed) { _ = try await camera.shoot() }
+        #expect(await body.picturesTaken == 0)
+        await camera.close()
+    }
+
+    @Test func videoAndGeotag() async throws {
+        let body = CanonSmartBody(knownClients: [CanonSmartDriver.defaultClientID], pairingOpen: false)
+        let camera = try await open(body)
+        try await camera.startVideo()
+        #expect(await body.recording)
+        _ = try await camera.stopVideo()
+        #expect(await !body.recording)
+        try await camera.geotag(GeoPosition(latitude: 35.6586, longitude: 139.7454, altitude: 40, fixTime: 1_795_610_096_000))
+        #expect(await body.lastFix == Canon.GeoFix(latitude: 35.6586, longitude: 139.7454, elevation: 40, unixSeconds: 1_795_610_096))
+        let focus = await #expect(throws: CameraError.self) { _ = try await camera.focus(hold: false) }
+        #expect(focus?.description.contains("it offers: shoot, video, geotag") == true)
+        await camera.close()
+    }
+
+    @Test func reconnectsAfterTheCameraSleepsAndWakes() async throws {
+        let body = CanonSmartBody()
+        let camera = try await open(body)
+        try await RemoteBodyChecks.reconnectsAfterSleep(camera, body)
+        await camera.close()
+    }
+}
+
