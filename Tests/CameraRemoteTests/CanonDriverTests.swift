@@ -12,8 +12,7 @@ import UnleashedKit
             name: "r6", provider: InMemoryCameraProvider(body: body, connectDelay: .milliseconds(1)),
             driver: CanonDriver(remoteName: remoteName, pressTime: .milliseconds(5)),
             policy: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100), jitter: 0, maximumAttempts: attempts),
-            timing: RemoteTiming(scanTimeout: .seconds(2), stepTimeout: .seconds(1), handshakeTimeout: .seconds(2)),
-            readyTimeout: .seconds(5))
+            timing: RemoteBodyChecks.timing, readyTimeout: .seconds(30))
     }
 
     @Test func pairsOnTheRemotePairingScreenAndShoots() async throws {
@@ -107,13 +106,12 @@ import UnleashedKit
 
 /// The Canon smart-device driver against a simulated camera in smart-device mode.
 @Suite struct CanonSmartDriverTests {
-    private func open(_ body: CanonSmartBody, pairingTimeout: Duration = .seconds(2), attempts: Int? = nil) async throws -> RemoteCamera {
+    private func open(_ body: CanonSmartBody, pairingTimeout: Duration = .seconds(20), attempts: Int? = nil) async throws -> RemoteCamera {
         try await RemoteCamera.open(
             name: "rp", provider: InMemoryCameraProvider(body: body, connectDelay: .milliseconds(1)),
             driver: CanonSmartDriver(pairingTimeout: pairingTimeout),
             policy: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100), jitter: 0, maximumAttempts: attempts),
-            timing: RemoteTiming(scanTimeout: .seconds(2), stepTimeout: .seconds(1), handshakeTimeout: .seconds(3)),
-            readyTimeout: .seconds(5))
+            timing: RemoteBodyChecks.timing, readyTimeout: .seconds(30))
     }
 
     @Test func pairsWhenThePersonConfirmsAndShootsConfirmed() async throws {

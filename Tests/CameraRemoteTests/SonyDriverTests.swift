@@ -9,13 +9,12 @@ import UnleashedKit
 @Suite struct SonyDriverTests {
     private static let london = Sony.TimeZoneOffsets(utcOffsetMinutes: 0, daylightSavingMinutes: 60)
 
-    private func open(_ body: SonyBody, focusTimeout: Duration = .seconds(1)) async throws -> RemoteCamera {
+    private func open(_ body: SonyBody, focusTimeout: Duration = .seconds(10)) async throws -> RemoteCamera {
         let driver = SonyDriver(focusTimeout: focusTimeout, timeZone: { _ in Self.london })
         return try await RemoteCamera.open(
             name: "a7", provider: InMemoryCameraProvider(body: body, connectDelay: .milliseconds(1)), driver: driver,
             policy: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100), jitter: 0),
-            timing: RemoteTiming(scanTimeout: .seconds(2), stepTimeout: .seconds(1), handshakeTimeout: .seconds(2)),
-            readyTimeout: .seconds(5))
+            timing: RemoteBodyChecks.timing, readyTimeout: .seconds(30))
     }
 
     @Test func connectsReadsTheModelAndShootsConfirmedByTheShutterReport() async throws {
