@@ -19,6 +19,7 @@ public actor SonyBody: BasicsBackedBody {
     private let clock: any Clock<Duration>
     private let takesTimeZone: Bool
     private var focusFinds = true
+    private var shutterReleases = true
     private var halfPressed = false
     private var fullPressed = false
     private var focused = false
@@ -101,6 +102,9 @@ public actor SonyBody: BasicsBackedBody {
     /// Whether a half-press finds focus (false: a dark, featureless scene).
     public func setFocusFinds(_ finds: Bool) { focusFinds = finds }
 
+    /// Whether the full press releases the shutter (false: no card, or a full one).
+    public func setShutterReleases(_ releases: Bool) { shutterReleases = releases }
+
     // MARK: -
 
     private func press(_ command: Sony.ButtonCommand) {
@@ -119,12 +123,13 @@ public actor SonyBody: BasicsBackedBody {
         case (.fullPress, true):
             guard !fullPressed else { return }
             fullPressed = true
+            guard shutterReleases else { return }
             basics.picturesTaken += 1
             notify(.shutter(active: true))
         case (.fullPress, false):
             guard fullPressed else { return }
             fullPressed = false
-            notify(.shutter(active: false))
+            if shutterReleases { notify(.shutter(active: false)) }
         case (.record, true):
             recording.toggle()
             notify(.recording(recording))

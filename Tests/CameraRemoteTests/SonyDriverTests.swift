@@ -9,12 +9,13 @@ import UnleashedKit
 @Suite struct SonyDriverTests {
     private static let london = Sony.TimeZoneOffsets(utcOffsetMinutes: 0, daylightSavingMinutes: 60)
 
-    private func open(_ body: SonyBody, focusTimeout: Duration = .seconds(10)) async throws -> RemoteCamera {
+    private func open(_ body: SonyBody, focusTimeout: Duration = .seconds(10),
+                      timing: RemoteTiming = RemoteBodyChecks.timing) async throws -> RemoteCamera {
         let driver = SonyDriver(focusTimeout: focusTimeout, timeZone: { _ in Self.london })
         return try await RemoteCamera.open(
             name: "a7", provider: InMemoryCameraProvider(body: body, connectDelay: .milliseconds(1)), driver: driver,
             policy: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100), jitter: 0),
-            timing: RemoteBodyChecks.timing, readyTimeout: .seconds(30))
+            timing: timing, readyTimeout: .seconds(30))
     }
 
     @Test func connectsReadsTheModelAndShootsConfirmedByTheShutterReport() async throws {
@@ -27,6 +28,26 @@ import UnleashedKit
         #expect(await body.picturesTaken == 1)
         #expect(await body.commands == Sony.pressShutter + Sony.releaseShutter)
         await camera.close()
+    }
+
+    @Test func aShotTheCameraDoesNotReportFailsAndLetsGo() async throws {
+        let body = SonyBody()
+        await body.setShutterReleases(false)
+        var timing = RemoteBodyChecks.timing
+        timing.stepTimeout = .milliseconds(200)
+        let camera = try await open(body, timing: timing)
+        await #expect(throws: CameraError.shotNotReported(after: .milliseconds(200))) { _ = try await camera.shoot() }
+        #expect(await body.commands == Sony.pressShutter + Sony.releaseShutter)
+        await camera.close()
+    }
+
+    @Test func statusNotificationsBecomeSignals() {
+        let driver = SonyDriver()
+        #expect(driver.events(from: [0x02, 0x3F, 0x20], on: Sony.status) == [.focus(true)])
+        #expect(driver.events(from: [0x02, 0xA0, 0x20], on: Sony.status) == [.shutterActive(true)])
+        #expect(driver.events(from: [0x02, 0xD5, 0x00], on: Sony.status) == [.recording(false)])
+        #expect(driver.events(from: [0x02, 0x99, 0x20], on: Sony.status).isEmpty)
+        #expect(driver.events(from: [0x02, 0x3F, 0x20], on: Sony.command).isEmpty)
     }
 
     @Test func focusReportsAcquiredHoldsAndReleases() async throws {
