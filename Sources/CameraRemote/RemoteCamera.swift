@@ -103,12 +103,14 @@ public actor RemoteCamera: Camera {
 
     public func settings() async throws(CameraError) -> [SettingDescriptor] { [] }
 
+    /// Camera remotes over Bluetooth press buttons; exposure is set on the camera, so no
+    /// setting can be read or changed here.
     public func value(of setting: SettingID) async throws(CameraError) -> SettingValue {
-        throw refusal("reading \(setting.displayName)", needs: .readSettings)
+        throw .settingNotOffered(setting)
     }
 
     public func set(_ value: SettingValue) async throws(CameraError) -> SettingValue {
-        throw refusal("setting \(value.setting.displayName)", needs: .writeSettings)
+        throw .settingNotOffered(value.setting)
     }
 
     public func focus(hold: Bool) async throws(CameraError) -> FocusResult {
@@ -209,21 +211,12 @@ public actor RemoteCamera: Camera {
     }
 
     private func ready(for operation: String, needs capability: Capabilities) async throws(CameraError) -> RemoteContext {
-        guard identity.capabilities.contains(capability) else { throw refusal(operation, needs: capability) }
+        guard identity.capabilities.contains(capability) else { throw refusal(operation) }
         guard !closed else { throw .device(DeviceFailure(.disconnected, "the camera was closed")) }
         return try await connection.currentContext()
     }
 
-    private func refusal(_ operation: String, needs capability: Capabilities) -> CameraError {
-        var why = RemoteOffer.refusal(operation, brand: driver.brand, offers: identity.capabilities)
-        if capability == .readSettings || capability == .writeSettings, case .device(var failure) = why {
-            failure.message += " (camera remotes over Bluetooth press buttons; exposure is set on the camera)"
-            why = .device(failure)
-        }
-        if let detail = driver.refusalDetail(for: capability), case .device(var failure) = why {
-            failure.message += " (\(detail))"
-            why = .device(failure)
-        }
-        return why
+    private func refusal(_ operation: String) -> CameraError {
+        RemoteOffer.refusal(operation, brand: driver.brand, offers: identity.capabilities)
     }
 }

@@ -33,9 +33,6 @@ public protocol CameraRemoteDriver: Sendable {
     /// Turns a refusal into words naming the camera setting to change, when the brand's refusal
     /// codes say why (Sony's 0x90: the remote setting is off); nil leaves the generic message.
     func explain(_ error: ATTError, during operation: String) -> CameraError?
-    /// Why this remote lacks `capability` and what would give it, added to the refusal (a
-    /// Canon camera in remote mode takes geotags only in its smartphone mode); nil for none.
-    func refusalDetail(for capability: Capabilities) -> String?
 
     /// Takes one picture; returns when the camera confirmed it, or at once when this protocol
     /// has no confirmation (then ``Shot/confirmedByCounter`` is false and the latency is the
@@ -93,7 +90,6 @@ extension CameraRemoteDriver {
     public func keepAlive(_ remote: RemoteContext) async throws(CameraError) {}
     public func events(from message: [UInt8], on characteristic: GATTCharacteristicID) -> [RemoteSignal] { [] }
     public func explain(_ error: ATTError, during operation: String) -> CameraError? { nil }
-    public func refusalDetail(for capability: Capabilities) -> String? { nil }
     public func focus(_ remote: RemoteContext, hold: Bool) async throws(CameraError) -> FocusResult { throw unsupported("focus") }
     public func release(_ remote: RemoteContext) async throws(CameraError) {}
     public func openShutter(_ remote: RemoteContext) async throws(CameraError) { throw unsupported("bulb") }
@@ -120,10 +116,17 @@ public enum RemoteOffer {
         return words.filter { capabilities.contains($0.0) }.map(\.1)
     }
 
+    /// Where a camera has, in another of its modes, an operation its remote lacks: added to
+    /// the refusal, so that the person learns how to get it.
+    static let otherModes: [CameraBrand: [String: String]] = [
+        .canon: ["geotag": "geotags need the camera's smartphone pairing (smart-device mode); in Remote mode it takes no position"],
+    ]
+
     /// `bulb is not offered by a Nikon camera's Bluetooth remote; it offers: shoot`.
     public static func refusal(_ operation: String, brand: CameraBrand, offers capabilities: Capabilities) -> CameraError {
-        .device(DeviceFailure(.unsupported,
+        let elsewhere = otherModes[brand]?[operation].map { " (\($0))" } ?? ""
+        return .device(DeviceFailure(.unsupported,
             "\(operation) is not offered by a \(brand.displayName) camera's Bluetooth remote; it offers: "
-                + names(capabilities).joined(separator: ", ")))
+                + names(capabilities).joined(separator: ", ") + elsewhere))
     }
 }

@@ -761,10 +761,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         let current: SettingValue
         do {
             current = try await camera.value(of: .shutterSpeed)
-        } catch .unsupported {
-            return
-        } catch .device(let failure) where failure.kind == .unsupported {
-            // A camera that reads no settings (a Bluetooth remote) cannot say; the shots will.
+        } catch .unsupported, .settingNotOffered {
+            // A camera that cannot say (a remote that only presses buttons) is trusted.
             return
         } catch {
             throw .camera(error)
@@ -775,9 +773,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private func currentExposureTime(of camera: any Camera) async throws(TimelapseError) -> Duration {
         do {
             return Self.exposureTime(try await camera.value(of: .shutterSpeed))
-        } catch .unsupported {
-            return .zero
-        } catch .device(let failure) where failure.kind == .unsupported {
+        } catch .unsupported, .settingNotOffered {
             return .zero
         } catch {
             throw .camera(error)

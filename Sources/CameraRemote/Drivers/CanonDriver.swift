@@ -37,13 +37,6 @@ public struct CanonDriver: CameraRemoteDriver {
             "the Canon camera has not paired this computer as its remote (\(error) during \(operation)); \(Canon.howToPair)"))
     }
 
-    public func refusalDetail(for capability: Capabilities) -> String? {
-        switch capability {
-        case .geotag: "geotags need the camera's smartphone pairing (smart-device mode); in Remote mode it takes no position"
-        default: nil
-        }
-    }
-
     /// Presses and lets go of the release. Unconfirmed: the camera reports nothing in remote
     /// mode, so this returns once the button is up, whether or not a picture was taken.
     public func shoot(_ remote: RemoteContext) async throws(CameraError) {
