@@ -52,6 +52,7 @@ public actor SonyBody: BasicsBackedBody {
     }
 
     public func advertisement() -> AdvertisementData {
+        // Bits 3, 2 and 0 are set in every advertisement the sources show (EF, AF); their meaning is not known.
         var flags: Sony.AdvertisedFlags = [.pairingSupported, .locationSupported, Sony.AdvertisedFlags(rawValue: 0x0D)]
         if basics.pairingOpen { flags.insert(.pairingEnabled) }
         if basics.remoteEnabled { flags.insert(.remoteEnabled) }

@@ -130,8 +130,9 @@ public struct SonyDriver: CameraRemoteDriver {
             throw .device(DeviceFailure(.unsupported, "this Sony camera offers no location service for geotags; "
                 + "it may need a firmware update or take locations only from Sony's app"))
         }
-        let format = try await remote.read(Sony.locationFormat, for: "geotag")
-        let includesZone = (try? Sony.LocationFormat(decoding: format))?.includesTimeZone ?? true
+        // A camera that does not say takes the time zone, as current bodies do.
+        let format = try? await remote.read(Sony.locationFormat, for: "geotag")
+        let includesZone = format.flatMap { try? Sony.LocationFormat(decoding: $0) }?.includesTimeZone ?? true
         try await remote.write(Sony.locationOn, to: Sony.locationLock, for: "geotag")
         try await remote.write(Sony.locationOn, to: Sony.locationEnable, for: "geotag")
         let fix = Sony.LocationFix(position, timeZone: includesZone ? timeZone(position.fixTime) : nil)
