@@ -6,6 +6,8 @@ public enum SimulatedCameraCatalog {
     /// A new body of `brand` at `address`; nil for a brand without one yet.
     public static func body(of brand: CameraBrand, address: String) -> (any SimulatedCameraBody)? {
         switch brand {
+        case .sony: SonyBody(address: address)
+        case .canon: CanonBody(address: address)
         case .fujifilm: FujifilmBody(address: address)
         case .nikon: NikonBody(address: address)
         default: nil

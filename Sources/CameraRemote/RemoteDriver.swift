@@ -116,10 +116,17 @@ public enum RemoteOffer {
         return words.filter { capabilities.contains($0.0) }.map(\.1)
     }
 
+    /// Where a camera has, in another of its modes, an operation its remote lacks: added to
+    /// the refusal, so that the person learns how to get it.
+    static let otherModes: [CameraBrand: [String: String]] = [
+        .canon: ["geotag": "geotags need the camera's smartphone pairing (smart-device mode); in Remote mode it takes no position"],
+    ]
+
     /// `bulb is not offered by a Nikon camera's Bluetooth remote; it offers: shoot`.
     public static func refusal(_ operation: String, brand: CameraBrand, offers capabilities: Capabilities) -> CameraError {
-        .device(DeviceFailure(.unsupported,
+        let elsewhere = otherModes[brand]?[operation].map { " (\($0))" } ?? ""
+        return .device(DeviceFailure(.unsupported,
             "\(operation) is not offered by a \(brand.displayName) camera's Bluetooth remote; it offers: "
-                + names(capabilities).joined(separator: ", ")))
+                + names(capabilities).joined(separator: ", ") + elsewhere))
     }
 }

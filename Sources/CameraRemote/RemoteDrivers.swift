@@ -7,6 +7,8 @@ public enum RemoteDrivers {
     /// has no driver, or the advertisement lacks what it needs.
     public static func driver(for brand: CameraBrand, recognized: RecognizedCamera?) -> (any CameraRemoteDriver)? {
         switch brand {
+        case .sony: SonyDriver()
+        case .canon: CanonDriver()
         case .fujifilm: recognized.flatMap { FujifilmDriver(recognized: $0) }
         case .nikon: NikonDriver()
         default: nil

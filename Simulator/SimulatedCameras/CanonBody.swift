@@ -1,0 +1,243 @@
+public import CameraProtocols
+
+/// A Canon EOS camera in its Remote Bluetooth mode (``Canon``), as a BR-E1 remote finds it: it
+/// advertises the remote service while its remote pairing screen is open, learns a remote's
+/// name then and accepts it by that name afterwards, takes a picture when the release goes down
+/// in a still drive mode (at once, or two seconds later), starts or stops a movie when it goes
+/// down in movie mode, and says nothing back. With its drive mode not Remote/Timed (the
+/// ``setRemoteEnabled(_:)`` switch) it accepts every press and takes no picture.
+public actor CanonBody: BasicsBackedBody {
+    public nonisolated let brand = CameraBrand.canon
+    public nonisolated let model: String
+    public nonisolated let address: String
+    public nonisolated let services = Canon.services
+    public nonisolated let requiresBond = true
+
+    public var basics: BodyBasics
+    private let twoSecondDelay: Duration
+    private let clock: any Clock<Duration>
+    private var pairedRemotes: Set<String>
+    /// The remote identified itself on this connection.
+    private var identified = false
+    private var control = Canon.RemoteControl.allReleased
+
+    /// Every write it accepted or refused, in order.
+    public private(set) var writeCount = 0
+    /// The control values it accepted, in order.
+    public private(set) var controls: [Canon.RemoteControl] = []
+    public private(set) var recording = false
+    /// Whether autofocus is held.
+    public private(set) var focusing = false
+
+    /// - Parameters:
+    ///   - pairedRemotes: the names of remotes it already knows.
+    ///   - twoSecondDelay: how long the 2-second drive mode waits.
+    public init(address: String = "C0:CA:4E:00:00:02", model: String = "EOS R6", pairedRemotes: Set<String> = ["unleashed"],
+                pairingOpen: Bool = false, twoSecondDelay: Duration = .seconds(2), clock: any Clock<Duration> = ContinuousClock()) {
+        self.address = address
+        self.model = model
+        self.pairedRemotes = pairedRemotes
+        self.twoSecondDelay = twoSecondDelay
+        self.clock = clock
+        basics = BodyBasics(pairingOpen: pairingOpen)
+    }
+
+    /// The remotes it knows by name.
+    public var knownRemotes: Set<String> { pairedRemotes }
+
+    public func advertisement() -> AdvertisementData {
+        AdvertisementData(name: model, serviceUUIDs: basics.pairingOpen ? [Canon.remoteService] : [])
+    }
+
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
+        writeCount += 1
+        switch characteristic {
+        case Canon.remotePairing:
+            guard let identify = try? Canon.RemoteIdentify(decoding: value) else { throw .invalidAttributeValueLength }
+            if basics.pairingOpen {
+                pairedRemotes.insert(identify.name)
+                basics.pairingOpen = false
+            }
+            guard pairedRemotes.contains(identify.name) else { throw .insufficientAuthentication }
+            identified = true
+        case Canon.remoteControl:
+            guard identified else { throw .insufficientAuthentication }
+            guard let next = try? Canon.RemoteControl(decoding: value) else { throw .invalidAttributeValueLength }
+            controls.append(next)
+            apply(next)
+        default:
+            throw .writeNotPermitted
+        }
+    }
+
+    public func read(_ characteristic: GATTCharacteristicID) throws(ATTError) -> [UInt8] {
+        throw .readNotPermitted
+    }
+
+    // MARK: -
+
+    private func apply(_ next: Canon.RemoteControl) {
+        let releaseWentDown = next.buttons.contains(.release) && !control.buttons.contains(.release)
+        focusing = next.buttons.contains(.focus)
+        control = next
+        guard releaseWentDown else { return }
+        switch next.mode {
+        case .movie:
+            recording.toggle()
+        case .immediate where basics.remoteEnabled:
+            basics.picturesTaken += 1
+        case .twoSecond where basics.remoteEnabled:
+            let (clock, delay) = (clock, twoSecondDelay)
+            Task {
+                try? await clock.sleep(for: delay)
+                self.pictureTaken()
+            }
+        case .immediate, .twoSecond:
+            break
+        }
+    }
+
+    private func pictureTaken() {
+        basics.picturesTaken += 1
+    }
+
+    public func linkEnded() {
+        control = .allReleased
+        focusing = false
+        identified = false
+    }
+}
+
+/// A Canon EOS camera in its smart-device mode (``Canon``), as the Camera Connect app finds it:
+/// after the handshake it shows its pairing dialog, which the person accepts a moment later
+/// while pairing is open (``setPairingMode(_:)``) and declines otherwise, and it accepts a
+/// client whose id it already knows at once. In shooting mode a shutter press reports focus,
+/// takes a picture and reports it; video start and stop are reported; a location
+/// acknowledgement is answered "wanted" and fixes are kept.
+public actor CanonSmartBody: BasicsBackedBody {
+    public nonisolated let brand = CameraBrand.canon
+    public nonisolated let model: String
+    public nonisolated let address: String
+    public nonisolated let services = Canon.smartServices
+    public nonisolated let requiresBond = true
+
+    public var basics: BodyBasics
+    private let confirmTime: Duration
+    private let clock: any Clock<Duration>
+    private var knownClients: Set<[UInt8]>
+    private var offered: [UInt8]?
+    private var accepted = false
+    private var shooting = false
+    private var locationOn = false
+    private var focusFinds = true
+
+    public private(set) var writeCount = 0
+    public private(set) var recording = false
+    public private(set) var lastFix: Canon.GeoFix?
+    /// The ids of the clients it accepted.
+    public var pairedClients: Set<[UInt8]> { knownClients }
+
+    /// - Parameter confirmTime: how long the person takes to press OK in the pairing dialog.
+    public init(address: String = "C0:CA:4E:00:00:03", model: String = "EOS RP", knownClients: Set<[UInt8]> = [],
+                pairingOpen: Bool = true, confirmTime: Duration = .milliseconds(20), clock: any Clock<Duration> = ContinuousClock()) {
+        self.address = address
+        self.model = model
+        self.knownClients = knownClients
+        self.confirmTime = confirmTime
+        self.clock = clock
+        basics = BodyBasics(pairingOpen: pairingOpen)
+    }
+
+    public func advertisement() -> AdvertisementData {
+        AdvertisementData(name: model, serviceUUIDs: [Canon.handshakeService])
+    }
+
+    public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
+        writeCount += 1
+        switch characteristic {
+        case Canon.handshakeName, Canon.handshakeControl:
+            guard let message = try? Canon.SmartIdentify(decoding: value, on: characteristic) else { throw .invalidAttributeValueLength }
+            handshake(message)
+        case Canon.sessionCommand:
+            guard let command = try? Canon.SessionCommand(decoding: value) else { throw .invalidAttributeValueLength }
+            guard accepted else { throw .insufficientAuthentication }
+            shooting = command == .shooting
+        case Canon.shootingButtons:
+            guard let button = try? Canon.SmartShutter(decoding: value) else { throw .invalidAttributeValueLength }
+            guard accepted else { throw .insufficientAuthentication }
+            if shooting { press(button) }
+        case Canon.locationData where value == Canon.locationAcknowledge:
+            guard accepted else { throw .insufficientAuthentication }
+            locationOn = true
+            basics.send(Canon.LocationState.wanted.bytes, on: Canon.locationStatus)
+        case Canon.locationData:
+            guard locationOn, let fix = try? Canon.GeoFix(decoding: value) else { throw .writeNotPermitted }
+            lastFix = fix
+        default:
+            throw .writeNotPermitted
+        }
+    }
+
+    public func read(_ characteristic: GATTCharacteristicID) throws(ATTError) -> [UInt8] {
+        throw .readNotPermitted
+    }
+
+    public func linkEnded() {
+        (offered, accepted, shooting, locationOn) = (nil, false, false, false)
+    }
+
+    /// Whether a shutter press finds focus.
+    public func setFocusFinds(_ finds: Bool) { focusFinds = finds }
+
+    /// Asks the client for positions, as the camera does when its GPS setting wants the phone's.
+    public func requestLocation() {
+        basics.send(Canon.LocationState.setup.bytes, on: Canon.locationStatus)
+    }
+
+    // MARK: -
+
+    private func handshake(_ message: Canon.SmartIdentify) {
+        switch message {
+        case .identity(let id): offered = id
+        case .announce, .nickname, .deviceType, .finish: break
+        }
+        guard case .deviceType = message, let offered else { return }
+        if knownClients.contains(offered) {
+            answer(.accepted, for: offered)
+        } else {
+            let (clock, delay, open) = (clock, confirmTime, basics.pairingOpen)
+            Task {
+                try? await clock.sleep(for: delay)
+                self.answer(open ? .accepted : .rejected, for: offered)
+            }
+        }
+    }
+
+    private func answer(_ answer: Canon.PairingAnswer, for id: [UInt8]) {
+        guard offered == id, basics.isLinked else { return }
+        if answer == .accepted {
+            knownClients.insert(id)
+            accepted = true
+        }
+        basics.send(answer.bytes, on: Canon.handshakeName)
+    }
+
+    private func press(_ button: Canon.SmartShutter) {
+        switch button {
+        case .press:
+            if focusFinds {
+                basics.send(Canon.ShootingState.focusAcquired.bytes, on: Canon.shootingState)
+                basics.picturesTaken += 1
+            }
+            basics.send(Canon.ShootingState.idle.bytes, on: Canon.shootingState)
+        case .release:
+            break
+        case .startVideo:
+            recording = true
+            basics.send(Canon.ShootingState.recording.bytes, on: Canon.shootingState)
+        case .stopVideo:
+            recording = false
+            basics.send(Canon.ShootingState.idle.bytes, on: Canon.shootingState)
+        }
+    }
+}
