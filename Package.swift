@@ -237,6 +237,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CameraKitTests", dependencies: ["CameraKit"], swiftSettings: strict),
+        .testTarget(
+            name: "CameraIntegrationTests",
+            dependencies: ["BlueZ", "CameraKit", "CameraProtocols", "CameraRemote", "DBus", "FakeBlueZ", "Intervalometer",
+                           "SimulatedCameras", "UnleashedApp", "UnleashedKit", "UnleashedTestSupport"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "CameraProtocolsTests", dependencies: ["CameraKit", "CameraProtocols"], swiftSettings: strict),
         .testTarget(
             name: "CameraRemoteTests",

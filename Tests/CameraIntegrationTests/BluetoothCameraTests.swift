@@ -1,0 +1,210 @@
+import BlueZ
+import CameraKit
+import CameraProtocols
+import CameraRemote
+import DBus
+import FakeBlueZ
+import Foundation
+import Intervalometer
+import SimulatedCameras
+import Testing
+import UnleashedApp
+import UnleashedKit
+import UnleashedTestSupport
+
+/// Cameras of each brand behind the fake bluetoothd on a private bus, driven over BlueZ through
+/// their own remote protocols by the same code a Raspberry Pi runs: scanned, paired, connected,
+/// fired, run on a schedule, lost and found again mid-run.
+struct CameraBench {
+    let bus: PrivateBus
+    let fake: FakeBlueZ
+    var busAddress: DBusConnection.Bus { .address(bus.address) }
+
+    /// Retries soon after a loss, so that a test's outage is short.
+    static let quickReconnect = ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400), jitter: 0)
+
+    static func start(cameras brands: [CameraBrand], modules: Int = 0) async throws -> CameraBench {
+        let bus = try await PrivateBus()
+        var configuration = FakeBlueZ.Configuration(modules: modules, timing: .quick)
+        configuration.cameras = try brands.map { brand in try #require(FakeBlueZ.CameraSource.brand(brand), "no simulated \(brand)") }
+        let fake = FakeBlueZ(configuration: configuration)
+        try await fake.start(bus: .address(bus.address))
+        return CameraBench(bus: bus, fake: fake)
+    }
+
+    /// The address of the `index`th camera configured.
+    static func address(_ index: Int) -> String { SimulatedCameraCatalog.address(index: index) }
+
+    func operations() -> ModuleOperations {
+        ModuleOperations(adapter: nil, scanTimeout: .seconds(5), bus: busAddress,
+                         rememberedFile: FileManager.default.temporaryDirectory.appendingPathComponent("remembered-\(UUID().uuidString).json"))
+    }
+
+    /// Pairs the camera (as `unleashed pair` does) and opens it (as `--camera ADDRESS` does).
+    func open(_ address: String, name: String? = nil) async throws -> BLECamera {
+        // The person opens the camera's pairing mode, as its menu says, before pairing.
+        #expect(await fake.setCamera(address: address, pairingOpen: true))
+        _ = try await operations().pair(address, agent: PairingAgent { _ in .accept })
+        let spec = BluetoothCameraSpec(camera: address, scanTimeout: .seconds(5), reconnect: Self.quickReconnect)
+        return try await CameraProvider.openBluetoothCamera(spec, name: name, bus: busAddress)
+    }
+
+    func pictures(_ address: String) async throws -> Int {
+        try #require(await fake.picturesTaken(address: address), "no camera at \(address)")
+    }
+
+    func stop() async {
+        await fake.stop()
+    }
+}
+
+/// The operations a brand's remote may lack, in the CLI's words, and how to ask for each.
+private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) async throws(CameraError) -> Void)] = [
+    (.focus, "focus", { camera throws(CameraError) in _ = try await camera.focus(hold: false) }),
+    (.bulb, "bulb", { camera throws(CameraError) in _ = try await camera.bulb(.milliseconds(100)) }),
+    (.video, "video", { camera throws(CameraError) in try await camera.startVideo() }),
+    (.setTime, "time sync", { camera throws(CameraError) in try await camera.setTime(WallTime(unixMilliseconds: 1_764_000_000_000, utcOffsetMinutes: 60)) }),
+    (.geotag, "geotag", { camera throws(CameraError) in try await camera.geotag(GeoPosition(latitude: 52.5, longitude: 13.4, fixTime: 1_764_000_000_000)) }),
+]
+
+@Suite struct BluetoothCameraTests {
+    /// `unleashed scan` lists the camera with its brand, `unleashed pair` bonds it, `--camera`
+    /// connects it, and `shoot` takes a picture the camera counts.
+    @Test(arguments: CameraBrand.allCases)
+    func scanPairConnectAndShoot(brand: CameraBrand) async throws {
+        let bench = try await CameraBench.start(cameras: [brand], modules: 1)
+        defer { Task { await bench.stop() } }
+        let address = CameraBench.address(0)
+        #expect(await bench.fake.setCamera(address: address, pairingOpen: true))
+        var seen: [BlueZDevice] = []
+        let found = try await bench.operations().scan(for: .milliseconds(800)) { seen.append($0) }
+        #expect(found == 2, "the module and the camera")
+        let sighting = try #require(seen.first { $0.address == address })
+        #expect(sighting.camera?.brand == brand)
+        #expect(sighting.sightingLine.contains(brand.displayName))
+        #expect(seen.contains { $0.advertisement != nil }, "the module is listed beside the camera")
+
+        let camera = try await bench.open(address)
+        defer { Task { await camera.close() } }
+        #expect(camera.identity.capabilities.contains(.shoot))
+        let before = try await bench.pictures(address)
+        let shot = try await camera.shoot()
+        #expect(shot.counter == 1)
+        #expect(try await bench.pictures(address) == before + 1)
+    }
+
+    /// What the brand's remote lacks is refused before anything is written, naming what it offers.
+    @Test(arguments: CameraBrand.allCases)
+    func anOperationTheCameraLacksIsRefusedWithWhatItOffers(brand: CameraBrand) async throws {
+        let bench = try await CameraBench.start(cameras: [brand])
+        defer { Task { await bench.stop() } }
+        let camera = try await bench.open(CameraBench.address(0))
+        defer { Task { await camera.close() } }
+        let offered = camera.identity.capabilities
+        let (_, operation, ask) = try #require(optionalOperations.first { !offered.contains($0.0) }, "\(brand) offers everything")
+        let writesBefore = await bench.fake.statistics["writeCalls"] ?? 0
+        do {
+            try await ask(camera)
+            Issue.record("\(operation) was accepted by \(brand)")
+        } catch {
+            #expect(error.description.hasPrefix("\(operation) is not offered by a \(brand.displayName) camera's Bluetooth remote; it offers: shoot"))
+            #expect(error.kind == .refused)
+        }
+        #expect((await bench.fake.statistics["writeCalls"] ?? 0) == writesBefore, "something was written for a refused \(operation)")
+        _ = try await camera.settings()
+        await #expect(throws: CameraError.settingNotOffered(.iso)) { try await camera.value(of: .iso) }
+    }
+
+    /// 20 frames at 400 ms; the camera goes out of range for 1.2 s from frame 6. Every slot has
+    /// a record, the outage's slots are missed as not connected, the run goes on after the
+    /// camera is back, and every picture taken is one the camera counted.
+    @Test(arguments: CameraBrand.allCases)
+    func aTimelapseGoesOnAfterTheCameraWasLost(brand: CameraBrand) async throws {
+        let bench = try await CameraBench.start(cameras: [brand])
+        defer { Task { await bench.stop() } }
+        let address = CameraBench.address(0)
+        let camera = try await bench.open(address, name: brand.rawValue)
+        defer { Task { await camera.close() } }
+        let before = try await bench.pictures(address)
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 400, stop: .frames(20)), camera: camera, journal: journal,
+                            clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+        let fake = bench.fake
+        let outage = Task {
+            for await record in run.records where record.frame == 6 {
+                await fake.loseLink(address: address, for: .milliseconds(1200))
+                return
+            }
+        }
+        let ending = try await run.start(cameraName: brand.rawValue)
+        outage.cancel()
+        #expect(ending.state == .finished)
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.map(\.frame) == Array(1...20), "every slot has a record")
+        let missed = frames.filter { $0.outcome == .skipped && ($0.error ?? "").contains("not connected") }
+        #expect(!missed.isEmpty, "the outage was not recorded")
+        let lastMissed = try #require(missed.map(\.frame).max())
+        #expect(frames.contains { $0.frame > lastMissed && $0.outcome == .taken }, "the run did not go on after the camera came back")
+        let taken = frames.filter { $0.outcome == .taken }.count
+        #expect(try await bench.pictures(address) - before == taken)
+    }
+
+    /// 20 frames at 400 ms (a Canon remote holds the button 200 ms) with the camera in range
+    /// throughout: every slot taken, each on its absolute deadline (started within 100 ms of it,
+    /// however long the previous one took).
+    @Test(arguments: CameraBrand.allCases)
+    func aTwentyFrameTimelapseRunsOnSchedule(brand: CameraBrand) async throws {
+        let bench = try await CameraBench.start(cameras: [brand])
+        defer { Task { await bench.stop() } }
+        let address = CameraBench.address(0)
+        let camera = try await bench.open(address, name: brand.rawValue)
+        defer { Task { await camera.close() } }
+        let before = try await bench.pictures(address)
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 400, stop: .frames(20)), camera: camera, journal: journal,
+                            clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+        let ending = try await run.start(cameraName: brand.rawValue)
+        #expect(ending.state == .finished)
+        let frames = try journal.frames(of: ending.run.id)
+        #expect(frames.map(\.frame) == Array(1...20))
+        #expect(frames.allSatisfy { $0.outcome == .taken }, "\(frames.filter { $0.outcome != .taken }.map { "\($0.frame): \($0.error ?? "")" })")
+        #expect(try await bench.pictures(address) - before == 20)
+        let late = frames.compactMap(\.latenessMicros)
+        #expect(late.count == 20 && late.allSatisfy { $0 < 100_000 }, "lateness µs: \(late)")
+    }
+
+    /// A rig of a GoPro, a Sony, a Canon and a module fires a 10-slot time-lapse: every body has
+    /// a record per slot, and each camera counted as many pictures as its records say were taken.
+    @Test func aRigMixingBrandsAndAModuleFiresEverySlot() async throws {
+        let bench = try await CameraBench.start(cameras: [.gopro, .sony, .canon], modules: 1)
+        defer { Task { await bench.stop() } }
+        let module = "F0:5E:D0:00:00:01"
+        _ = try await bench.operations().pair(module, agent: PairingAgent { _ in .accept })
+        var members: [RigCamera] = []
+        for (index, brand) in [CameraBrand.gopro, .sony, .canon].enumerated() {
+            members.append(RigCamera(name: brand.rawValue, camera: try await bench.open(CameraBench.address(index), name: brand.rawValue)))
+        }
+        let connection = ModuleConnection(provider: BlueZLinkProvider(bus: bench.busAddress, module: module),
+                                          policy: CameraBench.quickReconnect)
+        members.append(RigCamera(name: "module", camera: try await ModuleCamera(connection: connection, connectTimeout: .seconds(60), name: "module")))
+        let opened = members
+        defer { Task { for member in opened { await member.camera.close() } } }
+        let rig = try #require(Rig(opened))
+        var before: [Int] = []
+        for index in 0..<3 { before.append(try await bench.pictures(CameraBench.address(index))) }
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: RunPlan(intervalMs: 500, stop: .frames(10)), rig: rig, journal: journal,
+                            clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+        let ending = try await run.start(cameraName: members.map(\.name).joined(separator: ","))
+        #expect(ending.state == .finished)
+        let frames = try journal.frames(of: ending.run.id)
+        for member in members {
+            let own = frames.filter { $0.camera == member.name }
+            #expect(own.map(\.frame) == Array(1...10), "\(member.name) lacks slots")
+            #expect(own.allSatisfy { $0.outcome == .taken }, "\(member.name): \(own.filter { $0.outcome != .taken }.map { $0.error ?? "" })")
+        }
+        for index in 0..<3 {
+            #expect(try await bench.pictures(CameraBench.address(index)) - before[index] == 10, "\(members[index].name)")
+        }
+    }
+}
