@@ -198,7 +198,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sync-bench",
-            dependencies: ["CameraKit", "BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-sync-bench",
             swiftSettings: strict
         ),

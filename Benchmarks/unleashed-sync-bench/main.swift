@@ -8,6 +8,10 @@
 // same volley with the shot scheduled on each module's own drifting timer (PROTOCOL.md §9.6),
 // and a sequential loop of `await camera.shoot()`, as a remote that sends commands one after
 // another fires a rig.
+// A mixed row fires a GoPro, a Sony, a Canon, a Fujifilm and a Nikon (each through its own remote
+// protocol, behind the same fake bluetoothd) with one module: its commands are each brand's
+// trigger write (GoPro's shutter on, Sony's full press, Canon's release, Fujifilm's press, Nikon's
+// shutter), its presses are not measured (the simulated cameras keep no press clock).
 //
 // Usage: unleashed-sync-bench [--slots N] [--modules 2,4,8] [--trend] [--json]
 //   (build with -c release; `make bench-sync`). --trend also prints each row's p50 per 100 slots,
@@ -15,11 +19,14 @@
 
 import BlueZ
 import CameraKit
+import CameraProtocols
+import CameraRemote
 import DBus
 import FakeBlueZ
 import Foundation
 import UnleashedKit
 import UnleashedProtocol
+import SimulatedCameras
 import UnleashedSimulator
 import UnleashedTestSupport
 
@@ -48,6 +55,10 @@ var body = CameraProfile.all[0]
 body.batteryDrain = CameraProfile.BatteryDrain(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
 body.cardCapacity = 1_000_000
 var configuration = FakeBlueZ.Configuration(modules: sizes.max() ?? 8, profile: body)
+let brands = CameraBrand.allCases
+configuration.cameras = brands.compactMap { FakeBlueZ.CameraSource.brand($0) }
+guard configuration.cameras.count == brands.count else { fail("a brand has no simulated camera") }
+let cameraAddresses = brands.indices.map { SimulatedCameraCatalog.address(index: $0) }
 // Timers up to 45 ppm apart either way, as crystals are.
 configuration.timerDriftPPM = [0: 40, 1: -30, 2: 10, 3: -45, 4: 25, 5: -5, 6: 45, 7: -20]
 let fake = FakeBlueZ(configuration: configuration)
@@ -65,6 +76,30 @@ do {
 } catch {
     fail("pairing with the simulated modules failed: \(error)")
 }
+/// One camera of each brand, paired (with its pairing mode opened, as a person would) and opened
+/// through its own remote protocol.
+var brandCameras: [RigCamera] = []
+do {
+    let client = try await BlueZClient.open(bus: busAddress)
+    let adapter = try await client.adapter(named: nil)
+    for (brand, address) in zip(brands, cameraAddresses) {
+        _ = await fake.setCamera(address: address, pairingOpen: true)
+        let device = try await client.findDevice(address, on: adapter, serviceUUID: nil, timeout: .seconds(30))
+        guard let known = CameraAdvertisement.remoteProtocol(of: brand),
+              let driver = RemoteDrivers.driver(for: brand, recognized: device.camera) else { fail("no driver for \(brand)") }
+        if known.requiresBond {
+            try await client.pair(device.path, serviceUUID: known.services.first?.uuid ?? "", agent: PairingAgent { _ in .accept })
+            await client.disconnect(device.path)
+        }
+        let camera = try await BLECamera.open(name: brand.rawValue, provider: BlueZCameraProvider(bus: busAddress, camera: address,
+                                                                                                  remoteProtocol: known),
+                                              driver: driver, readyTimeout: .seconds(60))
+        brandCameras.append(RigCamera(name: brand.rawValue, camera: camera))
+    }
+    await client.close()
+} catch {
+    fail("opening the simulated cameras failed: \(error)")
+}
 var cameras: [RigCamera] = []
 for (index, address) in addresses.enumerated() {
     let connection = ModuleConnection(provider: BlueZLinkProvider(bus: busAddress, module: address))
@@ -81,12 +116,30 @@ func isShootRequest(_ packet: [UInt8]) -> Bool {
     packet.count >= 7 && packet[0] == 0x00 && packet[3] == 0x01 && packet[6] == Opcode.shoot.rawValue
 }
 
-/// The spread, in milliseconds, between the first and the last module's first shoot request
-/// logged at or after `mark`; nil unless every module of `members` got one.
+/// The write that fires each brand's camera (Protocol/cameras/<brand>.json).
+let triggers: [CameraBrand: [UInt8]] = [.gopro: [0x03, 0x01, 0x01, 0x01], .sony: [0x01, 0x09], .canon: [0x8C],
+                                        .fujifilm: [0x02, 0x00], .nikon: [0x02, 0x02]]
+
+/// Whether `packet`, written to `address`, fires its camera: a module's shoot request, or the
+/// brand's trigger for a camera.
+func isTrigger(_ packet: [UInt8], to address: String) -> Bool {
+    guard let index = cameraAddresses.firstIndex(of: address) else { return isShootRequest(packet) }
+    return triggers[brands[index]] == packet
+}
+
+/// The addresses of `members`, modules and cameras alike.
+func address(of member: RigCamera) -> String {
+    if let brand = CameraBrand(rawValue: member.name), let index = brands.firstIndex(of: brand) { return cameraAddresses[index] }
+    // Modules are named camera1, camera2, … after their address's place.
+    return addresses[(Int(member.name.dropFirst("camera".count)) ?? 1) - 1]
+}
+
+/// The spread, in milliseconds, between the first and the last body's first trigger logged at
+/// or after `mark`; nil unless every body of `members` got one.
 func spreadAtBoundary(since mark: UInt64, members: [RigCamera]) async -> Double? {
-    let wanted = Set(members.indices.map { addresses[$0] })
+    let wanted = Set(members.map(address(of:)))
     var first: [String: UInt64] = [:]
-    for write in await fake.writes(since: mark) where wanted.contains(write.module) && isShootRequest(write.packet) {
+    for write in await fake.writes(since: mark) where wanted.contains(write.module) && isTrigger(write.packet, to: write.module) {
         first[write.module] = first[write.module] ?? write.nanoseconds
     }
     guard first.count == wanted.count, let low = first.values.min(), let high = first.values.max() else { return nil }
@@ -96,7 +149,7 @@ func spreadAtBoundary(since mark: UInt64, members: [RigCamera]) async -> Double?
 /// The spread, in milliseconds, between the first and the last module's first press at or after
 /// `mark`, and the simulator's largest lateness in getting to one; nil unless every module pressed.
 func pressSpread(since mark: UInt64, members: [RigCamera]) -> (spread: Double, lateness: Double)? {
-    let wanted = Set(members.indices.map { addresses[$0] })
+    let wanted = Set(members.map(address(of:)))
     var first: [String: FakeBlueZ.LoggedPress] = [:]
     for press in fake.presses(since: mark) where wanted.contains(press.module) { first[press.module] = first[press.module] ?? press }
     let instants = first.values.map(\.nanoseconds)
@@ -124,7 +177,8 @@ enum Method: String, CaseIterable {
     case sequential = "sequential loop"
 }
 
-func measure(_ method: Method, members: [RigCamera], slots: Int) async -> Result {
+/// Measures `slots` slots of `method`; the presses only where every body logs them (modules).
+func measure(_ method: Method, members: [RigCamera], slots: Int, pressesMeasured: Bool = true) async -> Result {
     var result = Result()
     let started = ContinuousClock.now
     for _ in 0..<slots {
@@ -161,10 +215,13 @@ func measure(_ method: Method, members: [RigCamera], slots: Int) async -> Result
             }
         }
         result.failedShots += failed
-        if let spread = await spreadAtBoundary(since: mark, members: members), let presses = pressSpread(since: mark, members: members) {
+        if let spread = await spreadAtBoundary(since: mark, members: members),
+           let presses = pressesMeasured ? pressSpread(since: mark, members: members) : (spread: .nan, lateness: .nan) {
             result.spreads.append(spread)
-            result.pressSpreads.append(presses.spread)
-            result.pressLateness.append(presses.lateness)
+            if pressesMeasured {
+                result.pressSpreads.append(presses.spread)
+                result.pressLateness.append(presses.lateness)
+            }
         } else {
             result.unmeasured += 1
         }
@@ -176,17 +233,23 @@ func measure(_ method: Method, members: [RigCamera], slots: Int) async -> Result
 }
 
 let ticksBefore = cpuTicks()
-var rows: [(modules: Int, method: Method, result: Result)] = []
+var rows: [(modules: String, method: Method, result: Result)] = []
 for size in sizes {
     let members = Array(cameras.prefix(size))
     _ = await measure(.volley, members: members, slots: 5)  // warm-up
     for method in Method.allCases {
-        rows.append((size, method, await measure(method, members: members, slots: slots)))
+        rows.append((String(size), method, await measure(method, members: members, slots: slots)))
     }
+}
+// Five brands and a module: a camera remote cannot schedule a shot on its own clock.
+let mixed = brandCameras + [cameras[0]]
+_ = await measure(.volley, members: mixed, slots: 5, pressesMeasured: false)
+for method in [Method.volley, .sequential] {
+    rows.append(("mixed", method, await measure(method, members: mixed, slots: slots, pressesMeasured: false)))
 }
 let ticksAfter = cpuTicks()
 let steal = (ticksAfter.steal - ticksBefore.steal) / max(ticksAfter.total - ticksBefore.total, 1) * 100
-for member in cameras { await member.camera.close() }
+for member in cameras + brandCameras { await member.camera.close() }
 await fake.stop()
 bus.stop()
 
@@ -195,7 +258,7 @@ bus.stop()
 if printJSON {
     let entries: [JSONValue] = rows.map { row in
         [
-            "modules": .integer(Int64(row.modules)), "method": .string(row.method.rawValue),
+            "modules": Int64(row.modules).map(JSONValue.integer) ?? .string(row.modules), "method": .string(row.method.rawValue),
             "p50Ms": .number(percentile(50, row.result.spreads)), "p99Ms": .number(percentile(99, row.result.spreads)),
             "maxMs": .number(row.result.spreads.max() ?? .nan), "slots": .integer(Int64(row.result.spreads.count)),
             "failedShots": .integer(Int64(row.result.failedShots)),
@@ -214,17 +277,17 @@ if printJSON {
     print("\(slots) slots per row; host CPU steal during the run \(String(format: "%.1f", steal)) %")
     func column(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
     func triple(_ values: [Double]) -> String {
-        String(format: "%.3f / %.3f / %.3f", percentile(50, values), percentile(99, values), values.max() ?? .nan)
+        values.isEmpty ? "-" : String(format: "%.3f / %.3f / %.3f", percentile(50, values), percentile(99, values), values.max() ?? .nan)
     }
     print("modules  method            " + column("commands p50/p99/max ms", 28) + column("presses p50/p99/max ms", 28)
           + column("failed", 8) + column("slots", 7) + column("run s", 7) + column("task starts p99", 17) + column("sim late p99", 14))
     for row in rows {
         let result = row.result
-        print(column(String(row.modules), 7) + "  " + row.method.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
+        print(column(row.modules, 7) + "  " + row.method.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
               + column(triple(result.spreads), 28) + column(triple(result.pressSpreads), 28)
               + column(String(result.failedShots), 8) + column(String(result.spreads.count), 7) + column(String(format: "%.0f", result.seconds), 7)
               + column(result.taskStarts.isEmpty ? "-" : String(format: "%.3f", percentile(99, result.taskStarts)), 17)
-              + column(String(format: "%.3f", percentile(99, result.pressLateness)), 14))
+              + column(result.pressLateness.isEmpty ? "-" : String(format: "%.3f", percentile(99, result.pressLateness)), 14))
     }
     if printTrend {
         print("p50 per 100 slots (commands | presses), ms:")
@@ -234,7 +297,7 @@ if printJSON {
                     String(format: "%.2f", percentile(50, Array(values[$0..<min($0 + 100, values.count)])))
                 }.joined(separator: " ")
             }
-            print(column(String(row.modules), 7) + "  " + row.method.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0)
+            print(column(row.modules, 7) + "  " + row.method.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0)
                   + chunks(row.result.spreads) + " | " + chunks(row.result.pressSpreads))
         }
     }

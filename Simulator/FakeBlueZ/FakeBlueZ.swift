@@ -307,19 +307,21 @@ public actor FakeBlueZ {
         counters[counter, default: 0] += 1
     }
 
-    /// Notes a packet that reached a module, keeping at least the last 4096.
+    /// Notes a packet that reached a module, or a value written to a camera, keeping at least
+    /// the last 4096.
     func logWrite(_ packet: [UInt8], module: String, received: UInt64) {
         writeLog.append(LoggedWrite(nanoseconds: received, module: module, packet: packet))
         // Trimmed in batches: removing one entry at a time moves the whole log on every write.
         if writeLog.count > 2 * 4096 { writeLog.removeFirst(writeLog.count - 4096) }
     }
 
-    /// A packet written to a module's Command characteristic.
+    /// A packet written to a module's Command characteristic, or a value to a camera's
+    /// characteristic.
     public struct LoggedWrite: Sendable {
         /// When its `WriteValue` call came off the bus (CLOCK_MONOTONIC nanoseconds, the clock
         /// every process on the machine shares).
         public let nanoseconds: UInt64
-        /// The module's address.
+        /// The module's (or camera's) address.
         public let module: String
         public let packet: [UInt8]
     }
@@ -339,7 +341,7 @@ public actor FakeBlueZ {
         /// How long after that instant the simulated module got to it: the host's wake-up delay,
         /// which a module's hardware timer would not have.
         public let latenessNanoseconds: UInt64
-        /// The module's address.
+        /// The module's (or camera's) address.
         public let module: String
     }
 

@@ -328,6 +328,7 @@ extension FakeBlueZ {
         case .camera(let body, _):
             guard case .camera(let id) = characteristic.role else { return call.fail(BlueZError.notConnectedGATT) }
             count("writes")
+            logWrite(value, module: device.address, received: call.receivedNanoseconds)
             do throws(ATTError) {
                 try await body.write(value, to: id)
                 refusal = nil
