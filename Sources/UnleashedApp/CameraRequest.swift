@@ -21,7 +21,7 @@ public struct CameraRequest: Sendable {
     public var filename: String?
     public var module: String?
     public var adapter: String?
-    /// A camera driven through its own Bluetooth remote protocol (`--camera`).
+    /// A camera driven through its own Bluetooth remote protocol (`--ble-camera`).
     public var camera: String?
     /// Its brand as written (`--brand`).
     public var brand: String?
@@ -103,10 +103,10 @@ public struct CameraRequest: Sendable {
     /// remembered module's).
     public func choice() throws(CameraFailure) -> CameraChoice {
         if module != nil, camera != nil || demoCamera != nil {
-            throw .usage("--module names an Unleashed module and --camera or --demo-camera a camera reached directly; use one")
+            throw .usage("--module names an Unleashed module and --ble-camera or --demo-camera a camera reached directly; use one")
         }
-        if camera != nil, demoCamera != nil { throw .usage("--camera and --demo-camera each name the camera; use one") }
-        if brand != nil, camera == nil { throw .usage("--brand says which brand --camera is; add --camera ADDRESS") }
+        if camera != nil, demoCamera != nil { throw .usage("--ble-camera and --demo-camera each name the camera; use one") }
+        if brand != nil, camera == nil { throw .usage("--brand says which brand --ble-camera is; add --ble-camera ADDRESS") }
         let direct: CameraChoice.DirectCamera? = switch (camera, demoCamera) {
         case (let camera?, _): .bluetooth(camera, brand: try brand.map { text throws(CameraFailure) in try Self.brand(text, for: "--brand") })
         case (nil, let brand?): .simulated(try Self.brand(brand, for: "--demo-camera"))
@@ -122,7 +122,7 @@ public struct CameraRequest: Sendable {
     /// The camera to drive: the daemon's named by --module (or its only one) when `daemon`
     /// answers, else the one the options choose, opened here.
     public func open(daemon: DaemonClient?) async throws(CameraFailure) -> OpenedCamera {
-        // A camera named with --camera or --demo-camera is reached from here, not the daemon's.
+        // A camera named with --ble-camera or --demo-camera is reached from here, not the daemon's.
         if let daemon, camera == nil, demoCamera == nil {
             do {
                 return .remote(try await RemoteCamera.open(client: daemon, camera: module))

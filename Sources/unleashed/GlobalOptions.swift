@@ -52,14 +52,14 @@ struct GlobalOptions: ParsableArguments, Sendable {
         "The module to use, by address or name (default: the one `unleashed connect` remembered).", valueName: "address"))
     var module: String?
 
-    @Option(help: ArgumentHelp(
-        "A camera to drive over Bluetooth through its own remote protocol (GoPro, Sony, Canon, Fujifilm, Nikon), "
+    @Option(name: .customLong("ble-camera"), help: ArgumentHelp(
+        "A camera to drive over Bluetooth LE through its own remote protocol (GoPro, Sony, Canon, Fujifilm, Nikon), "
             + "by address or name; its brand is read from its advertisement (see `unleashed scan`, docs/cameras.md).",
         valueName: "address"))
-    var camera: String?
+    var bleCamera: String?
 
     @Option(help: ArgumentHelp(
-        "The brand of --camera when its advertisement does not say: \(CameraRequest.brandNames).", valueName: "brand"))
+        "The brand of --ble-camera when its advertisement does not say: \(CameraRequest.brandNames).", valueName: "brand"))
     var brand: String?
 
     @Option(name: .customLong("demo-camera"), help: ArgumentHelp(
@@ -98,7 +98,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
     var request: CameraRequest {
         CameraRequest(demo: demo, demoProfile: demoProfile, demoSeed: demoSeed, demoFaults: demoFaults, demoSky: demoSky,
                       backend: backend, port: port, download: download, filename: filename, module: module, adapter: adapter,
-                      camera: camera, brand: brand, demoCamera: demoCamera,
+                      camera: bleCamera, brand: brand, demoCamera: demoCamera,
                       scanTimeout: scanTimeout, environment: ProcessInfo.processInfo.environment)
     }
 

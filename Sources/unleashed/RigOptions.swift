@@ -10,8 +10,9 @@ import UnleashedProtocol
 /// or all configured modules. Without any of them a command acts on one camera as before.
 struct RigOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("camera"), help: ArgumentHelp(
-        "A camera of a rig: a configured module's name, or a module's address or name. Repeat it for each "
-            + "camera; they are all fired together.", valueName: "name"))
+        "A camera of a rig: a configured module's name, or a module's address or name, or BRAND:ADDRESS for a "
+            + "camera over its own Bluetooth remote protocol (sony:C0:CA:4E:00:00:02). Repeat it for each camera; "
+            + "they are all fired together.", valueName: "name"))
     var cameras: [String] = []
 
     @Option(help: ArgumentHelp("The cameras of a group from the configuration ([[groups]]).", valueName: "name"))

@@ -13,12 +13,12 @@ import UnleashedApp
     @Test func cameraAndBrandChooseACameraOverBlueZ() throws {
         let spec = try request(camera: "C0:CA:4E:00:00:02", brand: "Sony").choice().spec()
         guard case .bluetoothCamera(let camera) = spec.backend else {
-            Issue.record("--camera did not choose a camera over BlueZ: \(spec.backend)")
+            Issue.record("--ble-camera did not choose a camera over BlueZ: \(spec.backend)")
             return
         }
         #expect(camera.camera == "C0:CA:4E:00:00:02" && camera.brand == .sony)
         guard case .bluetoothCamera(let unbranded) = try request(camera: "GoPro 1234").choice().spec().backend else {
-            Issue.record("--camera without --brand did not choose a camera over BlueZ")
+            Issue.record("--ble-camera without --brand did not choose a camera over BlueZ")
             return
         }
         #expect(unbranded.brand == nil, "the brand is left to the advertisement")
@@ -35,13 +35,13 @@ import UnleashedApp
         #expect(throws: CameraFailure.usage("--demo-camera: 'leica' is not a brand this tool drives; use one of gopro, sony, canon, fujifilm, nikon")) {
             try request(demoCamera: "leica").choice()
         }
-        #expect(throws: CameraFailure.usage("--brand says which brand --camera is; add --camera ADDRESS")) {
+        #expect(throws: CameraFailure.usage("--brand says which brand --ble-camera is; add --ble-camera ADDRESS")) {
             try request(brand: "sony").choice()
         }
-        #expect(throws: CameraFailure.usage("--module names an Unleashed module and --camera or --demo-camera a camera reached directly; use one")) {
+        #expect(throws: CameraFailure.usage("--module names an Unleashed module and --ble-camera or --demo-camera a camera reached directly; use one")) {
             try request(camera: "C0:CA:4E:00:00:02", module: "F0:5E:D0:00:00:01").choice()
         }
-        #expect(throws: CameraFailure.usage("--camera and --demo-camera each name the camera; use one")) {
+        #expect(throws: CameraFailure.usage("--ble-camera and --demo-camera each name the camera; use one")) {
             try request(camera: "C0:CA:4E:00:00:02", demoCamera: "sony").choice()
         }
     }
