@@ -83,7 +83,7 @@ public protocol CameraRemoteProtocol: Sendable {
 /// Recognises cameras from advertisements.
 public enum CameraAdvertisement {
     /// Every brand's protocol, in the order they are tried.
-    public static let protocols: [any CameraRemoteProtocol.Type] = []
+    public static let protocols: [any CameraRemoteProtocol.Type] = [GoPro.self]
 
     /// The camera advertising `advertisement`, if it is one this project can drive.
     public static func recognize(_ advertisement: AdvertisementData) -> RecognizedCamera? {
