@@ -161,7 +161,7 @@ extension GoPro {
 
 extension GoPro {
     /// `3C 00`: bytes as the protocol's documents write them, for error messages.
-    static func hex(_ bytes: [UInt8]) -> String {
+    public static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined(separator: " ")
     }
 }
