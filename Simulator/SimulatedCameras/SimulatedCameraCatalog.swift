@@ -6,6 +6,7 @@ public enum SimulatedCameraCatalog {
     /// A new body of `brand` at `address`; nil for a brand without one yet.
     public static func body(of brand: CameraBrand, address: String) -> (any SimulatedCameraBody)? {
         switch brand {
+        case .gopro: GoProBody(address: address)
         default: nil
         }
     }
