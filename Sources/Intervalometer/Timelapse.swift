@@ -763,6 +763,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             current = try await camera.value(of: .shutterSpeed)
         } catch .unsupported {
             return
+        } catch .device(let failure) where failure.kind == .unsupported {
+            // A camera remote over Bluetooth reads no settings; it says so as a device refusal.
+            return
         } catch {
             throw .camera(error)
         }
@@ -773,6 +776,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         do {
             return Self.exposureTime(try await camera.value(of: .shutterSpeed))
         } catch .unsupported {
+            return .zero
+        } catch .device(let failure) where failure.kind == .unsupported {
             return .zero
         } catch {
             throw .camera(error)
