@@ -95,7 +95,7 @@ public actor FakeBlueZ {
     ///   reached, or a name is already taken (a real bluetoothd is running).
     public func start(bus: DBusConnection.Bus) async throws(FakeBlueZError) {
         try validate(configuration)
-        cameras = try SimulatedCamera.make(configuration)
+        cameras = SimulatedCamera.make(configuration)
         self.bus = bus
         modules = await SimulatedModule.make(configuration)
         for module in modules {

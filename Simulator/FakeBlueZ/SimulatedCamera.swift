@@ -8,40 +8,28 @@ extension FakeBlueZ {
     public struct CameraSource: Sendable {
         /// What the camera is called in logs and errors: the brand's name, or the test's.
         public let name: String
-        let make: @Sendable (String) -> (any SimulatedCameraBody)?
+        let make: @Sendable (String) -> any SimulatedCameraBody
 
         /// A body of its own, made at the address the fake gives it.
         public init(name: String, body: @escaping @Sendable (_ address: String) -> any SimulatedCameraBody) {
             self.name = name
-            make = { body($0) }
+            make = body
         }
 
-        /// The catalogue's body of `brand`; nil when that brand has none yet.
-        public static func brand(_ brand: CameraBrand) -> CameraSource? {
-            guard SimulatedCameraCatalog.body(of: brand, address: SimulatedCameraCatalog.address(index: 0)) != nil else { return nil }
-            return CameraSource(name: brand.displayName, make: { SimulatedCameraCatalog.body(of: brand, address: $0) })
+        /// The catalogue's body of `brand`.
+        public static func brand(_ brand: CameraBrand) -> CameraSource {
+            CameraSource(name: brand.displayName) { SimulatedCameraCatalog.body(of: brand, address: $0) }
         }
 
         /// The catalogue's body of the brand named `text` (`gopro`, `sony`, ...), as
         /// `unleashed-sim bluez --camera` takes it.
         ///
-        /// - Throws: ``FakeBlueZError/invalidConfiguration(_:)`` naming the brands there are, or
-        ///   saying that this brand has no simulated body yet.
+        /// - Throws: ``FakeBlueZError/invalidConfiguration(_:)`` naming the brands there are.
         public static func brand(named text: String) throws(FakeBlueZError) -> CameraSource {
             guard let brand = CameraBrand(rawValue: text.lowercased()) else {
                 throw .invalidConfiguration("no camera brand '\(text)'; there are: \(CameraBrand.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            guard let source = Self.brand(brand) else {
-                let ready = CameraBrand.allCases.filter { Self.brand($0) != nil }.map(\.rawValue)
-                throw .invalidConfiguration("there is no simulated \(brand.displayName) camera yet; brands with one: "
-                                            + (ready.isEmpty ? "none" : ready.joined(separator: ", ")))
-            }
-            return source
-        }
-
-        private init(name: String, make: @escaping @Sendable (String) -> (any SimulatedCameraBody)?) {
-            self.name = name
-            self.make = make
+            return Self.brand(brand)
         }
     }
 }
@@ -57,13 +45,11 @@ struct SimulatedCamera: Sendable {
     /// A strong signal, weakening with the index, a little stronger than the modules'.
     var baseRSSI: Int { -48 - 5 * index }
 
-    static func make(_ configuration: FakeBlueZ.Configuration) throws(FakeBlueZError) -> [SimulatedCamera] {
+    static func make(_ configuration: FakeBlueZ.Configuration) -> [SimulatedCamera] {
         var passkeys = SplitMix64(seed: configuration.seed ^ 0x4341_4D45)
         var cameras: [SimulatedCamera] = []
         for (index, source) in configuration.cameras.enumerated() {
-            guard let body = source.make(SimulatedCameraCatalog.address(index: index)) else {
-                throw .invalidConfiguration("there is no simulated \(source.name) camera yet")
-            }
+            let body = source.make(SimulatedCameraCatalog.address(index: index))
             cameras.append(SimulatedCamera(index: index, body: body, passkey: UInt32(passkeys.next() % 1_000_000)))
         }
         return cameras

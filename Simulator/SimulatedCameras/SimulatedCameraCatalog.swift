@@ -3,14 +3,14 @@ public import CameraProtocols
 /// The simulated body of each brand, for `unleashed-sim bluez --camera BRAND` and
 /// `--demo-camera BRAND`.
 public enum SimulatedCameraCatalog {
-    /// A new body of `brand` at `address`; nil for a brand without one yet.
-    public static func body(of brand: CameraBrand, address: String) -> (any SimulatedCameraBody)? {
+    /// A new body of `brand` at `address`.
+    public static func body(of brand: CameraBrand, address: String) -> any SimulatedCameraBody {
         switch brand {
+        case .gopro: GoProBody(address: address)
         case .sony: SonyBody(address: address)
         case .canon: CanonBody(address: address)
         case .fujifilm: FujifilmBody(address: address)
         case .nikon: NikonBody(address: address)
-        default: nil
         }
     }
 

@@ -90,7 +90,7 @@ extension CameraRemoteProtocol {
 /// Recognises cameras from advertisements.
 public enum CameraAdvertisement {
     /// Every brand's protocol, in the order they are tried.
-    public static let protocols: [any CameraRemoteProtocol.Type] = [Sony.self, Canon.self, Fujifilm.self, Nikon.self]
+    public static let protocols: [any CameraRemoteProtocol.Type] = [GoPro.self, Sony.self, Canon.self, Fujifilm.self, Nikon.self]
 
     /// The camera advertising `advertisement`, if it is one this project can drive.
     public static func recognize(_ advertisement: AdvertisementData) -> RecognizedCamera? {

@@ -764,6 +764,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         } catch .unsupported, .settingNotOffered {
             // A camera that cannot say (a remote that only presses buttons) is trusted.
             return
+        } catch .device(let failure) where failure.kind == .unsupported {
+            // A camera remote over Bluetooth reads no settings; it says so as a device refusal.
+            return
         } catch {
             throw .camera(error)
         }
@@ -774,6 +777,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         do {
             return Self.exposureTime(try await camera.value(of: .shutterSpeed))
         } catch .unsupported, .settingNotOffered {
+            return .zero
+        } catch .device(let failure) where failure.kind == .unsupported {
             return .zero
         } catch {
             throw .camera(error)

@@ -108,9 +108,7 @@ public struct CameraProvider: Sendable {
     /// A simulated camera of `brand` in this process, driven through the brand's protocol.
     public static func openDemoCamera(_ brand: CameraBrand, name: String? = nil) async throws(CameraOpenError) -> BLECamera {
         let address = SimulatedCameraCatalog.address(index: 0)
-        guard let body = SimulatedCameraCatalog.body(of: brand, address: address) else {
-            throw .camera(.unsupported("simulating \(brand.displayName) cameras"))
-        }
+        let body = SimulatedCameraCatalog.body(of: brand, address: address)
         guard let driver = RemoteDrivers.driver(for: brand, recognized: CameraAdvertisement.recognize(await body.advertisement())) else {
             throw .camera(.invalidArgument(RemoteDrivers.missingDriver(for: brand)))
         }

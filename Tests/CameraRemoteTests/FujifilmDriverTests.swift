@@ -195,8 +195,8 @@ enum FastRemote {
 
     @Test func theCatalogMakesAFujifilmBody() async throws {
         let body = SimulatedCameraCatalog.body(of: .fujifilm, address: "C0:CA:4E:00:00:01")
-        #expect(body?.brand == .fujifilm)
-        let advertisement = try #require(await body?.advertisement())
+        #expect(body.brand == .fujifilm)
+        let advertisement = await body.advertisement()
         #expect(Fujifilm.recognize(advertisement)?.pairing == .open)
     }
 }

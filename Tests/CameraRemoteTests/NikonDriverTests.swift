@@ -100,6 +100,6 @@ import Testing
     }
 
     @Test func theCatalogMakesANikonBody() {
-        #expect(SimulatedCameraCatalog.body(of: .nikon, address: "C0:CA:4E:00:00:02")?.brand == .nikon)
+        #expect(SimulatedCameraCatalog.body(of: .nikon, address: "C0:CA:4E:00:00:02").brand == .nikon)
     }
 }

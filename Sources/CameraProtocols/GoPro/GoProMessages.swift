@@ -1,0 +1,553 @@
+extension GoPro {
+    /// TLV commands, written to ``GoPro/command``.
+    public enum CommandID: UInt8, CaseIterable, Hashable, Sendable {
+        case setShutter = 0x01
+        case sleep = 0x05
+        case setDateTime = 0x0D
+        case getDateTime = 0x0E
+        case getHardwareInfo = 0x3C
+        case loadPresetGroup = 0x3E
+        case getOpenGoProVersion = 0x51
+    }
+
+    /// Settings, written to ``GoPro/settings``. Only those this project sends or its tests cite.
+    public enum SettingID: UInt8, CaseIterable, Hashable, Sendable {
+        case videoResolution = 0x02
+        case framesPerSecond = 0x03
+        /// The LED setting; its special value 0x42 is the keep-alive.
+        case led = 0x5B
+    }
+
+    /// Queries, written to ``GoPro/query``; the answer on ``GoPro/queryResponse`` starts with
+    /// the same ID, and an asynchronous push with the register ID | 0x80.
+    public enum QueryID: UInt8, CaseIterable, Hashable, Sendable {
+        case getSettingValues = 0x12
+        case getStatusValues = 0x13
+        case registerSettingUpdates = 0x52
+        case registerStatusUpdates = 0x53
+        case unregisterSettingUpdates = 0x72
+        case unregisterStatusUpdates = 0x73
+        case settingUpdate = 0x92
+        case statusUpdate = 0x93
+    }
+
+    /// A camera status: what a query asks for and a push reports.
+    public struct StatusID: RawRepresentable, Hashable, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        /// 1 while the camera cannot take commands (other than queries).
+        public static let busy = StatusID(rawValue: 8)
+        /// 1 while it encodes: recording a video, or writing a photo.
+        public static let encoding = StatusID(rawValue: 10)
+        /// The internal battery's charge, percent.
+        public static let batteryPercent = StatusID(rawValue: 70)
+        /// 1 once fully booted and ready.
+        public static let ready = StatusID(rawValue: 82)
+        /// The active ``PresetGroup``'s ID.
+        public static let presetGroup = StatusID(rawValue: 96)
+    }
+
+    /// The groups of presets a camera switches between; the shutter records a video in the
+    /// video group and takes a photo in the photo group.
+    public enum PresetGroup: UInt16, CaseIterable, Hashable, Sendable {
+        case video = 1000
+        case photo = 1001
+        case timelapse = 1002
+    }
+
+    /// Who drives the camera (`EnumCameraControlStatus`): a client claims external control so
+    /// that the camera leaves its menus to it.
+    public enum CameraControl: UInt8, CaseIterable, Hashable, Sendable {
+        case idle = 0
+        case control = 1
+        case externalControl = 2
+    }
+
+    /// The status byte of a TLV response.
+    public enum ResultStatus: Hashable, Sendable, CustomStringConvertible {
+        case success
+        /// The camera could not: busy, encoding, or in a menu.
+        case error
+        case invalidParameter
+        /// 3–255, reserved.
+        case reserved(UInt8)
+
+        public init(_ byte: UInt8) {
+            switch byte {
+            case 0: self = .success
+            case 1: self = .error
+            case 2: self = .invalidParameter
+            default: self = .reserved(byte)
+            }
+        }
+
+        public var byte: UInt8 {
+            switch self {
+            case .success: 0
+            case .error: 1
+            case .invalidParameter: 2
+            case .reserved(let byte): byte
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .success: "success"
+            case .error: "error (status 1: the camera is busy, encoding or in a menu)"
+            case .invalidParameter: "invalid parameter (status 2)"
+            case .reserved(let byte): "status \(byte)"
+            }
+        }
+    }
+
+    /// `ResponseGeneric.result`, the outcome of a protobuf request.
+    public enum GenericResult: UInt64, CaseIterable, Hashable, Sendable {
+        case unknown = 0, success, illFormed, notSupported, argumentOutOfBounds, argumentInvalid, resourceNotAvailable
+    }
+
+    /// A local date and time on the camera's clock (Set Date Time, command 0x0D): 7 bytes,
+    /// year big-endian.
+    public struct DateTime: Hashable, Sendable, CustomStringConvertible {
+        public var year: UInt16
+        public var month: UInt8
+        public var day: UInt8
+        public var hour: UInt8
+        public var minute: UInt8
+        public var second: UInt8
+
+        /// Throws for a field out of its calendar range.
+        public init(year: UInt16, month: UInt8, day: UInt8, hour: UInt8, minute: UInt8, second: UInt8) throws(ProtocolError) {
+            guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else {
+                throw ProtocolError("no such date and time: \(year)-\(month)-\(day) \(hour):\(minute):\(second)")
+            }
+            (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
+        }
+
+        public init(bytes: [UInt8]) throws(ProtocolError) {
+            guard bytes.count == 7 else { throw ProtocolError("a date and time has 7 bytes, not \(bytes.count)") }
+            try self.init(year: UInt16(bytes[0]) << 8 | UInt16(bytes[1]), month: bytes[2], day: bytes[3],
+                          hour: bytes[4], minute: bytes[5], second: bytes[6])
+        }
+
+        public var bytes: [UInt8] { [UInt8(year >> 8), UInt8(year & 0xFF), month, day, hour, minute, second] }
+
+        public var description: String {
+            func two(_ value: UInt8) -> String { String(value).leftPadded(to: 2) }
+            return String(year).leftPadded(to: 4) + "-\(two(month))-\(two(day)) \(two(hour)):\(two(minute)):\(two(second))"
+        }
+    }
+
+    /// Names a protobuf message: its feature and action bytes.
+    public struct ProtobufID: Hashable, Sendable {
+        public var feature: UInt8
+        public var action: UInt8
+        public init(feature: UInt8, action: UInt8) {
+            self.feature = feature
+            self.action = action
+        }
+
+        /// Set Camera Control Status.
+        public static let setCameraControl = ProtobufID(feature: 0xF1, action: 0x69)
+        /// Its response: the request's action | 0x80.
+        public static let setCameraControlResponse = ProtobufID(feature: 0xF1, action: 0xE9)
+        /// Get Last Captured Media's response.
+        public static let lastCapturedMediaResponse = ProtobufID(feature: 0xF5, action: 0xED)
+
+        /// The protobuf messages this codec knows. A message whose first two bytes are one of
+        /// them is protobuf; anything else is TLV (Open GoPro's demultiplexing rule).
+        public static let known: Set<ProtobufID> = [setCameraControl, setCameraControlResponse, lastCapturedMediaResponse]
+
+        public var isResponse: Bool { action & 0x80 != 0 }
+    }
+
+    /// What a client sends: each request knows its characteristic and its message bytes
+    /// (before packetising).
+    public enum Request: Hashable, Sendable {
+        /// Shutter on (take a photo, start a video) or off (stop a video).
+        case setShutter(Bool)
+        case sleep
+        case setDateTime(DateTime)
+        /// Answers once the camera is ready for BLE control: the readiness poll.
+        case getHardwareInfo
+        case loadPresetGroup(PresetGroup)
+        case getOpenGoProVersion
+        case setSetting(SettingID, UInt8)
+        /// Setting 0x5B = 0x42, every 3 s, or the camera powers down.
+        case keepAlive
+        case getStatuses([StatusID])
+        /// Registers for pushes of these statuses; the response carries their values now.
+        case registerStatusUpdates([StatusID])
+        case setCameraControl(CameraControl)
+
+        /// The value Set LED takes to mean "keep alive".
+        public static let keepAliveValue: UInt8 = 0x42
+
+        /// Where the request is written.
+        public var characteristic: GATTCharacteristicID {
+            switch self {
+            case .setSetting, .keepAlive: GoPro.settings
+            case .getStatuses, .registerStatusUpdates: GoPro.query
+            default: GoPro.command
+            }
+        }
+
+        /// Where its response is notified.
+        public var responseCharacteristic: GATTCharacteristicID {
+            switch self {
+            case .setSetting, .keepAlive: GoPro.settingsResponse
+            case .getStatuses, .registerStatusUpdates: GoPro.queryResponse
+            default: GoPro.commandResponse
+            }
+        }
+
+        /// The message, without packet headers.
+        public var message: [UInt8] {
+            switch self {
+            case .setShutter(let on): Self.tlv(.setShutter, [on ? 1 : 0])
+            case .sleep: [CommandID.sleep.rawValue]
+            case .setDateTime(let time): Self.tlv(.setDateTime, time.bytes)
+            case .getHardwareInfo: [CommandID.getHardwareInfo.rawValue]
+            case .loadPresetGroup(let group): Self.tlv(.loadPresetGroup, [UInt8(group.rawValue >> 8), UInt8(group.rawValue & 0xFF)])
+            case .getOpenGoProVersion: [CommandID.getOpenGoProVersion.rawValue]
+            case .setSetting(let setting, let value): [setting.rawValue, 1, value]
+            case .keepAlive: [SettingID.led.rawValue, 1, Self.keepAliveValue]
+            case .getStatuses(let ids): [QueryID.getStatusValues.rawValue] + ids.map(\.rawValue)
+            case .registerStatusUpdates(let ids): [QueryID.registerStatusUpdates.rawValue] + ids.map(\.rawValue)
+            case .setCameraControl(let control):
+                [ProtobufID.setCameraControl.feature, ProtobufID.setCameraControl.action] + Protobuf.varintField(1, UInt64(control.rawValue))
+            }
+        }
+
+        /// The message's packets, each written as one GATT write.
+        public func packets(_ fragmenter: Fragmenter = Fragmenter()) throws(ProtocolError) -> [[UInt8]] {
+            try fragmenter.packets(for: message)
+        }
+
+        private static func tlv(_ command: CommandID, _ value: [UInt8]) -> [UInt8] {
+            [command.rawValue, UInt8(value.count)] + value
+        }
+
+        /// Reads a request from its message, as the camera does.
+        public init(message: [UInt8], on characteristic: GATTCharacteristicID) throws(ProtocolError) {
+            guard let id = message.first else { throw ProtocolError("an empty request") }
+            switch characteristic {
+            case GoPro.command:
+                if message.count >= 2, ProtobufID(feature: message[0], action: message[1]) == .setCameraControl {
+                    let fields = try Protobuf.varintFields(Array(message.dropFirst(2)))
+                    guard let raw = fields[1], let control = CameraControl(rawValue: UInt8(truncatingIfNeeded: raw)), raw <= 0xFF else {
+                        throw ProtocolError("Set Camera Control without a known control status")
+                    }
+                    self = .setCameraControl(control)
+                    return
+                }
+                guard let command = CommandID(rawValue: id) else { throw ProtocolError("unknown command " + GoPro.hex([id])) }
+                let parameters = try Self.parameters(Array(message.dropFirst()))
+                switch (command, parameters.count) {
+                case (.setShutter, 1) where parameters[0].count == 1 && parameters[0][0] <= 1:
+                    self = .setShutter(parameters[0][0] == 1)
+                case (.sleep, 0): self = .sleep
+                case (.setDateTime, 1): self = .setDateTime(try DateTime(bytes: parameters[0]))
+                case (.getHardwareInfo, 0): self = .getHardwareInfo
+                case (.getOpenGoProVersion, 0): self = .getOpenGoProVersion
+                case (.loadPresetGroup, 1) where parameters[0].count == 2:
+                    guard let group = PresetGroup(rawValue: UInt16(parameters[0][0]) << 8 | UInt16(parameters[0][1])) else {
+                        throw ProtocolError("unknown preset group " + GoPro.hex(parameters[0]))
+                    }
+                    self = .loadPresetGroup(group)
+                default:
+                    throw ProtocolError("command \(command) with parameters " + GoPro.hex(Array(message.dropFirst())))
+                }
+            case GoPro.settings:
+                guard message.count == 3, message[1] == 1, let setting = SettingID(rawValue: id) else {
+                    throw ProtocolError("a setting write this codec does not know: " + GoPro.hex(message))
+                }
+                self = setting == .led && message[2] == Self.keepAliveValue ? .keepAlive : .setSetting(setting, message[2])
+            case GoPro.query:
+                let ids = message.dropFirst().map(StatusID.init(rawValue:))
+                switch QueryID(rawValue: id) {
+                case .getStatusValues: self = .getStatuses(ids)
+                case .registerStatusUpdates: self = .registerStatusUpdates(ids)
+                default: throw ProtocolError("a query this codec does not send: " + GoPro.hex(message))
+                }
+            default:
+                throw ProtocolError("\(characteristic) takes no requests")
+            }
+        }
+
+        /// `[len][value]…` until the end.
+        static func parameters(_ bytes: [UInt8]) throws(ProtocolError) -> [[UInt8]] {
+            var values: [[UInt8]] = []
+            var index = 0
+            while index < bytes.count {
+                let length = Int(bytes[index])
+                guard index + 1 + length <= bytes.count else {
+                    throw ProtocolError("a parameter of \(length) bytes where \(bytes.count - index - 1) remain")
+                }
+                values.append(Array(bytes[(index + 1)..<(index + 1 + length)]))
+                index += 1 + length
+            }
+            return values
+        }
+    }
+
+    /// A TLV response on ``GoPro/commandResponse`` or ``GoPro/settingsResponse``:
+    /// `[id][status][payload…]`.
+    public struct CommandResponse: Hashable, Sendable {
+        /// The command or setting ID it answers.
+        public var id: UInt8
+        public var status: ResultStatus
+        public var payload: [UInt8]
+
+        public init(id: UInt8, status: ResultStatus, payload: [UInt8] = []) {
+            self.id = id
+            self.status = status
+            self.payload = payload
+        }
+
+        public init(message: [UInt8]) throws(ProtocolError) {
+            guard message.count >= 2 else { throw ProtocolError("a response of \(message.count) bytes has no status") }
+            self.init(id: message[0], status: ResultStatus(message[1]), payload: Array(message.dropFirst(2)))
+        }
+
+        public var message: [UInt8] { [id, status.byte] + payload }
+
+        /// The payload read as `[len][value]…` (Get Hardware Info, Get Open GoPro Version).
+        public func fields() throws(ProtocolError) -> [[UInt8]] {
+            try Request.parameters(payload)
+        }
+    }
+
+    /// One status or setting in a query response: its ID and its value's bytes.
+    public struct StatusValue: Hashable, Sendable {
+        public var id: StatusID
+        public var value: [UInt8]
+
+        public init(id: StatusID, value: [UInt8]) {
+            self.id = id
+            self.value = value
+        }
+
+        /// A value of `count` bytes (1, 2 or 4) holding `integer`, big-endian.
+        public init(id: StatusID, integer: Int, count: Int = 1) {
+            self.init(id: id, value: (0..<count).reversed().map { UInt8(truncatingIfNeeded: integer >> (8 * $0)) })
+        }
+
+        /// The value as a big-endian signed integer of 1 to 4 bytes (statuses such as SD status
+        /// use -1); nil for any other size.
+        public var integer: Int? {
+            guard (1...4).contains(value.count) else { return nil }
+            let unsigned = value.reduce(0) { $0 << 8 | Int($1) }
+            let bits = 8 * value.count
+            return unsigned >= 1 << (bits - 1) ? unsigned - (1 << bits) : unsigned
+        }
+    }
+
+    /// A query response or push on ``GoPro/queryResponse``: `[query][status]` then
+    /// `[id][len][value]…`.
+    public struct QueryResponse: Hashable, Sendable {
+        /// The query it answers, or a push's ID (0x92, 0x93).
+        public var queryID: UInt8
+        public var status: ResultStatus
+        public var values: [StatusValue]
+
+        public init(queryID: UInt8, status: ResultStatus = .success, values: [StatusValue]) {
+            self.queryID = queryID
+            self.status = status
+            self.values = values
+        }
+
+        public init(message: [UInt8]) throws(ProtocolError) {
+            guard message.count >= 2 else { throw ProtocolError("a query response of \(message.count) bytes has no status") }
+            var values: [StatusValue] = []
+            var index = 2
+            while index < message.count {
+                guard index + 2 <= message.count else { throw ProtocolError("a status value cut short after its ID") }
+                let length = Int(message[index + 1])
+                guard index + 2 + length <= message.count else {
+                    throw ProtocolError("status \(message[index]) claims \(length) bytes where \(message.count - index - 2) remain")
+                }
+                values.append(StatusValue(id: StatusID(rawValue: message[index]), value: Array(message[(index + 2)..<(index + 2 + length)])))
+                index += 2 + length
+            }
+            self.init(queryID: message[0], status: ResultStatus(message[1]), values: values)
+        }
+
+        public var message: [UInt8] {
+            [queryID, status.byte] + values.flatMap { [$0.id.rawValue, UInt8(truncatingIfNeeded: $0.value.count)] + $0.value }
+        }
+
+        /// Whether the camera sent it unasked (a registered status or setting changed).
+        public var isPush: Bool { queryID == QueryID.statusUpdate.rawValue || queryID == QueryID.settingUpdate.rawValue }
+
+        /// The integer value of `status`, when the response carries it.
+        public func value(of status: StatusID) -> Int? {
+            values.last { $0.id == status }?.integer
+        }
+    }
+
+    /// A protobuf message: `[feature][action][protobuf bytes]`.
+    public struct ProtobufMessage: Hashable, Sendable {
+        public var id: ProtobufID
+        public var body: [UInt8]
+
+        public init(id: ProtobufID, body: [UInt8]) {
+            self.id = id
+            self.body = body
+        }
+
+        /// A `ResponseGeneric` with `result`.
+        public init(id: ProtobufID, result: GenericResult) {
+            self.init(id: id, body: Protobuf.varintField(1, result.rawValue))
+        }
+
+        public var message: [UInt8] { [id.feature, id.action] + body }
+
+        /// Field 1 of a response read as `ResponseGeneric.result`; throws when the body is not
+        /// protobuf or lacks it.
+        public func result() throws(ProtocolError) -> GenericResult {
+            guard let raw = try Protobuf.varintFields(body)[1] else { throw ProtocolError("a protobuf response without a result") }
+            return GenericResult(rawValue: raw) ?? .unknown
+        }
+    }
+
+    /// Whatever the camera notifies, read by the characteristic it came on.
+    public enum Notification: Hashable, Sendable {
+        case command(CommandResponse)
+        case setting(CommandResponse)
+        case query(QueryResponse)
+        case protobuf(ProtobufMessage)
+
+        /// Reads one whole message (after reassembly) notified on `characteristic`.
+        public init(message: [UInt8], on characteristic: GATTCharacteristicID) throws(ProtocolError) {
+            if message.count >= 2, case let id = ProtobufID(feature: message[0], action: message[1]), ProtobufID.known.contains(id) {
+                self = .protobuf(ProtobufMessage(id: id, body: Array(message.dropFirst(2))))
+                return
+            }
+            switch characteristic {
+            case GoPro.commandResponse: self = .command(try CommandResponse(message: message))
+            case GoPro.settingsResponse: self = .setting(try CommandResponse(message: message))
+            case GoPro.queryResponse: self = .query(try QueryResponse(message: message))
+            default: throw ProtocolError("\(characteristic) is not a GoPro response characteristic")
+            }
+        }
+
+        public var message: [UInt8] {
+            switch self {
+            case .command(let response), .setting(let response): response.message
+            case .query(let response): response.message
+            case .protobuf(let message): message.message
+            }
+        }
+    }
+
+    /// The answer to Get Hardware Info: length-prefixed fields.
+    public struct HardwareInfo: Hashable, Sendable {
+        public var modelNumber: UInt32
+        /// `HERO12 Black`.
+        public var modelName: String
+        public var firmwareVersion: String
+        public var serialNumber: String
+        public var accessPointSSID: String
+        public var accessPointMAC: String
+
+        public init(modelNumber: UInt32, modelName: String, firmwareVersion: String, serialNumber: String,
+                    accessPointSSID: String = "", accessPointMAC: String = "") {
+            self.modelNumber = modelNumber
+            self.modelName = modelName
+            self.firmwareVersion = firmwareVersion
+            self.serialNumber = serialNumber
+            self.accessPointSSID = accessPointSSID
+            self.accessPointMAC = accessPointMAC
+        }
+
+        /// Reads the fields of a successful response's payload; the access point's fields may
+        /// be missing.
+        public init(payload: [UInt8]) throws(ProtocolError) {
+            let fields = try Request.parameters(payload)
+            guard fields.count >= 5 else { throw ProtocolError("hardware info has \(fields.count) fields, fewer than 5") }
+            guard fields[0].count <= 4 else { throw ProtocolError("a model number of \(fields[0].count) bytes") }
+            func text(_ index: Int) -> String { index < fields.count ? String(decoding: fields[index], as: UTF8.self) : "" }
+            self.init(modelNumber: fields[0].reduce(0) { $0 << 8 | UInt32($1) }, modelName: text(1), firmwareVersion: text(3),
+                      serialNumber: text(4), accessPointSSID: text(5), accessPointMAC: text(6))
+        }
+
+        /// The payload (the model number in 4 bytes, an empty deprecated field).
+        public var payload: [UInt8] {
+            let number = (0..<4).reversed().map { UInt8(truncatingIfNeeded: modelNumber >> (8 * UInt32($0))) }
+            return [number, Array(modelName.utf8), [], Array(firmwareVersion.utf8), Array(serialNumber.utf8),
+                    Array(accessPointSSID.utf8), Array(accessPointMAC.utf8)]
+                .flatMap { field in [UInt8(min(field.count, 255))] + field.prefix(255) }
+        }
+    }
+
+    /// The version of Open GoPro a camera speaks (Get Open GoPro Version).
+    public struct Version: Hashable, Sendable {
+        public var major: UInt8
+        public var minor: UInt8
+
+        public init(response: CommandResponse) throws(ProtocolError) {
+            let fields = try response.fields()
+            guard fields.count == 2, fields[0].count == 1, fields[1].count == 1 else {
+                throw ProtocolError("an Open GoPro version is two 1-byte fields, not " + GoPro.hex(response.payload))
+            }
+            major = fields[0][0]
+            minor = fields[1][0]
+        }
+    }
+
+    /// The little protobuf this protocol needs: messages of varint fields, other wire types
+    /// skipped.
+    enum Protobuf {
+        static func varintField(_ number: UInt64, _ value: UInt64) -> [UInt8] {
+            varint(number << 3) + varint(value)
+        }
+
+        static func varint(_ value: UInt64) -> [UInt8] {
+            var bytes: [UInt8] = []
+            var rest = value
+            repeat {
+                let low = UInt8(rest & 0x7F)
+                rest >>= 7
+                bytes.append(rest == 0 ? low : low | 0x80)
+            } while rest != 0
+            return bytes
+        }
+
+        /// The varint fields of a message by number (the last wins); throws for malformed bytes.
+        static func varintFields(_ bytes: [UInt8]) throws(ProtocolError) -> [UInt64: UInt64] {
+            var fields: [UInt64: UInt64] = [:]
+            var index = 0
+            func readVarint() throws(ProtocolError) -> UInt64 {
+                var value: UInt64 = 0
+                var shift: UInt64 = 0
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    index += 1
+                    guard shift < 64 else { throw ProtocolError("a protobuf varint longer than 64 bits") }
+                    value |= UInt64(byte & 0x7F) << shift
+                    if byte & 0x80 == 0 { return value }
+                    shift += 7
+                }
+                throw ProtocolError("a protobuf varint cut short")
+            }
+            while index < bytes.count {
+                let key = try readVarint()
+                switch key & 0x07 {
+                case 0: fields[key >> 3] = try readVarint()
+                case 1, 5:
+                    let size = key & 0x07 == 1 ? 8 : 4
+                    guard index + size <= bytes.count else { throw ProtocolError("a protobuf fixed field cut short") }
+                    index += size
+                case 2:
+                    let length = try readVarint()
+                    guard length <= UInt64(bytes.count - index) else { throw ProtocolError("a protobuf field cut short") }
+                    index += Int(length)
+                default:
+                    throw ProtocolError("protobuf wire type \(key & 0x07) is not read here")
+                }
+            }
+            return fields
+        }
+    }
+}
