@@ -152,6 +152,12 @@ public actor GoProBody: SimulatedCameraBody {
         }
     }
 
+    /// Ends the boot now, however long ``Timing/boot`` is: a test holds the camera booting with
+    /// a long boot and lets it finish once it has seen the client wait.
+    public func finishBooting() {
+        readyAt = min(readyAt, .now)
+    }
+
     /// Holds status 8 (someone in the camera's menus); commands are refused while it holds.
     public func setBusy(_ held: Bool) {
         change(held: held)

@@ -26,16 +26,20 @@ import UnleashedKit
 
     @Test("connecting polls Get Hardware Info until the camera has booted, claims control and names the model")
     func handshake() async throws {
-        let body = GoProBody(timing: GoProBody.Timing(boot: .milliseconds(300), capture: .milliseconds(15)))
+        let body = GoProBody(timing: GoProBody.Timing(boot: .seconds(3600), capture: .milliseconds(15)))
         await body.sleep()
         await body.wake()
-        let camera = try await Self.open(body)
+        let opening = Task { try await Self.open(body) }
+        let began = ContinuousClock.now
+        while await body.requests.count < 3, ContinuousClock.now - began < .seconds(20) { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await body.requests.allSatisfy { $0 == .getHardwareInfo }, "nothing but the readiness check while the camera boots")
+        await body.finishBooting()
+        let camera = try await opening.value
         defer { Task { await camera.close() } }
         #expect(camera.identity.cameraModel == "HERO12 Black")
         #expect(camera.identity.capabilities == [.shoot, .video, .setTime])
         let requests = await body.requests
-        let polls = requests.filter { $0 == .getHardwareInfo }.count
-        #expect(polls >= 2, "the camera boots for 300 ms, so the first polls fail: \(polls)")
+        #expect(requests.filter { $0 == .getHardwareInfo }.count >= 3)
         #expect(await body.control == .externalControl)
         #expect(requests.contains(.registerStatusUpdates([.busy, .encoding, .batteryPercent, .presetGroup])))
         let claim = try #require(requests.firstIndex(of: .setCameraControl(.externalControl)))
