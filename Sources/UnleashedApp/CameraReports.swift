@@ -1,3 +1,5 @@
+public import CameraProtocols
+import CameraRemote
 public import CameraKit
 public import DaemonClient
 public import Foundation
@@ -47,26 +49,37 @@ public struct CameraRigReport: Sendable {
 }
 
 /// What `status` shows: gathered from the camera (its settings only while it is on) and its
-/// `--json` document; a camera on libgphoto2 has no module, its port instead.
+/// `--json` document. A camera on libgphoto2 has no module, its port instead; a camera driven
+/// through its own Bluetooth remote has no module either, its brand instead.
 public struct CameraStatusReport: Sendable {
+    /// What drives the camera, as far as the report tells.
+    public enum Kind: Sendable, Equatable {
+        case module
+        case tethered
+        case bluetoothCamera(CameraBrand)
+    }
+
     public var identity: CameraIdentity
     public var status: CameraStatus
     public var settings: [SettingDescriptor]
-    /// Whether the camera is tethered through libgphoto2 rather than behind a module.
-    public var tethered: Bool
+    public var kind: Kind
 
-    public init(identity: CameraIdentity, status: CameraStatus, settings: [SettingDescriptor], tethered: Bool) {
+    /// Whether the camera is tethered through libgphoto2 rather than behind a module.
+    public var tethered: Bool { kind == .tethered }
+
+    public init(identity: CameraIdentity, status: CameraStatus, settings: [SettingDescriptor], kind: Kind) {
         self.identity = identity
         self.status = status
         self.settings = settings
-        self.tethered = tethered
+        self.kind = kind
     }
 
     /// Asks `camera` for its status, and for its settings when it is on.
     public static func gather(_ camera: any Camera) async throws(CameraError) -> CameraStatusReport {
         let status = try await camera.status()
         let settings = status.cameraPower == .on ? try await camera.settings() : []
-        return CameraStatusReport(identity: camera.identity, status: status, settings: settings, tethered: camera is GPhoto2Camera)
+        let kind: Kind = if camera is GPhoto2Camera { .tethered } else if let remote = camera as? BLECamera { .bluetoothCamera(remote.driver.brand) } else { .module }
+        return CameraStatusReport(identity: camera.identity, status: status, settings: settings, kind: kind)
     }
 
     public var json: JSONValue {
@@ -83,14 +96,20 @@ public struct CameraStatusReport: Sendable {
         let capabilities = JSONValue.array(identity.capabilities.names.map(JSONValue.string))
         var members: [String: JSONValue] = [
             "connection": .string(status.connection.phase.rawValue),
-            "backend": .string(tethered ? BackendChoice.gphoto2.rawValue : BackendChoice.unleashed.rawValue),
+            "backend": .string(backendName),
             "settings": .object(Dictionary(uniqueKeysWithValues: settings.map { ($0.setting.userName, JSONValue.string($0.value.text)) })),
         ]
-        if tethered {
+        switch kind {
+        case .tethered:
             cameraMembers["port"] = .string(identity.name)
             cameraMembers["capabilities"] = capabilities
             cameraMembers["shotsThisSession"] = .integer(Int64(status.shotCounter))
-        } else {
+        case .bluetoothCamera(let brand):
+            cameraMembers["name"] = .string(identity.name)
+            cameraMembers["brand"] = .string(brand.rawValue)
+            cameraMembers["capabilities"] = capabilities
+            cameraMembers["shotsThisSession"] = .integer(Int64(status.shotCounter))
+        case .module:
             var module: [String: JSONValue] = ["name": .string(identity.name), "capabilities": capabilities,
                                                "shotCounter": .integer(Int64(status.shotCounter))]
             module["firmware"] = identity.firmwareVersion.map(JSONValue.string)
@@ -100,6 +119,15 @@ public struct CameraStatusReport: Sendable {
         }
         members["camera"] = .object(cameraMembers)
         return .object(members)
+    }
+
+    /// `unleashed`, `gphoto2`, or `ble` for a camera driven through its own Bluetooth remote.
+    private var backendName: String {
+        switch kind {
+        case .module: BackendChoice.unleashed.rawValue
+        case .tethered: BackendChoice.gphoto2.rawValue
+        case .bluetoothCamera: "ble"
+        }
     }
 }
 

@@ -19,28 +19,26 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withCamera { camera throws(CameraError) in
             let report = try await CameraStatusReport.gather(camera)
-            options.emit(report.json) { human(report.identity, report.status, report.settings, tethered: report.tethered) }
+            options.emit(report.json) { human(report.identity, report.status, report.settings, kind: report.kind) }
         }
     }
 
-    private func human(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor], tethered: Bool) -> String {
+    private func human(_ identity: CameraIdentity, _ status: CameraStatus, _ settings: [SettingDescriptor],
+                       kind: CameraStatusReport.Kind) -> String {
         let style = Output.style
         let linkUp = status.connection == .ready
         var bar = [
             style.paint(linkUp ? "● connected" : "○ \(status.connection)", linkUp ? .green : .red),
             "camera \(status.cameraPower == .on ? Output.percent(status.cameraBattery) : status.cameraPower.description)",
         ]
-        if !tethered { bar.insert("module \(Output.percent(status.moduleBattery))", at: 1) }
+        if kind == .module { bar.insert("module \(Output.percent(status.moduleBattery))", at: 1) }
         if let left = status.shotsRemaining {
             bar.append(style.paint("\(English.counting(left, "shot")) left", status.storage == .full ? .red : .plain))
         }
         if let ev = status.meteredEV { bar.append("EV \(Output.ev(ev))") }
         var lines = [
             bar.joined(separator: "  "),
-            tethered
-                ? "Port      \(identity.name) (libgphoto2), \(English.counting(status.shotCounter, "shot")) this session"
-                : "Module    \(identity.name), firmware \(identity.firmwareVersion ?? "unknown"), protocol v\(identity.protocolVersion.map(String.init) ?? "?"), "
-                    + "battery \(Output.percent(status.moduleBattery)), \(English.counting(status.shotCounter, "shot")) triggered",
+            linkLine(identity, status, kind),
             "Camera    \(identity.cameraModel ?? "none attached"), \(status.cameraPower), battery \(Output.percent(status.cameraBattery))"
                 + (status.busy ? ", busy" : ", ready"),
         ]
@@ -54,5 +52,19 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("Settings  " + settings.map { "\($0.setting.userName) \($0.value.text)" }.joined(separator: ", "))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The line about what links to the camera: the module, the port, or the camera's own remote.
+    private func linkLine(_ identity: CameraIdentity, _ status: CameraStatus, _ kind: CameraStatusReport.Kind) -> String {
+        let shots = English.counting(status.shotCounter, "shot")
+        switch kind {
+        case .tethered:
+            return "Port      \(identity.name) (libgphoto2), \(shots) this session"
+        case .bluetoothCamera(let brand):
+            return "Remote    \(identity.name) (\(brand.displayName) over Bluetooth), \(shots) this session"
+        case .module:
+            return "Module    \(identity.name), firmware \(identity.firmwareVersion ?? "unknown"), "
+                + "protocol v\(identity.protocolVersion.map(String.init) ?? "?"), battery \(Output.percent(status.moduleBattery)), \(shots) triggered"
+        }
     }
 }

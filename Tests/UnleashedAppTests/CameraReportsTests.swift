@@ -34,7 +34,7 @@ import UnleashedSimulator
         let identity = CameraIdentity(name: "usb:001,004", capabilities: [.shoot], cameraModel: "Nikon Z 6")
         let status = CameraStatus(connection: .ready, moduleBattery: nil, cameraBattery: 80, storage: nil, shotsRemaining: nil,
                                   cameraPower: .on, exposureMode: nil, meteredEV: nil, busy: false, shotCounter: 2)
-        let json = CameraStatusReport(identity: identity, status: status, settings: [], tethered: true).json.objectValue
+        let json = CameraStatusReport(identity: identity, status: status, settings: [], kind: .tethered).json.objectValue
         #expect(json?["module"] == nil)
         #expect(json?["backend"] == .string("gphoto2"))
         #expect(json?["camera"]?.objectValue?["port"] == .string("usb:001,004"))
