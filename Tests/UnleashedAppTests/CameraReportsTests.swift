@@ -40,6 +40,20 @@ import UnleashedSimulator
         #expect(json?["camera"]?.objectValue?["port"] == .string("usb:001,004"))
     }
 
+    /// A camera over its own remote, opened as `--demo-camera` opens it, reports its brand and
+    /// what its remote offers, and no module.
+    @Test func statusOfACameraOverItsOwnRemoteHasItsBrandAndNoModule() async throws {
+        let camera = try await CameraProvider.openDemoCamera(.nikon)
+        let report = try await CameraStatusReport.gather(camera)
+        await camera.close()
+        #expect(report.kind == .bluetoothCamera(.nikon))
+        let json = report.json.objectValue
+        #expect(json?["module"] == nil)
+        #expect(json?["backend"] == .string("ble"))
+        #expect(json?["camera"]?.objectValue?["brand"] == .string("nikon"))
+        #expect(json?["camera"]?.objectValue?["capabilities"] == .array([.string("shoot")]))
+    }
+
     /// Formerly a launch of `settings get zoom` and `settings set shutter soon`.
     @Test func aSettingOutsideTheModulesIsOnlyATetheredCamerasAndAValueIsRead() async throws {
         try await withDemoCamera { camera in
