@@ -88,13 +88,6 @@ public enum Canon: CameraRemoteProtocol {
         return nil
     }
 
-    /// Bytes that do not form the message expected.
-    public struct MalformedMessage: Error, Hashable, Sendable, CustomStringConvertible {
-        public var reason: String
-        public init(_ reason: String) { self.reason = reason }
-        public var description: String { "malformed Canon message: \(reason)" }
-    }
-
     // MARK: - Remote mode messages
 
     /// The remote's name, as written to ``remotePairing``: `03` and the name in ASCII. The
@@ -116,10 +109,10 @@ public enum Canon: CameraRemoteProtocol {
         public var bytes: [UInt8] { [Self.opcode] + Array(name.utf8) }
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.first == Self.opcode else { throw MalformedMessage("a remote's name starts 03, not \(spacedHex(Array(bytes.prefix(1))))") }
+            guard bytes.first == Self.opcode else { throw MalformedMessage(.canon, "a remote's name starts 03, not \(spacedHex(Array(bytes.prefix(1))))") }
             let text = bytes.dropFirst()
             guard !text.isEmpty, text.count <= Self.maximumNameLength, text.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                throw MalformedMessage("a remote's name is 1 to \(Self.maximumNameLength) printable ASCII characters")
+                throw MalformedMessage(.canon, "a remote's name is 1 to \(Self.maximumNameLength) printable ASCII characters")
             }
             name = String(decoding: text, as: UTF8.self)
         }
@@ -171,9 +164,9 @@ public enum Canon: CameraRemoteProtocol {
         public var bytes: [UInt8] { [buttons.rawValue | mode.rawValue] }
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == 1 else { throw MalformedMessage("a control value is one byte, not \(bytes.count)") }
+            guard bytes.count == 1 else { throw MalformedMessage(.canon, "a control value is one byte, not \(bytes.count)") }
             guard let mode = DriveMode(rawValue: bytes[0] & 0x0F) else {
-                throw MalformedMessage("unknown drive mode bits \(spacedHex([bytes[0] & 0x0F]))")
+                throw MalformedMessage(.canon, "unknown drive mode bits \(spacedHex([bytes[0] & 0x0F]))")
             }
             self.init(buttons: RemoteButtons(rawValue: bytes[0] & 0xF0), mode: mode)
         }
@@ -214,7 +207,7 @@ public enum Canon: CameraRemoteProtocol {
 
         /// Reads a handshake write (the camera's side) from `characteristic`.
         public init(decoding bytes: [UInt8], on characteristic: GATTCharacteristicID) throws(MalformedMessage) {
-            guard let opcode = bytes.first else { throw MalformedMessage("an empty handshake write") }
+            guard let opcode = bytes.first else { throw MalformedMessage(.canon, "an empty handshake write") }
             let rest = Array(bytes.dropFirst())
             switch (characteristic, opcode) {
             case (handshakeName, 0x01) where !rest.isEmpty: self = .announce(name: String(decoding: rest, as: UTF8.self))
@@ -222,7 +215,7 @@ public enum Canon: CameraRemoteProtocol {
             case (handshakeControl, 0x03) where rest.count == 16: self = .identity(rest)
             case (handshakeControl, 0x04) where !rest.isEmpty: self = .nickname(String(decoding: rest, as: UTF8.self))
             case (handshakeControl, 0x05) where rest.count == 1: self = .deviceType(rest[0])
-            default: throw MalformedMessage("unknown handshake write \(spacedHex(Array(bytes.prefix(20))))")
+            default: throw MalformedMessage(.canon, "unknown handshake write \(spacedHex(Array(bytes.prefix(20))))")
             }
         }
     }
@@ -234,7 +227,7 @@ public enum Canon: CameraRemoteProtocol {
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == 1, let answer = PairingAnswer(rawValue: bytes[0]) else {
-                throw MalformedMessage("a pairing answer is 02 or 03, not \(spacedHex(Array(bytes.prefix(8))))")
+                throw MalformedMessage(.canon, "a pairing answer is 02 or 03, not \(spacedHex(Array(bytes.prefix(8))))")
             }
             self = answer
         }
@@ -255,7 +248,7 @@ public enum Canon: CameraRemoteProtocol {
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == 1, let command = SessionCommand(rawValue: bytes[0]) else {
-                throw MalformedMessage("unknown session command \(spacedHex(Array(bytes.prefix(8))))")
+                throw MalformedMessage(.canon, "unknown session command \(spacedHex(Array(bytes.prefix(8))))")
             }
             self = command
         }
@@ -272,7 +265,7 @@ public enum Canon: CameraRemoteProtocol {
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == 2, bytes[0] == 0x00, let button = SmartShutter(rawValue: bytes[1]) else {
-                throw MalformedMessage("unknown shooting button \(spacedHex(Array(bytes.prefix(8))))")
+                throw MalformedMessage(.canon, "unknown shooting button \(spacedHex(Array(bytes.prefix(8))))")
             }
             self = button
         }
@@ -296,7 +289,7 @@ public enum Canon: CameraRemoteProtocol {
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard let entry = Self.table.first(where: { $0.bytes == bytes }) else {
-                throw MalformedMessage("unknown shooting state \(spacedHex(Array(bytes.prefix(8))))")
+                throw MalformedMessage(.canon, "unknown shooting state \(spacedHex(Array(bytes.prefix(8))))")
             }
             self = entry.state
         }
@@ -314,7 +307,7 @@ public enum Canon: CameraRemoteProtocol {
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard let first = bytes.first, let state = LocationState(rawValue: first) else {
-                throw MalformedMessage("unknown location state \(spacedHex(Array(bytes.prefix(8))))")
+                throw MalformedMessage(.canon, "unknown location state \(spacedHex(Array(bytes.prefix(8))))")
             }
             self = state
         }
@@ -361,12 +354,12 @@ public enum Canon: CameraRemoteProtocol {
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == Self.length, bytes[0] == Self.opcode else {
-                throw MalformedMessage("a location fix is 20 bytes starting 04, not \(bytes.count) bytes")
+                throw MalformedMessage(.canon, "a location fix is 20 bytes starting 04, not \(bytes.count) bytes")
             }
             let letters = [bytes[1], bytes[6], bytes[11]]
             guard [UInt8(ascii: "N"), UInt8(ascii: "S")].contains(letters[0]), [UInt8(ascii: "E"), UInt8(ascii: "W")].contains(letters[1]),
                   [UInt8(ascii: "+"), UInt8(ascii: "-")].contains(letters[2]) else {
-                throw MalformedMessage("location fix hemispheres \(spacedHex(letters))")
+                throw MalformedMessage(.canon, "location fix hemispheres \(spacedHex(letters))")
             }
             latitude = Float(bitPattern: readLittleEndian(bytes, at: 2))
             longitude = Float(bitPattern: readLittleEndian(bytes, at: 7))

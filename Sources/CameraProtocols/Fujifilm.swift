@@ -211,8 +211,8 @@ public enum Fujifilm: CameraRemoteProtocol {
 
         /// The action a second write names; throws for anything else.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == 2 else { throw .length(of: "shutter action", expected: 2, got: bytes.count) }
-            guard bytes[1] == 0, let action = ShutterAction(rawValue: bytes[0]) else { throw .unknown(of: "shutter action", bytes) }
+            guard bytes.count == 2 else { throw .length(.fujifilm, of: "shutter action", expected: 2, got: bytes.count) }
+            guard bytes[1] == 0, let action = ShutterAction(rawValue: bytes[0]) else { throw .unknown(.fujifilm, of: "shutter action", bytes) }
             self = action
         }
     }
@@ -225,7 +225,7 @@ public enum Fujifilm: CameraRemoteProtocol {
 
         /// The status read; throws unless it has 4 bytes.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == 4 else { throw .length(of: "pairing status", expected: 4, got: bytes.count) }
+            guard bytes.count == 4 else { throw .length(.fujifilm, of: "pairing status", expected: 4, got: bytes.count) }
             self.bytes = bytes
         }
 
@@ -245,7 +245,7 @@ public enum Fujifilm: CameraRemoteProtocol {
         public init(seconds: UInt16) { self.seconds = seconds }
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == 2 else { throw .length(of: "geotag sync interval", expected: 2, got: bytes.count) }
+            guard bytes.count == 2 else { throw .length(.fujifilm, of: "geotag sync interval", expected: 2, got: bytes.count) }
             seconds = UInt16(bytes[0]) | UInt16(bytes[1]) << 8
         }
 
@@ -295,13 +295,13 @@ public enum Fujifilm: CameraRemoteProtocol {
 
         /// The fix a camera received; throws for another length or an impossible date.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == Self.length else { throw .length(of: "geotag fix", expected: Self.length, got: bytes.count) }
+            guard bytes.count == Self.length else { throw .length(.fujifilm, of: "geotag fix", expected: Self.length, got: bytes.count) }
             func int32(at index: Int) -> Int32 {
                 Int32(bitPattern: UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
             }
             let time = UTCTime(year: UInt16(bytes[16]) | UInt16(bytes[17]) << 8, month: bytes[19], day: bytes[18],
                                hour: bytes[20], minute: bytes[21], second: bytes[22])
-            guard time.isValid else { throw .unknown(of: "geotag time", Array(bytes[16...])) }
+            guard time.isValid else { throw .unknown(.fujifilm, of: "geotag time", Array(bytes[16...])) }
             self.init(latitudeE7: int32(at: 0), longitudeE7: int32(at: 4), altitudeMetres: int32(at: 8), time: time)
         }
 
@@ -323,22 +323,11 @@ public enum Fujifilm: CameraRemoteProtocol {
             (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
         }
 
-        /// The civil date of `unixSeconds` (proleptic Gregorian, days counted from 1970-01-01).
+        /// The UTC date and time of `unixSeconds`.
         public init(unixSeconds: Int64) {
-            let days = unixSeconds >= 0 ? unixSeconds / 86_400 : (unixSeconds - 86_399) / 86_400
-            let secondOfDay = unixSeconds - days * 86_400
-            // Days to year, month and day in eras of 400 years, from March 1st of year 0.
-            let shifted = days + 719_468
-            let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-            let dayOfEra = shifted - era * 146_097
-            let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-            let monthFromMarch = (5 * dayOfYear + 2) / 153
-            let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-            let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-            let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-            self.init(year: UInt16(clamping: year), month: UInt8(month), day: UInt8(day), hour: UInt8(secondOfDay / 3600),
-                      minute: UInt8(secondOfDay / 60 % 60), second: UInt8(secondOfDay % 60))
+            let time = CalendarTime(unixSeconds: unixSeconds)
+            self.init(year: UInt16(clamping: time.year), month: UInt8(time.month), day: UInt8(time.day), hour: UInt8(time.hour),
+                      minute: UInt8(time.minute), second: UInt8(time.second))
         }
 
         var isValid: Bool { (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 61 }
@@ -372,22 +361,9 @@ public enum Fujifilm: CameraRemoteProtocol {
         }
 
         private static func expect(_ bytes: [UInt8], _ wanted: [UInt8], named name: String, giving notification: Notification) throws(MalformedMessage) -> Notification {
-            guard bytes.count >= 2 else { throw .length(of: name, expected: 2, got: bytes.count) }
-            guard Array(bytes.prefix(2)) == wanted else { throw .unknown(of: name, bytes) }
+            guard bytes.count >= 2 else { throw .length(.fujifilm, of: name, expected: 2, got: bytes.count) }
+            guard Array(bytes.prefix(2)) == wanted else { throw .unknown(.fujifilm, of: name, bytes) }
             return notification
-        }
-    }
-
-    /// Bytes that are not a message of this protocol.
-    public enum MalformedMessage: Error, Hashable, Sendable, CustomStringConvertible {
-        case length(of: String, expected: Int, got: Int)
-        case unknown(of: String, [UInt8])
-
-        public var description: String {
-            switch self {
-            case .length(let name, let expected, let got): "a Fujifilm \(name) has \(expected) bytes, not \(got)"
-            case .unknown(let name, let bytes): "unknown Fujifilm \(name): " + bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ")
-            }
         }
     }
 }

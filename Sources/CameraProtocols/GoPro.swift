@@ -102,9 +102,9 @@ public enum GoPro: CameraRemoteProtocol {
         }
 
         /// Reads the manufacturer data; throws when it is too short to be a GoPro's.
-        public init(manufacturerData data: [UInt8]) throws(GoPro.ProtocolError) {
+        public init(manufacturerData data: [UInt8]) throws(MalformedMessage) {
             guard data.count >= Self.length else {
-                throw ProtocolError("a GoPro advertisement has \(Self.length) bytes of manufacturer data, not \(data.count)")
+                throw MalformedMessage(.gopro, "a GoPro advertisement has \(Self.length) bytes of manufacturer data, not \(data.count)")
             }
             self.init(schemaVersion: data[0], status: Status(rawValue: data[1]), modelID: data[2], capabilities: data[3],
                       reserved: Array(data[4..<11]), mediaOffloadStatus: data[11])
@@ -114,12 +114,5 @@ public enum GoPro: CameraRemoteProtocol {
         public var manufacturerData: [UInt8] {
             [schemaVersion, status.rawValue, modelID, capabilities] + reserved + [mediaOffloadStatus]
         }
-    }
-
-    /// Bytes from the camera that break the protocol: a packet or message the codec cannot read.
-    public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
-        public var reason: String
-        public init(_ reason: String) { self.reason = reason }
-        public var description: String { reason }
     }
 }

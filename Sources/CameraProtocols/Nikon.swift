@@ -71,7 +71,7 @@ public enum Nikon: CameraRemoteProtocol {
 
         /// An ID stored or advertised; throws unless it has 4 bytes.
         public init(bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == Self.length else { throw .length(of: "remote device ID", expected: Self.length, got: bytes.count) }
+            guard bytes.count == Self.length else { throw .length(.nikon, of: "remote device ID", expected: Self.length, got: bytes.count) }
             self.bytes = bytes
         }
 
@@ -128,7 +128,7 @@ public enum Nikon: CameraRemoteProtocol {
         /// The message; throws for another length, an unknown stage, or a stage whose fixed
         /// fields are not what remote mode sends (a smartphone pairing's hashes, for one).
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == Self.length else { throw .length(of: "pairing message", expected: Self.length, got: bytes.count) }
+            guard bytes.count == Self.length else { throw .length(.nikon, of: "pairing message", expected: Self.length, got: bytes.count) }
             let timestamp = bytes[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let payload = Array(bytes[9...])
             switch bytes[0] {
@@ -138,7 +138,7 @@ public enum Nikon: CameraRemoteProtocol {
             case 2 where timestamp == 0 && payload.allSatisfy({ $0 == 0 }): self = .acknowledge
             case 3 where timestamp == 0 && payload.allSatisfy({ $0 == 0 }): self = .confirm
             case 4 where timestamp == 0: self = .serial(payload)
-            default: throw .unknown(of: "pairing message", bytes)
+            default: throw .unknown(.nikon, of: "pairing message", bytes)
             }
         }
 
@@ -203,24 +203,11 @@ public enum Nikon: CameraRemoteProtocol {
 
         /// A button write a camera received; throws for another length, mode or button byte.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count == 2 else { throw .length(of: "button write", expected: 2, got: bytes.count) }
+            guard bytes.count == 2 else { throw .length(.nikon, of: "button write", expected: 2, got: bytes.count) }
             guard let mode = Mode(rawValue: bytes[0]), [Self.pressedByte, Self.releasedByte].contains(bytes[1]) else {
-                throw .unknown(of: "button write", bytes)
+                throw .unknown(.nikon, of: "button write", bytes)
             }
             self.init(mode: mode, pressed: bytes[1] == Self.pressedByte)
-        }
-    }
-
-    /// Bytes that are not a message of this protocol.
-    public enum MalformedMessage: Error, Hashable, Sendable, CustomStringConvertible {
-        case length(of: String, expected: Int, got: Int)
-        case unknown(of: String, [UInt8])
-
-        public var description: String {
-            switch self {
-            case .length(let name, let expected, let got): "a Nikon \(name) has \(expected) bytes, not \(got)"
-            case .unknown(let name, let bytes): "unknown Nikon \(name): " + bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ")
-            }
         }
     }
 }

@@ -63,13 +63,6 @@ public enum Sony: CameraRemoteProtocol {
         return RecognizedCamera(brand: .sony, model: advertisement.name, pairing: pairing, howToPair: howToPair)
     }
 
-    /// Bytes that do not form the message expected.
-    public struct MalformedMessage: Error, Hashable, Sendable, CustomStringConvertible {
-        public var reason: String
-        public init(_ reason: String) { self.reason = reason }
-        public var description: String { "malformed Sony message: \(reason)" }
-    }
-
     // MARK: - Advertisement
 
     /// The flags after tag `22` in the manufacturer data.
@@ -110,7 +103,7 @@ public enum Sony: CameraRemoteProtocol {
         public var isCamera: Bool { productType == Self.cameraType }
 
         public init(manufacturerData bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count >= 6 else { throw MalformedMessage("manufacturer data of \(bytes.count) bytes, at least 6 expected") }
+            guard bytes.count >= 6 else { throw MalformedMessage(.sony, "manufacturer data of \(bytes.count) bytes, at least 6 expected") }
             productType = UInt16(bytes[0]) | UInt16(bytes[1]) << 8
             protocolVersion = bytes[2]
             modelCode = UInt16(bytes[4]) << 8 | UInt16(bytes[5])
@@ -124,7 +117,7 @@ public enum Sony: CameraRemoteProtocol {
                 }
                 index += 3
             }
-            guard let found else { throw MalformedMessage("no flags (tag 22) in the manufacturer data") }
+            guard let found else { throw MalformedMessage(.sony, "no flags (tag 22) in the manufacturer data") }
             flags = found
         }
 
@@ -173,7 +166,7 @@ public enum Sony: CameraRemoteProtocol {
         /// Reads a command (the camera's side); throws for a code the camera does not know.
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == 2, bytes[0] == Self.kind else {
-                throw MalformedMessage("a button command is 01 and a code, not \(spacedHex(bytes))")
+                throw MalformedMessage(.sony, "a button command is 01 and a code, not \(spacedHex(bytes))")
             }
             for button in Button.allCases {
                 for pressed in [false, true] where button.code(pressed: pressed) == bytes[1] {
@@ -181,7 +174,7 @@ public enum Sony: CameraRemoteProtocol {
                     return
                 }
             }
-            throw MalformedMessage("unknown button code \(spacedHex([bytes[1]]))")
+            throw MalformedMessage(.sony, "unknown button code \(spacedHex([bytes[1]]))")
         }
 
         public var description: String { "\(button.rawValue) \(pressed ? "down" : "up")" }
@@ -210,13 +203,13 @@ public enum Sony: CameraRemoteProtocol {
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count >= 3, bytes[0] == Self.kind else {
-                throw MalformedMessage("a status is 02, an item and a value, not \(spacedHex(bytes))")
+                throw MalformedMessage(.sony, "a status is 02, an item and a value, not \(spacedHex(bytes))")
             }
             guard let entry = Self.items.first(where: { $0.item == bytes[1] }) else {
-                throw MalformedMessage("unknown status item \(spacedHex([bytes[1]]))")
+                throw MalformedMessage(.sony, "unknown status item \(spacedHex([bytes[1]]))")
             }
             guard bytes[2] == 0x00 || bytes[2] == Self.on else {
-                throw MalformedMessage("status value \(spacedHex([bytes[2]])), 00 or 20 expected")
+                throw MalformedMessage(.sony, "status value \(spacedHex([bytes[2]])), 00 or 20 expected")
             }
             self = entry.make(bytes[2] == Self.on)
         }
@@ -239,7 +232,7 @@ public enum Sony: CameraRemoteProtocol {
         public init(includesTimeZone: Bool) { self.includesTimeZone = includesTimeZone }
 
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
-            guard bytes.count >= 5 else { throw MalformedMessage("location format of \(bytes.count) bytes, at least 5 expected") }
+            guard bytes.count >= 5 else { throw MalformedMessage(.sony, "location format of \(bytes.count) bytes, at least 5 expected") }
             includesTimeZone = bytes[4] & 0x02 != 0
         }
 
@@ -255,23 +248,10 @@ public enum Sony: CameraRemoteProtocol {
             (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
         }
 
-        /// The UTC calendar time of `unixMilliseconds` (proleptic Gregorian calendar).
+        /// The UTC calendar time of `unixMilliseconds`.
         public init(unixMilliseconds: UInt64) {
-            let seconds = Int(unixMilliseconds / 1000)
-            let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
-            // Days since 1970-01-01 to a civil date, counting in 400-year eras from 0000-03-01.
-            let shifted = days + 719_468
-            let era = shifted / 146_097
-            let dayOfEra = shifted - era * 146_097
-            let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-            let monthIndex = (5 * dayOfYear + 2) / 153
-            day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-            month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-            year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-            hour = secondOfDay / 3600
-            minute = secondOfDay % 3600 / 60
-            second = secondOfDay % 60
+            let time = CalendarTime(unixSeconds: Int64(unixMilliseconds / 1000))
+            self.init(year: time.year, month: time.month, day: time.day, hour: time.hour, minute: time.minute, second: time.second)
         }
     }
 
@@ -331,14 +311,14 @@ public enum Sony: CameraRemoteProtocol {
         /// Reads a fix (the camera's side).
         public init(decoding bytes: [UInt8]) throws(MalformedMessage) {
             guard bytes.count == Self.fullLength || bytes.count == Self.shortLength else {
-                throw MalformedMessage("a location fix is 91 or 95 bytes, not \(bytes.count)")
+                throw MalformedMessage(.sony, "a location fix is 91 or 95 bytes, not \(bytes.count)")
             }
             guard bytes[0] == 0x00, Int(bytes[1]) == bytes.count - 2, bytes[2...4] == [0x08, 0x02, 0xFC], bytes[8...10] == [0x10, 0x10, 0x10] else {
-                throw MalformedMessage("location fix header \(spacedHex(Array(bytes[0..<11])))")
+                throw MalformedMessage(.sony, "location fix header \(spacedHex(Array(bytes[0..<11])))")
             }
             let withZone = bytes[5] == 0x03
             guard withZone == (bytes.count == Self.fullLength) else {
-                throw MalformedMessage("location fix length \(bytes.count) disagrees with its time zone byte \(spacedHex([bytes[5]]))")
+                throw MalformedMessage(.sony, "location fix length \(bytes.count) disagrees with its time zone byte \(spacedHex([bytes[5]]))")
             }
             latitudeE7 = Int32(bitPattern: readBigEndian(bytes, at: 11, count: 4))
             longitudeE7 = Int32(bitPattern: readBigEndian(bytes, at: 15, count: 4))

@@ -206,7 +206,7 @@ public actor RemoteConnection {
                     case .success(let message?):
                         for signal in driver.events(from: message, on: characteristic) { await self?.report(.signal(signal), for: linkGeneration) }
                     case .success(nil): break
-                    case .failure(let error): await self?.report(.protocolError(error.reason), for: linkGeneration)
+                    case .failure(let error): await self?.report(.protocolError(error.description), for: linkGeneration)
                     }
                 case .disconnected(let reason):
                     await inbox.linkLost(reason)

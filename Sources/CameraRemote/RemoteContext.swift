@@ -177,7 +177,7 @@ actor NotificationInbox {
 
     /// Takes a packet; returns the message it completed, if any, after giving it to the first
     /// wait that wanted it. A packet that breaks the framing is returned as the error.
-    func deliver(_ packet: [UInt8], on characteristic: GATTCharacteristicID) -> Result<[UInt8]?, AssemblyError> {
+    func deliver(_ packet: [UInt8], on characteristic: GATTCharacteristicID) -> Result<[UInt8]?, MalformedMessage> {
         var message = packet
         if var assembler = assemblers[characteristic] ?? makeAssembler(characteristic) {
             do {

@@ -73,15 +73,9 @@ public enum RemoteSignal: Hashable, Sendable {
 public protocol MessageAssembler: Sendable {
     /// Takes one packet; returns a message when it completes one. Throws for a packet that
     /// cannot belong to any message (the assembler resets).
-    mutating func accept(_ packet: [UInt8]) throws(AssemblyError) -> [UInt8]?
+    mutating func accept(_ packet: [UInt8]) throws(MalformedMessage) -> [UInt8]?
 }
 
-/// A packet that breaks a protocol's framing.
-public struct AssemblyError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
-}
 
 extension CameraRemoteDriver {
     public var brand: CameraBrand { remoteProtocol.brand }

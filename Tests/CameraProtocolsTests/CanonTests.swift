@@ -30,8 +30,8 @@ import Testing
         #expect(try Canon.RemoteIdentify(decoding: vector.bytes).name == "unleashed")
         // Non-ASCII is dropped and a long name shortened to one write.
         #expect(Canon.RemoteIdentify(name: "Zoë's très long remote name").name == "Zo's trs long remot")
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.RemoteIdentify(decoding: [0x03]) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.RemoteIdentify(decoding: [0x03, 0x07]) }
+        #expect(throws: MalformedMessage.self) { try Canon.RemoteIdentify(decoding: [0x03]) }
+        #expect(throws: MalformedMessage.self) { try Canon.RemoteIdentify(decoding: [0x03, 0x07]) }
     }
 
     @Test(arguments: [
@@ -116,15 +116,15 @@ import Testing
     }
 
     @Test func malformedInputIsAnErrorNotACrash() {
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.RemoteControl(decoding: []) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.RemoteControl(decoding: [0x8C, 0x00]) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.RemoteControl(decoding: [0x81]) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.PairingAnswer(decoding: [0x01]) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.ShootingState(decoding: [0x01, 0x02]) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.LocationState(decoding: []) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.GeoFix(decoding: [0x04] + [UInt8](repeating: 0, count: 19)) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.SmartIdentify(decoding: [0x03, 0x01], on: Canon.handshakeControl) }
-        #expect(throws: Canon.MalformedMessage.self) { try Canon.SmartIdentify(decoding: [0x01], on: Canon.remoteControl) }
+        #expect(throws: MalformedMessage.self) { try Canon.RemoteControl(decoding: []) }
+        #expect(throws: MalformedMessage.self) { try Canon.RemoteControl(decoding: [0x8C, 0x00]) }
+        #expect(throws: MalformedMessage.self) { try Canon.RemoteControl(decoding: [0x81]) }
+        #expect(throws: MalformedMessage.self) { try Canon.PairingAnswer(decoding: [0x01]) }
+        #expect(throws: MalformedMessage.self) { try Canon.ShootingState(decoding: [0x01, 0x02]) }
+        #expect(throws: MalformedMessage.self) { try Canon.LocationState(decoding: []) }
+        #expect(throws: MalformedMessage.self) { try Canon.GeoFix(decoding: [0x04] + [UInt8](repeating: 0, count: 19)) }
+        #expect(throws: MalformedMessage.self) { try Canon.SmartIdentify(decoding: [0x03, 0x01], on: Canon.handshakeControl) }
+        #expect(throws: MalformedMessage.self) { try Canon.SmartIdentify(decoding: [0x01], on: Canon.remoteControl) }
 
         for first in 0...255 {
             _ = try? Canon.RemoteControl(decoding: [UInt8(first)])

@@ -27,9 +27,9 @@ import Testing
             #expect(action.writes == [header, bytes], "\(name)")
             #expect(try Fujifilm.ShutterAction(decoding: bytes) == action, "\(name)")
         }
-        #expect(throws: Fujifilm.MalformedMessage.self) { try Fujifilm.ShutterAction(decoding: [0x01]) }
-        #expect(throws: Fujifilm.MalformedMessage.self) { try Fujifilm.ShutterAction(decoding: [0x04, 0x00]) }
-        #expect(throws: Fujifilm.MalformedMessage.self) { try Fujifilm.ShutterAction(decoding: [0x02, 0x01]) }
+        #expect(throws: MalformedMessage.self) { try Fujifilm.ShutterAction(decoding: [0x01]) }
+        #expect(throws: MalformedMessage.self) { try Fujifilm.ShutterAction(decoding: [0x04, 0x00]) }
+        #expect(throws: MalformedMessage.self) { try Fujifilm.ShutterAction(decoding: [0x02, 0x01]) }
     }
 
     @Test func notificationsParseOnTheirCharacteristics() throws {
@@ -38,8 +38,8 @@ import Testing
         #expect(Fujifilm.Notification.configured.message.bytes == (try vectors.bytes("registered")))
         #expect(Fujifilm.Notification.positionRequested.message.characteristic == Fujifilm.geotagRequest)
         // The registration bytes on the position characteristic are not a request.
-        #expect(throws: Fujifilm.MalformedMessage.self) { try Fujifilm.Notification.parse([0x02, 0x00], on: Fujifilm.geotagRequest) }
-        #expect(throws: Fujifilm.MalformedMessage.self) { try Fujifilm.Notification.parse([0x02], on: Fujifilm.configured) }
+        #expect(throws: MalformedMessage.self) { try Fujifilm.Notification.parse([0x02, 0x00], on: Fujifilm.geotagRequest) }
+        #expect(throws: MalformedMessage.self) { try Fujifilm.Notification.parse([0x02], on: Fujifilm.configured) }
         #expect(try Fujifilm.Notification.parse([0x09], on: Fujifilm.indication1) == nil)
     }
 
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func secureStatusOfAnotherLengthIsRefused() {
-        #expect(throws: Fujifilm.MalformedMessage.length(of: "pairing status", expected: 4, got: 3)) {
+        #expect(throws: MalformedMessage.length(.fujifilm, of: "pairing status", expected: 4, got: 3)) {
             try Fujifilm.SecureStatus(decoding: [0xB4, 0x12, 0x00])
         }
     }

@@ -133,7 +133,7 @@ import Testing
             return
         }
         #expect(try GoPro.HardwareInfo(payload: read.payload) == info)
-        #expect(throws: GoPro.ProtocolError.self) { try GoPro.HardwareInfo(payload: [4, 0, 0, 0, 62]) }
+        #expect(throws: MalformedMessage.self) { try GoPro.HardwareInfo(payload: [4, 0, 0, 0, 62]) }
     }
 
     /// Messages of every length split into packets of at most 20 bytes, counters counting
@@ -145,7 +145,7 @@ import Testing
             let form: GoPro.HeaderForm = length > 8191 ? .extended16 : .extended13
             for fragmenter in [GoPro.Fragmenter(), GoPro.Fragmenter(form: form)] {
                 guard length <= 8191 || fragmenter.form != nil else {
-                    #expect(throws: GoPro.ProtocolError.self) { try fragmenter.packets(for: message) }
+                    #expect(throws: MalformedMessage.self) { try fragmenter.packets(for: message) }
                     continue
                 }
                 let packets = try fragmenter.packets(for: message)
@@ -175,22 +175,22 @@ import Testing
 
     @Test func brokenFramingIsATypedError() throws {
         var reassembler = GoPro.Reassembler()
-        #expect(throws: GoPro.ProtocolError.self) { try reassembler.accept([]) }
-        #expect(throws: GoPro.ProtocolError.self) { try reassembler.accept([0x80, 1, 2]) }
-        #expect(throws: GoPro.ProtocolError.self) { try reassembler.accept([0x60, 1]) }
-        #expect(throws: GoPro.ProtocolError.self) { try reassembler.accept([0x21]) }
-        #expect(throws: GoPro.ProtocolError.self) { try reassembler.accept([0x40, 0x01]) }
-        #expect(throws: GoPro.ProtocolError.self) { try reassembler.accept([0x02, 1, 2, 3]) }
+        #expect(throws: MalformedMessage.self) { try reassembler.accept([]) }
+        #expect(throws: MalformedMessage.self) { try reassembler.accept([0x80, 1, 2]) }
+        #expect(throws: MalformedMessage.self) { try reassembler.accept([0x60, 1]) }
+        #expect(throws: MalformedMessage.self) { try reassembler.accept([0x21]) }
+        #expect(throws: MalformedMessage.self) { try reassembler.accept([0x40, 0x01]) }
+        #expect(throws: MalformedMessage.self) { try reassembler.accept([0x02, 1, 2, 3]) }
         #expect(!reassembler.isAssembling)
         _ = try reassembler.accept([0x20, 0x20] + Array(repeating: 1, count: 18))
         #expect(reassembler.isAssembling)
-        #expect(throws: GoPro.ProtocolError.self) { try reassembler.accept([0x80] + Array(repeating: 1, count: 19)) }
+        #expect(throws: MalformedMessage.self) { try reassembler.accept([0x80] + Array(repeating: 1, count: 19)) }
         #expect(!reassembler.isAssembling, "a broken message is dropped")
-        #expect(throws: GoPro.ProtocolError.self) { try GoPro.QueryResponse(message: [0x13, 0x00, 0x0A, 0x04, 0x00]) }
-        #expect(throws: GoPro.ProtocolError.self) { try GoPro.CommandResponse(message: [0x01]) }
-        #expect(throws: GoPro.ProtocolError.self) { try GoPro.DateTime(bytes: [0x07, 0xE7, 13, 1, 0, 0, 0]) }
-        #expect(throws: GoPro.ProtocolError.self) { try GoPro.Request(message: [0x01, 0x01, 0x07], on: GoPro.command) }
-        #expect(throws: GoPro.ProtocolError.self) { try GoPro.ProtobufMessage(id: .setCameraControlResponse, body: [0x08, 0xFF]).result() }
+        #expect(throws: MalformedMessage.self) { try GoPro.QueryResponse(message: [0x13, 0x00, 0x0A, 0x04, 0x00]) }
+        #expect(throws: MalformedMessage.self) { try GoPro.CommandResponse(message: [0x01]) }
+        #expect(throws: MalformedMessage.self) { try GoPro.DateTime(bytes: [0x07, 0xE7, 13, 1, 0, 0, 0]) }
+        #expect(throws: MalformedMessage.self) { try GoPro.Request(message: [0x01, 0x01, 0x07], on: GoPro.command) }
+        #expect(throws: MalformedMessage.self) { try GoPro.ProtobufMessage(id: .setCameraControlResponse, body: [0x08, 0xFF]).result() }
     }
 
     /// Random bytes from the radio never trap: every parser throws or returns.

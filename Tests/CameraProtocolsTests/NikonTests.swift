@@ -46,11 +46,11 @@ import Testing
         var smart = [UInt8](repeating: 0, count: 17)
         smart[0] = 2
         smart[3] = 0x5A
-        #expect(throws: Nikon.MalformedMessage.self) { try Nikon.PairingMessage(decoding: smart) }
-        #expect(throws: Nikon.MalformedMessage.length(of: "pairing message", expected: 17, got: 16)) {
+        #expect(throws: MalformedMessage.self) { try Nikon.PairingMessage(decoding: smart) }
+        #expect(throws: MalformedMessage.length(.nikon, of: "pairing message", expected: 17, got: 16)) {
             try Nikon.PairingMessage(decoding: Array(repeating: 0, count: 16))
         }
-        #expect(throws: Nikon.MalformedMessage.self) { try Nikon.PairingMessage(decoding: [0x05] + Array(repeating: 0, count: 16)) }
+        #expect(throws: MalformedMessage.self) { try Nikon.PairingMessage(decoding: [0x05] + Array(repeating: 0, count: 16)) }
     }
 
     @Test func buttonsEncodeAndDecode() throws {
@@ -58,8 +58,8 @@ import Testing
         #expect(Nikon.RemoteButton.release.bytes == (try vectors.bytes("shutter-release")))
         #expect(try Nikon.RemoteButton(decoding: vectors.bytes("shutter-press")) == .press)
         #expect(try Nikon.RemoteButton(decoding: [0x05, 0x02]) == Nikon.RemoteButton(mode: .playback, pressed: true))
-        #expect(throws: Nikon.MalformedMessage.self) { try Nikon.RemoteButton(decoding: [0x02, 0x01]) }
-        #expect(throws: Nikon.MalformedMessage.self) { try Nikon.RemoteButton(decoding: [0x02]) }
+        #expect(throws: MalformedMessage.self) { try Nikon.RemoteButton(decoding: [0x02, 0x01]) }
+        #expect(throws: MalformedMessage.self) { try Nikon.RemoteButton(decoding: [0x02]) }
     }
 
     @Test func advertisementsSayWhetherTheCameraIsPairing() throws {
@@ -82,7 +82,7 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<100 { #expect(Nikon.DeviceID.random(using: &generator).bytes.first == 0x01) }
         #expect(try Nikon.DeviceID(bytes: [0x01, 0xA0, 0xDD, 0x0A]).description == "01a0dd0a")
-        #expect(throws: Nikon.MalformedMessage.self) { try Nikon.DeviceID(bytes: [0x01]) }
+        #expect(throws: MalformedMessage.self) { try Nikon.DeviceID(bytes: [0x01]) }
     }
 
     /// Bytes from the radio never trap a parser, and whatever decodes encodes back to itself.

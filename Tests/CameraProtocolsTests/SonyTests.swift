@@ -120,16 +120,16 @@ import Testing
     }
 
     @Test func malformedInputIsAnErrorNotACrash() {
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.Status(decoding: []) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x3F]) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x11, 0x20]) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x3F, 0x21]) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.ButtonCommand(decoding: [0x01, 0x10]) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.ButtonCommand(decoding: [0x01]) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.Advertisement(manufacturerData: [0x03, 0x00, 0x64]) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.Advertisement(manufacturerData: [0x03, 0x00, 0x64, 0x00, 0x45, 0x31, 0x21, 0x00]) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.LocationFix(decoding: [UInt8](repeating: 0, count: 95)) }
-        #expect(throws: Sony.MalformedMessage.self) { try Sony.LocationFormat(decoding: [0x00]) }
+        #expect(throws: MalformedMessage.self) { try Sony.Status(decoding: []) }
+        #expect(throws: MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x3F]) }
+        #expect(throws: MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x11, 0x20]) }
+        #expect(throws: MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x3F, 0x21]) }
+        #expect(throws: MalformedMessage.self) { try Sony.ButtonCommand(decoding: [0x01, 0x10]) }
+        #expect(throws: MalformedMessage.self) { try Sony.ButtonCommand(decoding: [0x01]) }
+        #expect(throws: MalformedMessage.self) { try Sony.Advertisement(manufacturerData: [0x03, 0x00, 0x64]) }
+        #expect(throws: MalformedMessage.self) { try Sony.Advertisement(manufacturerData: [0x03, 0x00, 0x64, 0x00, 0x45, 0x31, 0x21, 0x00]) }
+        #expect(throws: MalformedMessage.self) { try Sony.LocationFix(decoding: [UInt8](repeating: 0, count: 95)) }
+        #expect(throws: MalformedMessage.self) { try Sony.LocationFormat(decoding: [0x00]) }
 
         // Every two-byte input, and every status-shaped three-byte one, parses or throws.
         for first in 0...255 {

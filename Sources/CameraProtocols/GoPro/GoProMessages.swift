@@ -117,15 +117,15 @@ extension GoPro {
         public var second: UInt8
 
         /// Throws for a field out of its calendar range.
-        public init(year: UInt16, month: UInt8, day: UInt8, hour: UInt8, minute: UInt8, second: UInt8) throws(ProtocolError) {
+        public init(year: UInt16, month: UInt8, day: UInt8, hour: UInt8, minute: UInt8, second: UInt8) throws(MalformedMessage) {
             guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else {
-                throw ProtocolError("no such date and time: \(year)-\(month)-\(day) \(hour):\(minute):\(second)")
+                throw MalformedMessage(.gopro, "no such date and time: \(year)-\(month)-\(day) \(hour):\(minute):\(second)")
             }
             (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
         }
 
-        public init(bytes: [UInt8]) throws(ProtocolError) {
-            guard bytes.count == 7 else { throw ProtocolError("a date and time has 7 bytes, not \(bytes.count)") }
+        public init(bytes: [UInt8]) throws(MalformedMessage) {
+            guard bytes.count == 7 else { throw MalformedMessage(.gopro, "a date and time has 7 bytes, not \(bytes.count)") }
             try self.init(year: UInt16(bytes[0]) << 8 | UInt16(bytes[1]), month: bytes[2], day: bytes[3],
                           hour: bytes[4], minute: bytes[5], second: bytes[6])
         }
@@ -220,7 +220,7 @@ extension GoPro {
         }
 
         /// The message's packets, each written as one GATT write.
-        public func packets(_ fragmenter: Fragmenter = Fragmenter()) throws(ProtocolError) -> [[UInt8]] {
+        public func packets(_ fragmenter: Fragmenter = Fragmenter()) throws(MalformedMessage) -> [[UInt8]] {
             try fragmenter.packets(for: message)
         }
 
@@ -229,19 +229,19 @@ extension GoPro {
         }
 
         /// Reads a request from its message, as the camera does.
-        public init(message: [UInt8], on characteristic: GATTCharacteristicID) throws(ProtocolError) {
-            guard let id = message.first else { throw ProtocolError("an empty request") }
+        public init(message: [UInt8], on characteristic: GATTCharacteristicID) throws(MalformedMessage) {
+            guard let id = message.first else { throw MalformedMessage(.gopro, "an empty request") }
             switch characteristic {
             case GoPro.command:
                 if message.count >= 2, ProtobufID(feature: message[0], action: message[1]) == .setCameraControl {
                     let fields = try Protobuf.varintFields(Array(message.dropFirst(2)))
                     guard let raw = fields[1], let control = CameraControl(rawValue: UInt8(truncatingIfNeeded: raw)), raw <= 0xFF else {
-                        throw ProtocolError("Set Camera Control without a known control status")
+                        throw MalformedMessage(.gopro, "Set Camera Control without a known control status")
                     }
                     self = .setCameraControl(control)
                     return
                 }
-                guard let command = CommandID(rawValue: id) else { throw ProtocolError("unknown command " + GoPro.hex([id])) }
+                guard let command = CommandID(rawValue: id) else { throw MalformedMessage(.gopro, "unknown command " + GoPro.hex([id])) }
                 let parameters = try Self.parameters(Array(message.dropFirst()))
                 switch (command, parameters.count) {
                 case (.setShutter, 1) where parameters[0].count == 1 && parameters[0][0] <= 1:
@@ -252,15 +252,15 @@ extension GoPro {
                 case (.getOpenGoProVersion, 0): self = .getOpenGoProVersion
                 case (.loadPresetGroup, 1) where parameters[0].count == 2:
                     guard let group = PresetGroup(rawValue: UInt16(parameters[0][0]) << 8 | UInt16(parameters[0][1])) else {
-                        throw ProtocolError("unknown preset group " + GoPro.hex(parameters[0]))
+                        throw MalformedMessage(.gopro, "unknown preset group " + GoPro.hex(parameters[0]))
                     }
                     self = .loadPresetGroup(group)
                 default:
-                    throw ProtocolError("command \(command) with parameters " + GoPro.hex(Array(message.dropFirst())))
+                    throw MalformedMessage(.gopro, "command \(command) with parameters " + GoPro.hex(Array(message.dropFirst())))
                 }
             case GoPro.settings:
                 guard message.count == 3, message[1] == 1, let setting = SettingID(rawValue: id) else {
-                    throw ProtocolError("a setting write this codec does not know: " + GoPro.hex(message))
+                    throw MalformedMessage(.gopro, "a setting write this codec does not know: " + GoPro.hex(message))
                 }
                 self = setting == .led && message[2] == Self.keepAliveValue ? .keepAlive : .setSetting(setting, message[2])
             case GoPro.query:
@@ -268,21 +268,21 @@ extension GoPro {
                 switch QueryID(rawValue: id) {
                 case .getStatusValues: self = .getStatuses(ids)
                 case .registerStatusUpdates: self = .registerStatusUpdates(ids)
-                default: throw ProtocolError("a query this codec does not send: " + GoPro.hex(message))
+                default: throw MalformedMessage(.gopro, "a query this codec does not send: " + GoPro.hex(message))
                 }
             default:
-                throw ProtocolError("\(characteristic) takes no requests")
+                throw MalformedMessage(.gopro, "\(characteristic) takes no requests")
             }
         }
 
         /// `[len][value]…` until the end.
-        static func parameters(_ bytes: [UInt8]) throws(ProtocolError) -> [[UInt8]] {
+        static func parameters(_ bytes: [UInt8]) throws(MalformedMessage) -> [[UInt8]] {
             var values: [[UInt8]] = []
             var index = 0
             while index < bytes.count {
                 let length = Int(bytes[index])
                 guard index + 1 + length <= bytes.count else {
-                    throw ProtocolError("a parameter of \(length) bytes where \(bytes.count - index - 1) remain")
+                    throw MalformedMessage(.gopro, "a parameter of \(length) bytes where \(bytes.count - index - 1) remain")
                 }
                 values.append(Array(bytes[(index + 1)..<(index + 1 + length)]))
                 index += 1 + length
@@ -305,15 +305,15 @@ extension GoPro {
             self.payload = payload
         }
 
-        public init(message: [UInt8]) throws(ProtocolError) {
-            guard message.count >= 2 else { throw ProtocolError("a response of \(message.count) bytes has no status") }
+        public init(message: [UInt8]) throws(MalformedMessage) {
+            guard message.count >= 2 else { throw MalformedMessage(.gopro, "a response of \(message.count) bytes has no status") }
             self.init(id: message[0], status: ResultStatus(message[1]), payload: Array(message.dropFirst(2)))
         }
 
         public var message: [UInt8] { [id, status.byte] + payload }
 
         /// The payload read as `[len][value]…` (Get Hardware Info, Get Open GoPro Version).
-        public func fields() throws(ProtocolError) -> [[UInt8]] {
+        public func fields() throws(MalformedMessage) -> [[UInt8]] {
             try Request.parameters(payload)
         }
     }
@@ -357,15 +357,15 @@ extension GoPro {
             self.values = values
         }
 
-        public init(message: [UInt8]) throws(ProtocolError) {
-            guard message.count >= 2 else { throw ProtocolError("a query response of \(message.count) bytes has no status") }
+        public init(message: [UInt8]) throws(MalformedMessage) {
+            guard message.count >= 2 else { throw MalformedMessage(.gopro, "a query response of \(message.count) bytes has no status") }
             var values: [StatusValue] = []
             var index = 2
             while index < message.count {
-                guard index + 2 <= message.count else { throw ProtocolError("a status value cut short after its ID") }
+                guard index + 2 <= message.count else { throw MalformedMessage(.gopro, "a status value cut short after its ID") }
                 let length = Int(message[index + 1])
                 guard index + 2 + length <= message.count else {
-                    throw ProtocolError("status \(message[index]) claims \(length) bytes where \(message.count - index - 2) remain")
+                    throw MalformedMessage(.gopro, "status \(message[index]) claims \(length) bytes where \(message.count - index - 2) remain")
                 }
                 values.append(StatusValue(id: StatusID(rawValue: message[index]), value: Array(message[(index + 2)..<(index + 2 + length)])))
                 index += 2 + length
@@ -405,8 +405,8 @@ extension GoPro {
 
         /// Field 1 of a response read as `ResponseGeneric.result`; throws when the body is not
         /// protobuf or lacks it.
-        public func result() throws(ProtocolError) -> GenericResult {
-            guard let raw = try Protobuf.varintFields(body)[1] else { throw ProtocolError("a protobuf response without a result") }
+        public func result() throws(MalformedMessage) -> GenericResult {
+            guard let raw = try Protobuf.varintFields(body)[1] else { throw MalformedMessage(.gopro, "a protobuf response without a result") }
             return GenericResult(rawValue: raw) ?? .unknown
         }
     }
@@ -419,7 +419,7 @@ extension GoPro {
         case protobuf(ProtobufMessage)
 
         /// Reads one whole message (after reassembly) notified on `characteristic`.
-        public init(message: [UInt8], on characteristic: GATTCharacteristicID) throws(ProtocolError) {
+        public init(message: [UInt8], on characteristic: GATTCharacteristicID) throws(MalformedMessage) {
             if message.count >= 2, case let id = ProtobufID(feature: message[0], action: message[1]), ProtobufID.known.contains(id) {
                 self = .protobuf(ProtobufMessage(id: id, body: Array(message.dropFirst(2))))
                 return
@@ -428,7 +428,7 @@ extension GoPro {
             case GoPro.commandResponse: self = .command(try CommandResponse(message: message))
             case GoPro.settingsResponse: self = .setting(try CommandResponse(message: message))
             case GoPro.queryResponse: self = .query(try QueryResponse(message: message))
-            default: throw ProtocolError("\(characteristic) is not a GoPro response characteristic")
+            default: throw MalformedMessage(.gopro, "\(characteristic) is not a GoPro response characteristic")
             }
         }
 
@@ -463,10 +463,10 @@ extension GoPro {
 
         /// Reads the fields of a successful response's payload; the access point's fields may
         /// be missing.
-        public init(payload: [UInt8]) throws(ProtocolError) {
+        public init(payload: [UInt8]) throws(MalformedMessage) {
             let fields = try Request.parameters(payload)
-            guard fields.count >= 5 else { throw ProtocolError("hardware info has \(fields.count) fields, fewer than 5") }
-            guard fields[0].count <= 4 else { throw ProtocolError("a model number of \(fields[0].count) bytes") }
+            guard fields.count >= 5 else { throw MalformedMessage(.gopro, "hardware info has \(fields.count) fields, fewer than 5") }
+            guard fields[0].count <= 4 else { throw MalformedMessage(.gopro, "a model number of \(fields[0].count) bytes") }
             func text(_ index: Int) -> String { index < fields.count ? String(decoding: fields[index], as: UTF8.self) : "" }
             self.init(modelNumber: fields[0].reduce(0) { $0 << 8 | UInt32($1) }, modelName: text(1), firmwareVersion: text(3),
                       serialNumber: text(4), accessPointSSID: text(5), accessPointMAC: text(6))
@@ -486,10 +486,10 @@ extension GoPro {
         public var major: UInt8
         public var minor: UInt8
 
-        public init(response: CommandResponse) throws(ProtocolError) {
+        public init(response: CommandResponse) throws(MalformedMessage) {
             let fields = try response.fields()
             guard fields.count == 2, fields[0].count == 1, fields[1].count == 1 else {
-                throw ProtocolError("an Open GoPro version is two 1-byte fields, not " + GoPro.hex(response.payload))
+                throw MalformedMessage(.gopro, "an Open GoPro version is two 1-byte fields, not " + GoPro.hex(response.payload))
             }
             major = fields[0][0]
             minor = fields[1][0]
@@ -515,21 +515,21 @@ extension GoPro {
         }
 
         /// The varint fields of a message by number (the last wins); throws for malformed bytes.
-        static func varintFields(_ bytes: [UInt8]) throws(ProtocolError) -> [UInt64: UInt64] {
+        static func varintFields(_ bytes: [UInt8]) throws(MalformedMessage) -> [UInt64: UInt64] {
             var fields: [UInt64: UInt64] = [:]
             var index = 0
-            func readVarint() throws(ProtocolError) -> UInt64 {
+            func readVarint() throws(MalformedMessage) -> UInt64 {
                 var value: UInt64 = 0
                 var shift: UInt64 = 0
                 while index < bytes.count {
                     let byte = bytes[index]
                     index += 1
-                    guard shift < 64 else { throw ProtocolError("a protobuf varint longer than 64 bits") }
+                    guard shift < 64 else { throw MalformedMessage(.gopro, "a protobuf varint longer than 64 bits") }
                     value |= UInt64(byte & 0x7F) << shift
                     if byte & 0x80 == 0 { return value }
                     shift += 7
                 }
-                throw ProtocolError("a protobuf varint cut short")
+                throw MalformedMessage(.gopro, "a protobuf varint cut short")
             }
             while index < bytes.count {
                 let key = try readVarint()
@@ -537,14 +537,14 @@ extension GoPro {
                 case 0: fields[key >> 3] = try readVarint()
                 case 1, 5:
                     let size = key & 0x07 == 1 ? 8 : 4
-                    guard index + size <= bytes.count else { throw ProtocolError("a protobuf fixed field cut short") }
+                    guard index + size <= bytes.count else { throw MalformedMessage(.gopro, "a protobuf fixed field cut short") }
                     index += size
                 case 2:
                     let length = try readVarint()
-                    guard length <= UInt64(bytes.count - index) else { throw ProtocolError("a protobuf field cut short") }
+                    guard length <= UInt64(bytes.count - index) else { throw MalformedMessage(.gopro, "a protobuf field cut short") }
                     index += Int(length)
                 default:
-                    throw ProtocolError("protobuf wire type \(key & 0x07) is not read here")
+                    throw MalformedMessage(.gopro, "protobuf wire type \(key & 0x07) is not read here")
                 }
             }
             return fields

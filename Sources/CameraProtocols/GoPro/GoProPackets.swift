@@ -34,20 +34,20 @@ extension GoPro {
         }
 
         /// Reads the header at the front of `packet`; returns it and its size in bytes.
-        public static func read(_ packet: [UInt8]) throws(ProtocolError) -> (header: PacketHeader, size: Int) {
-            guard let first = packet.first else { throw ProtocolError("an empty packet") }
+        public static func read(_ packet: [UInt8]) throws(MalformedMessage) -> (header: PacketHeader, size: Int) {
+            guard let first = packet.first else { throw MalformedMessage(.gopro, "an empty packet") }
             if first & 0x80 != 0 { return (.continuation(counter: first & 0x0F), 1) }
             switch (first & 0x60) >> 5 {
             case 0:
                 return (.start(.general, length: Int(first & 0x1F)), 1)
             case 1:
-                guard packet.count >= 2 else { throw ProtocolError("an extended 13-bit header cut short") }
+                guard packet.count >= 2 else { throw MalformedMessage(.gopro, "an extended 13-bit header cut short") }
                 return (.start(.extended13, length: Int(first & 0x1F) << 8 | Int(packet[1])), 2)
             case 2:
-                guard packet.count >= 3 else { throw ProtocolError("an extended 16-bit header cut short") }
+                guard packet.count >= 3 else { throw MalformedMessage(.gopro, "an extended 16-bit header cut short") }
                 return (.start(.extended16, length: Int(packet[1]) << 8 | Int(packet[2])), 3)
             default:
-                throw ProtocolError("a start packet with the reserved header type 3 (" + GoPro.hex([first]) + ")")
+                throw MalformedMessage(.gopro, "a start packet with the reserved header type 3 (" + GoPro.hex([first]) + ")")
             }
         }
     }
@@ -84,10 +84,10 @@ extension GoPro {
 
         /// The packets of `message`, continuation counters counting from 0. Throws when the
         /// message is too long for the form.
-        public func packets(for message: [UInt8]) throws(ProtocolError) -> [[UInt8]] {
+        public func packets(for message: [UInt8]) throws(MalformedMessage) -> [[UInt8]] {
             guard let form = form ?? HeaderForm.forSending(message.count),
                   let header = PacketHeader.start(form, length: message.count).bytes else {
-                throw ProtocolError("a message of \(message.count) bytes is too long for one Open GoPro message")
+                throw MalformedMessage(.gopro, "a message of \(message.count) bytes is too long for one Open GoPro message")
             }
             var packets: [[UInt8]] = []
             var packet = header
@@ -119,7 +119,7 @@ extension GoPro {
         /// Takes one packet; returns the message it completes, if any. A start packet abandons
         /// an unfinished message (the camera gave up on it). Throws, and resets, for a
         /// continuation with no message begun or a packet longer than what is left.
-        public mutating func accept(_ packet: [UInt8]) throws(ProtocolError) -> [UInt8]? {
+        public mutating func accept(_ packet: [UInt8]) throws(MalformedMessage) -> [UInt8]? {
             let header: PacketHeader
             let size: Int
             do {
@@ -136,14 +136,14 @@ extension GoPro {
             case .continuation:
                 guard remaining > 0 else {
                     reset()
-                    throw ProtocolError("a continuation packet with no message begun")
+                    throw MalformedMessage(.gopro, "a continuation packet with no message begun")
                 }
             }
             let body = packet.count - size
             guard body <= remaining else {
                 let expected = remaining
                 reset()
-                throw ProtocolError("a packet carries \(body) bytes where the message has \(expected) left")
+                throw MalformedMessage(.gopro, "a packet carries \(body) bytes where the message has \(expected) left")
             }
             buffer.append(contentsOf: packet[size...])
             remaining -= body

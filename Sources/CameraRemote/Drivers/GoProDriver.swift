@@ -249,17 +249,13 @@ public struct GoProDriver: CameraRemoteDriver {
 
     /// The camera-local date and time `time` names: its instant moved by its UTC offset.
     public static func localDateTime(_ time: WallTime) throws(CameraError) -> GoPro.DateTime {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0) ?? calendar.timeZone
-        let seconds = Double(time.unixMilliseconds / 1000) + Double(time.utcOffsetMinutes * 60)
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: seconds))
-        guard let year = parts.year, (1...Int(UInt16.max)).contains(year), let month = parts.month, let day = parts.day,
-              let hour = parts.hour, let minute = parts.minute, let second = parts.second,
-              let local = try? GoPro.DateTime(year: UInt16(year), month: UInt8(month), day: UInt8(day),
-                                              hour: UInt8(hour), minute: UInt8(minute), second: UInt8(second)) else {
+        let local = CalendarTime(local: time)
+        guard (1...Int(UInt16.max)).contains(local.year),
+              let dateTime = try? GoPro.DateTime(year: UInt16(local.year), month: UInt8(local.month), day: UInt8(local.day),
+                                                 hour: UInt8(local.hour), minute: UInt8(local.minute), second: UInt8(local.second)) else {
             throw .invalidArgument("a GoPro cannot be set to \(time.unixMilliseconds) ms after 1970")
         }
-        return local
+        return dateTime
     }
 }
 
@@ -270,11 +266,7 @@ public struct GoProMessageAssembler: MessageAssembler {
 
     public init() {}
 
-    public mutating func accept(_ packet: [UInt8]) throws(AssemblyError) -> [UInt8]? {
-        do {
-            return try reassembler.accept(packet)
-        } catch {
-            throw AssemblyError(error.reason)
-        }
+    public mutating func accept(_ packet: [UInt8]) throws(MalformedMessage) -> [UInt8]? {
+        try reassembler.accept(packet)
     }
 }

@@ -50,7 +50,7 @@ public struct NikonDriver: CameraRemoteDriver {
         try await remote.write(Nikon.PairingMessage.confirm.bytes, to: Nikon.pairing, for: "pairing")
         let last = try await serial.wait(for: "the camera's last pairing stage", timeout: answerTimeout)
         guard case .serial? = try? Nikon.PairingMessage(decoding: last) else {
-            throw .device(DeviceFailure(.failed, "the camera's last pairing stage was not what a remote expects: \(Nikon.MalformedMessage.unknown(of: "stage 4", last))"))
+            throw .device(DeviceFailure(.failed, "the camera's last pairing stage was not what a remote expects: \(MalformedMessage.unknown(.nikon, of: "stage 4", last))"))
         }
         return nil
     }
