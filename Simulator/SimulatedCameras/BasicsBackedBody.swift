@@ -3,12 +3,17 @@
 /// its brand does (its GATT writes and reads, and what it forgets when a link ends).
 public protocol BasicsBackedBody: SimulatedCameraBody {
     var basics: BodyBasics { get set }
+    /// A client linked: what the camera knows of a connection starts afresh.
+    func linkStarted()
     /// The link went away (closed, dropped, or the camera slept): buttons come up, and what
     /// the camera knew of that connection is forgotten.
     func linkEnded()
 }
 
 extension BasicsBackedBody {
+    /// Most bodies keep nothing per connection.
+    public func linkStarted() {}
+
     public var picturesTaken: Int { basics.picturesTaken }
     public var isConnectable: Bool { !basics.asleep }
     /// Whether a client is linked now.
@@ -16,6 +21,7 @@ extension BasicsBackedBody {
 
     public func connected(_ deliver: @escaping @Sendable (BodySignal) -> Void) {
         basics.connected(deliver)
+        linkStarted()
     }
 
     public func disconnected() {

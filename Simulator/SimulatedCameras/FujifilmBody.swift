@@ -9,7 +9,7 @@ public import CameraProtocols
 /// each full press. Shutter writes before registration, or an action without its `01 00`
 /// header, are refused with ATT "write not permitted"; the camera's remote switch off refuses
 /// them the same way.
-public actor FujifilmBody: SimulatedCameraBody {
+public actor FujifilmBody: BasicsBackedBody {
     public nonisolated let brand = CameraBrand.fujifilm
     public nonisolated let model: String
     public nonisolated let address: String
@@ -26,7 +26,7 @@ public actor FujifilmBody: SimulatedCameraBody {
         return false
     }
 
-    private var basics: BodyBasics
+    public var basics: BodyBasics
     /// The secure generation's status, read and acknowledged at every connection.
     private let status: [UInt8]
     /// Names of the remotes this camera registered.
@@ -58,8 +58,6 @@ public actor FujifilmBody: SimulatedCameraBody {
         basics = BodyBasics(pairingOpen: pairingOpen)
     }
 
-    public var picturesTaken: Int { basics.picturesTaken }
-    public var isConnectable: Bool { !basics.asleep }
 
     public func advertisement() -> AdvertisementData {
         switch generation {
@@ -72,16 +70,6 @@ public actor FujifilmBody: SimulatedCameraBody {
             return AdvertisementData(name: model, serviceUUIDs: [service],
                                      manufacturerData: [Fujifilm.companyID: Fujifilm.manufacturerData(for: generation)])
         }
-    }
-
-    public func connected(_ deliver: @escaping @Sendable (BodySignal) -> Void) {
-        basics.connected(deliver)
-        (authenticated, registered, headerWritten) = (false, false, false)
-    }
-
-    public func disconnected() {
-        basics.disconnected()
-        buttons = .release
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
@@ -137,12 +125,11 @@ public actor FujifilmBody: SimulatedCameraBody {
         buttons = action
     }
 
-    public func sleep() {
-        basics.sleep()
-        buttons = .release
+    public func linkStarted() {
+        (authenticated, registered, headerWritten) = (false, false, false)
     }
 
-    public func wake() { basics.wake() }
-    public func setPairingMode(_ open: Bool) { basics.pairingOpen = open }
-    public func setRemoteEnabled(_ enabled: Bool) { basics.remoteEnabled = enabled }
+    public func linkEnded() {
+        buttons = .release
+    }
 }

@@ -7,7 +7,7 @@ public import CameraProtocols
 /// ignores the handshake of any other remote (no answer, as the camera does). Each button press
 /// in shutter mode takes a picture. Button writes before the handshake, or with the camera's
 /// remote switch off, are refused with ATT "write not permitted".
-public actor NikonBody: SimulatedCameraBody {
+public actor NikonBody: BasicsBackedBody {
     public nonisolated let brand = CameraBrand.nikon
     public nonisolated let model: String
     public nonisolated let address: String
@@ -16,7 +16,7 @@ public actor NikonBody: SimulatedCameraBody {
 
     private enum Stage { case waiting, acknowledged, ready }
 
-    private var basics: BodyBasics
+    public var basics: BodyBasics
     /// The bytes the camera sends at stage 4.
     private let serial: [UInt8]
     private var stage = Stage.waiting
@@ -43,23 +43,11 @@ public actor NikonBody: SimulatedCameraBody {
         basics = BodyBasics(pairingOpen: pairingOpen)
     }
 
-    public var picturesTaken: Int { basics.picturesTaken }
-    public var isConnectable: Bool { !basics.asleep }
 
     public func advertisement() -> AdvertisementData {
         guard !basics.pairingOpen, let pairedRemote else { return AdvertisementData(name: model, serviceUUIDs: [Nikon.service]) }
         return AdvertisementData(name: model, serviceUUIDs: [Nikon.service],
                                  manufacturerData: [Nikon.companyID: Nikon.manufacturerData(waitingFor: pairedRemote)])
-    }
-
-    public func connected(_ deliver: @escaping @Sendable (BodySignal) -> Void) {
-        basics.connected(deliver)
-        stage = .waiting
-    }
-
-    public func disconnected() {
-        basics.disconnected()
-        pressed = false
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
@@ -103,12 +91,11 @@ public actor NikonBody: SimulatedCameraBody {
         throw .readNotPermitted
     }
 
-    public func sleep() {
-        basics.sleep()
-        pressed = false
+    public func linkStarted() {
+        stage = .waiting
     }
 
-    public func wake() { basics.wake() }
-    public func setPairingMode(_ open: Bool) { basics.pairingOpen = open }
-    public func setRemoteEnabled(_ enabled: Bool) { basics.remoteEnabled = enabled }
+    public func linkEnded() {
+        pressed = false
+    }
 }
