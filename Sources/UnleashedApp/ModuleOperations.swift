@@ -1,5 +1,7 @@
 public import BlueZ
 public import CameraKit
+public import CameraProtocols
+import CameraRemote
 public import DaemonClient
 public import DBus
 public import Foundation
@@ -119,6 +121,7 @@ public struct ModuleOperations: Sendable {
                 throw .choice(.invalid(code: "severalModules", "several modules in range: name one (" + modules.joined(separator: ", ") + ")"))
             }
         }
+        if let camera = try await connectCamera(address, agent: agent) { return camera }
         let device = try await find(address, agent: agent, keepLink: true)
         let opened: OpenedCamera
         do throws(CameraOpenError) {
@@ -147,6 +150,36 @@ public struct ModuleOperations: Sendable {
             throw .open(error)
         }
         return connected
+    }
+
+    /// Connects `wanted` when it is a camera this tool drives through its own remote protocol
+    /// (pairing it as its brand needs), checks it by reading its status and lets it go; nil when
+    /// it is not such a camera. A camera is not remembered as the default module: commands reach
+    /// it with `--ble-camera`.
+    private func connectCamera(_ wanted: String, agent: PairingAgent) async throws(ModuleCommandError) -> ConnectedModule? {
+        let spec = BluetoothCameraSpec(camera: wanted, adapter: adapter, scanTimeout: scanTimeout, pairing: .pair(agent))
+        let camera: BLECamera
+        do throws(CameraOpenError) {
+            guard let (device, brand) = try await CameraProvider.findCamera(spec, bus: bus) else { return nil }
+            var known = spec
+            (known.camera, known.brand) = (device.address, brand)
+            camera = try await CameraProvider.openBluetoothCamera(known, name: device.name, bus: bus)
+        } catch .camera(.device(let failure)) where failure.kind == .disconnected {
+            // Nothing answered: look for a module, which says what to check for one.
+            return nil
+        } catch {
+            throw .open(error)
+        }
+        let status: CameraStatus
+        do throws(CameraError) {
+            status = try await camera.status()
+        } catch {
+            await camera.close()
+            throw .camera(error)
+        }
+        await camera.close()
+        return ConnectedModule(address: wanted, name: camera.identity.name, identity: camera.identity, status: status,
+                               brand: camera.driver.brand)
     }
 
     /// Asks the daemon to connect `wanted` and keep it connected; nil when no daemon answers, so
@@ -290,9 +323,20 @@ public struct ConnectedModule: ModuleReport {
     public var daemon = false
     /// Why the module could not be remembered as the default, when it could not.
     public var rememberFailure: String?
+    /// Set for a camera driven through its own Bluetooth remote protocol, which is checked but
+    /// not remembered.
+    public var brand: CameraBrand?
 
     /// The `--json` document `connect` prints.
     public var json: JSONValue {
+        if let brand {
+            return .object([
+                "address": .string(address), "name": .string(name), "brand": .string(brand.rawValue),
+                "camera": identity?.cameraModel.map(JSONValue.string) ?? .null,
+                "offers": .array(RemoteOffer.names(identity?.capabilities ?? []).map(JSONValue.string)),
+                "remembered": false,
+            ])
+        }
         var members: [String: JSONValue] = [
             "address": .string(address), "name": .string(name),
             "firmware": identity?.firmwareVersion.map(JSONValue.string) ?? .null,
@@ -308,6 +352,11 @@ public struct ConnectedModule: ModuleReport {
 
     /// The lines `connect` prints.
     public var text: String {
+        if let brand {
+            return "Connected to \(name) (\(address)), a \(brand.displayName) camera over its own Bluetooth remote; it offers: "
+                + RemoteOffer.names(identity?.capabilities ?? []).joined(separator: ", ")
+                + ".\nDrive it with: unleashed --ble-camera \(address) COMMAND"
+        }
         func percent(_ value: Int?) -> String { value.map { "\($0)%" } ?? "unknown" }
         return """
             Connected to \(name) (\(address)), firmware \(identity?.firmwareVersion ?? "unknown"), \

@@ -84,6 +84,14 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         #expect(sighting.sightingLine.contains(brand.displayName))
         #expect(seen.contains { $0.advertisement != nil }, "the module is listed beside the camera")
 
+        // `unleashed connect` checks the camera (pairing it) and says how to drive it; a camera
+        // is not remembered as the default module.
+        let operations = bench.operations()
+        let connected = try await operations.connect(address, agent: PairingAgent { _ in .accept })
+        #expect(connected.brand == brand)
+        #expect(connected.text.contains("unleashed --ble-camera \(address)"), "\(connected.text)")
+        #expect(!FileManager.default.fileExists(atPath: operations.rememberedFile.path))
+
         let camera = try await bench.open(address)
         defer { Task { await camera.close() } }
         #expect(camera.identity.capabilities.contains(.shoot))
