@@ -113,6 +113,28 @@ struct DaemonJobTests {
         try await rig.stop()
     }
 
+    @Test("a configured GoPro (brand = \"gopro\") is held by the daemon beside a module, and a job runs on both")
+    func cameraOverItsOwnRemote() async throws {
+        let gopro = "C0:CA:4E:00:00:01"
+        let rig = try await DaemonRig(modules: 1, extraConfiguration: "[[modules]]\nname = \"hero\"\naddress = \"\(gopro)\"\nbrand = \"gopro\"\n",
+                                      simulatorArguments: ["--camera", "gopro"])
+        // The person opens the GoPro's pairing mode; the daemon pairs it (Just Works) as it connects.
+        _ = try await rig.bluetooth.simulator("SetCameraPairing", [.string(gopro), .bool(true)])
+        try await rig.start(expectingReady: 2)
+        let run = try await rig.unleashed("--json", "timelapse", "--camera", "a", "--camera", "hero", "--interval", "500ms",
+                                          "--frames", "4", "--overrun", "burst")
+        #expect(run.status == 0, "\(run.stderr)\n\(rig.daemonLog)")
+        let frames = run.jsonLines.filter { $0["frame"] != nil }
+        for camera in ["a", "hero"] {
+            let own = frames.filter { $0["camera"] as? String == camera }
+            #expect(own.compactMap { $0["frame"] as? Int } == [1, 2, 3, 4], "\(camera): \(own)")
+            #expect(own.allSatisfy { $0["outcome"] as? String == "taken" }, "\(camera): \(own)")
+        }
+        let pictures = try await rig.bluetooth.simulator("CameraPictures", [.string(gopro)]).first?.intValue
+        #expect(pictures == 4, "the GoPro counted the job's pictures")
+        try await rig.stop()
+    }
+
     @Test("a detached 50-frame time-lapse is listed, attached to, and stopped")
     func detachAttachStop() async throws {
         let rig = try await DaemonRig()
