@@ -95,6 +95,8 @@ public struct ModuleOperations: Sendable {
             if let (device, _) = try await CameraProvider.findCamera(camera, bus: bus) { return PairedModule(device: device) }
         } catch .camera(.device(let failure)) where failure.kind == .disconnected {
             // Nothing answered: look for a module, which says what to check for one.
+        } catch .bluetooth(let error) {
+            throw .bluetooth(error)
         } catch {
             throw .open(error)
         }
@@ -167,6 +169,8 @@ public struct ModuleOperations: Sendable {
         } catch .camera(.device(let failure)) where failure.kind == .disconnected {
             // Nothing answered: look for a module, which says what to check for one.
             return nil
+        } catch .bluetooth(let error) {
+            throw .bluetooth(error)
         } catch {
             throw .open(error)
         }
