@@ -1,3 +1,5 @@
+public import CameraProtocols
+
 /// A body whose connection, sleep and menu switches are its ``BodyBasics``: the lifecycle
 /// members of ``SimulatedCameraBody`` come from here, so that a brand's body writes only what
 /// its brand does (its GATT writes and reads, and what it forgets when a link ends).
@@ -15,6 +17,10 @@ extension BasicsBackedBody {
     public func linkStarted() {}
 
     public var picturesTaken: Int { basics.picturesTaken }
+    /// Every write since the body was made.
+    public var writeCount: Int { basics.writeCount }
+    /// The latest writes, oldest first (``BodyBasics/writeLogLimit``).
+    public var writes: [(characteristic: GATTCharacteristicID, value: [UInt8])] { basics.writes }
     public var isConnectable: Bool { !basics.asleep }
     /// Whether a client is linked now.
     public var isLinked: Bool { basics.isLinked }

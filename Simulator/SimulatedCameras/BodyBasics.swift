@@ -9,12 +9,25 @@ public struct BodyBasics: Sendable {
     public var pairingOpen: Bool
     public var remoteEnabled = true
     public var picturesTaken = 0
+    /// The latest writes the camera took or refused, oldest first (the last ``writeLogLimit``).
+    public private(set) var writes: [(characteristic: GATTCharacteristicID, value: [UInt8])] = []
+    /// Every write since the body was made, whatever ``writes`` still holds.
+    public private(set) var writeCount = 0
+    /// How many writes ``writes`` keeps, so that a long demo does not grow it for ever.
+    public static let writeLogLimit = 256
 
     public init(pairingOpen: Bool = true) {
         self.pairingOpen = pairingOpen
     }
 
     public var isLinked: Bool { deliver != nil }
+
+    /// Notes a write a client made, taken or refused.
+    public mutating func record(_ value: [UInt8], to characteristic: GATTCharacteristicID) {
+        writeCount += 1
+        writes.append((characteristic, value))
+        if writes.count > Self.writeLogLimit { writes.removeFirst(writes.count - Self.writeLogLimit) }
+    }
 
     public mutating func connected(_ deliver: @escaping @Sendable (BodySignal) -> Void) {
         self.deliver = deliver

@@ -21,8 +21,6 @@ public actor CanonBody: BasicsBackedBody {
     private var identified = false
     private var control = Canon.RemoteControl.allReleased
 
-    /// Every write it accepted or refused, in order.
-    public private(set) var writeCount = 0
     /// The control values it accepted, in order.
     public private(set) var controls: [Canon.RemoteControl] = []
     public private(set) var recording = false
@@ -50,7 +48,7 @@ public actor CanonBody: BasicsBackedBody {
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
-        writeCount += 1
+        basics.record(value, to: characteristic)
         switch characteristic {
         case Canon.remotePairing:
             guard let identify = try? Canon.RemoteIdentify(decoding: value) else { throw .invalidAttributeValueLength }
@@ -131,7 +129,6 @@ public actor CanonSmartBody: BasicsBackedBody {
     private var locationOn = false
     private var focusFinds = true
 
-    public private(set) var writeCount = 0
     public private(set) var recording = false
     public private(set) var lastFix: Canon.GeoFix?
     /// The ids of the clients it accepted.
@@ -153,7 +150,7 @@ public actor CanonSmartBody: BasicsBackedBody {
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
-        writeCount += 1
+        basics.record(value, to: characteristic)
         switch characteristic {
         case Canon.handshakeName, Canon.handshakeControl:
             guard let message = try? Canon.SmartIdentify(decoding: value, on: characteristic) else { throw .invalidAttributeValueLength }

@@ -41,12 +41,6 @@ public actor FujifilmBody: BasicsBackedBody {
     public private(set) var lastFix: Fujifilm.GeotagFix?
     /// The sync interval the secure handshake set.
     public private(set) var syncInterval: Fujifilm.SyncInterval?
-    /// The latest writes the camera took or refused, oldest first (the last ``writeLogLimit``).
-    public private(set) var writes: [(characteristic: GATTCharacteristicID, value: [UInt8])] = []
-    /// Every write since it was made, whatever ``writes`` still holds.
-    public private(set) var writeCount = 0
-    /// How many writes ``writes`` keeps, so that a long demo does not grow it for ever.
-    public static let writeLogLimit = 256
 
     public init(address: String = "C0:CA:4E:00:00:04", model: String = "X-T30",
                 generation: Fujifilm.Generation = .basic(token: [0x1A, 0x2B, 0x3C, 0x4D]),
@@ -73,9 +67,7 @@ public actor FujifilmBody: BasicsBackedBody {
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
-        writeCount += 1
-        writes.append((characteristic, value))
-        if writes.count > Self.writeLogLimit { writes.removeFirst(writes.count - Self.writeLogLimit) }
+        basics.record(value, to: characteristic)
         switch (characteristic, generation) {
         case (Fujifilm.pairingToken, .basic(let token)):
             guard value == token else { throw .writeNotPermitted }

@@ -23,12 +23,6 @@ public actor NikonBody: BasicsBackedBody {
     private var pressed = false
     /// The remote this camera answers.
     public private(set) var pairedRemote: Nikon.DeviceID?
-    /// The latest writes the camera took or refused, oldest first (the last ``writeLogLimit``).
-    public private(set) var writes: [(characteristic: GATTCharacteristicID, value: [UInt8])] = []
-    /// Every write since it was made, whatever ``writes`` still holds.
-    public private(set) var writeCount = 0
-    /// How many writes ``writes`` keeps, so that a long demo does not grow it for ever.
-    public static let writeLogLimit = 256
 
     /// - Parameters:
     ///   - pairedRemote: the remote it paired with before; with pairing closed it answers only this one.
@@ -51,9 +45,7 @@ public actor NikonBody: BasicsBackedBody {
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
-        writeCount += 1
-        writes.append((characteristic, value))
-        if writes.count > Self.writeLogLimit { writes.removeFirst(writes.count - Self.writeLogLimit) }
+        basics.record(value, to: characteristic)
         switch characteristic {
         case Nikon.pairing:
             let message: Nikon.PairingMessage

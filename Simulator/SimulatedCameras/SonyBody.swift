@@ -28,8 +28,6 @@ public actor SonyBody: BasicsBackedBody {
     private var locationLocked = false
     private var locationEnabled = false
 
-    /// Every write it accepted or refused, in order.
-    public private(set) var writeCount = 0
     /// The button commands it accepted, in order.
     public private(set) var commands: [Sony.ButtonCommand] = []
     public private(set) var recording = false
@@ -62,7 +60,7 @@ public actor SonyBody: BasicsBackedBody {
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
-        writeCount += 1
+        basics.record(value, to: characteristic)
         switch characteristic {
         case Sony.command:
             guard basics.remoteEnabled else { throw ATTError(0x90) }
