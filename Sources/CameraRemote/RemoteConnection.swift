@@ -54,8 +54,7 @@ public actor RemoteConnection {
     private var keepAlive: Task<Void, Never>?
     private var retryTimer: Task<Void, Never>?
     private var closing: Task<Void, Never>?
-    private var waiters: [Int: (isWanted: @Sendable (ConnectionState) -> Bool, continuation: CheckedContinuation<ConnectionState?, Never>)] = [:]
-    private var nextWaiter = 0
+    private var waiters = StateWaiters()
 
     public init(provider: any GATTLinkProvider, driver: any CameraRemoteDriver, policy: ReconnectPolicy = ReconnectPolicy(),
                 timing: RemoteTiming = RemoteTiming(), clock: any Clock<Duration> = ContinuousClock(),
@@ -104,8 +103,7 @@ public actor RemoteConnection {
     /// Waits until the state satisfies `isWanted`; nil after `timeout`.
     public func waitForState(timeout: Duration?, where isWanted: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
         if isWanted(state) { return state }
-        nextWaiter += 1
-        let id = nextWaiter
+        let id = waiters.nextID()
         let clock = clock
         let timer = timeout.map { limit in
             Task { [weak self] in
@@ -115,12 +113,12 @@ public actor RemoteConnection {
         }
         defer { timer?.cancel() }
         return await withCheckedContinuation { continuation in
-            waiters[id] = (isWanted, continuation)
+            waiters.add(id, isWanted: isWanted, continuation: continuation)
         }
     }
 
     private func settleWaiter(_ id: Int, with state: ConnectionState?) {
-        waiters.removeValue(forKey: id)?.continuation.resume(returning: state)
+        waiters.settle(id, with: state)
     }
 
     // MARK: - The machine
@@ -131,7 +129,7 @@ public actor RemoteConnection {
             state = machine.state
             if [.reconnecting, .failed, .idle].contains(state.phase) { releaseLink() }
             sink.yield(.state(state))
-            for (id, waiter) in waiters where waiter.isWanted(state) { settleWaiter(id, with: state) }
+            waiters.changed(to: state)
         }
         for action in actions { perform(action) }
     }

@@ -89,13 +89,7 @@ public actor ModuleConnection {
     /// The module's timer against this host's monotonic clock, from this link's keep-alives:
     /// scheduled shots name real instants, whatever clock times the connection's waits.
     private var moduleClock = ModuleClock<ContinuousClock>()
-    private var waiters: [Int: StateWaiter] = [:]
-    private var nextWaiter = 0
-
-    private struct StateWaiter {
-        let isWanted: @Sendable (ConnectionState) -> Bool
-        let continuation: CheckedContinuation<ConnectionState?, Never>
-    }
+    private var waiters = StateWaiters()
 
     /// A connection in `idle`; call ``connect()``.
     ///
@@ -193,8 +187,7 @@ public actor ModuleConnection {
     /// Waits until the state satisfies `isWanted` and returns it; nil after `timeout`.
     public func waitForState(timeout: Duration?, where isWanted: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
         if isWanted(state) { return state }
-        nextWaiter += 1
-        let id = nextWaiter
+        let id = waiters.nextID()
         let clock = clock
         let timer = timeout.map { limit in
             Task { [weak self] in
@@ -204,7 +197,7 @@ public actor ModuleConnection {
         }
         defer { timer?.cancel() }
         return await withCheckedContinuation { continuation in
-            waiters[id] = StateWaiter(isWanted: isWanted, continuation: continuation)
+            waiters.add(id, isWanted: isWanted, continuation: continuation)
         }
     }
 
@@ -216,7 +209,7 @@ public actor ModuleConnection {
             state = machine.state
             if [.reconnecting, .failed, .idle].contains(state.phase) { releaseLink() }
             eventSink.yield(.state(state))
-            for (id, waiter) in waiters where waiter.isWanted(state) { settleWaiter(id, with: state) }
+            waiters.changed(to: state)
         }
         for action in actions { perform(action) }
     }
@@ -228,7 +221,7 @@ public actor ModuleConnection {
     }
 
     private func settleWaiter(_ id: Int, with state: ConnectionState?) {
-        waiters.removeValue(forKey: id)?.continuation.resume(returning: state)
+        waiters.settle(id, with: state)
     }
 
     private func perform(_ action: ConnectionStateMachine.Action) {
