@@ -39,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         .target(name: "CameraKit", swiftSettings: strict),
@@ -62,6 +63,7 @@ let package = Package(
         .target(name: "UnleashedKit", dependencies: ["CameraKit", "UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(name: "GPhoto2", dependencies: ["CameraKit", "CGPhoto2", "CTurboJPEG", "UnleashedKit"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
@@ -79,13 +81,18 @@ let package = Package(
                 "CameraKit", "CameraProtocols", "UnleashedKit", "UnleashedAPI",
                 "UnleashedProtocol",
                 "Intervalometer",
+                "CQREncode",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The web app's page, embedded in the binary: it works with no internet and no files beside it.
+            resources: [.embedInCode("WebApp/Assets")],
             swiftSettings: strict
         ),
         .target(

@@ -9,13 +9,16 @@ extension DaemonConfiguration {
     /// Reads the merged tree over `defaults`: a key that is not written keeps its default.
     static func decode(_ root: ConfigurationNode, defaults: DaemonConfiguration) throws(ConfigurationError) -> DaemonConfiguration {
         var configuration = defaults
-        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "groups", "reconnect", "tokens"])
+        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "groups", "reconnect", "tokens", "web"])
         configuration.backend = try top.value("backend", hint: { "'\($0)' is not a backend; use unleashed or gphoto2" },
                                               Backend.init(rawValue:)) ?? defaults.backend
         configuration.adapter = try top.string("adapter") ?? defaults.adapter
         configuration.port = try top.string("port") ?? defaults.port
         if let node = top.node("daemon") {
             configuration.service = try decodeService(node, over: defaults.service)
+        }
+        if let node = top.node("web") {
+            configuration.web = try decodeWeb(node, over: defaults.web)
         }
         if let node = top.node("reconnect") {
             configuration.reconnect = try decodeReconnect(node, over: defaults.reconnect)
@@ -46,11 +49,30 @@ extension DaemonConfiguration {
         service.peerRole = try table.value("peer_role", hint: { "'\($0)' is not a role; use operator or viewer" },
                                            AccessToken.Role.init(rawValue:)) ?? defaults.peerRole
         service.listen = try table.value("listen", hint: { "'\($0)' is not a listening address; write it like 127.0.0.1:8080" },
-                                         ListenAddress.init) ?? defaults.listen
+                                         { ListenAddress($0) }) ?? defaults.listen
         if let node = table.node("socket_mode") {
             service.socketMode = try fileMode(node, table: table)
         }
         return service
+    }
+
+    private static func decodeWeb(_ node: ConfigurationNode, over defaults: Web) throws(ConfigurationError) -> Web {
+        let table = try TableReader(node, path: "web", known: ["listen", "certificate", "key", "clients"])
+        var web = defaults
+        web.listen = try table.value("listen", hint: { "'\($0)' is not a listening address; write it like 0.0.0.0:8080" },
+                                     { ListenAddress($0, allowingAnyPort: true) }) ?? defaults.listen
+        web.certificate = try table.string("certificate") ?? defaults.certificate
+        web.key = try table.string("key") ?? defaults.key
+        web.clients = try table.string("clients") ?? defaults.clients
+        switch (web.certificate, web.key) {
+        case (.some, nil):
+            throw table.error("key", nil, .missingKey("a certificate needs its private key: key = \"/path/key.pem\""))
+        case (nil, .some):
+            throw table.error("certificate", nil, .missingKey("a key needs its certificate: certificate = \"/path/cert.pem\""))
+        default:
+            break
+        }
+        return web
     }
 
     /// A mode written as a TOML octal integer (`0o660`) or as octal digits in a string (`"0660"`).

@@ -9,6 +9,7 @@ extension DaemonConfiguration {
         ("UNLEASHED_SOCKET", ["daemon", "socket"]),
         ("UNLEASHED_LISTEN", ["daemon", "listen"]),
         ("UNLEASHED_JOURNAL", ["daemon", "journal"]),
+        ("UNLEASHED_WEB", ["web", "listen"]),
     ]
 
     /// The files a daemon of `scope` reads, earliest first: the system file, then for a user

@@ -1,5 +1,8 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import NIOSSL
 public import Logging
 import ServiceLifecycle
 
@@ -31,6 +34,9 @@ public actor ControlServer {
     /// The TCP port the control API listens on while running with a TCP listener: the
     /// configured one, or the one the system chose for port 0.
     public private(set) var tcpPort: Int?
+    /// The web app's port while it is served: the configured one, or the system's choice for 0.
+    public private(set) var webPort: Int?
+    private let web: DaemonConfiguration.Web
     private let api: ControlAPI
     private let logger: Logger
     private var running: Running?
@@ -65,6 +71,7 @@ public actor ControlServer {
     private enum Listening: Sendable {
         case socket(FileIdentity?)
         case tcp(port: Int)
+        case web(port: Int)
     }
 
     /// The socket this server placed at its path, to remove at stop and nothing else.
@@ -75,11 +82,13 @@ public actor ControlServer {
     ///     on too, if any; the TCP listener serves the same routes, and needs a token on every
     ///     request.
     ///   - api: The routes and what they reach.
-    public init(service: DaemonConfiguration.Service, api: ControlAPI,
+    ///   - web: Where the web app is served, if anywhere; it needs `api` to hold the paired browsers.
+    public init(service: DaemonConfiguration.Service, api: ControlAPI, web: DaemonConfiguration.Web = .init(),
                 logger: Logger = Logger(label: "unleashed.control")) {
         self.socketPath = service.socket
         self.socketMode = service.socketMode
         self.listen = service.listen
+        self.web = web
         self.api = api
         self.logger = logger
     }
@@ -122,6 +131,7 @@ public actor ControlServer {
                 },
                 logger: Self.quieter(logger)))
         }
+        if let webService = try webApplication(report: report) { services.append(webService) }
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))
         let task = Task {
             do {
@@ -140,6 +150,11 @@ public actor ControlServer {
             switch next {
             case .failure(let error):
                 outcome = .failure(error)
+            case .success(.web(let port)):
+                webPort = port
+                listening += 1
+                guard listening == services.count else { continue }
+                outcome = .success(())
             case .success(.tcp(let port)):
                 tcpPort = port
                 listening += 1
@@ -161,6 +176,39 @@ public actor ControlServer {
         }
     }
 
+    /// The web app's listener, HTTPS when a certificate is configured; nil when none is asked for.
+    private func webApplication(report: AsyncStream<Result<Listening, ControlServerError>>.Continuation)
+        throws(ControlServerError) -> (any Service)?
+    {
+        guard let address = web.listen else { return nil }
+        guard let routes = api.webRoutes(secure: web.certificate != nil) else {
+            throw .couldNotListen(address.description, "the web app has no store of paired browsers")
+        }
+        var server: HTTPServerBuilder = .http1()
+        if let certificate = web.certificate, let key = web.key {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+                let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
+                server = try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey)))
+            } catch {
+                throw .couldNotListen(address.description, "cannot use the certificate \(certificate) with the key \(key): \(error)")
+            }
+        }
+        let scheme = web.certificate == nil ? "http" : "https"
+        let browsers = routes.browsers
+        return Application(
+            router: api.router(web: routes),
+            server: server,
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
+            onServerRunning: { [logger] channel in
+                let port = channel.localAddress?.port ?? address.port
+                browsers.url = WebAddress.url(scheme: scheme, listenHost: address.host, port: port)
+                logger.info("web app listening on \(scheme)://\(address.host.contains(":") ? "[\(address.host)]" : address.host):\(port)")
+                report.yield(.success(.web(port: port)))
+            },
+            logger: Self.quieter(logger))
+    }
+
     /// Stops answering, lets requests in flight finish, ends event streams and removes the
     /// socket file, so that a later start, or another daemon, finds the path free. A file that
     /// took the socket's place meanwhile (another daemon's socket, anything else) is left.
@@ -172,6 +220,7 @@ public actor ControlServer {
         guard let running else { return }
         self.running = nil
         tcpPort = nil
+        webPort = nil
         await running.group.triggerGracefulShutdown()
         await running.task.value
         if let placed = placedSocket, FileIdentity(at: socketPath) == placed { unlink(socketPath) }

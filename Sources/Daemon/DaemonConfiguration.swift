@@ -50,10 +50,11 @@ public struct DaemonConfiguration: Equatable, Sendable {
         /// 1...65535.
         public var port: Int
 
-        /// Reads `host:port`; nil unless the port is 1...65535 and the host is not empty.
-        public init?(_ text: String) {
+        /// Reads `host:port`; nil unless the port is 1...65535 (or 0, the system's choice, when
+        /// `allowingAnyPort`) and the host is not empty.
+        public init?(_ text: String, allowingAnyPort: Bool = false) {
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-                  (1...65535).contains(port) else { return nil }
+                  ((allowingAnyPort ? 0 : 1)...65535).contains(port) else { return nil }
             var host = text[..<colon]
             if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
             guard !host.isEmpty, !host.contains(where: \.isWhitespace) else { return nil }
@@ -62,6 +63,30 @@ public struct DaemonConfiguration: Equatable, Sendable {
         }
 
         public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// The web app for phones and tablets (`[web]`): off unless ``listen`` is set.
+    public struct Web: Equatable, Sendable {
+        /// Where browsers reach the web app; port 0 lets the system choose (the log says which).
+        public var listen: ListenAddress?
+        /// A PEM certificate (chain) for HTTPS; with ``key``. Without one the web app is plain HTTP.
+        public var certificate: String?
+        /// The certificate's PEM private key.
+        public var key: String?
+        /// Where the paired browsers are kept; nil for `web-clients.json` beside the journal.
+        public var clients: String?
+
+        public init(listen: ListenAddress? = nil, certificate: String? = nil, key: String? = nil, clients: String? = nil) {
+            self.listen = listen
+            self.certificate = certificate
+            self.key = key
+            self.clients = clients
+        }
+
+        /// The file of paired browsers for a daemon whose journal is at `journal`.
+        public func clientsFile(journal: String) -> String {
+            clients ?? (journal as NSString).deletingLastPathComponent + "/web-clients.json"
+        }
     }
 
     /// Modules fired together, under a name (`--group NAME`).
@@ -141,6 +166,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var reconnect: ReconnectPolicy
     /// The `[[tokens]]` tables; none means only the Unix socket's permissions guard the daemon.
     public var tokens: [AccessToken]
+    /// The `[web]` table.
+    public var web = Web()
 
     /// The configuration when no file says otherwise.
     public static func defaults(scope: Scope, environment: [String: String]) -> DaemonConfiguration {

@@ -39,11 +39,23 @@ public struct DaemonService: Service {
         let metrics = DaemonMetrics()
         let registry = CameraRegistry { entry in await metrics.observe(camera: entry.camera, name: entry.name) }
         let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics)
+        let browsers = try webClients()
         let api = ControlAPI(cameras: registry, jobs: jobs, access: AccessPolicy(configuration: configuration), version: version,
-                             metrics: metrics, connector: cameras, configuration: configuration)
-        let server = ControlServer(service: configuration.service, api: api, logger: logger)
+                             metrics: metrics, connector: cameras, configuration: configuration,
+                             browsers: browsers, demo: cameras.simulatesCameras)
+        let server = ControlServer(service: configuration.service, api: api, web: configuration.web, logger: logger)
         try await server.start()
         logger.info("unleashed \(version) serving on \(configuration.service.socket)")
+        if let browsers {
+            if configuration.web.certificate == nil {
+                logger.notice("""
+                    web app: plain HTTP; anyone on this network can read what passes, the session cookie included; \
+                    set web.certificate and web.key for HTTPS (docs/web-app.md)
+                    """)
+            }
+            browsers.onCode { [logger] code in Self.announce(code, url: browsers.pairingURL(for: code), logger: logger) }
+            browsers.makeCode(role: .operator)
+        }
         let watchdog = notifier.watchdogInterval == nil ? nil : Task { try? await SystemdWatchdog(notifier: notifier).run() }
 
         let opening = Task { await cameras.openConfigured(into: registry, configuration: configuration, logger: logger) }
@@ -67,6 +79,25 @@ public struct DaemonService: Service {
         await server.stop()
         for entry in await registry.all { await entry.camera.close() }
         logger.info("stopped")
+    }
+
+    /// The paired browsers, when the web app is served.
+    private func webClients() throws -> WebClients? {
+        guard configuration.web.listen != nil else { return nil }
+        return try WebClients(file: configuration.web.clientsFile(journal: configuration.service.journal))
+    }
+
+    /// Shows a pairing code where the person at the daemon looks: its terminal and journal,
+    /// with a QR code of the address that carries it.
+    private static func announce(_ code: WebPairing.Code, url: String?, logger: Logger) {
+        let grouped = code.digits.prefix(3) + " " + code.digits.dropFirst(3)
+        var message = "web app: pairing code \(grouped) (\(code.role.rawValue) role), valid for \(Int(WebPairing.lifetime / 60)) minutes"
+        guard let url else { return logger.notice("\(message)") }
+        message += "; open \(url) on the phone and enter it, or scan the QR code below"
+        logger.notice("\(message)")
+        // One entry a line: the journal keeps a message's line breaks as text, and equal prefixes
+        // keep the code square.
+        for line in TerminalQRCode.lines(for: url) ?? [] { logger.notice("\(line)") }
     }
 
     private enum Notice {
@@ -110,10 +141,17 @@ public struct DaemonService: Service {
 
 /// Opens cameras for the daemon. The executable supplies it, with the backends it links.
 public protocol CameraOpening: Sendable {
+    /// Whether the cameras are the simulator's, which the web app says in a banner.
+    var simulatesCameras: Bool { get }
+
     /// Opens the cameras `configuration` names and adds each to `registry` as it is ready.
     /// Returns once every camera has had a first attempt; ones not reached yet may be added
     /// later by tasks this starts, which end when the calling task is cancelled.
     func openConfigured(into registry: CameraRegistry, configuration: DaemonConfiguration, logger: Logger) async
+}
+
+extension CameraOpening {
+    public var simulatesCameras: Bool { false }
 }
 
 /// Connects a module on request (`unleashed connect` through the daemon), by address or by a

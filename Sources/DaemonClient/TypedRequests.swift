@@ -145,3 +145,22 @@ extension DaemonClient {
         events(API.jobEvents, String(id), query: frame.map { "?from=\($0)" } ?? "")
     }
 }
+
+// MARK: The web app's browsers
+
+extension DaemonClient {
+    /// A new code that pairs one browser with the web app as `role` (`operator` or `viewer`).
+    public func makePairingCode(role: String) async throws(DaemonClientError) -> PairingCodeDocument {
+        try await send(API.makePairingCode, body: PairingCodeRequest(role: role))
+    }
+
+    /// The browsers paired with the web app.
+    public func webClients() async throws(DaemonClientError) -> [WebClientList.Client] {
+        try await send(API.webClients).clients
+    }
+
+    /// Forgets the paired browser `id`: it must pair again.
+    public func revokeWebClient(_ id: String) async throws(DaemonClientError) {
+        _ = try await send(API.revokeWebClient, id)
+    }
+}

@@ -105,6 +105,12 @@ public enum API {
     /// A job's frames as they are journalled, then its end; `?from=N` replays from frame N.
     public static let jobEvents = Endpoint<NoDocument, JobEvent>(.get, version + "/jobs/{id}/events", streams: true)
 
+    /// A new code that pairs one browser with the web app, with the role it will give.
+    public static let makePairingCode = Endpoint<PairingCodeRequest, PairingCodeDocument>(.post, version + "/web/codes")
+    public static let webClients = Endpoint<NoDocument, WebClientList>(.get, version + "/web/clients")
+    /// Forgets a paired browser: its next request is refused and it must pair again.
+    public static let revokeWebClient = Endpoint<NoDocument, NoDocument>(.delete, version + "/web/clients/{client}")
+
     /// Every route of version 1, for the server's checks (a known path asked with another
     /// method is 405, not 404) and for the contract test against docs/api/openapi.yaml.
     public static let routes: [Route] = [
@@ -112,6 +118,6 @@ public enum API {
         settings.route, setting.route, setSetting.route, shoot.route, bulb.route, focus.route, release.route,
         startVideo.route, stopVideo.route, setTime.route, geotag.route, cameraEvents.route,
         startJob.route, jobs.route, job.route, stopJob.route, extraFrame.route, pauseJob.route, continueJob.route,
-        jobEvents.route,
+        jobEvents.route, makePairingCode.route, webClients.route, revokeWebClient.route,
     ]
 }

@@ -24,6 +24,8 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
         self.clock = clock
     }
 
+    public var simulatesCameras: Bool { demo != nil }
+
     public func openConfigured(into registry: CameraRegistry, configuration: DaemonConfiguration, logger: Logger) async {
         if let demo {
             await openSimulated(into: registry, configuration: configuration, options: demo, logger: logger)

@@ -15,8 +15,17 @@ public struct DaemonLaunch: Sendable {
     private let load: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
 
     /// Reads the configuration: `file` alone when given (and then it must exist), else the
-    /// system file and, for a user's daemon, the user's own; `UNLEASHED_*` variables last.
-    public init(system: Bool, file: String?, environment: [String: String]) throws(DaemonLaunchError) {
+    /// system file and, for a user's daemon, the user's own; `UNLEASHED_*` variables last, and
+    /// `web` (`--web HOST:PORT`) over all of them.
+    public init(system: Bool, file: String?, environment given: [String: String], web: String? = nil) throws(DaemonLaunchError) {
+        var overridden = given
+        if let web {
+            guard DaemonConfiguration.ListenAddress(web, allowingAnyPort: true) != nil else {
+                throw .configuration("--web '\(web)' is not a listening address; write it like 0.0.0.0:8080 (port 0 lets the system choose)")
+            }
+            overridden["UNLEASHED_WEB"] = web
+        }
+        let environment = overridden
         let scope: DaemonConfiguration.Scope = system ? .system : .user
         let files = file.map { [$0] } ?? DaemonConfiguration.files(scope: scope, environment: environment)
         let load: @Sendable () throws(ConfigurationError) -> DaemonConfiguration = {
@@ -49,7 +58,8 @@ public struct DaemonLaunch: Sendable {
             journal: configuration.service.journal, backend: configuration.backend.rawValue,
             modules: configuration.modules.map { .init(name: $0.name, address: $0.address) },
             tokens: configuration.tokens.map { .init(name: $0.name, role: $0.role.rawValue) },
-            locked: configuration.service.locked)
+            locked: configuration.service.locked,
+            web: configuration.web.listen.map { (configuration.web.certificate == nil ? "http://" : "https://") + $0.description })
     }
 
     /// Runs the daemon until SIGTERM or Ctrl-C: the configured cameras (or, with `demo`, the
@@ -117,4 +127,6 @@ public struct DaemonSummary: Sendable, Equatable {
     public var modules: [Module]
     public var tokens: [Token]
     public var locked: Bool
+    /// Where the web app is served, if anywhere.
+    public var web: String?
 }

@@ -18,6 +18,8 @@ public struct ControlAPI: Sendable {
     let configuration: DaemonConfiguration
     let started: ContinuousClock.Instant
     let metrics: DaemonMetrics
+    /// Whether the cameras are the simulator's, for the web app's demo banner.
+    let demo: Bool
     /// Routes a test adds behind the same middleware, for permissions no route asks for yet.
     var extraRoutes: (@Sendable (RouterGroup<ControlRequestContext>) -> Void)?
 
@@ -30,33 +32,46 @@ public struct ControlAPI: Sendable {
     ///   - connector: Connects modules on request (`POST /v1/cameras`); without one the
     ///     daemon holds only the cameras it was started with.
     ///   - configuration: The modules it knows by name, for `POST /v1/cameras`.
+    ///   - browsers: The browsers paired with the web app, when it is served.
+    ///   - demo: Whether the cameras are simulated.
     public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String,
                 metrics: DaemonMetrics = DaemonMetrics(), connector: (any CameraConnecting)? = nil,
-                configuration: DaemonConfiguration = .defaults(scope: .user, environment: [:])) {
+                configuration: DaemonConfiguration = .defaults(scope: .user, environment: [:]),
+                browsers: WebClients? = nil, demo: Bool = false) {
         self.metrics = metrics
         self.cameras = cameras
         self.jobs = jobs
-        self.access = AccessControl(access)
+        self.access = AccessControl(access, browsers: browsers)
+        self.demo = demo
         self.version = version
         self.connector = connector
         self.configuration = configuration
         started = .now
     }
 
-    func router() -> Router<ControlRequestContext> {
+    /// The routes of one listener; `web` adds the web app's page and pairing, which a browser
+    /// reaches before it has a session.
+    func router(web: WebAppRoutes? = nil) -> Router<ControlRequestContext> {
         let router = Router(context: ControlRequestContext.self)
         // Middleware applies to the routes added after it, and to unknown paths.
         router.add(middleware: JSONErrorMiddleware())
         router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
+        web?.add(to: router)
         router.add(middleware: AccessMiddleware(control: access))
         CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: router)
         CameraOperationRoutes(cameras: cameras).add(to: router)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: router)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: router)
         MetricsRoutes(metrics: metrics).add(to: router)
+        WebClientRoutes(browsers: access.browsers).add(to: router)
         Self.refuseOtherMethods(on: router)
         extraRoutes?(router.group(RouterPath(API.version)))
         return router
+    }
+
+    /// The web app's routes for a listener, HTTPS or not.
+    func webRoutes(secure: Bool) -> WebAppRoutes? {
+        access.browsers.map { WebAppRoutes(assets: WebAssets(), browsers: $0, access: access, version: version, demo: demo, secure: secure) }
     }
 
     /// The methods a client may try on a known path that it does not serve.

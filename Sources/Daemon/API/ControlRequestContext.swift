@@ -23,12 +23,15 @@ public struct ClientIdentity: Sendable, Equatable {
     public var permissions: Set<Permission>
     /// The daemon refuses `operate` to everyone while locked; a refusal says so.
     public var locked: Bool
+    /// The paired browser's id, when the client is one.
+    public var webClient: String?
 
-    public init(role: String, recognisedAs: String, permissions: Set<Permission>, locked: Bool) {
+    public init(role: String, recognisedAs: String, permissions: Set<Permission>, locked: Bool, webClient: String? = nil) {
         self.role = role
         self.recognisedAs = recognisedAs
         self.permissions = permissions
         self.locked = locked
+        self.webClient = webClient
     }
 
     /// A client with every permission, until an access check says otherwise.

@@ -15,6 +15,9 @@ public import Glibc
 /// - A request without one on the Unix socket is its peer's user (`SO_PEERCRED`): root and the
 ///   daemon's own user are operators, everyone else who may open the socket (its group) gets
 ///   ``DaemonConfiguration/Service/peerRole``.
+/// - A request without one that carries the web app's session cookie is the browser paired
+///   with it (``WebClients``); a cookie no browser has is refused (401), and a request that
+///   changes anything must also carry the page's own header, which a cross-site form cannot.
 /// - A request without one on TCP is refused (401): anyone on the network may reach that port.
 public struct AccessPolicy: Sendable {
     typealias Role = DaemonConfiguration.AccessToken.Role
@@ -56,7 +59,7 @@ public struct AccessPolicy: Sendable {
         return permissions
     }
 
-    func identify(_ request: Request, context: ControlRequestContext) async throws(HTTPError) -> ClientIdentity {
+    func identify(_ request: Request, context: ControlRequestContext, browsers: WebClients?) async throws(HTTPError) -> ClientIdentity {
         if let authorization = request.headers[.authorization] {
             guard let secret = Self.bearerSecret(authorization) else {
                 throw HTTPError(.unauthorized, message: "the Authorization header must be 'Bearer SECRET'")
@@ -65,6 +68,15 @@ public struct AccessPolicy: Sendable {
                 throw HTTPError(.unauthorized, message: "the token is not known to this daemon")
             }
             return identity(token.role, recognisedAs: "token '\(token.name)'")
+        }
+        if let browsers, let secret = WebAppRoutes.sessionSecret(in: request) {
+            guard let client = browsers.client(secret: secret) else {
+                throw HTTPError(.unauthorized, message: "this browser is not paired with the daemon (or was revoked); pair it with a code")
+            }
+            if ![.get, .head].contains(request.method), request.headers[WebAppRoutes.pageHeader] == nil {
+                throw HTTPError(.forbidden, message: "a change from a browser must come from the web app's page (it sends the Unleashed-Web header)")
+            }
+            return identity(of: client)
         }
         guard case .unixDomainSocket = context.channel.localAddress else {
             throw HTTPError(.unauthorized, message: "a bearer token is required on TCP")
@@ -80,6 +92,13 @@ public struct AccessPolicy: Sendable {
     private func identity(_ role: Role, recognisedAs: String) -> ClientIdentity {
         ClientIdentity(role: role.rawValue, recognisedAs: recognisedAs,
                        permissions: Self.permissions(for: role, locked: locked), locked: locked)
+    }
+
+    /// A paired browser as the permission checks see it.
+    func identity(of client: WebClient) -> ClientIdentity {
+        var identity = identity(client.role, recognisedAs: "browser '\(client.name)' (\(client.id))")
+        identity.webClient = client.id
+        return identity
     }
 
     /// The token whose secret is `secret`. Every token is compared in full, so that the time
@@ -140,7 +159,7 @@ struct AccessMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: ControlRequestContext,
                 next: (Request, ControlRequestContext) async throws -> Response) async throws -> Response {
         var context = context
-        context.client = try await control.policy.identify(request, context: context)
+        context.client = try await control.identify(request, context: context)
         return try await next(request, context)
     }
 }
@@ -149,10 +168,21 @@ struct AccessMiddleware: RouterMiddleware {
 /// request is judged by one policy from start to end.
 public final class AccessControl: Sendable {
     private let current: Mutex<AccessPolicy>
+    /// The browsers paired with the web app; nil when the daemon serves none.
+    public let browsers: WebClients?
 
-    public init(_ policy: AccessPolicy) {
+    public init(_ policy: AccessPolicy, browsers: WebClients? = nil) {
         current = Mutex(policy)
+        self.browsers = browsers
     }
+
+    /// Who is asking, by the policy in force and the paired browsers.
+    func identify(_ request: Request, context: ControlRequestContext) async throws(HTTPError) -> ClientIdentity {
+        try await policy.identify(request, context: context, browsers: browsers)
+    }
+
+    /// A paired browser's identity under the policy in force.
+    func identity(of client: WebClient) -> ClientIdentity { policy.identity(of: client) }
 
     /// The policy requests are judged by now.
     public var policy: AccessPolicy { current.withLock { $0 } }

@@ -27,6 +27,11 @@ struct DaemonCommand: AsyncParsableCommand {
             demo mode keeps it in (`demo` that of `unleashed --demo`, the others those of \
             `unleashed --demo --camera NAME`), read at the start and saved when the daemon stops; \
             `unleashed demo reset` with the daemon stopped gives it fresh cameras.
+
+            With --web HOST:PORT (or web.listen) the daemon also serves the web app for a phone \
+            in the field: open the address it prints, enter the pairing code it shows (or scan \
+            its QR code); `unleashed web` makes more codes and lists or revokes paired browsers \
+            (docs/web-app.md).
             """
     )
 
@@ -38,13 +43,18 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Read this configuration file instead of the usual ones.", valueName: "file"))
     var config: String?
 
+    @Option(help: ArgumentHelp(
+        "Serve the web app for phones on this address (0.0.0.0:8080 for the whole network, port 0 for any free port); overrides web.listen.",
+        valueName: "host:port"))
+    var web: String?
+
     @Flag(help: "Check the configuration and what the daemon would refuse at start (a file in the socket's place, TCP without tokens), print what it would use, and exit.")
     var check = false
 
     func run() async throws {
         let launch: DaemonLaunch
         do throws(DaemonLaunchError) {
-            launch = try DaemonLaunch(system: system, file: config, environment: ProcessInfo.processInfo.environment)
+            launch = try DaemonLaunch(system: system, file: config, environment: ProcessInfo.processInfo.environment, web: web)
             if check { try launch.check() }
         } catch {
             throw options.fail(code: "configuration", error.description, status: .usage)
@@ -72,6 +82,7 @@ struct DaemonCommand: AsyncParsableCommand {
             "tokens": .array(summary.tokens.map { .object(["name": .string($0.name), "role": .string($0.role)]) }),
             "locked": .bool(summary.locked),
             "listen": summary.listen.map { .string($0) } ?? .null,
+            "web": summary.web.map { .string($0) } ?? .null,
         ])
     }
 
@@ -84,6 +95,7 @@ struct DaemonCommand: AsyncParsableCommand {
         Modules: \(summary.modules.isEmpty ? "none" : summary.modules.map { "\($0.name) (\($0.address))" }.joined(separator: ", "))
         Tokens: \(summary.tokens.isEmpty ? "none" : summary.tokens.map { "\($0.name) (\($0.role))" }.joined(separator: ", "))
         Locked: \(summary.locked ? "yes" : "no")
+        Web app: \(summary.web ?? "off")
         """
     }
 }

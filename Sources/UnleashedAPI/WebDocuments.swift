@@ -1,0 +1,92 @@
+public import Foundation
+public import UnleashedProtocol
+
+// MARK: - Paired browsers (the web app)
+
+/// ``API/makePairingCode``'s body: the role the browser that types the code will get.
+public struct PairingCodeRequest: APIDocument, Equatable {
+    /// `operator` or `viewer`.
+    public var role: String
+
+    public init(role: String) { self.role = role }
+
+    public var json: JSONValue { ["role": .string(role)] }
+
+    public init(json: JSONValue) throws(JSONShapeError) {
+        role = try JSONCursor(json, path: "body").member("role").string()
+    }
+}
+
+/// A code that pairs one browser with the web app, with the role it gives and when it expires.
+public struct PairingCodeDocument: APIDocument, Equatable {
+    /// Six digits.
+    public var code: String
+    public var role: String
+    public var expires: Date
+    /// The web app's address with the code in it, for a QR code; nil when the daemon serves no web app.
+    public var url: String?
+
+    public init(code: String, role: String, expires: Date, url: String?) {
+        self.code = code
+        self.role = role
+        self.expires = expires
+        self.url = url
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["code": .string(code), "role": .string(role),
+                                            "expires": .string(expires.formatted(.iso8601))]
+        members["url"] = url.map(JSONValue.string) ?? .null
+        return .object(members)
+    }
+
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let cursor = JSONCursor(json, path: "code")
+        code = try cursor.member("code").string()
+        role = try cursor.member("role").string()
+        let expiry = try cursor.member("expires")
+        guard let date = try? Date(expiry.string(), strategy: .iso8601) else { throw expiry.fail("not an ISO 8601 time") }
+        expires = date
+        url = try cursor.optional("url").flatMap { value throws(JSONShapeError) in
+            value.value == .null ? nil : try value.string()
+        }
+    }
+}
+
+/// ``API/webClients``: the browsers paired with the web app. Their secrets are never listed.
+public struct WebClientList: APIDocument, Equatable {
+    public struct Client: Equatable, Sendable {
+        /// What `unleashed web revoke` takes.
+        public var id: String
+        public var name: String
+        public var role: String
+        public var paired: Date
+
+        public init(id: String, name: String, role: String, paired: Date) {
+            self.id = id
+            self.name = name
+            self.role = role
+            self.paired = paired
+        }
+    }
+
+    public var clients: [Client]
+
+    public init(clients: [Client]) { self.clients = clients }
+
+    public var json: JSONValue {
+        ["clients": .array(clients.map { client in
+            ["id": .string(client.id), "name": .string(client.name), "role": .string(client.role),
+             "paired": .string(client.paired.formatted(.iso8601))]
+        })]
+    }
+
+    public init(json: JSONValue) throws(JSONShapeError) {
+        clients = try JSONCursor(json, path: "body").member("clients").array().map { entry throws(JSONShapeError) in
+            let paired = try entry.member("paired")
+            guard let date = try? Date(paired.string(), strategy: .iso8601) else { throw paired.fail("not an ISO 8601 time") }
+            return Client(id: try entry.member("id").string(), name: try entry.member("name").string(),
+                          role: try entry.member("role").string(), paired: date)
+        }
+    }
+}
