@@ -1,4 +1,5 @@
 public import CameraKit
+import Foundation
 import UnleashedKit
 
 /// The cameras the daemon holds, by the names clients use. Modules from the configuration are
@@ -17,6 +18,8 @@ public actor CameraRegistry {
 
     private var entries: [Entry] = []
     private let added: (@Sendable (Entry) async -> Void)?
+    /// Those told when a camera comes or goes (``changes()``).
+    private var watchers: [UUID: AsyncStream<Void>.Continuation] = [:]
 
     /// - Parameter added: Told of each camera as it is added (the metrics follow its events).
     public init(added: (@Sendable (Entry) async -> Void)? = nil) {
@@ -29,6 +32,7 @@ public actor CameraRegistry {
         guard entry(named: name) == nil else { return nil }
         let entry = Entry(name: name, camera: camera, source: source, statusReader: StatusReader(camera: camera))
         entries.append(entry)
+        changed()
         await added?(entry)
         return entry
     }
@@ -36,7 +40,26 @@ public actor CameraRegistry {
     /// Lets go of the camera named `name` and returns it, for the caller to close.
     public func remove(named name: String) -> Entry? {
         guard let index = entries.firstIndex(where: { Self.matches($0, name) }) else { return nil }
+        defer { changed() }
         return entries.remove(at: index)
+    }
+
+    /// An element each time a camera is added or removed from now on, for a stream that lists
+    /// the cameras (the web app's) to start again with the new list.
+    public func changes() -> AsyncStream<Void> {
+        let (stream, watcher) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let token = UUID()
+        watchers[token] = watcher
+        watcher.onTermination = { [weak self] _ in
+            Task { await self?.unwatch(token) }
+        }
+        return stream
+    }
+
+    private func unwatch(_ token: UUID) { watchers[token] = nil }
+
+    private func changed() {
+        for watcher in watchers.values { watcher.yield() }
     }
 
     /// Every camera, in the order they were added.

@@ -34,6 +34,8 @@ extension APIDocument {
 public protocol ServerSentDocument: JSONForm {
     /// The event's `event:` name.
     var eventName: String { get }
+    /// The event's `data:`, one JSON line.
+    var data: JSONValue { get }
     /// Reads one event; the failure names the field.
     init(eventName: String, data: JSONValue) throws(JSONShapeError)
 }

@@ -105,6 +105,10 @@ public enum API {
     /// A job's frames as they are journalled, then its end; `?from=N` replays from frame N.
     public static let jobEvents = Endpoint<NoDocument, JobEvent>(.get, version + "/jobs/{id}/events", streams: true)
 
+    /// Everything a dashboard shows on one stream: a snapshot of the cameras and jobs, then
+    /// every camera event, job change and frame.
+    public static let live = Endpoint<NoDocument, LiveEvent>(.get, version + "/live", streams: true)
+
     /// A new code that pairs one browser with the web app, with the role it will give.
     public static let makePairingCode = Endpoint<PairingCodeRequest, PairingCodeDocument>(.post, version + "/web/codes")
     public static let webClients = Endpoint<NoDocument, WebClientList>(.get, version + "/web/clients")
@@ -118,6 +122,6 @@ public enum API {
         settings.route, setting.route, setSetting.route, shoot.route, bulb.route, focus.route, release.route,
         startVideo.route, stopVideo.route, setTime.route, geotag.route, cameraEvents.route,
         startJob.route, jobs.route, job.route, stopJob.route, extraFrame.route, pauseJob.route, continueJob.route,
-        jobEvents.route, makePairingCode.route, webClients.route, revokeWebClient.route,
+        jobEvents.route, live.route, makePairingCode.route, webClients.route, revokeWebClient.route,
     ]
 }

@@ -443,3 +443,37 @@ final class ConfigurationFiles {
         #expect(twice != nil)
     }
 }
+
+@Suite("configuration: [web]")
+struct WebConfigurationTests {
+    @Test("[web] gives the web app's address, certificate, key and file of paired browsers")
+    func read() throws {
+        let files = try ConfigurationFiles()
+        try files.write("unleashed.toml", """
+            [web]
+            listen = "0.0.0.0:8443"
+            certificate = "/etc/unleashed/cert.pem"
+            key = "/etc/unleashed/key.pem"
+            """)
+        let configuration = try files.load(environment: ["XDG_STATE_HOME": "/home/pi/.state"])
+        #expect(configuration.web.listen == .init("0.0.0.0:8443"))
+        #expect(configuration.web.certificate == "/etc/unleashed/cert.pem")
+        #expect(configuration.web.clientsFile(journal: configuration.service.journal) == "/home/pi/.state/unleashed/web-clients.json")
+    }
+
+    @Test("no [web] serves no web app; UNLEASHED_WEB (what --web sets) asks for one, port 0 included")
+    func environment() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.load().web.listen == nil)
+        #expect(try files.load(environment: ["UNLEASHED_WEB": "127.0.0.1:0"]).web.listen?.port == 0)
+    }
+
+    @Test("a key without its certificate, a certificate without its key and a bad address are refused with the key's line")
+    func refusals() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("[web]\nkey = \"/k.pem\"\n")?.contains("web.certificate: missing; a key needs its certificate") == true)
+        #expect(try files.failure("[web]\ncertificate = \"/c.pem\"\n")?.contains("web.key: missing; a certificate needs its private key") == true)
+        #expect(try files.failure("[web]\nlisten = \"8080\"\n") == "\(files.system):2: web.listen: '8080' is not a listening address; write it like 0.0.0.0:8080")
+        #expect(try files.failure("[web]\nport = 8080\n")?.contains("web.port") == true)
+    }
+}

@@ -17,17 +17,9 @@ extension Duration {
 
 extension ServerSentDocument {
     /// The document as one Server-Sent Events message: its name, then its data as one JSON line.
-    func serverSentEvent(data: JSONValue) -> String {
+    var serverSentEvent: String {
         "event: \(eventName)\ndata: \(String(decoding: data.data, as: UTF8.self))\n\n"
     }
-}
-
-extension CameraEventMessage {
-    var serverSentEvent: String { serverSentEvent(data: data) }
-}
-
-extension JobEvent {
-    var serverSentEvent: String { serverSentEvent(data: data) }
 }
 
 extension Response {

@@ -18,7 +18,7 @@ struct CameraRoutes: Sendable {
     func add(to router: Router<ControlRequestContext>) {
         router.on(API.status) { _, context in
             try context.authorize(.watch)
-            return .document(.ok, await status())
+            return .document(.ok, await Self.status(of: await cameras.all, version: version, started: started))
         }
         router.on(API.groups) { _, context -> Response in
             try context.authorize(.watch)
@@ -32,9 +32,9 @@ struct CameraRoutes: Sendable {
 
     /// The daemon's state: its version, how long it has run and each camera's status. A camera
     /// that cannot answer is listed with the reason instead of failing the whole request.
-    private func status() async -> DaemonStatus {
+    static func status(of entries: [CameraRegistry.Entry], version: String, started: ContinuousClock.Instant) async -> DaemonStatus {
         var cameraStates: [DaemonStatus.Camera] = []
-        for entry in await cameras.all {
+        for entry in entries {
             do {
                 cameraStates.append(.init(name: entry.name, source: entry.source, status: try await entry.statusReader.status(), error: nil))
             } catch {

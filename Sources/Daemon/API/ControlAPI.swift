@@ -61,6 +61,7 @@ public struct ControlAPI: Sendable {
         CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: router)
         CameraOperationRoutes(cameras: cameras).add(to: router)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: router)
+        LiveRoutes(cameras: cameras, jobs: jobs, version: version, started: started, groups: configuration.groups).add(to: router)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: router)
         MetricsRoutes(metrics: metrics).add(to: router)
         WebClientRoutes(browsers: access.browsers).add(to: router)

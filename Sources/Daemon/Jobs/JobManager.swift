@@ -63,6 +63,26 @@ public enum JobUpdate: Sendable, Hashable {
     case ended(RunEnding, RunSummary)
 }
 
+/// What a watcher of every job receives (``JobManager/watch(recentFrames:)``).
+public enum JobChange: Sendable, Hashable {
+    /// A job started, paused, continued or ended: the job now.
+    case job(JobSnapshot)
+    /// A running job's frame, as journalled.
+    case frame(FrameRecord, job: Int64)
+}
+
+/// The jobs at one moment and every change after it, with nothing missed in between.
+public struct JobWatch: Sendable {
+    /// The running jobs, newest first, then the latest ended ones (as ``JobManager/jobs()``).
+    public let jobs: [JobSnapshot]
+    /// Each running job's newest frames, oldest first.
+    public let recentFrames: [Int64: [FrameRecord]]
+    /// Every change from the moment of ``jobs``; it ends when the watcher falls too far behind.
+    public let changes: AsyncStream<JobChange>
+    /// Ends ``changes`` (a client that left, a server that stops).
+    public let control: AsyncStream<JobChange>.Continuation
+}
+
 /// Why a job operation was refused. Each case says what to do, for the API's messages.
 public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The request names no camera the daemon holds.
@@ -148,6 +168,8 @@ public actor JobManager {
     /// for a run that has not ended.
     private var suspendReasons: [Int64: String] = [:]
     private var closing = false
+    /// Those watching every job (``watch(recentFrames:)``): a dashboard's stream.
+    private var watchers: [UUID: AsyncStream<JobChange>.Continuation] = [:]
     private let metrics: DaemonMetrics?
     /// Times every run's slots, delays and clips.
     private let clock: any Clock<Duration>
@@ -309,6 +331,7 @@ public actor JobManager {
         }
         active[record.id] = job
         metrics?.setJobsRunning(active.count)
+        tell(.job(snapshot(job)))
         let id = record.id
         job.relay = Task {
             for await frame in run.records { self.received(frame, job: id) }
@@ -327,6 +350,7 @@ public actor JobManager {
                 follower.finish()
             }
         }
+        tell(.frame(frame, job: id))
     }
 
     private func ended(_ id: Int64, _ outcome: Result<RunEnding, TimelapseError>) {
@@ -355,6 +379,9 @@ public actor JobManager {
             follower.finish()
         }
         job.followers = [:]
+        tell(.job(JobSnapshot(id: id, camera: job.camera, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
+                              plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: ending.reason, summary: summary,
+                              lastFrame: job.history.last)))
     }
 
     // MARK: - Reading
@@ -424,6 +451,7 @@ public actor JobManager {
         let job = try running(id)
         await job.run.pauseSchedule()
         job.paused = true
+        tell(.job(snapshot(job)))
         return snapshot(job)
     }
 
@@ -432,6 +460,7 @@ public actor JobManager {
         let job = try running(id)
         await job.run.continueSchedule()
         job.paused = false
+        tell(.job(snapshot(job)))
         return snapshot(job)
     }
 
@@ -486,6 +515,40 @@ public actor JobManager {
 
     private func unfollow(_ id: Int64, _ token: UUID) {
         active[id]?.followers[token] = nil
+    }
+
+    /// Every job now, with each running job's newest `recentFrames` frames, and every change
+    /// after that moment: jobs started, paused, continued and ended, and frames as they are
+    /// journalled. A watcher that falls ``followerBacklog`` changes behind is let go (its
+    /// stream ends), never allowed to hold up a run.
+    public func watch(recentFrames: Int) throws(JobError) -> JobWatch {
+        let jobs = try jobs()
+        var frames: [Int64: [FrameRecord]] = [:]
+        for (id, job) in active { frames[id] = Array(job.history.suffix(max(recentFrames, 0))) }
+        let (changes, watcher) = AsyncStream.makeStream(of: JobChange.self, bufferingPolicy: .bufferingOldest(followerBacklog))
+        let token = UUID()
+        watchers[token] = watcher
+        watcher.onTermination = { [weak self] _ in
+            Task { await self?.unwatch(token) }
+        }
+        return JobWatch(jobs: jobs, recentFrames: frames, changes: changes, control: watcher)
+    }
+
+    /// How many watch every job: to see that a page that left no longer costs anything.
+    public var watcherCount: Int { watchers.count }
+
+    private func unwatch(_ token: UUID) {
+        watchers[token] = nil
+    }
+
+    private func tell(_ change: JobChange) {
+        for (token, watcher) in watchers {
+            if case .dropped = watcher.yield(change) {
+                logger.notice("a watcher of the jobs fell \(followerBacklog) changes behind and was let go")
+                watchers[token] = nil
+                watcher.finish()
+            }
+        }
     }
 
     // MARK: - Shutdown

@@ -52,6 +52,7 @@ public struct WebPairing: Sendable, Equatable {
 
     /// Issues a code for `role`, valid for ``lifetime`` from `now`; `random` gives a number in
     /// 0..<1,000,000. A code equal to one still valid is drawn again.
+    @discardableResult
     public mutating func issue(role: DaemonConfiguration.AccessToken.Role, now: Date,
                                random: () -> Int) -> Code {
         codes.removeAll { $0.expires <= now }
