@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp leak-check clean
+.PHONY: setup build demo test screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp leak-check clean
 
 setup:
 	scripts/setup
@@ -25,6 +25,7 @@ test: setup
 	swift build --build-tests
 	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
+	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/web-test
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
 	scripts/check-leftovers $(TEST_RUN)
@@ -75,6 +76,11 @@ bench-ramp: setup
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup
 	scripts/leak-check
+
+# The web app's screenshots in docs/screenshots, made by its browser tests at phone size.
+screenshots: setup
+	swift build --product unleashed
+	UNLEASHED_SCREENSHOTS=$(CURDIR)/docs/screenshots scripts/web-test -k screenshots
 
 clean:
 	rm -rf .build .build-fuzz

@@ -284,8 +284,13 @@
   }
 
   function applyJob(job) {
+    const previous = state.jobs.get(job.id);
+    // A run the page showed stays on screen once it ends, with its outcome, until put away.
+    if (previous && liveStates.has(previous.state) && !liveStates.has(job.state) && kindOf(job) === "timelapse" && jobOnTarget(job)) {
+      state.endedRun = job.id;
+    }
     state.jobs.set(job.id, job);
-    if (!liveStates.has(job.state)) state.frames.delete(job.id);
+    if (!liveStates.has(job.state) && job.id !== state.endedRun) state.frames.delete(job.id);
     renderRun();
     renderPhoto();
     renderVideo();
@@ -370,10 +375,16 @@
     $("app").hidden = true;
     $("pairing").hidden = false;
     if (message) $("pair-error").textContent = message;
-    const code = /[#&]code=(\d{6})/.exec(location.hash);
-    if (code) $("pair-code").value = code[1];
+    fillCodeFromAddress();
     $("pair-code").focus();
   }
+
+  /** The QR code's address carries the code (`#code=123456`): the person only confirms it. */
+  function fillCodeFromAddress() {
+    const code = /[#&]code=(\d{6})/.exec(location.hash);
+    if (code && !$("pairing").hidden) $("pair-code").value = code[1];
+  }
+  window.addEventListener("hashchange", fillCodeFromAddress);
 
   function showApp() {
     $("pairing").hidden = true;
@@ -640,10 +651,14 @@
   }
 
   function renderRun() {
-    const job = runOnTarget("timelapse");
+    const ended = state.endedRun !== undefined ? state.jobs.get(state.endedRun) : null;
+    const job = runOnTarget("timelapse") || (ended && jobOnTarget(ended) ? ended : null);
     $("run-panel").hidden = !job;
     $("plan-form").hidden = !!job;
     if (!job) return;
+    const live = liveStates.has(job.state);
+    $("run-controls").hidden = !live;
+    $("run-ended").hidden = live;
     const plan = job.plan;
     const known = state.frames.get(job.id) || { frames: [] };
     const last = known.frames[known.frames.length - 1] || job.lastFrame;
@@ -652,11 +667,16 @@
     const summary = job.summary || {};
     $("run-lateness").textContent = last && last.latenessMicros !== undefined
       ? `${formatMicros(last.latenessMicros)} (max ${formatMicros(summary.maxLatenessMicros)})` : "–";
-    $("run-state").textContent = job.state;
+    $("run-state").textContent = live ? job.state : `${job.state}: ${job.reason || ""}`;
     $("run-summary").textContent = `Job ${job.id} on ${job.camera}: ${summary.taken || 0} taken, ${summary.failed || 0} failed, ${summary.skipped || 0} skipped · every ${formatDuration(plan.intervalMs)}`;
     $("run-pause").textContent = job.state === "paused" ? "Continue" : "Pause";
     const list = $("run-frames");
     list.replaceChildren(...known.frames.slice(-8).reverse().map(frameItem));
+    if (!live) {
+      $("run-next").textContent = "done";
+      $("run-clock").textContent = formatClock(summary.lastMs || 0);
+      $("run-ring").style.strokeDashoffset = "0";
+    }
     tick();
   }
 
@@ -931,6 +951,7 @@
     runCommand(job && job.state === "paused" ? "continue" : "pause");
   });
   $("run-extra").addEventListener("click", () => runCommand("extra-frame"));
+  $("run-new").addEventListener("click", () => { state.endedRun = undefined; renderRun(); $("plan-interval").focus(); });
   $("run-stop-after").addEventListener("click", () => runCommand("stop", { when: "afterFrame" }));
   $("run-stop").addEventListener("click", () => runCommand("stop", { when: "now" }));
 

@@ -1,0 +1,347 @@
+"""The web app as a photographer meets it on a phone, in a real browser, against a demo daemon:
+pair, shoot, run a time-lapse and watch it, stop it, change settings, the viewer role, the
+locked mode, a reload in the middle of a run, and the page at phone and tablet sizes.
+
+Each test reads what the camera did from the daemon's socket, never from the page alone, so a
+page that shows a shot the camera did not take fails.
+"""
+import json
+import re
+import time
+
+import pytest
+
+from conftest import PHONE, TABLET, Daemon, free_port
+
+
+def frame_number(text):
+    match = re.match(r"(\d+) of", text)
+    return int(match.group(1)) if match else 0
+
+
+def start_timelapse(phone, interval, frames=None, forever=False):
+    phone.view("timelapse")
+    if phone.find("#run-ended").is_displayed():
+        phone.click("#run-new")
+    phone.wait(lambda b: b.find("#plan-form").is_displayed(), "the plan form (no run on the camera)")
+    interval_input = phone.find("#plan-interval")
+    interval_input.clear()
+    interval_input.send_keys(interval)
+    if forever:
+        phone.click("#stop-kind [data-value='forever']")
+    else:
+        phone.click("#stop-kind [data-value='frames']")
+        count = phone.find("#plan-frames")
+        count.clear()
+        count.send_keys(str(frames))
+    phone.click("#plan-start")
+    phone.wait(lambda b: b.find("#run-panel").is_displayed(), "the run panel after Start")
+    summary = phone.text("#run-summary")
+    return int(re.match(r"Job (\d+)", summary).group(1))
+
+
+def test_pairing_takes_the_code_the_daemon_printed(daemon, fresh_browser):
+    browser = fresh_browser()
+    browser.open(daemon.url + "/")
+    browser.wait(lambda b: b.find("#pairing").is_displayed(), "the pairing view")
+    # A wrong code is refused with the daemon's words, and how many tries are left.
+    browser.find("#pair-code").send_keys("000000")
+    browser.click("#pair-submit")
+    error = browser.wait_text("#pair-error", lambda t: "tries left" in t, "the refusal of a wrong code")
+    assert "not valid" in error
+    # The QR code's address carries the code the daemon printed at start: opening it fills the field in.
+    code = daemon.logged_code()
+    browser.open(f"{daemon.url}/#code={code}")
+    browser.wait(lambda b: b.find("#pair-code").get_attribute("value") == code, "the code read from the address")
+    browser.click("#pair-submit")
+    browser.wait(lambda b: b.find("#app").is_displayed(), "the app after pairing")
+    assert "code=" not in browser.driver.current_url, "the used code stays out of the address bar and history"
+    browser.wait_text("#connection-text", lambda t: t == "demo: ready", "the connection indicator")
+    assert browser.find("#demo-banner").is_displayed()
+    assert "simulated" in browser.text("#demo-banner")
+    browser.wait_text("#camera-battery", lambda t: re.search(r"\d+ %", t), "the camera's battery")
+    assert re.search(r"\d+ shots left", browser.text("#camera-shots-left"))
+    assert browser.text("#camera-card") == "Card OK"
+    # The session survives a reload: the cookie is the pairing.
+    browser.driver.refresh()
+    browser.wait(lambda b: b.find("#app").is_displayed(), "the app after a reload, without pairing again")
+
+
+def test_a_code_from_unleashed_web_code_pairs(daemon, phone):
+    assert phone.find("#app").is_displayed()
+    assert not phone.find("#access-banner").is_displayed(), "an operator of an unlocked daemon is not told of limits"
+
+
+def test_shoot_and_see_the_shot(daemon, phone):
+    phone.view("photo")
+    before = daemon.camera()["shotCounter"]
+    phone.click("#trigger")
+    phone.wait_text("#shot-counter", lambda t: t == f"#{before + 1}", "the shot on the page")
+    assert daemon.camera()["shotCounter"] == before + 1
+    assert "ms from the press" in phone.text("#shot-detail")
+    # The trigger works from the keyboard too.
+    phone.driver.execute_script("document.getElementById('trigger').focus()")
+    phone.driver.switch_to.active_element.send_keys("\n")
+    phone.wait_text("#shot-counter", lambda t: t == f"#{before + 2}", "a shot from the keyboard")
+    assert daemon.camera()["shotCounter"] == before + 2
+
+
+def test_a_shot_from_elsewhere_shows_up_live(daemon, phone):
+    phone.view("photo")
+    status, shot = daemon.request("POST", "/v1/cameras/demo/shoot")
+    assert status == 200
+    phone.wait_text("#shot-counter", lambda t: t == f"#{shot['counter']}", "a shot another client took")
+
+
+def test_a_timelapse_of_ten_frames_arrives_frame_by_frame(daemon, phone):
+    job = start_timelapse(phone, "0.5s", frames=10)
+    seen = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        text = phone.text("#run-frame")
+        number = frame_number(text)
+        if number and (not seen or number != seen[-1]):
+            seen.append(number)
+            assert text.endswith("of 10"), text
+        if phone.text("#run-state").startswith("finished"):
+            break
+        time.sleep(0.05)
+    assert seen and seen[-1] == 10, f"frames seen on the page: {seen}"
+    assert seen == sorted(seen)
+    assert len(seen) >= 5, f"the page should follow the run frame by frame, saw {seen}"
+    document = daemon.job(job)
+    assert document["state"] == "finished"
+    assert document["summary"]["taken"] == 10
+    # The run stays on screen with its outcome; New time-lapse brings the plan back.
+    assert "10 taken, 0 failed, 0 skipped" in phone.text("#run-summary")
+    phone.click("#run-new")
+    phone.wait(lambda b: b.find("#plan-form").is_displayed(), "the plan form after the run")
+    phone.view("jobs")
+    phone.wait(lambda b: any(f"Job {job}" in item.text and "10 taken" in item.text for item in b.all("#job-list li")),
+               "the job in the history with its 10 frames")
+
+
+def test_stop_a_running_timelapse(daemon, phone):
+    job = start_timelapse(phone, "0.5s", forever=True)
+    phone.wait_text("#run-frame", lambda t: frame_number(t) >= 2, "two frames of the endless run")
+    assert phone.text("#run-frame").endswith("of ∞")
+    phone.click("#run-stop")
+    state = phone.wait_text("#run-state", lambda t: t.startswith("finished"), "the run shown stopped")
+    assert "stopped by browser" in state
+    document = daemon.job(job)
+    assert document["state"] == "finished"
+    assert "stopped by browser" in document["reason"], document["reason"]
+
+
+def test_change_a_setting(daemon, phone):
+    phone.view("settings")
+    phone.wait(lambda b: b.all(".setting[data-setting='iso'] [role='option']"), "the ISO picker")
+    target = "400" if daemon.setting("iso") != "400" else "800"
+    option = next(o for o in phone.all(".setting[data-setting='iso'] [role='option']") if o.text == target)
+    phone.driver.execute_script("arguments[0].scrollIntoView({inline: 'center', block: 'center'})", option)
+    option.click()
+    phone.wait(lambda b: daemon.setting("iso") == target, f"the camera's ISO to become {target}")
+    phone.wait(lambda b: b.text(".setting[data-setting='iso'] .setting-head strong") == target, "the picker to show the new value")
+    selected = phone.all(".setting[data-setting='iso'] [aria-selected='true']")
+    assert [element.text for element in selected] == [target]
+    # A change made elsewhere moves the picker too.
+    status, _ = daemon.request("PUT", "/v1/cameras/demo/settings/aperture", {"value": "f/11"})
+    assert status == 200
+    phone.wait(lambda b: b.text(".setting[data-setting='aperture'] .setting-head strong") == "f/11", "a change another client made")
+
+
+def test_a_refused_value_shows_the_nearest_choices(daemon, phone):
+    phone.view("settings")
+    phone.wait(lambda b: b.all(".setting[data-setting='iso'] input"), "the ISO's other-value field")
+    field = phone.find(".setting[data-setting='iso'] input")
+    field.clear()
+    field.send_keys("12345\n")
+    message = phone.wait_text(".setting[data-setting='iso'] .message", lambda t: "nearest" in t.lower(), "the refusal")
+    assert "not offered" in message, message
+    nearest = [button.text for button in phone.all(".setting[data-setting='iso'] .message button.nearest")]
+    assert nearest, message
+    assert all(value in message for value in nearest)
+    assert daemon.setting("iso") != "12345"
+    phone.all(".setting[data-setting='iso'] .message button.nearest")[0].click()
+    phone.wait(lambda b: daemon.setting("iso") == nearest[0], f"the nearest choice {nearest[0]} to be set")
+
+
+def test_a_viewer_watches_and_cannot_change_anything(daemon, fresh_browser):
+    viewer = fresh_browser()
+    viewer.pair(daemon.url + "/", daemon.code("viewer"))
+    banner = viewer.text("#access-banner")
+    assert "viewer role" in banner
+    assert not viewer.find("#trigger").is_enabled()
+    assert viewer.find("#trigger").get_attribute("title") == banner
+    viewer.view("settings")
+    viewer.wait(lambda b: b.all(".setting[data-setting='iso'] [role='option']"), "the ISO picker")
+    assert not any(option.is_enabled() for option in viewer.all(".setting [role='option']"))
+    viewer.view("timelapse")
+    assert not viewer.find("#plan-start").is_enabled()
+    # The daemon refuses it too: the page's controls are a courtesy, the role is the daemon's.
+    answer = viewer.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        fetch('/v1/cameras/demo/settings/iso', {method: 'PUT', headers: {'Unleashed-Web': '1', 'Content-Type': 'application/json'},
+              body: JSON.stringify({value: '200'})}).then(r => r.json().then(b => done([r.status, b.error.message])));
+    """)
+    assert answer[0] == 403 and "viewer role" in answer[1], answer
+    # What the viewer watches is live.
+    status, shot = daemon.request("POST", "/v1/cameras/demo/shoot")
+    viewer.view("photo")
+    viewer.wait_text("#shot-counter", lambda t: t == f"#{shot['counter']}", "a shot, watched")
+
+
+def test_the_locked_mode_lets_an_operator_shoot_and_change_nothing(fresh_browser):
+    locked = Daemon(locked=True)
+    try:
+        browser = fresh_browser()
+        browser.pair(locked.url + "/", locked.logged_code())
+        banner = browser.text("#access-banner")
+        assert "locked" in banner
+        browser.view("settings")
+        browser.wait(lambda b: b.all(".setting[data-setting='iso'] [role='option']"), "the ISO picker")
+        assert not any(option.is_enabled() for option in browser.all(".setting [role='option']"))
+        browser.view("timelapse")
+        assert not browser.find("#plan-start").is_enabled()
+        assert browser.find("#plan-start").get_attribute("title") == banner
+        browser.view("photo")
+        assert browser.find("#trigger").is_enabled()
+        browser.click("#trigger")
+        browser.wait_text("#shot-counter", lambda t: t == f"#{locked.camera()['shotCounter']}" and t != "–", "the shot")
+    finally:
+        locked.stop()
+
+
+def test_a_reload_during_a_run_catches_up_and_disturbs_nothing(daemon, phone):
+    job = start_timelapse(phone, "0.5s", frames=16)
+    phone.wait_text("#run-frame", lambda t: frame_number(t) >= 4, "four frames")
+    phone.driver.refresh()
+    phone.wait(lambda b: b.find("#app").is_displayed(), "the app after the reload")
+    phone.view("timelapse")
+    caught_up = phone.wait_text("#run-frame", lambda t: frame_number(t) >= 4, "the run caught up from the snapshot")
+    assert caught_up.endswith("of 16")
+    phone.wait(lambda b: len(b.all("#run-frames li")) >= 4, "the last frames listed again")
+    phone.wait_text("#run-state", lambda t: t.startswith("finished"), "the run's end", timeout=30)
+    document = daemon.job(job)
+    summary = document["summary"]
+    assert (summary["taken"], summary.get("failed", 0), summary.get("skipped", 0)) == (16, 0, 0), summary
+    # Closing the page changes nothing either: a run goes on with nobody watching.
+    job = start_timelapse(phone, "0.5s", frames=6)
+    phone.open("about:blank")
+    deadline = time.monotonic() + 20
+    while daemon.job(job)["state"] != "finished" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert daemon.job(job)["summary"]["taken"] == 6
+    phone.open(daemon.url + "/")
+    phone.wait(lambda b: b.find("#app").is_displayed(), "the app again")
+
+
+def test_the_page_never_polls(daemon, phone):
+    phone.view("photo")
+    phone.wait_text("#connection-text", lambda t: "ready" in t, "the live stream")
+    before = phone.driver.execute_script("return performance.getEntriesByType('resource').length")
+    job = start_timelapse(phone, "0.5s", frames=8)
+    count_after_start = phone.driver.execute_script("return performance.getEntriesByType('resource').length")
+    phone.wait_text("#run-state", lambda t: t.startswith("finished"), "the run's end", timeout=30)
+    after = phone.driver.execute_script("return performance.getEntriesByType('resource').length")
+    # Starting the run is one request; eight frames and the end arrive on the open stream.
+    assert after == count_after_start, f"{after - count_after_start} requests while the run went on"
+    assert count_after_start - before == 1
+    assert daemon.job(job)["summary"]["taken"] == 8
+
+
+def test_a_restarted_daemon_is_shown_lost_and_the_page_comes_back(fresh_browser):
+    """A daemon that restarts (as a phone that loses the network) shows as unreachable, then live
+    again by itself, still paired, with what happened meanwhile."""
+    restarting = Daemon(port=free_port())
+    try:
+        browser = fresh_browser()
+        browser.pair(restarting.url + "/", restarting.logged_code())
+        restarting.halt()
+        browser.wait_text("#connection-text", lambda t: "unreachable" in t, "the lost daemon to show")
+        assert browser.find("#connection").get_attribute("data-state") == "lost"
+        restarting.start()
+        status, shot = restarting.request("POST", "/v1/cameras/demo/shoot")
+        assert status == 200
+        browser.wait_text("#connection-text", lambda t: t == "demo: ready", "the page to reconnect by itself", timeout=30)
+        assert browser.find("#app").is_displayed(), "still paired: the browser was kept across the restart"
+    finally:
+        restarting.stop()
+
+
+def test_fits_a_phone_and_a_tablet_with_touch_targets_of_44_px(daemon, phone):
+    for size in (PHONE, TABLET):
+        phone.resize(size)
+        for view in ("photo", "timelapse", "video", "settings", "cameras", "jobs", "app"):
+            phone.view(view)
+            width = phone.driver.execute_script("return document.documentElement.scrollWidth")
+            assert width <= size[0], f"{view} at {size} is {width} px wide"
+            small = phone.driver.execute_script("""
+                return [...document.querySelectorAll('button, input, select, a')].filter(e => {
+                    const r = e.getBoundingClientRect();
+                    return e.offsetParent !== null && r.width > 0 && (r.width < 44 || r.height < 44) && !e.classList.contains('skip');
+                }).map(e => (e.id || e.textContent.trim() || e.outerHTML.slice(0, 60)) + ' ' + Math.round(e.getBoundingClientRect().width) + 'x' + Math.round(e.getBoundingClientRect().height));
+            """)
+            assert not small, f"touch targets under 44 px in {view} at {size}: {small}"
+            unnamed = phone.driver.execute_script("""
+                return [...document.querySelectorAll('button, input, select')].filter(e => e.offsetParent !== null &&
+                    !(e.getAttribute('aria-label') || e.textContent.trim() || (e.labels && e.labels.length) || e.title))
+                    .map(e => e.outerHTML.slice(0, 80));
+            """)
+            assert not unnamed, f"controls without an accessible name in {view}: {unnamed}"
+    phone.resize(PHONE)
+    phone.view("photo")
+
+
+def test_night_mode_is_red_on_black(daemon, phone):
+    phone.view("app")
+    phone.click("#theme [data-value='night']")
+    colours = phone.driver.execute_script("""
+        const style = getComputedStyle(document.body);
+        return [style.backgroundColor, style.color];
+    """)
+    assert colours[0] == "rgb(0, 0, 0)"
+    red, green, blue = map(int, re.findall(r"\d+", colours[1])[:3])
+    assert red > 150 and green < 60 and blue < 60, colours
+    # The choice is this browser's, kept across a reload.
+    phone.driver.refresh()
+    phone.wait(lambda b: b.find("#app").is_displayed(), "the app after a reload")
+    assert phone.driver.execute_script("return document.documentElement.dataset.theme") == "night"
+    phone.view("app")
+    phone.click("#theme [data-value='dark']")
+
+
+def test_screenshots_of_each_mode(daemon, phone, fresh_browser):
+    """The pictures in docs/ and the README: made here, at phone size, from a real run."""
+    pairing = fresh_browser()
+    pairing.open(daemon.url + "/")
+    pairing.wait(lambda b: b.find("#pairing").is_displayed(), "the pairing view")
+    shots = [pairing.screenshot("pairing")]
+    phone.view("photo")
+    phone.click("#trigger")
+    phone.wait_text("#shot-counter", lambda t: t != "–", "a shot")
+    shots.append(phone.screenshot("photo"))
+    job = start_timelapse(phone, "1s", frames=30)
+    phone.wait_text("#run-frame", lambda t: frame_number(t) >= 4, "a few frames")
+    phone.driver.execute_script("window.scrollTo(0, 0)")
+    shots.append(phone.screenshot("intervalometer"))
+    phone.view("video")
+    shots.append(phone.screenshot("video"))
+    phone.view("settings")
+    phone.wait(lambda b: b.all(".setting [role='option']"), "the pickers")
+    shots.append(phone.screenshot("settings"))
+    phone.view("app")
+    phone.click("#theme [data-value='night']")
+    phone.view("timelapse")
+    shots.append(phone.screenshot("night"))
+    phone.view("app")
+    phone.click("#theme [data-value='dark']")
+    phone.view("timelapse")
+    phone.click("#run-stop")
+    phone.wait_text("#run-state", lambda t: t.startswith("finished"), "the run stopped")
+    for path in shots:
+        with open(path, "rb") as file:
+            header = file.read(24)
+        assert header[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+        assert (width, height) == (PHONE[0] * 2, PHONE[1] * 2), (path, width, height)
