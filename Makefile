@@ -77,6 +77,12 @@ bench-ramp: setup
 leak-check: setup
 	scripts/leak-check
 
+# The web app: its weight, a shot's way from the camera to the page, and a run's lateness with
+# and without 20 pages following it (docs/performance.md).
+bench-web: setup
+	swift build -c release --product unleashed
+	Benchmarks/web-bench/bench-web
+
 # The web app's screenshots in docs/screenshots, made by its browser tests at phone size.
 screenshots: setup
 	swift build --product unleashed

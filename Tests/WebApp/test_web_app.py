@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PHONE, TABLET, Daemon, free_port
+from harness import PHONE, TABLET, Daemon, free_port
 
 
 def frame_number(text):
