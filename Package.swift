@@ -82,6 +82,7 @@ let package = Package(
                 "UnleashedProtocol",
                 "Intervalometer",
                 "CQREncode",
+                "CTurboJPEG",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

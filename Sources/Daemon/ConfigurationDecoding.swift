@@ -1,3 +1,4 @@
+import CameraKit
 import CameraProtocols
 import Foundation
 
@@ -9,7 +10,7 @@ extension DaemonConfiguration {
     /// Reads the merged tree over `defaults`: a key that is not written keeps its default.
     static func decode(_ root: ConfigurationNode, defaults: DaemonConfiguration) throws(ConfigurationError) -> DaemonConfiguration {
         var configuration = defaults
-        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "groups", "reconnect", "tokens", "web"])
+        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "groups", "reconnect", "tokens", "web", "downloads"])
         configuration.backend = try top.value("backend", hint: { "'\($0)' is not a backend; use unleashed or gphoto2" },
                                               Backend.init(rawValue:)) ?? defaults.backend
         configuration.adapter = try top.string("adapter") ?? defaults.adapter
@@ -19,6 +20,9 @@ extension DaemonConfiguration {
         }
         if let node = top.node("web") {
             configuration.web = try decodeWeb(node, over: defaults.web)
+        }
+        if let node = top.node("downloads") {
+            configuration.downloads = try decodeDownloads(node, over: defaults.downloads)
         }
         if let node = top.node("reconnect") {
             configuration.reconnect = try decodeReconnect(node, over: defaults.reconnect)
@@ -73,6 +77,24 @@ extension DaemonConfiguration {
             break
         }
         return web
+    }
+
+    private static func decodeDownloads(_ node: ConfigurationNode, over defaults: Downloads) throws(ConfigurationError) -> Downloads {
+        let table = try TableReader(node, path: "downloads", known: ["folder", "template", "delete_from_camera"])
+        var downloads = defaults
+        downloads.folder = try table.string("folder") ?? defaults.folder
+        if let text = try table.string("template") {
+            do throws(FilenameTemplateError) {
+                downloads.template = try FilenameTemplate(parsing: text)
+            } catch {
+                throw table.error("template", table.node("template"), .invalidValue(error.description))
+            }
+        }
+        downloads.deleteFromCamera = try table.bool("delete_from_camera") ?? defaults.deleteFromCamera
+        if downloads.folder == nil, table.node("template") != nil || table.node("delete_from_camera") != nil {
+            throw table.error("folder", nil, .missingKey("the pictures need a folder: folder = \"/var/lib/unleashed/pictures\""))
+        }
+        return downloads
     }
 
     /// A mode written as a TOML octal integer (`0o660`) or as octal digits in a string (`"0660"`).

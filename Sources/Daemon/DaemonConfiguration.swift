@@ -1,3 +1,4 @@
+public import CameraKit
 public import CameraProtocols
 import Foundation
 import UnleashedKit
@@ -89,6 +90,22 @@ public struct DaemonConfiguration: Equatable, Sendable {
         }
     }
 
+    /// Where the pictures of a camera on USB or PTP/IP (`backend = "gphoto2"`) are copied as it
+    /// takes them (`[downloads]`); off unless ``folder`` is set. The web app shows their thumbnails.
+    public struct Downloads: Equatable, Sendable {
+        public var folder: String?
+        /// How each copy is named.
+        public var template: FilenameTemplate
+        /// Deletes each picture from the card once its copy is safely written.
+        public var deleteFromCamera: Bool
+
+        public init(folder: String? = nil, template: FilenameTemplate = .default, deleteFromCamera: Bool = false) {
+            self.folder = folder
+            self.template = template
+            self.deleteFromCamera = deleteFromCamera
+        }
+    }
+
     /// Modules fired together, under a name (`--group NAME`).
     public struct Group: Equatable, Sendable {
         /// Unique among the groups.
@@ -168,6 +185,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var tokens: [AccessToken]
     /// The `[web]` table.
     public var web = Web()
+    /// The `[downloads]` table.
+    public var downloads = Downloads()
 
     /// The configuration when no file says otherwise.
     public static func defaults(scope: Scope, environment: [String: String]) -> DaemonConfiguration {

@@ -37,12 +37,16 @@ public struct DaemonService: Service {
         let notifier = SystemdNotifier()
         let journal = try SQLiteJournal(path: configuration.service.journal)
         let metrics = DaemonMetrics()
-        let registry = CameraRegistry { entry in await metrics.observe(camera: entry.camera, name: entry.name) }
+        let pictures = SavedPictures()
+        let registry = CameraRegistry { entry in
+            await metrics.observe(camera: entry.camera, name: entry.name)
+            await pictures.follow(entry)
+        }
         let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics)
         let browsers = try webClients()
         let api = ControlAPI(cameras: registry, jobs: jobs, access: AccessPolicy(configuration: configuration), version: version,
                              metrics: metrics, connector: cameras, configuration: configuration,
-                             browsers: browsers, demo: cameras.simulatesCameras)
+                             browsers: browsers, demo: cameras.simulatesCameras, pictures: pictures)
         let server = ControlServer(service: configuration.service, api: api, web: configuration.web, logger: logger)
         try await server.start()
         logger.info("unleashed \(version) serving on \(configuration.service.socket)")

@@ -14,6 +14,8 @@ public actor StatusReader {
 
     private let camera: any Camera
     private var answer: (status: CameraStatus, read: ContinuousClock.Instant)?
+    /// The last status read, however old: what a client that cannot wait is given.
+    private var lastAnswer: CameraStatus?
     private var reading: (task: Task<Result<CameraStatus, CameraError>, Never>, generation: Int)?
     /// Counts changes: an answer is kept only when no change came while it was read.
     private var generation = 0
@@ -46,8 +48,38 @@ public actor StatusReader {
         reading = (task, started)
         let result = await task.value
         if reading?.generation == started { reading = nil }
-        if case .success(let status) = result, generation == started { answer = (status, .now) }
+        if case .success(let status) = result {
+            lastAnswer = status
+            if generation == started { answer = (status, .now) }
+        }
         return try result.get()
+    }
+
+    /// The status for a client that must not wait on a camera that is away (a module out of
+    /// range answers only once it is back, up to half a minute later): a read that answers
+    /// within `limit`, else the last status read, however old. The read goes on and keeps its
+    /// answer for the next client.
+    public func status(waitingAtMost limit: Duration) async throws(CameraError) -> CameraStatus {
+        if let answer, ContinuousClock.now - answer.read < Self.maximumAge { return answer.status }
+        let (outcomes, outcome) = AsyncStream.makeStream(of: Result<CameraStatus, CameraError>?.self)
+        let read = Task {
+            do throws(CameraError) { outcome.yield(.success(try await self.status())) } catch { outcome.yield(.failure(error)) }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            outcome.yield(nil)
+        }
+        defer {
+            timer.cancel()
+            outcome.finish()
+        }
+        _ = read
+        for await first in outcomes {
+            if let first { return try first.get() }
+            break
+        }
+        if let lastAnswer { return lastAnswer }
+        throw .timedOut("status", after: limit)
     }
 
     /// Forgets the answer: the camera changed, or the API has just acted on it.

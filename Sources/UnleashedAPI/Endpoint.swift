@@ -94,6 +94,10 @@ public enum API {
     public static let setTime = Endpoint<WallTime, NoDocument>(.put, version + "/cameras/{camera}/time")
     public static let geotag = Endpoint<GeoPosition, NoDocument>(.put, version + "/cameras/{camera}/geotag")
     public static let cameraEvents = Endpoint<NoDocument, CameraEventMessage>(.get, version + "/cameras/{camera}/events", streams: true)
+    /// The pictures the camera's backend saved on the daemon's disk (`[downloads]`), newest first.
+    public static let pictures = Endpoint<NoDocument, PictureList>(.get, version + "/cameras/{camera}/pictures")
+    /// A saved picture's thumbnail: a JPEG, not a JSON document.
+    public static let thumbnail = Endpoint<NoDocument, NoDocument>(.get, version + "/cameras/{camera}/pictures/{name}/thumbnail")
 
     public static let startJob = Endpoint<JobSubmission, JobDocument>(.post, version + "/jobs")
     public static let jobs = Endpoint<NoDocument, JobList>(.get, version + "/jobs")
@@ -120,7 +124,7 @@ public enum API {
     public static let routes: [Route] = [
         status.route, groups.route, events.route, cameras.route, connect.route, camera.route, disconnect.route,
         settings.route, setting.route, setSetting.route, shoot.route, bulb.route, focus.route, release.route,
-        startVideo.route, stopVideo.route, setTime.route, geotag.route, cameraEvents.route,
+        startVideo.route, stopVideo.route, setTime.route, geotag.route, cameraEvents.route, pictures.route, thumbnail.route,
         startJob.route, jobs.route, job.route, stopJob.route, extraFrame.route, pauseJob.route, continueJob.route,
         jobEvents.route, live.route, makePairingCode.route, webClients.route, revokeWebClient.route,
     ]

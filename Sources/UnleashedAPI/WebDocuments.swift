@@ -90,3 +90,53 @@ public struct WebClientList: APIDocument, Equatable {
         }
     }
 }
+
+// MARK: - Saved pictures
+
+/// ``API/pictures``: the pictures a camera's backend saved on the daemon's disk, newest first.
+public struct PictureList: APIDocument, Equatable {
+    public struct Picture: Equatable, Sendable {
+        /// The file's name in the downloads folder, which ``API/thumbnail`` takes.
+        public var name: String
+        public var bytes: Int
+        /// The file's folder and name on the camera.
+        public var cameraPath: String
+        /// The run's frame it belongs to, when a run took it.
+        public var frame: Int?
+        public var shotCounter: Int
+        public var saved: Date
+
+        public init(name: String, bytes: Int, cameraPath: String, frame: Int?, shotCounter: Int, saved: Date) {
+            self.name = name
+            self.bytes = bytes
+            self.cameraPath = cameraPath
+            self.frame = frame
+            self.shotCounter = shotCounter
+            self.saved = saved
+        }
+    }
+
+    public var pictures: [Picture]
+
+    public init(pictures: [Picture]) { self.pictures = pictures }
+
+    public var json: JSONValue {
+        ["pictures": .array(pictures.map { picture in
+            [
+                "name": .string(picture.name), "bytes": .integer(Int64(picture.bytes)), "cameraPath": .string(picture.cameraPath),
+                "frame": picture.frame.map { .integer(Int64($0)) } ?? .null, "shotCounter": .integer(Int64(picture.shotCounter)),
+                "saved": .string(picture.saved.formatted(.iso8601)),
+            ]
+        })]
+    }
+
+    public init(json: JSONValue) throws(JSONShapeError) {
+        pictures = try JSONCursor(json, path: "body").member("pictures").array().map { entry throws(JSONShapeError) in
+            let saved = try entry.member("saved")
+            guard let date = try? Date(saved.string(), strategy: .iso8601) else { throw saved.fail("not an ISO 8601 time") }
+            return Picture(name: try entry.member("name").string(), bytes: try entry.member("bytes").int(),
+                           cameraPath: try entry.member("cameraPath").string(), frame: try entry.optional("frame")?.int(),
+                           shotCounter: try entry.member("shotCounter").int(), saved: date)
+        }
+    }
+}

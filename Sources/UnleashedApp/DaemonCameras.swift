@@ -1,5 +1,6 @@
 public import CameraKit
 import BlueZ
+import GPhoto2
 public import Daemon
 public import Foundation
 public import Logging
@@ -33,7 +34,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
         }
         switch configuration.backend {
         case .gphoto2:
-            await openTethered(into: registry, port: configuration.port, logger: logger)
+            await openTethered(into: registry, configuration: configuration, logger: logger)
         case .unleashed:
             if configuration.modules.isEmpty {
                 logger.notice("no [[modules]] configured; `unleashed connect` adds one while the daemon runs")
@@ -96,9 +97,13 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
         }
     }
 
-    private func openTethered(into registry: CameraRegistry, port: String?, logger: Logger) async {
+    private func openTethered(into registry: CameraRegistry, configuration: DaemonConfiguration, logger: Logger) async {
+        let port = configuration.port
         do throws(CameraOpenError) {
-            let camera = try await provider.open(CameraSpec(.tethered(port: port, downloads: nil))).camera
+            let downloads = configuration.downloads.folder.map {
+                DownloadPolicy(folder: $0, template: configuration.downloads.template, deleteFromCamera: configuration.downloads.deleteFromCamera)
+            }
+            let camera = try await provider.open(CameraSpec(.tethered(port: port, downloads: downloads))).camera
             await registry.add(camera, name: camera.identity.name, source: port ?? "usb:")
             logger.info("camera \(camera.identity.name): libgphoto2 on \(port ?? "the first USB camera")")
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import CameraKit
 @testable import GPhoto2
 import Testing
 

@@ -24,6 +24,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINARY = os.environ.get("UNLEASHED_BINARY", os.path.join(ROOT, ".build", "debug", "unleashed"))
+SIMULATOR = os.path.join(os.path.dirname(BINARY), "unleashed-sim")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 PHONE = (360, 740)
@@ -43,18 +44,40 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-class Daemon:
-    """`unleashed --demo daemon --web 127.0.0.1:0` in a private directory."""
+class TetheredCamera:
+    """`unleashed-sim ptpip`: a camera libgphoto2 reaches over PTP/IP on a loopback port."""
 
-    def __init__(self, locked=False, port=0, binary=BINARY):
+    def __init__(self):
+        self.card = tempfile.mkdtemp(prefix="unleashed-web-card-")
+        self.process = subprocess.Popen([SIMULATOR, "ptpip", "--port", "0", "--card", self.card],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        first = json.loads(self.process.stdout.readline())
+        self.port = f"ptpip:{first['listening']}"
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+        shutil.rmtree(self.card, ignore_errors=True)
+
+
+class Daemon:
+    """`unleashed [--demo] daemon --web 127.0.0.1:0` in a private directory: the demo camera, or
+    with `tethered` a camera on PTP/IP through libgphoto2, its pictures saved in `pictures`."""
+
+    def __init__(self, locked=False, port=0, binary=BINARY, tethered=None):
         self.port = port
         self.binary = binary
+        self.tethered = tethered
         self.work = tempfile.mkdtemp(prefix="unleashed-web-test-")
         for folder in ("run", "state", "config"):
             os.makedirs(os.path.join(self.work, folder), mode=0o700)
         self.socket = os.path.join(self.work, "run", "control.sock")
         self.log_path = os.path.join(self.work, "daemon.log")
+        self.pictures = os.path.join(self.work, "pictures")
         with open(os.path.join(self.work, "unleashed.toml"), "w") as config:
+            if tethered:
+                config.write(f'backend = "gphoto2"\nport = "{tethered.port}"\n\n[downloads]\nfolder = "{self.pictures}"\n\n')
             config.write(f'[daemon]\nsocket = "{self.socket}"\nlocked = {"true" if locked else "false"}\n')
         self.log = open(self.log_path, "w")
         self.start()
@@ -67,7 +90,7 @@ class Daemon:
         self.log.truncate(0)
         self.log.seek(0)
         self.process = subprocess.Popen(
-            [self.binary, "--demo", "daemon", "--config", os.path.join(self.work, "unleashed.toml"), "--web", f"127.0.0.1:{self.port}"],
+            [self.binary, *([] if self.tethered else ["--demo"]), "daemon", "--config", os.path.join(self.work, "unleashed.toml"), "--web", f"127.0.0.1:{self.port}"],
             stdout=self.log, stderr=subprocess.STDOUT, env=environment)
         self.url = self._wait_for(r"web app listening on (http://127\.0\.0\.1:\d+)")
         deadline = time.monotonic() + 30
@@ -79,7 +102,7 @@ class Daemon:
                 pass
             time.sleep(0.1)
         else:
-            raise AssertionError(f"the demo camera never became ready:\n{self.text()}")
+            raise AssertionError(f"the camera never became ready:\n{self.text()}")
 
     def text(self):
         with open(self.log_path) as log:

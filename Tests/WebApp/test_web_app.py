@@ -6,12 +6,13 @@ Each test reads what the camera did from the daemon's socket, never from the pag
 page that shows a shot the camera did not take fails.
 """
 import json
+import os
 import re
 import time
 
 import pytest
 
-from harness import PHONE, TABLET, Daemon, free_port
+from harness import PHONE, TABLET, Daemon, TetheredCamera, UnixHTTPConnection, free_port
 
 
 def frame_number(text):
@@ -93,6 +94,43 @@ def test_a_shot_from_elsewhere_shows_up_live(daemon, phone):
     phone.wait_text("#shot-counter", lambda t: t == f"#{shot['counter']}", "a shot another client took")
 
 
+def test_bulb_focus_and_video_show_what_the_camera_answered(daemon, phone):
+    phone.view("photo")
+    # Out of bulb mode the camera refuses, and the page offers to set it.
+    assert daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "1/125"})[0] == 200
+    phone.click("#photo-bulb")
+    seconds = phone.find("#bulb-seconds")
+    seconds.clear()
+    seconds.send_keys("0.3")
+    phone.click("#trigger")
+    phone.wait_text("#photo-message", lambda t: "bulb" in t.lower(), "the camera's refusal of a bulb out of bulb mode")
+    phone.click("#photo-message button")
+    phone.wait(lambda b: daemon.setting("shutter-speed") == "bulb", "the shutter speed set to bulb from the refusal")
+    before = daemon.camera()["shotCounter"]
+    phone.click("#trigger")
+    # A short bulb ends by itself: the trigger comes back, and the camera took one picture.
+    phone.wait(lambda b: daemon.camera()["shotCounter"] == before + 1, "the bulb exposure")
+    phone.wait_text("#trigger-label", lambda t: t == "Bulb", "the trigger back from Close")
+    jobs = daemon.get("/v1/jobs")["jobs"]
+    assert jobs[0]["plan"]["exposure"] == {"kind": "bulb", "ms": 300} and jobs[0]["summary"]["taken"] == 1
+    assert daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "1/125"})[0] == 200
+    phone.click("#photo-single")
+    # Focus says how it ended, and lets go.
+    phone.click("#half-press")
+    focus = phone.wait_text("#photo-message", lambda t: t.startswith("Focus:"), "the focus result")
+    assert re.match(r"Focus: (acquired|failed|manualFocus)\.", focus), focus
+    phone.click("#half-press")
+    phone.wait_text("#half-press", lambda t: t == "Focus", "the half-press let go")
+    # A recording shows its length when stopped.
+    phone.view("video")
+    phone.click("#record")
+    phone.wait_text("#record-label", lambda t: t == "Stop", "recording")
+    time.sleep(1.2)
+    phone.click("#record")
+    recorded = phone.wait_text("#video-message", lambda t: t.startswith("Recorded"), "the clip's length")
+    assert re.match(r"Recorded \d", recorded), recorded
+
+
 def test_a_timelapse_of_ten_frames_arrives_frame_by_frame(daemon, phone):
     job = start_timelapse(phone, "0.5s", frames=10)
     seen = []
@@ -126,6 +164,7 @@ def test_stop_a_running_timelapse(daemon, phone):
     phone.wait_text("#run-frame", lambda t: frame_number(t) >= 2, "two frames of the endless run")
     assert phone.text("#run-frame").endswith("of ∞")
     phone.click("#run-stop")
+    phone.click("#run-stop")  # Stop asks for a second tap
     state = phone.wait_text("#run-state", lambda t: t.startswith("finished"), "the run shown stopped")
     assert "stopped by browser" in state
     document = daemon.job(job)
@@ -135,14 +174,14 @@ def test_stop_a_running_timelapse(daemon, phone):
 
 def test_change_a_setting(daemon, phone):
     phone.view("settings")
-    phone.wait(lambda b: b.all(".setting[data-setting='iso'] [role='option']"), "the ISO picker")
+    phone.wait(lambda b: b.all(".setting[data-setting='iso'] button[data-raw]"), "the ISO picker")
     target = "400" if daemon.setting("iso") != "400" else "800"
-    option = next(o for o in phone.all(".setting[data-setting='iso'] [role='option']") if o.text == target)
+    option = next(o for o in phone.all(".setting[data-setting='iso'] button[data-raw]") if o.text == target)
     phone.driver.execute_script("arguments[0].scrollIntoView({inline: 'center', block: 'center'})", option)
     option.click()
     phone.wait(lambda b: daemon.setting("iso") == target, f"the camera's ISO to become {target}")
     phone.wait(lambda b: b.text(".setting[data-setting='iso'] .setting-head strong") == target, "the picker to show the new value")
-    selected = phone.all(".setting[data-setting='iso'] [aria-selected='true']")
+    selected = phone.all(".setting[data-setting='iso'] [aria-pressed='true']")
     assert [element.text for element in selected] == [target]
     # A change made elsewhere moves the picker too.
     status, _ = daemon.request("PUT", "/v1/cameras/demo/settings/aperture", {"value": "f/11"})
@@ -174,8 +213,8 @@ def test_a_viewer_watches_and_cannot_change_anything(daemon, fresh_browser):
     assert not viewer.find("#trigger").is_enabled()
     assert viewer.find("#trigger").get_attribute("title") == banner
     viewer.view("settings")
-    viewer.wait(lambda b: b.all(".setting[data-setting='iso'] [role='option']"), "the ISO picker")
-    assert not any(option.is_enabled() for option in viewer.all(".setting [role='option']"))
+    viewer.wait(lambda b: b.all(".setting[data-setting='iso'] button[data-raw]"), "the ISO picker")
+    assert not any(option.is_enabled() for option in viewer.all(".setting button[data-raw]"))
     viewer.view("timelapse")
     assert not viewer.find("#plan-start").is_enabled()
     # The daemon refuses it too: the page's controls are a courtesy, the role is the daemon's.
@@ -199,8 +238,8 @@ def test_the_locked_mode_lets_an_operator_shoot_and_change_nothing(fresh_browser
         banner = browser.text("#access-banner")
         assert "locked" in banner
         browser.view("settings")
-        browser.wait(lambda b: b.all(".setting[data-setting='iso'] [role='option']"), "the ISO picker")
-        assert not any(option.is_enabled() for option in browser.all(".setting [role='option']"))
+        browser.wait(lambda b: b.all(".setting[data-setting='iso'] button[data-raw]"), "the ISO picker")
+        assert not any(option.is_enabled() for option in browser.all(".setting button[data-raw]"))
         browser.view("timelapse")
         assert not browser.find("#plan-start").is_enabled()
         assert browser.find("#plan-start").get_attribute("title") == banner
@@ -208,6 +247,11 @@ def test_the_locked_mode_lets_an_operator_shoot_and_change_nothing(fresh_browser
         assert browser.find("#trigger").is_enabled()
         browser.click("#trigger")
         browser.wait_text("#shot-counter", lambda t: t == f"#{locked.camera()['shotCounter']}" and t != "–", "the shot")
+        # A bulb is a shot too: without jobs it goes straight to the camera, which answers for itself.
+        browser.click("#photo-bulb")
+        browser.click("#trigger")
+        refusal = browser.wait_text("#photo-message", lambda t: "bulb" in t.lower(), "the camera's own answer to a bulb")
+        assert "locked" not in refusal, refusal
     finally:
         locked.stop()
 
@@ -328,7 +372,7 @@ def test_screenshots_of_each_mode(daemon, phone, fresh_browser):
     phone.view("video")
     shots.append(phone.screenshot("video"))
     phone.view("settings")
-    phone.wait(lambda b: b.all(".setting [role='option']"), "the pickers")
+    phone.wait(lambda b: b.all(".setting button[data-raw]"), "the pickers")
     shots.append(phone.screenshot("settings"))
     phone.view("app")
     phone.click("#theme [data-value='night']")
@@ -338,6 +382,7 @@ def test_screenshots_of_each_mode(daemon, phone, fresh_browser):
     phone.click("#theme [data-value='dark']")
     phone.view("timelapse")
     phone.click("#run-stop")
+    phone.click("#run-stop")  # Stop asks for a second tap
     phone.wait_text("#run-state", lambda t: t.startswith("finished"), "the run stopped")
     for path in shots:
         with open(path, "rb") as file:
@@ -345,3 +390,57 @@ def test_screenshots_of_each_mode(daemon, phone, fresh_browser):
         assert header[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
         assert (width, height) == (PHONE[0] * 2, PHONE[1] * 2), (path, width, height)
+
+
+def jpeg_size(data):
+    """A JPEG's width and height, from its frame header."""
+    assert data[:2] == b"\xff\xd8", "not a JPEG"
+    index = 2
+    while index < len(data):
+        marker, length = data[index + 1], int.from_bytes(data[index + 2:index + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2):
+            return int.from_bytes(data[index + 7:index + 9], "big"), int.from_bytes(data[index + 5:index + 7], "big")
+        index += 2 + length
+    raise AssertionError("no frame header")
+
+
+def test_pictures_a_camera_saves_show_as_thumbnails(fresh_browser):
+    """A camera on PTP/IP through libgphoto2, its pictures copied to the daemon's disk: each shot
+    appears in the Jobs view as a thumbnail the daemon makes from the saved JPEG."""
+    camera = TetheredCamera()
+    tethered = Daemon(tethered=camera)
+    try:
+        browser = fresh_browser()
+        browser.pair(tethered.url + "/", tethered.logged_code())
+        name = tethered.get("/v1/status")["cameras"][0]["name"]
+        browser.view("jobs")
+        browser.view("photo")
+        browser.click("#trigger")
+        browser.wait_text("#shot-counter", lambda t: t != "–", "the shot")
+        browser.view("jobs")
+        image = browser.wait(lambda b: next((i for i in b.all("#thumbs img") if b.driver.execute_script(
+            "return arguments[0].complete && arguments[0].naturalWidth", i)), None), "a thumbnail drawn", timeout=30)
+        listed = tethered.get(f"/v1/cameras/{name}/pictures")["pictures"]
+        assert len(listed) == 1 and listed[0]["name"] in image.get_attribute("alt")
+        saved = os.path.join(tethered.pictures, listed[0]["name"])
+        assert os.path.getsize(saved) == listed[0]["bytes"]
+        status, _ = tethered.request("GET", f"/v1/cameras/{name}/pictures/..%2Funleashed.toml/thumbnail")
+        assert status == 404, "only the pictures the camera saved are served, never another file"
+        connection = UnixHTTPConnection(tethered.socket)
+        connection.request("GET", f"/v1/cameras/{name}/pictures/{listed[0]['name']}/thumbnail")
+        answer = connection.getresponse()
+        thumbnail = answer.read()
+        connection.close()
+        assert answer.status == 200 and answer.getheader("Content-Type") == "image/jpeg"
+        with open(saved, "rb") as file:
+            original = jpeg_size(file.read())
+        width, height = jpeg_size(thumbnail)
+        assert width <= max(original[0], 640) and abs(width / height - original[0] / original[1]) < 0.05, (width, height, original)
+        # After a reload the pictures come from the daemon's list, not from the events seen.
+        browser.driver.refresh()
+        browser.wait(lambda b: b.find("#app").is_displayed(), "the app again")
+        browser.view("jobs")
+        browser.wait(lambda b: len(b.all("#thumbs img")) == 1, "the saved picture listed after a reload")
+    finally:
+        tethered.stop()
+        camera.stop()

@@ -17,6 +17,8 @@ import UnleashedProtocol
 /// it cleanly (a bulb exposure closes the shutter) before the request is done with.
 struct CameraOperationRoutes: Sendable {
     let cameras: CameraRegistry
+    /// The pictures the cameras' backends saved, for their thumbnails.
+    let pictures: SavedPictures
 
     func add(to router: Router<ControlRequestContext>) {
         router.on(API.cameras) { _, context in
@@ -113,6 +115,35 @@ struct CameraOperationRoutes: Sendable {
             try context.authorize(.watch)
             let entry = try await lookUp(context)
             return await eventStream(request, from: [entry])
+        }
+        router.on(API.pictures) { _, context in
+            try context.authorize(.watch)
+            let entry = try await lookUp(context)
+            let listed = await pictures.list(camera: entry.name).map { picture in
+                PictureList.Picture(name: picture.name, bytes: picture.file.bytes, cameraPath: picture.file.cameraPath,
+                                    frame: picture.file.frame, shotCounter: picture.file.shotCounter, saved: picture.saved)
+            }
+            return .document(.ok, PictureList(pictures: listed))
+        }
+        router.on(API.thumbnail) { request, context in
+            try context.authorize(.watch)
+            let entry = try await lookUp(context)
+            let raw = try context.parameters.require("name")
+            let thumbnail: Data
+            do throws(SavedPictures.ThumbnailError) {
+                thumbnail = try await pictures.thumbnail(camera: entry.name, name: raw.removingPercentEncoding ?? raw)
+            } catch {
+                switch error {
+                case .unknown: throw HTTPError(.notFound, message: error.description)
+                case .notJPEG: throw HTTPError(.unsupportedMediaType, message: error.description)
+                case .unreadable: throw HTTPError(.gone, message: error.description)
+                }
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "image/jpeg"
+            // A saved picture never changes under its name.
+            headers[.cacheControl] = "private, max-age=86400, immutable"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: thumbnail)))
         }
     }
 

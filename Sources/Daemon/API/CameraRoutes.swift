@@ -32,14 +32,27 @@ struct CameraRoutes: Sendable {
 
     /// The daemon's state: its version, how long it has run and each camera's status. A camera
     /// that cannot answer is listed with the reason instead of failing the whole request.
-    static func status(of entries: [CameraRegistry.Entry], version: String, started: ContinuousClock.Instant) async -> DaemonStatus {
-        var cameraStates: [DaemonStatus.Camera] = []
-        for entry in entries {
-            do {
-                cameraStates.append(.init(name: entry.name, source: entry.source, status: try await entry.statusReader.status(), error: nil))
-            } catch {
-                cameraStates.append(.init(name: entry.name, source: entry.source, status: nil, error: error.description))
+    ///
+    /// With `waitingAtMost`, a camera that does not answer in time (a module out of range) is
+    /// given as last read, so a client that shows the whole daemon is not held up by one camera.
+    static func status(of entries: [CameraRegistry.Entry], version: String, started: ContinuousClock.Instant,
+                       waitingAtMost limit: Duration? = nil) async -> DaemonStatus {
+        // Every camera at once: a rig's status takes as long as its slowest camera, not their sum.
+        let cameraStates = await withTaskGroup(of: (Int, DaemonStatus.Camera).self) { group in
+            for (index, entry) in entries.enumerated() {
+                group.addTask {
+                    do throws(CameraError) {
+                        let status = if let limit { try await entry.statusReader.status(waitingAtMost: limit) }
+                            else { try await entry.statusReader.status() }
+                        return (index, .init(name: entry.name, source: entry.source, status: status, error: nil))
+                    } catch {
+                        return (index, .init(name: entry.name, source: entry.source, status: nil, error: error.description))
+                    }
+                }
             }
+            var states: [(Int, DaemonStatus.Camera)] = []
+            for await state in group { states.append(state) }
+            return states.sorted { $0.0 < $1.0 }.map(\.1)
         }
         return DaemonStatus(version: version, uptimeSeconds: (ContinuousClock.now - started).apiSeconds, cameras: cameraStates)
     }

@@ -1,3 +1,4 @@
+import CameraKit
 import Foundation
 import Hummingbird
 import ServiceLifecycle
@@ -20,6 +21,8 @@ public struct ControlAPI: Sendable {
     let metrics: DaemonMetrics
     /// Whether the cameras are the simulator's, for the web app's demo banner.
     let demo: Bool
+    /// The pictures the cameras' backends saved on this disk.
+    let pictures: SavedPictures
     /// Routes a test adds behind the same middleware, for permissions no route asks for yet.
     var extraRoutes: (@Sendable (RouterGroup<ControlRequestContext>) -> Void)?
 
@@ -34,10 +37,12 @@ public struct ControlAPI: Sendable {
     ///   - configuration: The modules it knows by name, for `POST /v1/cameras`.
     ///   - browsers: The browsers paired with the web app, when it is served.
     ///   - demo: Whether the cameras are simulated.
+    ///   - pictures: The pictures the cameras' backends saved, which the API lists with thumbnails.
     public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String,
                 metrics: DaemonMetrics = DaemonMetrics(), connector: (any CameraConnecting)? = nil,
                 configuration: DaemonConfiguration = .defaults(scope: .user, environment: [:]),
-                browsers: WebClients? = nil, demo: Bool = false) {
+                browsers: WebClients? = nil, demo: Bool = false, pictures: SavedPictures = SavedPictures()) {
+        self.pictures = pictures
         self.metrics = metrics
         self.cameras = cameras
         self.jobs = jobs
@@ -59,9 +64,10 @@ public struct ControlAPI: Sendable {
         web?.add(to: router)
         router.add(middleware: AccessMiddleware(control: access))
         CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: router)
-        CameraOperationRoutes(cameras: cameras).add(to: router)
+        CameraOperationRoutes(cameras: cameras, pictures: pictures).add(to: router)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: router)
-        LiveRoutes(cameras: cameras, jobs: jobs, version: version, started: started, groups: configuration.groups).add(to: router)
+        LiveRoutes(cameras: cameras, jobs: jobs, version: version, started: started, groups: configuration.groups,
+                   browsers: access.browsers).add(to: router)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: router)
         MetricsRoutes(metrics: metrics).add(to: router)
         WebClientRoutes(browsers: access.browsers).add(to: router)
@@ -132,6 +138,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let refusal as CameraRefusal {
+            return .document(refusal.status, ErrorDocument(code: refusal.error.code, message: refusal.message, camera: refusal.error))
         } catch let error as HTTPError {
             return .error(error.status, error.body ?? Self.defaultMessage(error.status, request), headers: error.headers)
         } catch let error as any HTTPResponseError {
@@ -147,6 +155,15 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             ? "there is no \(request.method.rawValue) \(request.uri.path); the API is under /v1/"
             : status.reasonPhrase
     }
+}
+
+/// A camera's refusal met on the way through another layer (the engine refusing a job's plan):
+/// answered with `status` and the camera's error, so that a client reads it as the camera routes
+/// give it.
+struct CameraRefusal: Error {
+    let status: HTTPResponse.Status
+    let error: CameraError
+    let message: String
 }
 
 /// Refuses a request whose declared body is larger than `limit`, before any of it is read.

@@ -129,11 +129,20 @@ struct JobRoutes: Sendable {
     }
 
     /// Runs a job operation, turning its refusal into the status that says whose move it is.
-    private static func answer<T>(_ operation: () async throws(JobError) -> T) async throws(HTTPError) -> T {
+    private static func answer<T>(_ operation: () async throws(JobError) -> T) async throws -> T {
         do {
             return try await operation()
         } catch {
-            throw HTTPError(status(of: error), message: error.description)
+            // A camera's refusal keeps the camera's error, so that a client can act on it
+            // (offer to set the shutter speed to bulb), as the camera routes answer it.
+            switch error {
+            case .refused(.camera(let cameraError)):
+                throw CameraRefusal(status: status(of: error), error: cameraError, message: error.description)
+            case .refused(.rigCamera(_, let cameraError)):
+                throw CameraRefusal(status: status(of: error), error: cameraError, message: error.description)
+            default:
+                throw HTTPError(status(of: error), message: error.description)
+            }
         }
     }
 

@@ -22,22 +22,28 @@ struct LiveRoutes: Sendable {
     let version: String
     let started: ContinuousClock.Instant
     let groups: [DaemonConfiguration.Group]
+    /// The paired browsers: a browser revoked while it follows is let go at the next heartbeat.
+    let browsers: WebClients?
 
     /// How many events may wait for a slow client before it is told to start again.
     static let backlog = 1024
+    /// How long the snapshot waits for a camera's status before giving the last one read: a
+    /// module out of range answers only when it is back.
+    static let statusWait = Duration.seconds(2)
 
     func add(to router: Router<ControlRequestContext>) {
         router.on(API.live) { request, context in
             try context.authorize(.watch)
-            return try await stream(request)
+            return try await stream(request, browser: context.client.webClient)
         }
     }
 
-    private func stream(_ request: Request) async throws -> Response {
+    private func stream(_ request: Request, browser: String?) async throws -> Response {
+        // Changes first, so that a camera added while the rest is read is not missed.
+        let cameraChanges = await cameras.changes()
         let entries = await cameras.all
         var subscriptions: [(String, AsyncStream<CameraEvent>)] = []
         for entry in entries { subscriptions.append((entry.name, await entry.camera.events())) }
-        let cameraChanges = await cameras.changes()
         let watch: JobWatch
         do {
             watch = try await jobs.watch(recentFrames: LiveSnapshot.recentFrameCount)
@@ -46,12 +52,13 @@ struct LiveRoutes: Sendable {
         }
         let snapshot = LiveSnapshot(
             nowUnixMs: jobs.nowUnixMs,
-            status: await CameraRoutes.status(of: entries, version: version, started: started),
+            status: await CameraRoutes.status(of: entries, version: version, started: started, waitingAtMost: Self.statusWait),
             cameras: CameraList(cameras: entries.map { CameraList.Entry(name: $0.name, source: $0.source, identity: $0.camera.identity) }),
             groups: GroupList(groups: groups.map { GroupList.Group(name: $0.name, cameras: $0.cameras) }),
             jobs: JobList(jobs: watch.jobs.map(\.document)),
             recentFrames: watch.recentFrames.sorted { $0.key > $1.key }.map { LiveSnapshot.RecentFrames(run: $0.key, frames: $0.value) })
         let streams = subscriptions
+        let browsers = browsers
 
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
@@ -85,11 +92,17 @@ struct LiveRoutes: Sendable {
                         group.addTask {
                             while !Task.isCancelled {
                                 try await Task.sleep(for: LiveEvent.heartbeatInterval)
+                                if let browser, let browsers, !browsers.all.contains(where: { $0.id == browser }) {
+                                    send(.resync(reason: "this browser is no longer paired"))
+                                    return
+                                }
                                 send(.heartbeat(nowUnixMs: jobs.nowUnixMs))
                             }
                         }
                         try await writer.write(ByteBuffer(string: ": subscribed\n\n" + LiveEvent.snapshot(snapshot).serverSentEvent))
                         for await event in events {
+                            // A client that fell behind is told at once, not after what it could not keep up with.
+                            if outbox.overflowed { break }
                             try await writer.write(ByteBuffer(string: event.serverSentEvent))
                             if case .resync = event { break }
                         }

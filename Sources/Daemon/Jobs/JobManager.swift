@@ -168,6 +168,9 @@ public actor JobManager {
     /// for a run that has not ended.
     private var suspendReasons: [Int64: String] = [:]
     private var closing = false
+    /// Snapshots of jobs that ended (finished or failed), which never change: a listing reads
+    /// only the journal's runs, not every frame of every ended run again. Bounded.
+    private var endedSnapshots: [Int64: JobSnapshot] = [:]
     /// Those watching every job (``watch(recentFrames:)``): a dashboard's stream.
     private var watchers: [UUID: AsyncStream<JobChange>.Continuation] = [:]
     private let metrics: DaemonMetrics?
@@ -379,9 +382,11 @@ public actor JobManager {
             follower.finish()
         }
         job.followers = [:]
-        tell(.job(JobSnapshot(id: id, camera: job.camera, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
-                              plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: ending.reason, summary: summary,
-                              lastFrame: job.history.last)))
+        let snapshot = JobSnapshot(id: id, camera: job.camera, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
+                                   plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: ending.reason, summary: summary,
+                                   lastFrame: job.history.last)
+        if ending.state != .running { remember(snapshot) }
+        tell(.job(snapshot))
     }
 
     // MARK: - Reading
@@ -412,10 +417,21 @@ public actor JobManager {
     }
 
     private func snapshot(of record: RunRecord) throws(JobError) -> JobSnapshot {
+        if record.state != .running, let known = endedSnapshots[record.id] { return known }
         let frames = try journalled { try journal.frames(of: record.id) }
-        return JobSnapshot(id: record.id, camera: record.camera, kind: JobKind(record.plan), state: JobState(ended: record.state),
+        let snapshot = JobSnapshot(id: record.id, camera: record.camera, kind: JobKind(record.plan), state: JobState(ended: record.state),
                            plan: record.plan, t0UnixMs: record.t0UnixMs, reason: reason(ended: record),
                            summary: RunSummary(frames: frames), lastFrame: frames.last)
+        if record.state != .running { remember(snapshot) }
+        return snapshot
+    }
+
+    /// Keeps an ended job's snapshot, forgetting the oldest beyond twice what a listing shows.
+    private func remember(_ snapshot: JobSnapshot) {
+        endedSnapshots[snapshot.id] = snapshot
+        if endedSnapshots.count > 2 * Self.recentEnded, let oldest = endedSnapshots.keys.min() {
+            endedSnapshots[oldest] = nil
+        }
     }
 
     private func reason(ended record: RunRecord) -> String {

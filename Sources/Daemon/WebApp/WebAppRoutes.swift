@@ -39,9 +39,11 @@ struct WebAppRoutes: Sendable {
             return .json(.ok, session(client))
         }
         router.post("/web/pair") { request, context -> Response in
-            try await pair(request, context: context)
+            try Self.requirePage(request)
+            return try await pair(request, context: context)
         }
         router.post("/web/logout") { request, _ -> Response in
+            try Self.requirePage(request)
             var headers = HTTPFields()
             headers[.setCookie] = cookie(value: "", maxAge: 0)
             if let secret = Self.sessionSecret(in: request), let client = browsers.client(secret: secret) {
@@ -117,6 +119,15 @@ struct WebAppRoutes: Sendable {
 
     private func cookie(value: String, maxAge: Int) -> String {
         "\(Self.cookieName)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+    }
+
+    /// Refuses a request that did not come from the page: another site's form or script cannot
+    /// set the header (a script that tries needs the daemon's permission, which it never gives),
+    /// so it can neither burn pairing tries nor unpair a phone.
+    private static func requirePage(_ request: Request) throws(HTTPError) {
+        guard request.headers[pageHeader] != nil else {
+            throw HTTPError(.forbidden, message: "this request must come from the web app's page (it sends the Unleashed-Web header)")
+        }
     }
 
     /// The secret of the session cookie, if the request carries one.

@@ -5,9 +5,10 @@ public import Foundation
 /// so tests walk the rules without waiting.
 ///
 /// A code is six digits: short enough to type on a phone in the dark, and guarded by the
-/// limits below rather than by its length. After ``maxFailures`` wrong codes in a row, every
-/// code is void and pairing is refused for ``lockout``: a guesser gets five tries a minute
-/// against codes that live ten minutes, about one chance in 20,000 per code.
+/// limits below rather than by its length. After ``maxFailures`` wrong codes in a row, pairing
+/// is refused for ``lockout``: a guesser gets five tries a minute against codes that live ten
+/// minutes, about one chance in 20,000 per code. The codes themselves stay valid, so that a
+/// photographer who mistyped in the dark can try again a minute later without a new code.
 public struct WebPairing: Sendable, Equatable {
     /// A code shown to the person at the daemon, to type into a browser.
     public struct Code: Sendable, Equatable {
@@ -32,7 +33,7 @@ public struct WebPairing: Sendable, Equatable {
             case .unknown(let triesLeft):
                 "that code is not valid (it may have expired or been used); "
                     + "\(triesLeft) \(triesLeft == 1 ? "try" : "tries") left before pairing is locked for a minute"
-            case .locked: "too many wrong codes: pairing is locked for a minute; then use the newest code the daemon shows"
+            case .locked: "too many wrong codes: pairing is locked for a minute; then try the code again"
             }
         }
     }
@@ -77,7 +78,6 @@ public struct WebPairing: Sendable, Equatable {
             failures += 1
             guard failures < Self.maxFailures else {
                 failures = 0
-                codes.removeAll()
                 let until = now.addingTimeInterval(Self.lockout)
                 lockedUntil = until
                 throw .locked(until: until)

@@ -26,6 +26,11 @@
     return node;
   }
 
+  /** Sets a node's text only when it changes, so a screen reader is told of changes only. */
+  function setText(node, text) {
+    if (node.textContent !== text) node.textContent = text;
+  }
+
   /** "2s", "0.5s", "500ms", "1m", "1h30m" or a bare number of seconds, in milliseconds; NaN otherwise. */
   function parseDuration(text) {
     const trimmed = String(text).trim().toLowerCase().replace(/\s+/g, "");
@@ -76,6 +81,23 @@
     node.className = `message ${text ? kind : ""}`;
   }
 
+  /** A button that does `action` only when pressed twice within three seconds: for what cannot be undone. */
+  function confirmTwice(button, prompt, action) {
+    let armed = null;
+    const label = button.textContent;
+    button.addEventListener("click", () => {
+      if (armed) {
+        clearTimeout(armed);
+        armed = null;
+        button.textContent = label;
+        action();
+        return;
+      }
+      button.textContent = prompt;
+      armed = setTimeout(() => { armed = null; button.textContent = label; }, 3000);
+    });
+  }
+
   const stored = {
     get(key, fallback) {
       try { const value = localStorage.getItem(`unleashed.${key}`); return value === null ? fallback : JSON.parse(value); } catch { return fallback; }
@@ -99,24 +121,35 @@
     }
   }
 
-  /** One request; every change carries the page's header, which the daemon asks of a browser. */
+  /**
+   * One request; every one carries the page's header, which the daemon asks of a browser. A
+   * request that gets no answer within `timeoutMs` (a phone whose Wi-Fi went) fails instead of
+   * leaving a control waiting; `signal` lets the caller end it sooner.
+   */
   async function api(method, path, body, options = {}) {
     const headers = { "Unleashed-Web": "1", Accept: "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => { timedOut = true; controller.abort(); }, options.timeoutMs || 30000);
+    if (options.signal) options.signal.addEventListener("abort", () => controller.abort());
     let response;
+    let text;
     try {
       response = await fetch(path, {
-        method, headers, credentials: "same-origin", signal: options.signal,
+        method, headers, credentials: "same-origin", signal: controller.signal,
         body: body === undefined ? undefined : JSON.stringify(body),
       });
+      text = await response.text();
     } catch (error) {
-      if (error.name === "AbortError") throw error;
-      throw new APIError(0, { error: { message: "the daemon cannot be reached; check the phone's network" } });
+      if (error.name === "AbortError" && !timedOut) throw error;
+      throw new APIError(0, { error: { message: timedOut ? "the daemon did not answer in time; check the phone's network" : "the daemon cannot be reached; check the phone's network" } });
+    } finally {
+      clearTimeout(timer);
     }
-    const text = await response.text();
     let document = null;
     if (text) { try { document = JSON.parse(text); } catch { document = null; } }
-    if (response.status === 401 && path !== "/web/pair") showPairing();
+    if (response.status === 401 && path !== "/web/pair" && path !== "/web/session") showPairing("This browser is no longer paired: enter a new code.");
     if (!response.ok) throw new APIError(response.status, document);
     return document;
   }
@@ -134,17 +167,26 @@
     jobs: new Map(),
     /** id → { frames: [newest last], keys: Set } */
     frames: new Map(),
-    /** camera → setting descriptors */
+    /** camera → setting descriptors, read once a visit and kept current by events */
     settings: new Map(),
     /** The daemon's wall clock less this phone's. */
     clockOffset: 0,
     live: "connecting", // connecting | open | lost
+    lastEventAt: 0,
     view: stored.get("view", "photo"),
     target: stored.get("target", null),
     lastShot: null,
     photoBulb: false,
     focusHeld: false,
     busyShooting: false,
+    /** A bulb opened without a job (a locked daemon lets operators shoot, not run jobs). */
+    directBulb: null,
+    /** When the trigger last changed what it does, so a double tap does not close a bulb it opened. */
+    triggerChangedAt: 0,
+    /** The time-lapse that ended while shown, kept on screen with its outcome. */
+    endedRun: undefined,
+    /** The camera whose saved pictures the Jobs view shows. */
+    picturesShown: null,
   };
   const daemonNow = () => Date.now() + state.clockOffset;
 
@@ -182,6 +224,21 @@
     return "timelapse";
   }
 
+  /** When the next slot of a running job is due on the daemon's clock: after the last frame's
+   *  slot by the interval (a ramp's own when it sets one), which follows pauses and re-anchoring. */
+  function nextSlot(job, now) {
+    const t0 = Date.parse(job.t0);
+    if (isNaN(t0)) return NaN;
+    const known = state.frames.get(job.id);
+    const last = (known && known.frames[known.frames.length - 1]) || job.lastFrame;
+    if (!last) return t0;
+    const interval = (last.ramp && last.ramp.intervalMs) || job.plan.intervalMs;
+    let next = t0 + last.scheduledMs + interval;
+    // A frame not reported yet: the slot after it is the next one due.
+    while (next < now - 250) next += interval;
+    return next;
+  }
+
   // ---------------------------------------------------------------- the live stream
 
   let source = null;
@@ -192,35 +249,40 @@
   function connectLive() {
     clearTimeout(retryTimer);
     if (source) source.close();
-    state.live = state.live === "open" ? "connecting" : state.live;
+    if (state.live === "open") state.live = "connecting";
     renderConnection();
     source = new EventSource("/v1/live");
+    feedWatchdog();
     const on = (name, handler) => source.addEventListener(name, (event) => {
+      if (event.data === undefined) return; // the stream's own error, not a camera's event
       feedWatchdog();
       let data;
       try { data = JSON.parse(event.data); } catch { return; }
       handler(data, name);
     });
     on("snapshot", applySnapshot);
-    on("job", applyJob);
+    on("job", (job) => applyJob(job));
     on("frame", applyFrame);
     on("heartbeat", (data) => { state.clockOffset = data.nowUnixMs - Date.now(); });
-    on("resync", () => connectLive());
+    // Every page that followed starts again at once after a change: spread them out a little.
+    on("resync", () => { if (source) source.close(); source = null; retryTimer = setTimeout(connectLive, 200 + Math.random() * 800); });
     for (const name of ["connection", "shotCompleted", "settingChanged", "battery", "storage", "cameraPower", "busy",
       "meteredEV", "bulbDeadlineFired", "error", "missedEvents", "fileSaved", "fileNotSaved"]) {
       on(name, applyCameraEvent);
     }
-    source.onopen = () => feedWatchdog();
-    source.onerror = () => {
+    source.onerror = (event) => {
+      // A camera event named "error" reaches this handler too; it is not the stream failing.
+      if (event instanceof MessageEvent) return;
       // The browser would retry by itself; the page decides instead, so that a revoked browser
       // is sent to pairing and a lost network is shown.
-      source.close();
+      if (source) source.close();
       source = null;
       lost();
     };
   }
 
   function feedWatchdog() {
+    state.lastEventAt = Date.now();
     clearTimeout(watchdog);
     // Three heartbeats missed: the connection is gone even if the phone has not noticed.
     watchdog = setTimeout(() => { if (source) { source.close(); source = null; } lost(); }, 47000);
@@ -233,22 +295,27 @@
     try {
       await refreshSession();
     } catch (error) {
-      if (error.status === 401) return; // showPairing() took over
+      if (error.status === 401) { showPairing("This browser is no longer paired: enter a new code."); return; }
     }
     clearTimeout(retryTimer);
     retryTimer = setTimeout(connectLive, retryDelay);
     retryDelay = Math.min(retryDelay * 2, 10000);
   }
 
-  // A phone that wakes up or gets its network back reconnects at once, not after the backoff.
-  document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible" && state.session && state.live !== "open") connectLive();
-  });
-  window.addEventListener("online", () => { if (state.session && state.live !== "open") connectLive(); });
+  // A phone that wakes up or gets its network back reconnects at once, not after the backoff,
+  // and so does one whose stream has been quiet for longer than a heartbeat: it may be dead.
+  function reconnectIfStale() {
+    if (!state.session) return;
+    if (state.live !== "open" || Date.now() - state.lastEventAt > 20000) connectLive();
+  }
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") reconnectIfStale(); });
+  window.addEventListener("online", reconnectIfStale);
 
   function applySnapshot(snapshot) {
+    const reconnected = state.live === "lost";
     retryDelay = 1000;
     state.live = "open";
+    state.busyShooting = false;
     state.clockOffset = snapshot.nowUnixMs - Date.now();
     state.cameras = new Map();
     for (const entry of snapshot.cameras) state.cameras.set(entry.name, { name: entry.name, source: entry.source, identity: entry.identity });
@@ -258,7 +325,6 @@
       camera.error = entry.error;
       state.cameras.set(entry.name, camera);
     }
-    state.daemonVersion = snapshot.status.version;
     state.groups = snapshot.groups;
     state.jobs = new Map(snapshot.jobs.map((job) => [job.id, job]));
     const frames = new Map();
@@ -267,10 +333,12 @@
       for (const frame of entry.frames) addFrame(known, frame);
       frames.set(entry.run, known);
     }
+    if (state.endedRun !== undefined && state.frames.has(state.endedRun)) frames.set(state.endedRun, state.frames.get(state.endedRun));
     state.frames = frames;
     chooseTarget();
     renderAll();
-    loadSettings();
+    // Settings changed while the page was away were not seen: read them again then, only.
+    loadSettings(reconnected);
   }
 
   const frameKey = (frame) => `${frame.frame}/${frame.part}/${frame.camera || ""}`;
@@ -283,18 +351,36 @@
     return true;
   }
 
-  function applyJob(job) {
+  /**
+   * A job's document: from the stream (the daemon's word, in order with its frames) or, with
+   * `fromAnswer`, from a request's answer, which may arrive after newer news on the stream and
+   * so only adds a job the page has not heard of yet.
+   */
+  function applyJob(job, fromAnswer = false) {
     const previous = state.jobs.get(job.id);
+    if (previous) {
+      if (fromAnswer) return;
+      // An ended job does not come back to life.
+      if (!liveStates.has(previous.state) && liveStates.has(job.state)) return;
+    }
     // A run the page showed stays on screen once it ends, with its outcome, until put away.
     if (previous && liveStates.has(previous.state) && !liveStates.has(job.state) && kindOf(job) === "timelapse" && jobOnTarget(job)) {
       state.endedRun = job.id;
     }
     state.jobs.set(job.id, job);
     if (!liveStates.has(job.state) && job.id !== state.endedRun) state.frames.delete(job.id);
+    pruneJobs();
     renderRun();
     renderPhoto();
     renderVideo();
     renderJobs();
+    renderRunChip();
+  }
+
+  /** Keeps the running jobs and the newest 20 ended ones: a page left open for a night stays small. */
+  function pruneJobs() {
+    const ended = [...state.jobs.values()].filter((job) => !liveStates.has(job.state) && job.id !== state.endedRun).sort((a, b) => b.id - a.id);
+    for (const job of ended.slice(20)) { state.jobs.delete(job.id); state.frames.delete(job.id); }
   }
 
   function applyFrame(frame) {
@@ -303,7 +389,7 @@
     if (!known) { known = { frames: [], keys: new Set() }; state.frames.set(frame.run, known); }
     if (!addFrame(known, frame)) return;
     if (job) {
-      // The snapshot's summary counted every frame before it; each new one adds to it.
+      // The job's summary counted every frame before its document; each new one adds to it.
       const summary = job.summary;
       summary[frame.outcome] = (summary[frame.outcome] || 0) + 1;
       if (frame.latenessMicros !== undefined) summary.maxLatenessMicros = Math.max(summary.maxLatenessMicros || 0, frame.latenessMicros);
@@ -311,7 +397,8 @@
       if (job.state === "waiting") job.state = "running";
     }
     renderRun();
-    renderPhoto();
+    renderRunChip();
+    if (job && kindOf(job) === "photo-bulb") renderPhoto();
   }
 
   function applyCameraEvent(data, name) {
@@ -319,7 +406,7 @@
     if (!camera) return;
     const status = camera.status || (camera.status = {});
     switch (name) {
-      case "connection": status.connection = data.connection; status.connectionDetail = data.connectionDetail; break;
+      case "connection": status.connection = data.connection; status.connectionDetail = data.connectionDetail; camera.error = null; break;
       case "shotCompleted":
         status.shotCounter = data.counter;
         if (data.camera === shownCamera()) state.lastShot = { counter: data.counter, cameraTime: data.cameraTime, at: Date.now() };
@@ -340,8 +427,11 @@
       if (name === "shotCompleted") renderLastShot();
     }
     if (name === "connection") renderCameras();
-    // A camera that comes back (or wakes) may have changed what no event reports: read it once.
-    if ((name === "connection" && data.connection === "ready") || (name === "cameraPower" && data.cameraPower === "on")) refreshCamera(data.camera);
+    // A camera that comes back (or wakes), or whose events were lost, may have changed what no
+    // event reported: read it once.
+    if ((name === "connection" && data.connection === "ready") || (name === "cameraPower" && data.cameraPower === "on") || name === "missedEvents") {
+      refreshCamera(data.camera);
+    }
   }
 
   const refreshing = new Set();
@@ -374,7 +464,9 @@
     state.session = null;
     $("app").hidden = true;
     $("pairing").hidden = false;
-    if (message) $("pair-error").textContent = message;
+    $("startup-message").hidden = true;
+    $("pair-form").hidden = false;
+    $("pair-error").textContent = message || "";
     fillCodeFromAddress();
     $("pair-code").focus();
   }
@@ -412,7 +504,7 @@
     }
   });
 
-  $("logout").addEventListener("click", async () => {
+  confirmTwice($("logout"), "Tap again to unpair", async () => {
     try { await api("POST", "/web/logout"); } catch { /* the cookie goes either way */ }
     showPairing("This browser is no longer paired.");
   });
@@ -432,13 +524,17 @@
     banner.textContent = reason;
     for (const node of document.querySelectorAll("[data-needs]")) {
       const allowed = can(node.dataset.needs);
-      node.disabled = !allowed || node.dataset.busy === "1";
-      if (!allowed) node.title = reason; else node.removeAttribute("title");
-      if (!allowed) node.setAttribute("aria-describedby", "access-banner");
+      node.disabled = !allowed;
+      if (allowed) {
+        node.removeAttribute("title");
+        if (node.getAttribute("aria-describedby") === "access-banner") node.removeAttribute("aria-describedby");
+      } else {
+        node.title = reason;
+        node.setAttribute("aria-describedby", "access-banner");
+      }
     }
     $("demo-banner").hidden = !session.demo;
-    const facts = $("session-facts");
-    facts.replaceChildren(
+    $("session-facts").replaceChildren(
       el("dt", { text: "Name" }), el("dd", { text: session.name }),
       el("dt", { text: "Role" }), el("dd", { text: session.role }),
       el("dt", { text: "May" }), el("dd", { text: session.permissions.join(", ") || "nothing" }),
@@ -458,6 +554,7 @@
       if (button.dataset.view === name) button.setAttribute("aria-current", "page"); else button.removeAttribute("aria-current");
     }
     if (name === "settings") loadSettings();
+    if (name === "jobs") loadPictures();
     if (name !== "jobs") closeJobDetail();
     closeMenu();
     tick();
@@ -466,9 +563,12 @@
     button.addEventListener("click", () => { showView(button.dataset.view); $("main").focus({ preventScroll: true }); });
   }
 
+  /** While the menu is open, nothing behind it takes focus or clicks. */
+  const behindMenu = () => [...$("app").children].filter((node) => node.id !== "menu" && node.id !== "menu-scrim");
   function openMenu() {
     $("menu").hidden = false;
     $("menu-scrim").hidden = false;
+    for (const node of behindMenu()) node.inert = true;
     $("menu-button").setAttribute("aria-expanded", "true");
     ($("menu").querySelector("[aria-current]") || $("menu").querySelector("button")).focus();
   }
@@ -476,6 +576,7 @@
     if ($("menu").hidden) return;
     $("menu").hidden = true;
     $("menu-scrim").hidden = true;
+    for (const node of behindMenu()) node.inert = false;
     $("menu-button").setAttribute("aria-expanded", "false");
     $("menu-button").focus({ preventScroll: true });
   }
@@ -541,8 +642,10 @@
     stored.set("target", state.target);
     $("target").value = state.target || "";
     state.lastShot = null;
+    state.picturesShown = null;
     renderAll();
     loadSettings();
+    if (state.view === "jobs") loadPictures();
   }
 
   // ---------------------------------------------------------------- rendering
@@ -556,99 +659,137 @@
     renderSettings();
     renderCameras();
     renderJobs();
+    renderRunChip();
     applyPermissions();
   }
 
   function renderConnection() {
     const node = $("connection");
     const text = $("connection-text");
+    let phase;
+    let words;
     if (state.live !== "open") {
-      node.dataset.state = state.live === "lost" ? "lost" : "busy";
-      text.textContent = state.live === "lost" ? "Daemon unreachable: reconnecting…" : "Connecting…";
-      return;
-    }
-    const name = shownCamera();
-    const camera = name && state.cameras.get(name);
-    if (!camera) { node.dataset.state = "busy"; text.textContent = "No camera"; return; }
-    const status = camera.status || {};
-    const phase = status.connection;
-    if (camera.error) { node.dataset.state = "lost"; text.textContent = `${name}: ${camera.error}`; return; }
-    if (phase === "ready") {
-      node.dataset.state = status.busy ? "busy" : "ready";
-      text.textContent = `${name}: ${status.busy ? "busy" : "ready"}`;
+      phase = state.live === "lost" ? "lost" : "busy";
+      words = state.live === "lost" ? "Daemon unreachable: reconnecting…" : "Connecting…";
     } else {
-      node.dataset.state = phase === "failed" ? "lost" : "busy";
-      text.textContent = `${name}: ${status.connectionDetail || phase || "unknown"}`;
+      const name = shownCamera();
+      const camera = name && state.cameras.get(name);
+      const status = (camera && camera.status) || {};
+      if (!camera) {
+        [phase, words] = ["busy", "No camera"];
+      } else if (camera.error) {
+        [phase, words] = ["lost", `${name}: ${camera.error}`];
+      } else if (status.connection === "ready") {
+        [phase, words] = [status.busy ? "busy" : "ready", `${name}: ${status.busy ? "busy" : "ready"}`];
+      } else {
+        [phase, words] = [status.connection === "failed" ? "lost" : "busy", `${name}: ${status.connectionDetail || status.connection || "unknown"}`];
+      }
     }
+    node.dataset.state = phase;
+    setText(text, words);
+    document.body.classList.toggle("stale", state.live !== "open");
   }
 
   const storageText = { ok: "Card OK", noCard: "No card", full: "Card full", error: "Card error", readOnly: "Card read-only" };
+  const powerText = { on: "On", off: "Off", sleeping: "Asleep" };
   function renderStatusBars() {
     const name = shownCamera();
     const status = (name && state.cameras.get(name) && state.cameras.get(name).status) || {};
     const percent = (value) => (value === null || value === undefined ? "–" : `${value} %`);
     const battery = (node, label, value) => {
-      node.textContent = `${label} ${percent(value)}`;
-      node.classList.toggle("low", typeof value === "number" && value <= 15);
+      const low = typeof value === "number" && value <= 15;
+      setText(node, `${label} ${percent(value)}${low ? " LOW" : ""}`);
+      node.classList.toggle("low", low);
     };
     battery($("module-battery"), "Battery", status.moduleBattery);
-    $("module-link").textContent = status.connection ? `Link ${status.connection}` : "Link –";
+    setText($("module-link"), status.connection ? `Link ${status.connection}` : "Link –");
+    setText($("camera-power"), status.cameraPower ? powerText[status.cameraPower] || status.cameraPower : "–");
+    $("camera-power").classList.toggle("low", !!status.cameraPower && status.cameraPower !== "on");
     battery($("camera-battery"), "Battery", status.cameraBattery);
-    $("camera-card").textContent = status.storage ? storageText[status.storage] || `Card ${status.storage}` : "Card –";
+    setText($("camera-card"), status.storage ? storageText[status.storage] || `Card ${status.storage}` : "Card –");
     $("camera-card").classList.toggle("low", !!status.storage && status.storage !== "ok");
-    $("camera-shots-left").textContent = status.shotsRemaining === null || status.shotsRemaining === undefined ? "Shots left –" : `${status.shotsRemaining} shots left`;
-    $("camera-ev").textContent = `EV ${status.meteredEV || "–"}`;
+    setText($("camera-shots-left"), status.shotsRemaining === null || status.shotsRemaining === undefined ? "Shots left –" : `${status.shotsRemaining} shots left`);
+    setText($("camera-ev"), `EV ${status.meteredEV || "–"}`);
     renderMeter(status.meteredEV);
   }
 
-  /** "+12", "-1 1/3", "+0" as a number of stops. */
+  /** "+12", "-1 1/3", "+3 5/12", "+0" as a number of stops. */
   function stopsOf(text) {
     if (!text) return null;
-    const match = /^([+-]?)(\d+)?(?:\s*(\d)\/(\d))?$/.exec(text.trim());
-    if (!match) return null;
+    const match = /^([+-]?)(\d+)?(?:\s*(\d+)\/(\d+))?$/.exec(text.trim());
+    if (!match || (!match[2] && !match[3])) return null;
     const whole = match[2] ? parseInt(match[2], 10) : 0;
     const fraction = match[3] ? parseInt(match[3], 10) / parseInt(match[4], 10) : 0;
     return (match[1] === "-" ? -1 : 1) * (whole + fraction);
   }
 
+  // The meter's scale: EV -12 (a moonless landscape) to +20 (sunlit snow).
+  const EV_LOW = -12;
+  const EV_HIGH = 20;
   function renderMeter(text) {
     const stops = stopsOf(text);
-    $("ev-reading").textContent = text || "–";
-    // The scale spans EV -4 to +20, a night sky to a sunlit snowfield.
-    const position = stops === null ? 50 : Math.min(100, Math.max(0, ((stops + 4) / 24) * 100));
+    setText($("ev-reading"), text || "–");
+    const position = stops === null ? 50 : Math.min(100, Math.max(0, ((stops - EV_LOW) / (EV_HIGH - EV_LOW)) * 100));
     $("ev-needle").style.left = `${position}%`;
-    $("evmeter").setAttribute("aria-valuenow", stops === null ? "0" : String(stops));
-    $("evmeter").setAttribute("aria-valuetext", text ? `EV ${text}` : "no reading");
+    $("ev-needle").hidden = stops === null;
+    const meter = $("evmeter");
+    if (stops === null) meter.removeAttribute("aria-valuenow"); else meter.setAttribute("aria-valuenow", String(stops));
+    meter.setAttribute("aria-valuetext", text ? `EV ${text}` : "no reading");
   }
 
   function renderLastShot() {
     const shot = state.lastShot;
-    $("shot-counter").textContent = shot ? `#${shot.counter}` : "–";
-    $("shot-detail").textContent = shot && shot.latencyMs !== undefined ? `${shot.latencyMs.toFixed(0)} ms from the press` : "";
+    setText($("shot-counter"), shot ? `#${shot.counter}` : "–");
+    setText($("shot-detail"), shot && shot.latencyMs !== undefined ? `${shot.latencyMs.toFixed(0)} ms from the press` : "");
   }
 
   function renderPhoto() {
     const bulbJob = runOnTarget("photo-bulb");
+    const run = runOnTarget("timelapse");
     const trigger = $("trigger");
     const label = $("trigger-label");
     $("photo-single").setAttribute("aria-pressed", String(!state.photoBulb));
     $("photo-bulb").setAttribute("aria-pressed", String(state.photoBulb));
     $("bulb-options").hidden = !state.photoBulb;
-    if (bulbJob) {
-      label.textContent = "Close";
+    let meaning;
+    if (bulbJob || state.directBulb) {
+      [meaning, label.textContent] = ["close", "Close"];
       trigger.setAttribute("aria-label", "Close the shutter now");
+    } else if (run) {
+      // During a run the camera is the run's: a press is an extra frame, journalled with it.
+      [meaning, label.textContent] = ["extra", "Extra"];
+      trigger.setAttribute("aria-label", `Extra frame in job ${run.id}`);
     } else {
+      meaning = state.photoBulb ? "bulb" : "shoot";
       label.textContent = state.busyShooting ? "…" : state.photoBulb ? "Bulb" : "Shoot";
       trigger.setAttribute("aria-label", state.photoBulb ? "Open the shutter in bulb" : "Shoot");
     }
-    $("trigger-ring").classList.toggle("spinning", state.busyShooting && !bulbJob);
+    if (trigger.dataset.meaning !== meaning) { trigger.dataset.meaning = meaning; state.triggerChangedAt = Date.now(); }
+    const spinning = state.busyShooting && meaning !== "close";
+    $("trigger-ring").classList.toggle("spinning", spinning);
+    if (spinning) $("trigger-ring").style.strokeDashoffset = "";
     renderLastShot();
     const settings = state.settings.get(shownCamera()) || [];
     const value = (name) => (settings.find((s) => s.setting === name) || {}).value;
-    $("photo-settings").textContent = ["shutter-speed", "aperture", "iso"].map((n) => value(n) && (n === "iso" ? `ISO ${value(n)}` : value(n))).filter(Boolean).join(" · ");
-    $("half-press").setAttribute("aria-pressed", String(state.focusHeld));
+    setText($("photo-settings"), ["shutter-speed", "aperture", "iso"].map((n) => value(n) && (n === "iso" ? `ISO ${value(n)}` : value(n))).filter(Boolean).join(" · "));
     $("half-press").textContent = state.focusHeld ? "Let go" : "Focus";
   }
+
+  function renderRunChip() {
+    const run = runOnTarget("timelapse") || runOnTarget("video");
+    const chip = $("run-chip");
+    chip.hidden = !run;
+    if (!run) return;
+    const known = state.frames.get(run.id);
+    const last = (known && known.frames[known.frames.length - 1]) || run.lastFrame;
+    const total = run.plan.frames || (run.plan.durationMs ? Math.ceil(run.plan.durationMs / run.plan.intervalMs) : null);
+    setText(chip, `${run.state === "paused" ? "Paused" : "Run"} ${last ? last.frame : 0}/${total || "∞"}`);
+    chip.setAttribute("aria-label", `Job ${run.id}: frame ${last ? last.frame : 0} of ${total || "no end"}, ${run.state}. Open it.`);
+  }
+  $("run-chip").addEventListener("click", () => {
+    const run = runOnTarget("timelapse");
+    showView(run ? "timelapse" : "video");
+  });
 
   function renderRun() {
     const ended = state.endedRun !== undefined ? state.jobs.get(state.endedRun) : null;
@@ -663,41 +804,46 @@
     const known = state.frames.get(job.id) || { frames: [] };
     const last = known.frames[known.frames.length - 1] || job.lastFrame;
     const total = plan.frames || (plan.durationMs ? Math.ceil(plan.durationMs / plan.intervalMs) : null);
-    $("run-frame").textContent = `${last ? last.frame : 0} of ${total || "∞"}`;
+    setText($("run-frame"), `${last ? last.frame : 0} of ${total || "∞"}`);
     const summary = job.summary || {};
-    $("run-lateness").textContent = last && last.latenessMicros !== undefined
-      ? `${formatMicros(last.latenessMicros)} (max ${formatMicros(summary.maxLatenessMicros)})` : "–";
-    $("run-state").textContent = live ? job.state : `${job.state}: ${job.reason || ""}`;
-    $("run-summary").textContent = `Job ${job.id} on ${job.camera}: ${summary.taken || 0} taken, ${summary.failed || 0} failed, ${summary.skipped || 0} skipped · every ${formatDuration(plan.intervalMs)}`;
+    setText($("run-lateness"), last && last.latenessMicros !== undefined
+      ? `${formatMicros(last.latenessMicros)} (max ${formatMicros(summary.maxLatenessMicros)})` : "–");
+    setText($("run-state"), live ? job.state : `${job.state}: ${job.reason || ""}`);
+    let remaining = "";
+    if (live && total && last) remaining = ` · about ${formatDuration((total - last.frame) * plan.intervalMs)} left`;
+    setText($("run-summary"), `Job ${job.id} on ${job.camera}: ${summary.taken || 0} taken, ${summary.failed || 0} failed, ${summary.skipped || 0} skipped · every ${formatDuration(plan.intervalMs)}${remaining}`);
     $("run-pause").textContent = job.state === "paused" ? "Continue" : "Pause";
-    const list = $("run-frames");
-    list.replaceChildren(...known.frames.slice(-8).reverse().map(frameItem));
+    $("run-frames").replaceChildren(...known.frames.slice(-8).reverse().map(frameItem));
     if (!live) {
-      $("run-next").textContent = "done";
-      $("run-clock").textContent = formatClock(summary.lastMs || 0);
+      setText($("run-next"), "done");
+      setText($("run-clock"), formatClock(summary.lastMs || 0));
       $("run-ring").style.strokeDashoffset = "0";
     }
     tick();
   }
 
   function frameItem(frame) {
+    const details = [frame.camera, frame.exposure, frame.meteredEV ? `EV ${frame.meteredEV}` : null,
+      frame.latenessMicros !== undefined ? `late ${formatMicros(frame.latenessMicros)}` : null, frame.error];
     return el("li", {},
       el("span", { className: "clock", text: `#${frame.frame}${frame.part > 1 ? `.${frame.part}` : ""}` }),
       el("span", { className: `outcome ${frame.outcome}`, text: frame.outcome }),
-      el("span", { text: [frame.camera, frame.exposure, frame.latenessMicros !== undefined ? `late ${formatMicros(frame.latenessMicros)}` : null, frame.error].filter(Boolean).join(" · ") }));
+      el("span", { text: details.filter(Boolean).join(" · ") }));
   }
 
+  /** Where a manual recording's start is kept: per target, so a group's recording is the group's. */
+  const recordingKey = () => `recording.${state.target}`;
+
   function renderVideo() {
-    const name = shownCamera();
-    const recording = name ? stored.get(`recording.${name}`, null) : null;
-    $("record").setAttribute("aria-pressed", String(!!recording));
+    const recording = state.target ? stored.get(recordingKey(), null) : null;
     $("record-label").textContent = recording ? "Stop" : "Record";
+    $("record").setAttribute("aria-label", recording ? "Stop recording" : "Start recording");
     const job = runOnTarget("video");
     $("clips-form").hidden = !!job;
     $("clips-running").hidden = !job;
     if (job) {
       const s = job.summary || {};
-      $("clips-running").textContent = `Clips job ${job.id}: ${s.taken || 0} clips of ${formatDuration(job.plan.exposure.clipMs)}, every ${formatDuration(job.plan.intervalMs)} (${job.state}). Stop it from Jobs.`;
+      setText($("clips-summary"), `Clips job ${job.id}: ${s.taken || 0} of ${job.plan.frames || "∞"} clips of ${formatDuration(job.plan.exposure.clipMs)}, every ${formatDuration(job.plan.intervalMs)} (${job.state}).`);
     }
     tick();
   }
@@ -711,36 +857,35 @@
     const run = runOnTarget("timelapse");
     if (run && state.view === "timelapse" && run.t0) {
       const t0 = Date.parse(run.t0);
-      const interval = run.plan.intervalMs;
       const elapsed = now - t0;
-      $("run-clock").textContent = elapsed < 0 ? `−${formatClock(-elapsed)}` : formatClock(elapsed);
-      let remaining;
+      setText($("run-clock"), elapsed < 0 ? `−${formatClock(-elapsed)}` : formatClock(elapsed));
       if (run.state === "paused") {
-        remaining = NaN;
-      } else if (elapsed < 0) {
-        remaining = -elapsed;
+        setText($("run-next"), "paused");
+        $("run-ring").style.strokeDashoffset = String(RING);
       } else {
-        remaining = interval - (elapsed % interval);
+        const next = nextSlot(run, now);
+        const interval = run.plan.intervalMs;
+        const remaining = Math.max(0, next - now);
+        setText($("run-next"), formatClock(remaining + 999));
+        $("run-ring").style.strokeDashoffset = String(RING * Math.min(1, remaining / interval));
       }
-      $("run-next").textContent = isNaN(remaining) ? "paused" : formatClock(remaining + 999);
-      $("run-ring").style.strokeDashoffset = String(isNaN(remaining) ? RING : RING * (remaining / interval));
       again = true;
     }
     const bulb = runOnTarget("photo-bulb");
-    if (bulb && bulb.t0) {
-      const open = now - Date.parse(bulb.t0);
-      const length = bulb.plan.exposure.ms;
-      $("trigger-state").textContent = `${formatClock(Math.max(0, open))} / ${formatClock(length)}`;
+    const direct = state.directBulb;
+    if ((bulb && bulb.t0) || direct) {
+      const open = direct ? Date.now() - direct.opened : now - Date.parse(bulb.t0);
+      const length = direct ? direct.ms : bulb.plan.exposure.ms;
+      setText($("trigger-state"), `${formatClock(Math.max(0, open))} / ${formatClock(length)}`);
       $("trigger-ring").style.strokeDashoffset = String(RING * (1 - Math.min(1, Math.max(0, open) / length)));
       again = true;
     } else if (!state.busyShooting) {
-      $("trigger-state").textContent = "";
+      setText($("trigger-state"), "");
       $("trigger-ring").style.strokeDashoffset = String(RING);
     }
-    const name = shownCamera();
-    const recording = name ? stored.get(`recording.${name}`, null) : null;
+    const recording = state.target ? stored.get(recordingKey(), null) : null;
     if (recording) {
-      $("record-clock").textContent = formatClock(Date.now() - recording);
+      setText($("record-clock"), formatClock(Date.now() - recording));
       $("record-ring").style.strokeDashoffset = String(RING * (1 - ((Date.now() - recording) % 60000) / 60000));
       again = true;
     } else {
@@ -756,7 +901,7 @@
     (value) => ({ name, value }), (error) => ({ name, error }))));
 
   function reportFailures(results, node) {
-    const failed = results.filter((r) => r.error);
+    const failed = results.filter((r) => r.error && r.error.name !== "AbortError");
     if (failed.length) {
       setMessage(node, failed.map((r) => (results.length > 1 ? `${r.name}: ${r.error.message}` : r.error.message)).join("; "));
       const bulbRefusal = failed.find((r) => r.error.camera && r.error.camera.case === "notInBulbMode");
@@ -772,10 +917,18 @@
 
   $("trigger").addEventListener("click", async () => {
     const message = $("photo-message");
+    // A second tap of a double tap lands on a trigger that has just changed what it does.
+    if (Date.now() - state.triggerChangedAt < 600 && $("trigger").dataset.meaning === "close") return;
     if (!targetCameras().length) { setMessage(message, "No camera to shoot with: pick one in Cameras."); return; }
     const bulbJob = runOnTarget("photo-bulb");
+    if (state.directBulb) { state.directBulb.controller.abort(); return; }
     if (bulbJob) {
       try { await api("POST", `/v1/jobs/${bulbJob.id}/stop`, { when: "now" }); } catch (error) { setMessage(message, error.message); }
+      return;
+    }
+    const run = runOnTarget("timelapse");
+    if (run) {
+      try { await api("POST", `/v1/jobs/${run.id}/extra-frame`); setMessage(message, `Extra frame asked of job ${run.id}.`, "ok"); } catch (error) { setMessage(message, error.message); }
       return;
     }
     if (state.busyShooting) return;
@@ -783,15 +936,7 @@
     if (state.photoBulb) {
       const ms = Math.round(parseFloat($("bulb-seconds").value) * 1000);
       if (!(ms >= 1)) { setMessage(message, "Bulb seconds: a number like 4 or 0.5."); return; }
-      const names = targetCameras();
-      const body = { plan: { intervalMs: ms, frames: 1, exposure: { kind: "bulb", ms } } };
-      if (names.length > 1) body.cameras = names; else body.camera = names[0];
-      try {
-        const job = await api("POST", "/v1/jobs", body);
-        applyJob(job);
-      } catch (error) {
-        reportFailures([{ name: names[0], error }], message);
-      }
+      await (can("operate") ? bulbAsJob(ms, message) : bulbWhileHere(ms, message));
       return;
     }
     state.busyShooting = true;
@@ -804,6 +949,39 @@
     renderPhoto();
     tick();
   });
+
+  /** A bulb exposure as a one-frame job: journalled, timed by the daemon, and not ended by this
+   *  page going away (a phone that locks mid-exposure). */
+  async function bulbAsJob(ms, message) {
+    const names = targetCameras();
+    const body = { plan: { intervalMs: ms, frames: 1, exposure: { kind: "bulb", ms } } };
+    if (names.length > 1) body.cameras = names; else body.camera = names[0];
+    try {
+      applyJob(await api("POST", "/v1/jobs", body), true);
+    } catch (error) {
+      reportFailures([{ name: names[0], error }], message);
+    }
+  }
+
+  /** A bulb exposure while this page waits for it: what a locked daemon allows (shooting, not
+   *  jobs). Close, or the page going away, ends it early; the camera closes the shutter. */
+  async function bulbWhileHere(ms, message) {
+    const controller = new AbortController();
+    state.directBulb = { ms, opened: Date.now(), controller };
+    renderPhoto();
+    tick();
+    const results = await forEachTarget((name) => api("POST", camerasPath(name, "/bulb"), { ms }, { signal: controller.signal, timeoutMs: ms + 30000 }));
+    state.directBulb = null;
+    const exposed = results.find((r) => r.value);
+    if (exposed) {
+      state.lastShot = { counter: exposed.value.shot.counter, latencyMs: exposed.value.shot.latencyMs, at: Date.now() };
+      setMessage(message, `Bulb ${exposed.value.ending === "stoppedEarly" ? "closed early" : "done"}${exposed.value.exposedMs ? `: ${formatDuration(exposed.value.exposedMs)}` : ""}.`, "ok");
+    }
+    if (controller.signal.aborted) setMessage(message, "Bulb closed.", "ok");
+    reportFailures(results, message);
+    renderPhoto();
+    tick();
+  }
 
   $("half-press").addEventListener("click", async () => {
     const message = $("photo-message");
@@ -818,7 +996,7 @@
     renderPhoto();
     const results = await forEachTarget((name) => api("POST", camerasPath(name, "/focus"), { hold: true }));
     if (reportFailures(results, message)) {
-      const outcome = results.map((r) => r.value && r.value.outcome).filter(Boolean);
+      const outcome = results.map((r) => r.value && r.value.result).filter(Boolean);
       setMessage(message, `Focus: ${outcome.join(", ") || "held"}. Press again to let go.`, "ok");
     } else {
       state.focusHeld = false;
@@ -848,6 +1026,16 @@
   const overrunKind = radioGroup($("overrun-kind"));
   for (const input of $("plan-form").querySelectorAll("input")) input.addEventListener("input", () => { syncIntervalGrid(); planPreview(); });
 
+  /** The next time this phone's clock shows `hh:mm[:ss]`, as an instant on the daemon's clock:
+   *  the photographer means the phone's time of day, whatever zone the daemon keeps. */
+  function untilInstant(text) {
+    const [hours, minutes, seconds] = text.split(":").map((part) => parseInt(part, 10));
+    const end = new Date();
+    end.setHours(hours, minutes, seconds || 0, 0);
+    if (end.getTime() <= Date.now()) end.setDate(end.getDate() + 1);
+    return new Date(end.getTime() + state.clockOffset).toISOString();
+  }
+
   /** The plan as the API takes it, or a message naming the field that is wrong. */
   function readPlan() {
     const intervalMs = parseDuration($("plan-interval").value);
@@ -868,8 +1056,8 @@
       }
       case "until": {
         const until = $("plan-until").value;
-        if (!until) return { problem: "End time: pick a time of day." };
-        plan.until = until;
+        if (!/^\d{1,2}:\d{2}(:\d{2})?$/.test(until)) return { problem: "End time: pick a time of day." };
+        plan.until = untilInstant(until);
         break;
       }
       default: plan.forever = true;
@@ -888,6 +1076,7 @@
         const ramp = { kind: "ramp", minISO: parseInt($("plan-ramp-min-iso").value, 10), maxISO: parseInt($("plan-ramp-max-iso").value, 10) };
         const bulbFrom = $("plan-ramp-bulb-from").value.trim();
         ramp.bulbFromMs = bulbFrom === "" || bulbFrom === "never" ? null : parseDuration(bulbFrom);
+        if (ramp.bulbFromMs !== null && isNaN(ramp.bulbFromMs)) return { problem: "Bulb from: write it like 1s, or leave it empty for never." };
         const gap = parseDuration($("plan-ramp-gap").value);
         if (!isNaN(gap)) ramp.gapMs = gap;
         const night = $("plan-ramp-night").value.trim();
@@ -895,7 +1084,6 @@
           ramp.nightIntervalMs = parseDuration(night);
           if (isNaN(ramp.nightIntervalMs)) return { problem: "Night interval: write it like 30s, or leave it empty." };
         }
-        if (isNaN(ramp.bulbFromMs)) return { problem: "Bulb from: write it like 1s, or leave it empty for never." };
         plan.exposure = ramp;
         break;
       }
@@ -908,11 +1096,12 @@
 
   function planPreview() {
     const { plan, problem } = readPlan();
-    if (problem) { $("plan-preview").textContent = ""; return; }
+    if (problem) { setText($("plan-preview"), ""); return; }
     const frames = plan.frames || (plan.durationMs ? Math.ceil(plan.durationMs / plan.intervalMs) : null);
-    $("plan-preview").textContent = frames
-      ? `${frames} frames every ${formatDuration(plan.intervalMs)}: ${formatDuration(frames * plan.intervalMs)}, a ${formatDuration((frames / 25) * 1000)} clip at 25 fps.`
-      : `Every ${formatDuration(plan.intervalMs)} until ${plan.until || "stopped"}.`;
+    const pictures = plan.exposure.kind === "bracket" ? ` (${plan.exposure.count} pictures each)` : "";
+    setText($("plan-preview"), frames
+      ? `${frames} frames${pictures} every ${formatDuration(plan.intervalMs)}: ${formatDuration(frames * plan.intervalMs)}, a ${formatDuration((frames / 25) * 1000)} clip at 25 fps.`
+      : `Every ${formatDuration(plan.intervalMs)}${pictures} until ${plan.until ? new Date(Date.parse(plan.until) - state.clockOffset).toLocaleString() : "stopped"}.`);
   }
 
   $("plan-form").addEventListener("submit", async (event) => {
@@ -925,9 +1114,10 @@
     const body = { plan, startDelayMs: delay };
     if (names.length > 1) body.cameras = names; else body.camera = names[0];
     setMessage(message, "");
+    setMessage($("run-message"), "");
     $("plan-start").disabled = true;
     try {
-      applyJob(await api("POST", "/v1/jobs", body));
+      applyJob(await api("POST", "/v1/jobs", body), true);
     } catch (error) {
       reportFailures([{ name: names[0], error }], message);
     } finally {
@@ -938,12 +1128,18 @@
   async function runCommand(path, body) {
     const job = runOnTarget("timelapse");
     if (!job) return;
+    setMessage($("run-message"), "");
     try {
       const answer = await api("POST", `/v1/jobs/${job.id}/${path}`, body);
-      if (answer && answer.id) applyJob(answer);
+      if (path === "stop" && body && body.when === "afterFrame") setMessage($("run-message"), "The run stops after this frame.", "ok");
+      if (path === "extra-frame") setMessage($("run-message"), "Extra frame asked.", "ok");
+      // Pause and continue answer with the job; the stream brings the same news in order.
+      if (answer && answer.id && (path === "pause" || path === "continue")) {
+        const known = state.jobs.get(answer.id);
+        if (known && liveStates.has(known.state) && liveStates.has(answer.state)) { known.state = answer.state; renderRun(); renderRunChip(); }
+      }
     } catch (error) {
-      setMessage($("plan-message"), error.message);
-      $("run-summary").textContent = error.message;
+      setMessage($("run-message"), error.message);
     }
   }
   $("run-pause").addEventListener("click", () => {
@@ -951,24 +1147,23 @@
     runCommand(job && job.state === "paused" ? "continue" : "pause");
   });
   $("run-extra").addEventListener("click", () => runCommand("extra-frame"));
-  $("run-new").addEventListener("click", () => { state.endedRun = undefined; renderRun(); $("plan-interval").focus(); });
   $("run-stop-after").addEventListener("click", () => runCommand("stop", { when: "afterFrame" }));
-  $("run-stop").addEventListener("click", () => runCommand("stop", { when: "now" }));
+  confirmTwice($("run-stop"), "Tap again to stop", () => runCommand("stop", { when: "now" }));
+  $("run-new").addEventListener("click", () => { state.endedRun = undefined; renderRun(); $("plan-interval").focus(); });
 
   // ---------------------------------------------------------------- Video
 
   $("record").addEventListener("click", async () => {
     const message = $("video-message");
-    const name = shownCamera();
-    if (!name) { setMessage(message, "No camera: pick one in Cameras."); return; }
-    const key = `recording.${name}`;
+    if (!targetCameras().length) { setMessage(message, "No camera: pick one in Cameras."); return; }
+    const key = recordingKey();
     setMessage(message, "");
     if (stored.get(key, null)) {
       const results = await forEachTarget((camera) => api("POST", camerasPath(camera, "/video/stop")));
-      stored.remove(key);
       if (reportFailures(results, message)) {
+        stored.remove(key);
         const clip = results[0].value;
-        setMessage(message, clip && clip.lengthMs !== undefined ? `Recorded ${formatDuration(clip.lengthMs)}.` : "Recording stopped.", "ok");
+        setMessage(message, clip && clip.ms !== undefined ? `Recorded ${formatDuration(clip.ms)}.` : "Recording stopped.", "ok");
       }
     } else {
       const results = await forEachTarget((camera) => api("POST", camerasPath(camera, "/video/start")));
@@ -990,23 +1185,31 @@
     if (!names.length) { setMessage(message, "No camera: pick one in Cameras."); return; }
     const body = { plan: { intervalMs, frames, exposure: { kind: "video", clipMs } } };
     if (names.length > 1) body.cameras = names; else body.camera = names[0];
-    try { applyJob(await api("POST", "/v1/jobs", body)); setMessage(message, ""); } catch (error) { setMessage(message, error.message); }
+    try { applyJob(await api("POST", "/v1/jobs", body), true); setMessage(message, ""); } catch (error) { setMessage(message, error.message); }
+  });
+  confirmTwice($("clips-stop"), "Tap again to stop", async () => {
+    const job = runOnTarget("video");
+    if (!job) return;
+    try { await api("POST", `/v1/jobs/${job.id}/stop`, { when: "now" }); } catch (error) { setMessage($("video-message"), error.message); }
   });
 
   // ---------------------------------------------------------------- Settings pickers
 
-  let settingsLoading = null;
-  async function loadSettings() {
+  const settingsLoading = new Set();
+  /** Reads the shown camera's settings over the radio once a visit (or again with `force`);
+   *  `settingChanged` events keep them current, so a run's link is not asked twice. */
+  async function loadSettings(force = false) {
     const name = shownCamera();
     if (!name || state.live !== "open") return;
+    if (state.settings.has(name) && !force) { renderSettings(); return; }
     const camera = state.cameras.get(name);
     if (camera && camera.identity && !camera.identity.capabilities.includes("readSettings")) {
       state.settings.set(name, []);
       renderSettings();
       return;
     }
-    if (settingsLoading === name) return;
-    settingsLoading = name;
+    if (settingsLoading.has(name)) return;
+    settingsLoading.add(name);
     try {
       const answer = await api("GET", camerasPath(name, "/settings"));
       state.settings.set(name, answer.settings);
@@ -1014,10 +1217,9 @@
     } catch (error) {
       setMessage($("settings-message"), error.message);
     } finally {
-      settingsLoading = null;
+      settingsLoading.delete(name);
     }
-    renderSettings();
-    renderPhoto();
+    if (name === shownCamera()) { renderSettings(); renderPhoto(); }
   }
 
   function updateSetting(cameraName, change) {
@@ -1031,7 +1233,16 @@
       const choice = setting.choices.find((c) => c.value === change.value);
       if (choice) setting.raw = choice.raw;
     }
-    if (cameraName === shownCamera()) { renderSettings(); renderPhoto(); }
+    if (cameraName !== shownCamera()) return;
+    // In place, so that a field being typed in, the focus and the scroll stay as they are.
+    const box = $("settings-list").querySelector(`.setting[data-setting="${CSS.escape(setting.setting)}"]`);
+    if (box) {
+      setText(box.querySelector(".setting-head strong"), setting.value);
+      for (const option of box.querySelectorAll("button[data-raw]")) option.setAttribute("aria-pressed", String(Number(option.dataset.raw) === setting.raw));
+    } else {
+      renderSettings();
+    }
+    renderPhoto();
   }
 
   const settingTitles = {
@@ -1047,25 +1258,26 @@
     if (!name) { list.replaceChildren(el("p", { className: "muted", text: "No camera: pick one in Cameras." })); return; }
     if (!settings) { list.replaceChildren(el("p", { className: "muted", text: "Reading the camera's settings…" })); return; }
     if (!settings.length) { list.replaceChildren(el("p", { className: "muted", text: `${name} offers no settings to read or change.` })); return; }
-    const focused = document.activeElement && document.activeElement.closest(".setting");
-    const focusKey = focused && focused.dataset.setting;
-    list.replaceChildren(...settings.map((setting) => settingPicker(name, setting)));
-    if (focusKey) {
-      const again = list.querySelector(`.setting[data-setting="${CSS.escape(focusKey)}"] [aria-selected="true"]`);
-      if (again) again.focus({ preventScroll: true });
+    if (list.dataset.camera === name && list.children.length === settings.length) {
+      for (const setting of settings) updateSetting(name, { setting: setting.setting, value: setting.value, raw: setting.raw });
+      return;
     }
+    list.dataset.camera = name;
+    list.replaceChildren(...settings.map((setting) => settingPicker(name, setting)));
     applyPermissions();
   }
 
+  /** One setting: its value, its choices as buttons (a row to swipe, or a column), and for the
+   *  exposure settings a field for a value that is not listed. */
   function settingPicker(cameraName, setting) {
     const title = settingTitles[setting.setting] || setting.setting;
     const horizontal = typedSettings.has(setting.setting) || setting.choices.length > 8;
     const message = el("p", { className: "message", role: "alert" });
-    const picker = el("div", { className: horizontal ? "hpicker" : "vpicker", role: "listbox", "aria-label": title, "aria-orientation": horizontal ? "horizontal" : "vertical" });
+    const picker = el("div", { className: horizontal ? "hpicker" : "vpicker", role: "group", "aria-label": title });
     for (const choice of setting.choices) {
-      const selected = choice.raw === setting.raw;
       picker.append(el("button", {
-        type: "button", role: "option", "aria-selected": String(selected), "data-needs": setting.readOnly ? "never" : "operate",
+        type: "button", "aria-pressed": String(choice.raw === setting.raw), "data-raw": String(choice.raw),
+        "data-needs": setting.readOnly ? "never" : "operate",
         text: choice.value, onclick: () => setValue(cameraName, setting.setting, { raw: choice.raw }, message),
       }));
     }
@@ -1082,10 +1294,12 @@
       box.append(form);
     }
     box.append(message);
-    requestAnimationFrame(() => {
-      const selected = picker.querySelector('[aria-selected="true"]');
-      if (selected && horizontal) picker.scrollLeft = selected.offsetLeft - picker.clientWidth / 2 + selected.clientWidth / 2;
-    });
+    if (horizontal) {
+      requestAnimationFrame(() => {
+        const selected = picker.querySelector('[aria-pressed="true"]');
+        if (selected) picker.scrollLeft = selected.offsetLeft - picker.offsetLeft - picker.clientWidth / 2 + selected.clientWidth / 2;
+      });
+    }
     return box;
   }
 
@@ -1139,14 +1353,20 @@
     const jobs = [...state.jobs.values()].sort((a, b) => b.id - a.id);
     $("job-list").replaceChildren(...(jobs.length ? jobs.map((job) => {
       const s = job.summary || {};
+      const kind = kindOf(job);
+      const what = kind === "video" ? "clips" : kind === "photo-bulb" ? "bulb exposure" : "frames";
+      const message = el("p", { className: "message", role: "alert" });
       const item = el("li", {},
         el("div", { className: "title" }, el("span", { text: `Job ${job.id} · ${job.camera}` }), el("span", { className: "muted", text: job.state })),
-        el("div", { className: "muted small", text: `${kindOf(job) === "video" ? "clips" : "frames"}: ${s.taken || 0} taken, ${s.failed || 0} failed, ${s.skipped || 0} skipped · every ${formatDuration(job.plan.intervalMs)}${job.t0 ? ` · from ${new Date(Date.parse(job.t0) - state.clockOffset).toLocaleString()}` : ""}` }),
+        el("div", { className: "muted small", text: `${what}: ${s.taken || 0} taken, ${s.failed || 0} failed, ${s.skipped || 0} skipped · every ${formatDuration(job.plan.intervalMs)}${job.t0 ? ` · from ${new Date(Date.parse(job.t0) - state.clockOffset).toLocaleString()}` : ""}` }),
         job.reason ? el("div", { className: "small", text: job.reason }) : null,
-        el("button", { type: "button", text: "Frames", onclick: () => openJobDetail(job.id) }));
+        el("button", { type: "button", text: "Frames", onclick: () => openJobDetail(job) }));
       if (liveStates.has(job.state) && can("operate")) {
-        item.append(" ", el("button", { type: "button", className: "danger", text: "Stop", onclick: () => api("POST", `/v1/jobs/${job.id}/stop`, { when: "now" }).catch((error) => setMessage($("job-detail-summary"), error.message)) }));
+        const stop = el("button", { type: "button", className: "danger", text: "Stop" });
+        confirmTwice(stop, "Tap again to stop", () => api("POST", `/v1/jobs/${job.id}/stop`, { when: "now" }).catch((error) => setMessage(message, error.message)));
+        item.append(" ", stop);
       }
+      item.append(message);
       return item;
     }) : [el("li", { className: "muted", text: "No job has run yet." })]));
   }
@@ -1156,23 +1376,26 @@
     if (detailSource) { detailSource.close(); detailSource = null; }
     $("job-detail").hidden = true;
   }
-  /** A job's frames from the journal: its event stream replays them, then follows a running job. */
-  function openJobDetail(id) {
+  /** A job's newest frames from the journal: its event stream replays them (the last 100), then
+   *  follows a running job until the view closes. */
+  function openJobDetail(job) {
     closeJobDetail();
     const frames = [];
     $("job-detail").hidden = false;
-    $("job-detail-title").textContent = `Job ${id}`;
+    $("job-detail-title").textContent = `Job ${job.id}`;
     $("job-detail-summary").textContent = "Reading the journal…";
     $("job-detail-frames").replaceChildren();
-    detailSource = new EventSource(`/v1/jobs/${id}/events`);
+    const from = Math.max(1, ((job.lastFrame && job.lastFrame.frame) || 1) - 99);
+    detailSource = new EventSource(`/v1/jobs/${job.id}/events?from=${from}`);
     let pending = null;
     const draw = () => {
       pending = null;
       $("job-detail-frames").replaceChildren(...frames.slice(-100).reverse().map(frameItem));
-      $("job-detail-summary").textContent = `${frames.length} records.`;
+      $("job-detail-summary").textContent = `Frames from ${from} on.`;
     };
     detailSource.addEventListener("frame", (event) => {
       frames.push(JSON.parse(event.data));
+      if (frames.length > 100) frames.shift();
       if (!pending) pending = requestAnimationFrame(draw);
     });
     detailSource.addEventListener("end", (event) => {
@@ -1182,30 +1405,67 @@
       $("job-detail-summary").textContent = `${end.state}: ${end.reason}. ${s.taken} taken, ${s.failed} failed, ${s.skipped} skipped; lateness p50 ${formatMicros(s.p50LatenessMicros)}, p99 ${formatMicros(s.p99LatenessMicros)}, max ${formatMicros(s.maxLatenessMicros)}.`;
       closeJobDetailStream();
     });
-    detailSource.onerror = () => closeJobDetailStream();
+    detailSource.onerror = (event) => { if (!(event instanceof MessageEvent)) closeJobDetailStream(); };
     $("job-detail").scrollIntoView({ block: "start" });
   }
   function closeJobDetailStream() { if (detailSource) { detailSource.close(); detailSource = null; } }
 
-  function addThumbnail(saved) {
-    const name = saved.cameraPath.split("/").pop();
-    $("thumbs-empty").hidden = true;
+  /** A saved picture's thumbnail; the daemon serves only pictures its cameras saved, by name. */
+  function thumbnailItem(camera, picture) {
+    const name = picture.name;
+    const label = `${camera}: ${name}${picture.frame ? `, frame ${picture.frame}` : ""}`;
+    return el("li", { "data-name": name },
+      el("img", { src: camerasPath(camera, `/pictures/${encodeURIComponent(name)}/thumbnail`), alt: label, loading: "lazy", width: "160", height: "107" }),
+      el("span", { className: "small muted", text: name }));
+  }
+
+  function showThumbnails(camera, pictures) {
     const list = $("thumbs");
-    list.prepend(el("li", {}, el("img", {
-      src: `${camerasPath(saved.camera, "/thumbnail")}?path=${encodeURIComponent(saved.path)}`,
-      alt: `${saved.camera}: ${name}${saved.frame ? `, frame ${saved.frame}` : ""}`, loading: "lazy", width: "160", height: "120",
-    })));
+    for (const picture of pictures.slice().reverse()) {
+      const existing = list.querySelector(`[data-name="${CSS.escape(picture.name)}"]`);
+      if (existing) existing.remove();
+      list.prepend(thumbnailItem(camera, picture));
+    }
     while (list.children.length > 24) list.lastChild.remove();
+    $("thumbs-empty").hidden = list.children.length > 0;
+  }
+
+  function addThumbnail(saved) {
+    if (saved.camera !== shownCamera() || state.picturesShown !== saved.camera) return;
+    showThumbnails(saved.camera, [{ name: saved.path.split("/").pop(), frame: saved.frame }]);
+  }
+
+  /** The shown camera's saved pictures, read once when the view opens or the camera changes. */
+  async function loadPictures() {
+    const name = shownCamera();
+    if (!name || state.picturesShown === name) return;
+    state.picturesShown = name;
+    $("thumbs").replaceChildren();
+    $("thumbs-empty").hidden = false;
+    try {
+      const answer = await api("GET", camerasPath(name, "/pictures"));
+      if (name === shownCamera()) showThumbnails(name, answer.pictures);
+    } catch (error) {
+      state.picturesShown = null;
+      $("thumbs-empty").textContent = error.message;
+    }
   }
 
   // ---------------------------------------------------------------- start
 
-  async function start() {
+  /** Asks the daemon who this browser is: paired, the app; not paired, pairing; unreachable
+   *  (a daemon still starting, a phone not yet on the network), the same question again shortly. */
+  async function start(delay = 1000) {
     try {
       await refreshSession();
       showApp();
     } catch (error) {
-      if (error.status !== 401) showPairing(error.message);
+      if (error.status === 401) { showPairing(); return; }
+      $("pairing").hidden = false;
+      $("pair-form").hidden = true;
+      $("startup-message").hidden = false;
+      setMessage($("startup-message"), `${error.message}. Trying again…`);
+      setTimeout(() => start(Math.min(delay * 2, 10000)), delay);
     }
   }
   syncIntervalGrid();
