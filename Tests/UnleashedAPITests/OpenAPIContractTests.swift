@@ -108,6 +108,12 @@ struct OpenAPIContractTests {
                 recentFrames: [.init(run: 5, frames: [frame])]).json),
             ("Job", LiveEvent.job(job).data),
             ("JobFrameEvent", LiveEvent.frame(frame, job: 5).data),
+            ("GET /v1/cameras/{camera}/pictures 200", PictureList(pictures: [
+                .init(name: "DSC_0042.jpg", bytes: 8_123_456, cameraPath: "/store/DCIM/DSC_0042.JPG", frame: 12, shotCounter: 42,
+                      saved: Date(timeIntervalSince1970: 1_795_600_000)),
+                .init(name: "DSC_0043.nef", bytes: 20_000_000, cameraPath: "/store/DCIM/DSC_0043.NEF", frame: nil, shotCounter: 43,
+                      saved: Date(timeIntervalSince1970: 1_795_600_001)),
+            ]).json),
             ("LiveResync", LiveEvent.resync(reason: "the daemon's cameras changed; open the stream again").data),
             ("LiveHeartbeat", LiveEvent.heartbeat(nowUnixMs: 1_795_600_000_000).data),
             ("POST /v1/web/codes body", PairingCodeRequest(role: "viewer").json),
