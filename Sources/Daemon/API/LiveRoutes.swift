@@ -91,7 +91,8 @@ struct LiveRoutes: Sendable {
                         }
                         group.addTask {
                             while !Task.isCancelled {
-                                try await Task.sleep(for: LiveEvent.heartbeatInterval)
+                                // Cancelled when the stream ends: it ends quietly, so the response is finished, not cut.
+                                do { try await Task.sleep(for: LiveEvent.heartbeatInterval) } catch { return }
                                 if let browser, let browsers, !browsers.all.contains(where: { $0.id == browser }) {
                                     send(.resync(reason: "this browser is no longer paired"))
                                     return
