@@ -40,6 +40,18 @@ public protocol ServerSentDocument: JSONForm {
     init(eventName: String, data: JSONValue) throws(JSONShapeError)
 }
 
+extension ServerSentDocument {
+    /// `{"event": NAME, "data": DATA}`: the event as one JSON value, unless a document has a
+    /// form of its own.
+    public var json: JSONValue { ["event": .string(eventName), "data": data] }
+
+    /// Reads what ``json`` writes.
+    public init(json: JSONValue) throws(JSONShapeError) {
+        let cursor = JSONCursor(json, path: "event")
+        try self.init(eventName: try cursor.member("event").string(), data: try cursor.member("data").value)
+    }
+}
+
 extension CameraIdentity: JSONForm {}
 extension CameraStatus: JSONForm {}
 extension SettingValue: JSONForm {}
@@ -502,13 +514,6 @@ public enum JobEvent: APIDocument, ServerSentDocument, Equatable {
             ["run": JSONValue(encoding: run), "state": .string(state), "reason": .string(reason), "summary": JSONValue(encoding: summary)]
         case .streamError(let message): ["message": .string(message)]
         }
-    }
-
-    public var json: JSONValue { ["event": .string(eventName), "data": data] }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "event")
-        try self.init(eventName: try cursor.member("event").string(), data: try cursor.member("data").value)
     }
 
     public init(eventName: String, data: JSONValue) throws(JSONShapeError) {

@@ -109,13 +109,6 @@ public enum LiveEvent: APIDocument, ServerSentDocument, Equatable {
         }
     }
 
-    public var json: JSONValue { ["event": .string(eventName), "data": data] }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "event")
-        try self.init(eventName: try cursor.member("event").string(), data: try cursor.member("data").value)
-    }
-
     public init(eventName: String, data: JSONValue) throws(JSONShapeError) {
         let cursor = JSONCursor(data, path: eventName)
         switch eventName {

@@ -27,6 +27,8 @@ struct LiveStreamTests {
         let jobs: JobManager
         let cameras: CameraRegistry
         let demo: Demo
+        /// What the server's followers share.
+        let feed: LiveFeed
     }
 
     /// Runs `body` against a started server holding the demo camera as "demo" and a group "rig"
@@ -56,7 +58,7 @@ struct LiveStreamTests {
             }
             let rig = Rig(socket: service.socket,
                           web: WebListenerTests.Running(url: "http://127.0.0.1:\(webPort)", socket: service.socket, browsers: browsers),
-                          tcp: "http://127.0.0.1:\(tcpPort)", jobs: jobs, cameras: cameras, demo: demo)
+                          tcp: "http://127.0.0.1:\(tcpPort)", jobs: jobs, cameras: cameras, demo: demo, feed: api.liveFeed)
             result = .success(try await body(rig))
         } catch {
             result = .failure(error)
@@ -365,6 +367,37 @@ struct LiveStreamTests {
         }
     }
 
+    @Test("followers share one subscription per camera and one job watch, however many there are")
+    func shared() async throws {
+        try await Self.withRig { rig in
+            #expect(try await Curl.request(socket: rig.socket, path: "/v1/status").status == 200)
+            let others = rig.demo.camera.eventSubscriberCount
+            let followers = (0..<3).map { _ in
+                Task {
+                    try await runProgram(URL(fileURLWithPath: "/usr/bin/curl"),
+                                         ["-sN", "--max-time", "8", "--unix-socket", rig.socket, "http://localhost/v1/live"],
+                                         environment: ProcessInfo.processInfo.environment)
+                }
+            }
+            #expect(try await Self.eventually { rig.feed.followerCount == 3 }, "three follow")
+            #expect(await rig.jobs.watcherCount == 1)
+            #expect(rig.demo.camera.eventSubscriberCount == others + 1)
+            // A shot reaches all three from the one subscription; then the cameras change and all three are told.
+            #expect(try await Curl.request(socket: rig.socket, path: "/v1/cameras/demo/shoot", arguments: ["-X", "POST"]).status == 200)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(await rig.cameras.remove(named: "demo") != nil)
+            for follower in followers {
+                let result = try await follower.value
+                #expect(result.status == 0)
+                #expect(result.stdout.contains("event: shotCompleted"))
+                #expect(result.stdout.hasSuffix("open the stream again\"}\n\n"))
+            }
+            #expect(try await Self.eventually { await rig.jobs.watcherCount == 0 && rig.feed.followerCount == 0 }, "all let go")
+            // The camera left the registry with its status reader: nothing follows it any more.
+            #expect(try await Self.eventually { rig.demo.camera.eventSubscriberCount == 0 }, "the camera subscription ended")
+        }
+    }
+
     @Test("a client that leaves is let go: its job watch and camera subscription end while the daemon runs on")
     func clientLeaves() async throws {
         try await Self.withRig { rig in
@@ -393,7 +426,7 @@ struct LiveStreamTests {
             async let browser = WebListenerTests.request(rig.web.url + "/v1/live", ["-b", cookie, "--max-time", "8"])
             async let token = WebListenerTests.request(rig.tcp + "/v1/live",
                                                        ["-H", "Authorization: Bearer \(Self.viewerSecret)", "--max-time", "8"])
-            #expect(try await Self.eventually { await rig.jobs.watcherCount == 2 }, "both viewers follow")
+            #expect(try await Self.eventually { rig.feed.followerCount == 2 }, "both viewers follow")
             #expect(await rig.cameras.remove(named: "demo") != nil)
             for (who, answer) in [("browser", try await browser), ("token", try await token)] {
                 #expect(answer.status == 200, "\(who): \(answer.body)")

@@ -23,6 +23,8 @@ public struct ControlAPI: Sendable {
     let demo: Bool
     /// The pictures the cameras' backends saved on this disk.
     let pictures: SavedPictures
+    /// What every follower of `/v1/live` is sent, on every listener.
+    let liveFeed: LiveFeed
     /// Routes a test adds behind the same middleware, for permissions no route asks for yet.
     var extraRoutes: (@Sendable (RouterGroup<ControlRequestContext>) -> Void)?
 
@@ -47,6 +49,7 @@ public struct ControlAPI: Sendable {
         self.cameras = cameras
         self.jobs = jobs
         self.access = AccessControl(access, browsers: browsers)
+        liveFeed = LiveFeed(cameras: cameras, jobs: jobs, browsers: browsers)
         self.demo = demo
         self.version = version
         self.connector = connector
@@ -67,7 +70,7 @@ public struct ControlAPI: Sendable {
         CameraOperationRoutes(cameras: cameras, pictures: pictures).add(to: router)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: router)
         LiveRoutes(cameras: cameras, jobs: jobs, version: version, started: started, groups: configuration.groups,
-                   browsers: access.browsers).add(to: router)
+                   feed: liveFeed).add(to: router)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: router)
         MetricsRoutes(metrics: metrics).add(to: router)
         WebClientRoutes(browsers: access.browsers).add(to: router)

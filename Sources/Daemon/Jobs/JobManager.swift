@@ -63,7 +63,7 @@ public enum JobUpdate: Sendable, Hashable {
     case ended(RunEnding, RunSummary)
 }
 
-/// What a watcher of every job receives (``JobManager/watch(recentFrames:)``).
+/// What a watcher of every job receives (``JobManager/watch()``).
 public enum JobChange: Sendable, Hashable {
     /// A job started, paused, continued or ended: the job now.
     case job(JobSnapshot)
@@ -71,16 +71,12 @@ public enum JobChange: Sendable, Hashable {
     case frame(FrameRecord, job: Int64)
 }
 
-/// The jobs at one moment and every change after it, with nothing missed in between.
-public struct JobWatch: Sendable {
+/// The jobs at one moment: what a dashboard starts from.
+public struct JobsNow: Sendable {
     /// The running jobs, newest first, then the latest ended ones (as ``JobManager/jobs()``).
     public let jobs: [JobSnapshot]
     /// Each running job's newest frames, oldest first.
     public let recentFrames: [Int64: [FrameRecord]]
-    /// Every change from the moment of ``jobs``; it ends when the watcher falls too far behind.
-    public let changes: AsyncStream<JobChange>
-    /// Ends ``changes`` (a client that left, a server that stops).
-    public let control: AsyncStream<JobChange>.Continuation
 }
 
 /// Why a job operation was refused. Each case says what to do, for the API's messages.
@@ -171,7 +167,7 @@ public actor JobManager {
     /// Snapshots of jobs that ended (finished or failed), which never change: a listing reads
     /// only the journal's runs, not every frame of every ended run again. Bounded.
     private var endedSnapshots: [Int64: JobSnapshot] = [:]
-    /// Those watching every job (``watch(recentFrames:)``): a dashboard's stream.
+    /// Those watching every job (``watch()``): the dashboards' feed.
     private var watchers: [UUID: AsyncStream<JobChange>.Continuation] = [:]
     private let metrics: DaemonMetrics?
     /// Times every run's slots, delays and clips.
@@ -533,21 +529,24 @@ public actor JobManager {
         active[id]?.followers[token] = nil
     }
 
-    /// Every job now, with each running job's newest `recentFrames` frames, and every change
-    /// after that moment: jobs started, paused, continued and ended, and frames as they are
-    /// journalled. A watcher that falls ``followerBacklog`` changes behind is let go (its
-    /// stream ends), never allowed to hold up a run.
-    public func watch(recentFrames: Int) throws(JobError) -> JobWatch {
-        let jobs = try jobs()
+    /// Every job now, with each running job's newest `recentFrames` frames.
+    public func current(recentFrames: Int) throws(JobError) -> JobsNow {
         var frames: [Int64: [FrameRecord]] = [:]
         for (id, job) in active { frames[id] = Array(job.history.suffix(max(recentFrames, 0))) }
+        return JobsNow(jobs: try jobs(), recentFrames: frames)
+    }
+
+    /// Every change from now on: jobs started, paused, continued and ended, and frames as they
+    /// are journalled, in order. A watcher that falls ``followerBacklog`` changes behind is let go
+    /// (its stream ends), never allowed to hold up a run; `control` ends it sooner.
+    public func watch() -> (changes: AsyncStream<JobChange>, control: AsyncStream<JobChange>.Continuation) {
         let (changes, watcher) = AsyncStream.makeStream(of: JobChange.self, bufferingPolicy: .bufferingOldest(followerBacklog))
         let token = UUID()
         watchers[token] = watcher
         watcher.onTermination = { [weak self] _ in
             Task { await self?.unwatch(token) }
         }
-        return JobWatch(jobs: jobs, recentFrames: frames, changes: changes, control: watcher)
+        return (changes, watcher)
     }
 
     /// How many watch every job: to see that a page that left no longer costs anything.

@@ -362,6 +362,13 @@
       if (fromAnswer) return;
       // An ended job does not come back to life.
       if (!liveStates.has(previous.state) && liveStates.has(job.state)) return;
+      // A document sent just before this page's snapshot may arrive after it: a running job's
+      // counts only grow, so the larger ones are the newer.
+      const total = (s) => (s.taken || 0) + (s.failed || 0) + (s.skipped || 0);
+      if (liveStates.has(job.state) && total(previous.summary) > total(job.summary)) {
+        job.summary = previous.summary;
+        job.lastFrame = previous.lastFrame;
+      }
     }
     // A run the page showed stays on screen once it ends, with its outcome, until put away.
     if (previous && liveStates.has(previous.state) && !liveStates.has(job.state) && kindOf(job) === "timelapse" && jobOnTarget(job)) {
@@ -912,6 +919,18 @@
     return failed.length === 0;
   }
 
+  // Bulb lengths a night photographer reaches for, one tap each; any other is typed.
+  $("bulb-presets").replaceChildren(...[1, 2, 4, 8, 15, 30, 60, 120, 240].map((seconds) => el("button", {
+    type: "button", "data-needs": "shoot", text: seconds < 60 ? `${seconds}s` : `${seconds / 60}m`,
+    onclick: () => { $("bulb-seconds").value = String(seconds); syncBulbPresets(); },
+  })));
+  function syncBulbPresets() {
+    const seconds = parseFloat($("bulb-seconds").value);
+    for (const button of $("bulb-presets").children) button.setAttribute("aria-pressed", String(parseDuration(button.textContent) === seconds * 1000));
+  }
+  $("bulb-seconds").addEventListener("input", syncBulbPresets);
+  syncBulbPresets();
+
   $("photo-single").addEventListener("click", () => { state.photoBulb = false; renderPhoto(); });
   $("photo-bulb").addEventListener("click", () => { state.photoBulb = true; renderPhoto(); });
 
@@ -1089,8 +1108,10 @@
       }
       default: plan.exposure = { kind: "camera" };
     }
-    const delay = parseDuration($("plan-delay").value || "0");
-    if (isNaN(delay) || delay < 0) return { problem: "Delay: write it like 10s or 0." };
+    const start = $("plan-delay").value.trim() || "0";
+    // A time of day is the phone's; the wait until then is the same on any clock.
+    const delay = /^\d{1,2}:\d{2}(:\d{2})?$/.test(start) ? Date.parse(untilInstant(start)) - state.clockOffset - Date.now() : parseDuration(start);
+    if (isNaN(delay) || delay < 0) return { problem: "Delay or time: write a wait like 10s, or a time of day like 21:30." };
     return { plan, delay };
   }
 
