@@ -824,7 +824,7 @@
     if (!live) {
       setText($("run-next"), "done");
       setText($("run-clock"), formatClock(summary.lastMs || 0));
-      $("run-ring").style.strokeDashoffset = "0";
+      setRing($("run-ring"), 0);
     }
     tick();
   }
@@ -855,50 +855,65 @@
     tick();
   }
 
-  // The clocks and rings: drawn a few times a second while something runs, never a request.
+  // The clocks and rings: redrawn when a clock's second changes (and a ring at most ten times a
+  // second, for intervals under ten seconds), while something runs and the page is in sight;
+  // nothing animates in between, so a phone (or a rig's twenty) draws a few frames a second at
+  // most. Never a request.
   let ticking = null;
+
+  /** Shows `hidden` of a ring's length hidden. */
+  function setRing(node, hidden) {
+    node.style.strokeDashoffset = String(RING * Math.min(1, Math.max(0, hidden)));
+  }
+
+  /** Milliseconds until a clock counting `ms` shows its next second. */
+  const untilNextSecond = (ms, counting = "up") => (counting === "up" ? 1000 - (((ms % 1000) + 1000) % 1000) : ((ms % 1000) + 1000) % 1000 || 1000);
+
   function tick() {
     clearTimeout(ticking);
-    let again = false;
+    let wait = Infinity;
     const now = daemonNow();
     const run = runOnTarget("timelapse");
     if (run && state.view === "timelapse" && run.t0) {
       const t0 = Date.parse(run.t0);
       const elapsed = now - t0;
       setText($("run-clock"), elapsed < 0 ? `−${formatClock(-elapsed)}` : formatClock(elapsed));
+      wait = Math.min(wait, untilNextSecond(elapsed));
       if (run.state === "paused") {
         setText($("run-next"), "paused");
-        $("run-ring").style.strokeDashoffset = String(RING);
+        setRing($("run-ring"), 1);
       } else {
         const next = nextSlot(run, now);
         const interval = run.plan.intervalMs;
         const remaining = Math.max(0, next - now);
         setText($("run-next"), formatClock(remaining + 999));
-        $("run-ring").style.strokeDashoffset = String(RING * Math.min(1, remaining / interval));
+        setRing($("run-ring"), remaining / interval);
+        const ringStep = Math.max(100, interval / 10);
+        wait = Math.min(wait, untilNextSecond(remaining, "down"), ringStep, remaining || interval);
       }
-      again = true;
     }
     const bulb = runOnTarget("photo-bulb");
     const direct = state.directBulb;
     if ((bulb && bulb.t0) || direct) {
-      const open = direct ? Date.now() - direct.opened : now - Date.parse(bulb.t0);
+      const open = Math.max(0, direct ? Date.now() - direct.opened : now - Date.parse(bulb.t0));
       const length = direct ? direct.ms : bulb.plan.exposure.ms;
-      setText($("trigger-state"), `${formatClock(Math.max(0, open))} / ${formatClock(length)}`);
-      $("trigger-ring").style.strokeDashoffset = String(RING * (1 - Math.min(1, Math.max(0, open) / length)));
-      again = true;
+      setText($("trigger-state"), `${formatClock(open)} / ${formatClock(length)}`);
+      setRing($("trigger-ring"), 1 - Math.min(1, open / length));
+      wait = Math.min(wait, untilNextSecond(open));
     } else if (!state.busyShooting) {
       setText($("trigger-state"), "");
-      $("trigger-ring").style.strokeDashoffset = String(RING);
+      setRing($("trigger-ring"), 1);
     }
     const recording = state.target ? stored.get(recordingKey(), null) : null;
     if (recording) {
-      setText($("record-clock"), formatClock(Date.now() - recording));
-      $("record-ring").style.strokeDashoffset = String(RING * (1 - ((Date.now() - recording) % 60000) / 60000));
-      again = true;
+      const length = Date.now() - recording;
+      setText($("record-clock"), formatClock(length));
+      setRing($("record-ring"), 1 - ((length % 60000) / 60000));
+      wait = Math.min(wait, untilNextSecond(length));
     } else {
-      $("record-ring").style.strokeDashoffset = String(RING);
+      setRing($("record-ring"), 1);
     }
-    if (again && document.visibilityState === "visible") ticking = setTimeout(tick, 200);
+    if (wait !== Infinity && document.visibilityState === "visible") ticking = setTimeout(tick, Math.max(50, wait + 5));
   }
   document.addEventListener("visibilitychange", tick);
 
