@@ -23,7 +23,11 @@ test: TEST_RUN = make-test-$$PPID
 test: setup
 	python3 Protocol/tools/make_vectors.py --check
 	swift build --build-tests
-	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test
+	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --skip GPhoto2Tests
+# libgphoto2 waits on its PTP/IP sockets with select(), which aborts the process on a descriptor
+# past 1023; the rest of the suite, in parallel, holds over a thousand at its peak. So the tests
+# that open libgphoto2 in the test process run in a process of their own.
+	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --filter GPhoto2Tests
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/web-test
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check

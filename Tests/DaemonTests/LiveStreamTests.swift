@@ -12,7 +12,7 @@ import UnleashedTestSupport
 /// `GET /v1/live` as a dashboard meets it: a real server on its socket, its TCP port and its web
 /// listener, read with curl, on the in-process demo camera and a journal in a real SQLite file.
 /// Every wait is bounded: curl gives up on a stream by itself, and polls have a deadline.
-@Suite("the live stream, GET /v1/live", .timeLimit(.minutes(1)))
+@Suite("the live stream, GET /v1/live", .timeLimit(.minutes(2)))
 struct LiveStreamTests {
     static let viewerSecret = "live-viewer-secret-0123456789"
     static let tokens = [DaemonConfiguration.AccessToken(name: "wall", secret: viewerSecret, role: .viewer)]
@@ -153,7 +153,7 @@ struct LiveStreamTests {
 
     /// Follows `/v1/live` on the socket; curl gives up after `timeLimit` seconds, so a stream that
     /// never sends what a test waits for ends the wait.
-    static func live<T>(_ rig: Rig, timeLimit: Int = 10, _ body: (inout LiveReader) async throws -> T) async throws -> T {
+    static func live<T>(_ rig: Rig, timeLimit: Int = 40, _ body: (inout LiveReader) async throws -> T) async throws -> T {
         try await Curl.streaming(socket: rig.socket, path: "/v1/live", timeLimit: timeLimit) { lines in
             var reader = LiveReader(lines)
             return try await body(&reader)
@@ -180,7 +180,7 @@ struct LiveStreamTests {
     }
 
     /// Whether `condition` holds within `seconds`, asked every 20 ms.
-    static func eventually(within seconds: Int = 5, _ condition: () async -> Bool) async throws -> Bool {
+    static func eventually(within seconds: Int = 20, _ condition: () async -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if await condition() { return true }
@@ -325,7 +325,7 @@ struct LiveStreamTests {
     /// A stream for each change: `other` added as "second", then removed.
     private static func resyncs(_ rig: Rig, _ other: Demo) async throws {
         for change in ["added", "removed"] {
-            try await Self.live(rig, timeLimit: 8) { live in
+            try await Self.live(rig, timeLimit: 40) { live in
                 let snapshot = try await live.opening()
                 #expect(snapshot.cameras.cameras.map(\.name) == (change == "added" ? ["demo"] : ["demo", "second"]))
                 if change == "added" {
@@ -346,7 +346,7 @@ struct LiveStreamTests {
                 // The server ends the stream after it: curl sees the end well before its own limit.
                 let resynced = ContinuousClock.now
                 #expect(try await live.next() == nil, "nothing after resync")
-                #expect(ContinuousClock.now - resynced < .seconds(4), "camera \(change): the server ended the stream")
+                #expect(ContinuousClock.now - resynced < .seconds(20), "camera \(change): the server ended the stream, not curl's limit")
             }
         }
     }
@@ -356,10 +356,10 @@ struct LiveStreamTests {
         try await Self.withRig { rig in
             let curl = Task {
                 try await runProgram(URL(fileURLWithPath: "/usr/bin/curl"),
-                                     ["-sN", "--max-time", "8", "--unix-socket", rig.socket, "http://localhost/v1/live"],
+                                     ["-sN", "--max-time", "40", "--unix-socket", rig.socket, "http://localhost/v1/live"],
                                      environment: ProcessInfo.processInfo.environment)
             }
-            #expect(try await Self.eventually { await rig.jobs.watcherCount == 1 }, "the stream to open")
+            #expect(try await Self.eventually { rig.feed.followerCount == 1 }, "the stream to open")
             #expect(await rig.cameras.remove(named: "demo") != nil)
             let result = try await curl.value
             #expect(result.status == 0, "curl: \(result.status) \(result.stderr)")
@@ -375,7 +375,7 @@ struct LiveStreamTests {
             let followers = (0..<3).map { _ in
                 Task {
                     try await runProgram(URL(fileURLWithPath: "/usr/bin/curl"),
-                                         ["-sN", "--max-time", "8", "--unix-socket", rig.socket, "http://localhost/v1/live"],
+                                         ["-sN", "--max-time", "40", "--unix-socket", rig.socket, "http://localhost/v1/live"],
                                          environment: ProcessInfo.processInfo.environment)
                 }
             }
@@ -423,9 +423,9 @@ struct LiveStreamTests {
             let cookie = try await WebListenerTests.pair(rig.web, role: .viewer)
             #expect(rig.web.browsers.all.map(\.role) == [.viewer])
             // Both follow until the camera is removed: then the server ends their streams with resync.
-            async let browser = WebListenerTests.request(rig.web.url + "/v1/live", ["-b", cookie, "--max-time", "8"])
+            async let browser = WebListenerTests.request(rig.web.url + "/v1/live", ["-b", cookie, "--max-time", "40"])
             async let token = WebListenerTests.request(rig.tcp + "/v1/live",
-                                                       ["-H", "Authorization: Bearer \(Self.viewerSecret)", "--max-time", "8"])
+                                                       ["-H", "Authorization: Bearer \(Self.viewerSecret)", "--max-time", "40"])
             #expect(try await Self.eventually { rig.feed.followerCount == 2 }, "both viewers follow")
             #expect(await rig.cameras.remove(named: "demo") != nil)
             for (who, answer) in [("browser", try await browser), ("token", try await token)] {

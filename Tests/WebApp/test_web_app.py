@@ -8,11 +8,12 @@ page that shows a shot the camera did not take fails.
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
 
-from harness import PHONE, TABLET, Daemon, TetheredCamera, UnixHTTPConnection, free_port
+from harness import BINARY, PHONE, TABLET, Daemon, TetheredCamera, UnixHTTPConnection, free_port
 
 
 def frame_number(text):
@@ -232,6 +233,32 @@ def test_a_viewer_watches_and_cannot_change_anything(daemon, fresh_browser):
     status, shot = daemon.request("POST", "/v1/cameras/demo/shoot")
     viewer.view("photo")
     viewer.wait_text("#shot-counter", lambda t: t == f"#{shot['counter']}", "a shot, watched")
+
+
+def test_codes_and_browsers_from_the_command_line(daemon, fresh_browser):
+    """`unleashed web code`, `clients` and `revoke` through the daemon, as the person at the Pi uses them."""
+    environment = dict(os.environ, UNLEASHED_SOCKET=daemon.socket)
+
+    def unleashed(*arguments):
+        done = subprocess.run([BINARY, *arguments], capture_output=True, text=True, env=environment, timeout=30)
+        assert done.returncode == 0, (arguments, done.returncode, done.stderr)
+        return done.stdout
+
+    made = json.loads(unleashed("--json", "web", "code", "--role", "viewer"))
+    assert made["role"] == "viewer" and re.fullmatch(r"\d{6}", made["code"]) and made["url"].endswith(f"#code={made['code']}")
+    assert re.match(r"Pairing code: \d{3} \d{3} \(viewer\), valid until ", unleashed("web", "code", "--role", "viewer"))
+    browser = fresh_browser()
+    browser.pair(daemon.url + "/", made["code"])
+    clients = json.loads(unleashed("--json", "web", "clients"))["clients"]
+    mine = [client for client in clients if client["role"] == "viewer" and client["name"] == "Chrome on Linux"]
+    assert mine, clients
+    assert mine[-1]["id"] in unleashed("web", "clients")
+    # Revoked, the open page is sent back to pairing at once, not at its next request.
+    assert f"Revoked {mine[-1]['id']}" in unleashed("web", "revoke", mine[-1]["id"])
+    browser.wait(lambda b: b.find("#pairing").is_displayed(), "the revoked page back at pairing", timeout=10)
+    assert "no longer paired" in browser.text("#pair-error")
+    refused = subprocess.run([BINARY, "web", "revoke", mine[-1]["id"]], capture_output=True, text=True, env=environment, timeout=30)
+    assert refused.returncode != 0 and "no browser" in refused.stderr, refused.stderr
 
 
 def test_the_locked_mode_lets_an_operator_shoot_and_change_nothing(fresh_browser):

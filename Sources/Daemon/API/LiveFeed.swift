@@ -76,6 +76,7 @@ final class LiveFeed: Sendable {
         self.browsers = browsers
         self.backlog = backlog
         self.heartbeat = heartbeat
+        browsers?.onRevoke { [weak self] _ in self?.letGoOfRevoked() }
     }
 
     /// A new follower, once the sources are subscribed: every event from now on reaches it, and
@@ -183,7 +184,8 @@ final class LiveFeed: Sendable {
         stopped?.cancel()
     }
 
-    /// Ends the streams of browsers revoked since they began following.
+    /// Ends the streams of browsers revoked since they began following: at once when
+    /// ``WebClients`` says so, and at each heartbeat in case a change came another way.
     private func letGoOfRevoked() {
         guard let browsers else { return }
         let paired = Set(browsers.all.map(\.id))

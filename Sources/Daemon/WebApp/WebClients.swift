@@ -39,6 +39,8 @@ public final class WebClients: Sendable {
     private let now: @Sendable () -> Date
     /// Called with each code as it is made, to show it to the person at the daemon.
     private let announce: Mutex<(@Sendable (WebPairing.Code) -> Void)?> = Mutex(nil)
+    /// Told of each browser revoked, to close what it has open.
+    private let revoked: Mutex<(@Sendable (String) -> Void)?> = Mutex(nil)
     private let address: Mutex<String?> = Mutex(nil)
 
     /// Where browsers reach the web app (`http://192.168.1.20:8080/`), once it listens: codes
@@ -74,6 +76,12 @@ public final class WebClients: Sendable {
     /// Shows each code made from now on through `announce` (the daemon's log and terminal).
     public func onCode(_ announce: @escaping @Sendable (WebPairing.Code) -> Void) {
         self.announce.withLock { $0 = announce }
+    }
+
+    /// Tells `close` the id of each browser revoked from now on, so that its open streams end
+    /// at once rather than at their next check.
+    public func onRevoke(_ close: @escaping @Sendable (String) -> Void) {
+        revoked.withLock { $0 = close }
     }
 
     /// A new pairing code for `role`.
@@ -124,7 +132,7 @@ public final class WebClients: Sendable {
 
     /// Forgets the client `id`: its browser is asked to pair again. False when there is none.
     public func revoke(id: String) throws(StoreError) -> Bool {
-        try state.withLock { (state: inout State) throws(StoreError) -> Bool in
+        let done = try state.withLock { (state: inout State) throws(StoreError) -> Bool in
             var clients = state.clients
             guard let index = clients.firstIndex(where: { $0.id == id }) else { return false }
             clients.remove(at: index)
@@ -132,6 +140,8 @@ public final class WebClients: Sendable {
             state.clients = clients
             return true
         }
+        if done { revoked.withLock { $0 }?(id) }
+        return done
     }
 
     /// Writes `clients` to a new file (mode 0600 from its creation, since it holds secrets),
