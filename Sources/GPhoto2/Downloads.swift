@@ -1,5 +1,5 @@
 public import CameraKit
-public import Foundation
+import Foundation
 
 /// What to do with the pictures a camera takes: copy each to `folder` under a name made from
 /// `template`, and leave it on the card unless `deleteFromCamera`.

@@ -845,6 +845,7 @@
     const recording = state.target ? stored.get(recordingKey(), null) : null;
     $("record-label").textContent = recording ? "Stop" : "Record";
     $("record").setAttribute("aria-label", recording ? "Stop recording" : "Start recording");
+    $("record").classList.toggle("recording", !!recording);
     const job = runOnTarget("video");
     $("clips-form").hidden = !!job;
     $("clips-running").hidden = !job;
