@@ -62,7 +62,8 @@ public actor StatusReader {
     public func status(waitingAtMost limit: Duration) async throws(CameraError) -> CameraStatus {
         if let answer, ContinuousClock.now - answer.read < Self.maximumAge { return answer.status }
         let (outcomes, outcome) = AsyncStream.makeStream(of: Result<CameraStatus, CameraError>?.self)
-        let read = Task {
+        // The read is not awaited here: past the limit it goes on, and its answer is kept.
+        Task {
             do throws(CameraError) { outcome.yield(.success(try await self.status())) } catch { outcome.yield(.failure(error)) }
         }
         let timer = Task {
@@ -73,7 +74,6 @@ public actor StatusReader {
             timer.cancel()
             outcome.finish()
         }
-        _ = read
         for await first in outcomes {
             if let first { return try first.get() }
             break
