@@ -50,9 +50,13 @@ bench-timing: setup
 	swift run -c release unleashed-timing-bench
 
 # The BlueZ path: request round trip, connect-to-ready and CPU per request through a private
-# dbus-daemon and the fake bluetoothd, beside the in-process link (docs/performance.md).
+# dbus-daemon and the fake bluetoothd, beside bleak (from PyPI, in a virtual environment made
+# here) on the same fake and the in-process link (docs/performance.md).
+BLEAK_VERSION = 3.1.0
 bench-bluez: setup
 	swift build -c release --product unleashed-sim
+	test -x .build/bench-venv/bin/python || python3 -m venv .build/bench-venv
+	.build/bench-venv/bin/python -m pip install --quiet --disable-pip-version-check "bleak==$(BLEAK_VERSION)"
 	swift run -c release unleashed-bluez-bench
 
 # Time-lapse timing over the libgphoto2 backend (the simulated PTP/IP camera, with and without

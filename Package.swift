@@ -190,6 +190,7 @@ let package = Package(
             name: "unleashed-bluez-bench",
             dependencies: ["BlueZ", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-bluez-bench",
+            exclude: ["bleak-client.py"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -4,8 +4,11 @@
 // bluetoothd and the bus daemon. Side by side in the same run: the same requests over the
 // in-process simulated link (demo mode), which has no D-Bus at all.
 //
-// Usage: unleashed-bluez-bench [--requests N] [--connects N] [--json]
-//        (build with -c release; `make bench-bluez`)
+// The anchor, in the same run and on the same fake: bleak (PyPI), a Python BLE client, making
+// the same requests (bleak-client.py beside this file), with its own CPU time per request.
+//
+// Usage: unleashed-bluez-bench [--requests N] [--connects N] [--python PATH | --no-bleak] [--json]
+//        (build with -c release; `make bench-bluez` also makes the Python environment for bleak)
 
 import BlueZ
 import DBus
@@ -20,6 +23,9 @@ func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { a
 let requests = option("--requests") ?? 5000
 let connects = option("--connects") ?? 20
 let printJSON = arguments.contains("--json")
+func stringOption(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
+/// The Python with bleak installed (`make bench-bluez` makes this virtual environment).
+let python = arguments.contains("--no-bleak") ? nil : (stringOption("--python") ?? ".build/bench-venv/bin/python")
 guard requests >= 10, connects >= 1 else {
     FileHandle.standardError.write(Data("usage: unleashed-bluez-bench [--requests N (10 or more)] [--connects N] [--json]\n".utf8))
     exit(64)
@@ -46,6 +52,14 @@ func ownCPUTime() -> Duration {
     getrusage(RUSAGE_SELF.rawValue, &usage)
     func duration(_ time: timeval) -> Duration { .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec)) }
     return duration(usage.ru_utime) + duration(usage.ru_stime)
+}
+
+/// Context switches of this process so far, every thread: each one a thread that went to sleep
+/// and had to be woken, the main cost of handing work between threads.
+func ownContextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
 }
 
 let bus = try await PrivateBus()
@@ -113,10 +127,50 @@ for _ in 0..<connects {
 
 let camera = try await bluezCamera()
 _ = try await roundTrips(camera, count: 100)  // warm-up
-let (clientBefore, simBefore, busBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid))
+let (clientBefore, simBefore, busBefore, switchesBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
 let overBlueZ = try await roundTrips(camera, count: requests)
-let (clientAfter, simAfter, busAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid))
+let (clientAfter, simAfter, busAfter, switchesAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
 await camera.close()
+
+/// bleak's run: its samples, its own CPU time, and the fake's and the bus's CPU time meanwhile.
+struct BleakRun {
+    var samples: Samples
+    var clientCPU: Duration
+    var bluetoothdCPU: Duration
+    var busCPU: Duration
+}
+
+func runBleak(python: String) async throws -> BleakRun {
+    let root = FileManager.default.currentDirectoryPath
+    let script = "\(root)/Benchmarks/unleashed-bluez-bench/bleak-client.py"
+    guard FileManager.default.isExecutableFile(atPath: python) else {
+        fail("no Python with bleak at \(python): `make bench-bluez` makes it, or pass --python PATH or --no-bleak")
+    }
+    guard FileManager.default.fileExists(atPath: script) else { fail("run from the repository's root: \(script) is missing") }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [script, module, root, String(requests), "100"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+    process.environment = environment
+    let output = Pipe()
+    process.standardOutput = output
+    let (simBefore, busBefore) = (cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid))
+    try ChildProcesses.run(process)
+    let data = try output.fileHandleForReading.readToEnd() ?? Data()
+    process.waitUntilExit()
+    let (simAfter, busAfter) = (cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid))
+    guard process.terminationStatus == 0,
+          let report = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+          let samples = report["samplesMs"] as? [Double], let cpu = report["cpuSeconds"] as? Double else {
+        fail("the bleak client failed (exit \(process.terminationStatus)): \(String(decoding: data, as: UTF8.self))")
+    }
+    // The fake's and the bus's CPU over bleak's whole run (connect included), scaled to the
+    // timed requests' share is not knowable from outside: reported for the whole run.
+    return BleakRun(samples: Samples(values: samples.map { .microseconds(Int64($0 * 1000)) }),
+                    clientCPU: .microseconds(Int64(cpu * 1_000_000)), bluetoothdCPU: simAfter - simBefore, busCPU: busAfter - busBefore)
+}
+let bleak: BleakRun? = if let python { try await runBleak(python: python) } else { nil }
 
 let demo = try await Demo.start(stateFile: nil, options: DemoOptions(profile: CameraProfile.named("nikon-z")))
 _ = try await roundTrips(demo.camera, count: 100)
@@ -127,14 +181,20 @@ try await demo.finish()
 
 func perRequest(_ duration: Duration) -> Double { Samples().milliseconds(duration) * 1000 / Double(requests) }
 
-let rows: [(String, Samples, Double, Double?, Double?)] = [
+var rows: [(String, Samples, Double, Double?, Double?)] = [
     ("BlueZ over D-Bus (fake bluetoothd)", overBlueZ, perRequest(clientAfter - clientBefore), perRequest(simAfter - simBefore), perRequest(busAfter - busBefore)),
-    ("in-process simulated link (demo)", inMemory, perRequest(demoCPU), nil, nil),
 ]
+if let bleak {
+    // bleak's fake and bus columns span its whole run (connect and warm-up too), so they are left out.
+    rows.append(("bleak 3.1.0 over D-Bus (same fake)", bleak.samples, perRequest(bleak.clientCPU), nil, nil))
+}
+rows.append(("in-process simulated link (demo)", inMemory, perRequest(demoCPU), nil, nil))
+let switchesPerRequest = Double(switchesAfter - switchesBefore) / Double(requests)
 
 if printJSON {
     let json: [String: Any] = [
         "requests": requests,
+        "clientContextSwitchesPerRequest": switchesPerRequest,
         "connectToReadyMs": ["p50": connectTimes.percentile(50), "max": connectTimes.max, "samples": connects],
         "roundTrips": rows.map { row -> [String: Any] in
             var entry: [String: Any] = ["path": row.0, "p50Ms": row.1.percentile(50), "p99Ms": row.1.percentile(99), "maxMs": row.1.max,
@@ -156,6 +216,12 @@ if printJSON {
               + column(String(format: "%.3f", samples.percentile(50)), 9) + column(String(format: "%.3f", samples.percentile(99)), 9)
               + column(String(format: "%.3f", samples.max), 9) + String(repeating: " ", count: 22)
               + column(micros(client), 8) + column(micros(bluetoothd), 12) + column(micros(busCPU), 13))
+    }
+    print(String(format: "Context switches of the client per request over BlueZ: %.2f", switchesPerRequest))
+    if let bleak {
+        print(String(format: "Client CPU per request: %.1f µs against bleak's %.1f µs (%.1fx less); p50 %.3f ms against %.3f ms",
+                     rows[0].2, perRequest(bleak.clientCPU), perRequest(bleak.clientCPU) / rows[0].2,
+                     overBlueZ.percentile(50), bleak.samples.percentile(50)))
     }
     print(String(format: "Connect to ready (Connect, services resolved, StartNotify, hello), %d connections: p50 %.1f ms, max %.1f ms",
                  connects, connectTimes.percentile(50), connectTimes.max))

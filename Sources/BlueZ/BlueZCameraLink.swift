@@ -95,20 +95,21 @@ public final class BlueZGATTLink: GATTLink {
         self.events = events
         let identifiers = Dictionary(paths.map { ($0.value, $0.key) }) { first, _ in first }
         let watched = Set(paths.values)
-        let signals = client.connection.signals()
+        // Read on the connection's thread: signals about other objects wake nobody.
+        let signals = client.connection.signals {
+            BlueZLinkSignal.read($0, devicePath: devicePath, characteristicPaths: watched, deviceWord: "camera")
+        }
         pump = Task {
             var lost = "the link to bluetoothd closed"
-            for await message in signals {
-                switch BlueZLinkSignal.read(message, devicePath: devicePath, characteristicPaths: watched, deviceWord: "camera") {
-                case .value(let path, let value)?:
+            for await signal in signals {
+                switch signal {
+                case .value(let path, let value):
                     if let id = identifiers[path] { sink.yield(.value(id, value)) }
-                case .lost(let reason)?:
+                case .lost(let reason):
                     lost = reason
                     sink.yield(.disconnected(reason: lost))
                     sink.finish()
                     return
-                case nil:
-                    continue
                 }
             }
             sink.yield(.disconnected(reason: lost))

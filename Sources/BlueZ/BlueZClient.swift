@@ -66,7 +66,9 @@ public actor BlueZClient {
     }
 
     private func start() async throws(BlueZError) {
-        let signals = connection.signals()
+        // Characteristic values are the transport's business: dropped on the connection's
+        // thread, they cost the mirror no task switch, tree update or pass over the waiters.
+        let signals = connection.signals { Self.isValueOnly($0) ? nil : $0 }
         do {
             for rule in BlueZName.matchRules { try await connection.addMatch(rule) }
         } catch {
@@ -134,9 +136,6 @@ public actor BlueZClient {
             return
         }
         guard message.sender == bluezOwner || message.sender == BlueZName.service else { return }
-        // Characteristic values are the transport's business; the mirror skips them, which
-        // saves a tree update and a pass over the waiters for every notification.
-        if Self.isValueOnly(message) { return }
         if tree.apply(message) { settleWaiters() }
     }
 

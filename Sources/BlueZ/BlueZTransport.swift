@@ -13,7 +13,6 @@ public final class BlueZTransport: Transport {
 
     private let connection: DBusConnection
     private let commandPath: String
-    private let pump: Task<Void, Never>
     private let onClose: @Sendable () async -> Void
 
     /// Subscribes to the Event characteristic and starts reporting packets.
@@ -27,28 +26,12 @@ public final class BlueZTransport: Transport {
         self.commandPath = commandPath
         self.mtu = mtu
         self.onClose = onClose
-        let signals = connection.signals()
-        let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .bufferingNewest(65_536))
-        self.events = events
-        pump = Task {
-            var lost = TransportEvent.disconnected(reason: "the link to bluetoothd closed")
-            for await message in signals {
-                guard let event = Self.event(from: message, devicePath: devicePath, eventPath: eventPath) else { continue }
-                if case .disconnected = event {
-                    lost = event
-                    break
-                }
-                sink.yield(event)
-            }
-            sink.yield(lost)
-            sink.finish()
+        // Read on the connection's thread: a notification goes straight to the session's
+        // stream, and other signals wake nobody.
+        events = connection.signals(ending: .disconnected(reason: "the link to bluetoothd closed")) {
+            Self.event(from: $0, devicePath: devicePath, eventPath: eventPath)
         }
-        do {
-            try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
-        } catch {
-            pump.cancel()
-            throw error
-        }
+        try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
     }
 
     /// What one signal means for this link, if anything.
@@ -65,15 +48,9 @@ public final class BlueZTransport: Transport {
         if let large = packets.first(where: { $0.count > limit }) {
             throw .packetTooLarge(size: large.count, limit: limit)
         }
-        let options = DBusValue.properties(["type": .string("command")])
         var unsent = packets[...]
         for attempt in 1...Self.inProgressAttempts {
-            let calls = unsent.map {
-                DBusConnection.Call(path: commandPath, interface: BlueZName.characteristic, member: "WriteValue", [.bytes($0), options])
-            }
-            let outcomes = await connection.callAll(BlueZName.service, calls, timeout: .seconds(5))
-            guard let failed = outcomes.firstIndex(where: { if case .failure = $0 { true } else { false } }),
-                  case .failure(let error) = outcomes[failed] else { return }
+            guard let (failed, error) = await write(unsent) else { return }
             // Another client's write is in flight on the characteristic (BlueZ allows one): wait
             // and send again from the first packet that failed. Packets after it that did get
             // through arrive twice, which the reassembler ignores (PROTOCOL.md §3.2).
@@ -91,11 +68,37 @@ public final class BlueZTransport: Transport {
         }
     }
 
+    /// Writes `packets` in order; the first failure, if any, with the index of its packet.
+    private func write(_ packets: ArraySlice<[UInt8]>) async -> (index: Int, error: DBusError)? {
+        // One packet, the usual request: one call, without a batch's bookkeeping.
+        if packets.count == 1 {
+            do {
+                _ = try await connection.call(BlueZName.service, path: commandPath, interface: BlueZName.characteristic,
+                                              member: "WriteValue", [.bytes(packets[packets.startIndex]), Self.withoutResponse],
+                                              timeout: Self.writeTimeout)
+                return nil
+            } catch {
+                return (0, error)
+            }
+        }
+        let calls = packets.map {
+            DBusConnection.Call(path: commandPath, interface: BlueZName.characteristic, member: "WriteValue", [.bytes($0), Self.withoutResponse])
+        }
+        let outcomes = await connection.callAll(BlueZName.service, calls, timeout: Self.writeTimeout)
+        for (index, outcome) in outcomes.enumerated() {
+            if case .failure(let error) = outcome { return (index, error) }
+        }
+        return nil
+    }
+
+    /// `WriteValue`'s options for a write without response (an ATT Write Command).
+    private static let withoutResponse = DBusValue.properties(["type": .string("command")])
+    private static let writeTimeout: Duration = .seconds(5)
+
     /// How often a write refused with `InProgress` is tried, 10 ms apart.
     static let inProgressAttempts = 100
 
     public func close() async {
-        pump.cancel()
         await onClose()
     }
 }

@@ -119,7 +119,19 @@ public final class DBusConnection: Sendable {
     /// stream ends when the connection does, after a local
     /// `org.freedesktop.DBus.Local.Disconnected` signal if the bus went away.
     public func signals() -> AsyncStream<DBusMessage> {
-        loop.subscribe().stream
+        loop.subscribe(ending: nil) { $0 }
+    }
+
+    /// The signals routed to this connection as `transform` reads them, from now on; when the
+    /// connection ends, `ending` (if given) and then the end of the stream.
+    ///
+    /// `transform` runs on the connection's own thread for every signal, before any task is
+    /// woken: a signal it maps to nil costs the consumer nothing. Keep it short and
+    /// non-blocking, since the connection waits for it.
+    public func signals<Element: Sendable>(
+        ending: Element? = nil, _ transform: @escaping @Sendable (DBusMessage) -> Element?
+    ) -> AsyncStream<Element> {
+        loop.subscribe(ending: ending, transform)
     }
 
     /// Asks the bus to route the signals matching `rule` here; subscribe with ``signals()`` first

@@ -18,7 +18,7 @@ final class DBusLoop: @unchecked Sendable {
 
     private let wakeFD: Int32
     private let queue = Mutex<(jobs: [Job], accepting: Bool)>(([], true))
-    private let subscribers = Mutex<(next: Int, sinks: [Int: AsyncStream<DBusMessage>.Continuation])>((0, [:]))
+    private let subscribers = Mutex<(next: Int, sinks: [Int: Subscriber])>((0, [:]))
     /// Boxed: a bare closure read with `withLock { $0 }` is written back through a
     /// reabstraction thunk, and the thunks pile up, one pair per incoming call, until each
     /// call walks thousands of them (and the stack runs out).
@@ -87,22 +87,41 @@ final class DBusLoop: @unchecked Sendable {
 
     // MARK: - Signals and incoming calls
 
-    /// Every signal the bus routes to this connection (see `AddMatch`), plus a local
-    /// `org.freedesktop.DBus.Local.Disconnected` when the bus goes away, after which the stream ends.
-    func subscribe() -> (id: Int, stream: AsyncStream<DBusMessage>) {
-        let (stream, sink) = AsyncStream.makeStream(of: DBusMessage.self, bufferingPolicy: .bufferingNewest(65_536))
+    /// The signals the bus routes to this connection (see `AddMatch`), plus a local
+    /// `org.freedesktop.DBus.Local.Disconnected` when the bus goes away, as `transform` reads
+    /// them; after the connection ends, `ending` (if any) and then the end of the stream.
+    ///
+    /// `transform` runs on the loop thread for every signal: only the signals it maps to an
+    /// element wake the consumer, so a subscriber that wants one object's signals does not cost
+    /// a task switch for everyone else's.
+    func subscribe<Element: Sendable>(ending: Element?, _ transform: @escaping @Sendable (DBusMessage) -> Element?)
+        -> AsyncStream<Element>
+    {
+        let (stream, sink) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(65_536))
+        let subscriber = Subscriber(deliver: { message in
+            if let element = transform(message) { sink.yield(element) }
+        }, finish: {
+            if let ending { sink.yield(ending) }
+            sink.finish()
+        })
         let id = subscribers.withLock { state in
             state.next += 1
-            state.sinks[state.next] = sink
+            state.sinks[state.next] = subscriber
             return state.next
         }
         sink.onTermination = { [weak self] _ in self?.unsubscribe(id) }
-        if !isConnected && !queue.withLock({ $0.accepting }) { sink.finish() }
-        return (id, stream)
+        if !isConnected && !queue.withLock({ $0.accepting }) { subscriber.finish() }
+        return stream
     }
 
     private func unsubscribe(_ id: Int) {
         _ = subscribers.withLock { $0.sinks.removeValue(forKey: id) }
+    }
+
+    /// One signal subscription, called on the loop thread.
+    private struct Subscriber: Sendable {
+        let deliver: @Sendable (DBusMessage) -> Void
+        let finish: @Sendable () -> Void
     }
 
     func setMethodHandler(_ handler: (@Sendable (DBusIncomingCall) -> Void)?) {
@@ -272,7 +291,7 @@ final class DBusLoop: @unchecked Sendable {
                 connected.store(false, ordering: .releasing)
             }
             let sinks = subscribers.withLock { Array($0.sinks.values) }
-            for sink in sinks { sink.yield(message) }
+            for sink in sinks { sink.deliver(message) }
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         case CDBUS_MESSAGE_TYPE_METHOD_CALL:
             guard let handler = methodHandler.withLock({ $0 }) else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
