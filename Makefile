@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp leak-check clean
+.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp leak-check clean
 
 setup:
 	scripts/setup
@@ -28,11 +28,27 @@ test: setup
 # past 1023; the rest of the suite, in parallel, holds over a thousand at its peak. So the tests
 # that open libgphoto2 in the test process run in a process of their own.
 	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --filter GPhoto2Tests
+	swift build -c release --product unleashed-sim
+	swift build -c release --product unleashed-counts
+	UNLEASHED_TEST_RUN=$(TEST_RUN) .build/release/unleashed-counts check
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/web-test
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
 	scripts/check-leftovers $(TEST_RUN)
+
+# Allocations and instructions per request (codec, in-process session, BlueZ over D-Bus), counted
+# under valgrind and checked against Benchmarks/unleashed-counts/thresholds-<toolchain>.json.
+# `make counts-update` records new thresholds, for a deliberate change.
+counts: setup
+	swift build -c release --product unleashed-sim
+	swift build -c release --product unleashed-counts
+	.build/release/unleashed-counts check
+
+counts-update: setup
+	swift build -c release --product unleashed-sim
+	swift build -c release --product unleashed-counts
+	.build/release/unleashed-counts check --update
 
 # Regenerates Protocol/vectors from Protocol/tools/make_vectors.py (an implementation of
 # PROTOCOL.md independent of the Swift codec).

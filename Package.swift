@@ -194,6 +194,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "unleashed-counts",
+            dependencies: ["BlueZ", "CameraKit", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
+            path: "Benchmarks/unleashed-counts",
+            exclude: ["thresholds-6.3.json"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "unleashed-gphoto2-bench",
             dependencies: ["CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-gphoto2-bench",
