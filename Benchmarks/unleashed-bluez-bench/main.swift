@@ -56,6 +56,26 @@ func ownCPUTime() -> Duration {
 
 /// Context switches of this process so far, every thread: each one a thread that went to sleep
 /// and had to be woken, the main cost of handing work between threads.
+/// Context switches per thread of this process so far, by thread name (summed over threads of
+/// one name): where the hand-overs happen.
+func threadContextSwitches() -> [String: Int] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    var switches: [String: Int] = [:]
+    for task in tasks {
+        guard let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8) else { continue }
+        var name = "?"
+        var count = 0
+        for line in status.split(separator: "\n") {
+            if line.hasPrefix("Name:") { name = line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
+            if line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
+                count += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+        }
+        switches[name, default: 0] += count
+    }
+    return switches
+}
+
 func ownContextSwitches() -> Int {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -127,9 +147,13 @@ for _ in 0..<connects {
 
 let camera = try await bluezCamera()
 _ = try await roundTrips(camera, count: 100)  // warm-up
+let threadsBefore = threadContextSwitches()
 let (clientBefore, simBefore, busBefore, switchesBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
 let overBlueZ = try await roundTrips(camera, count: requests)
 let (clientAfter, simAfter, busAfter, switchesAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
+let threadsAfter = threadContextSwitches()
+let switchesByThread = threadsAfter.map { name, after in (name, Double(after - (threadsBefore[name] ?? 0)) / Double(requests)) }
+    .filter { $0.1 >= 0.01 }.sorted { $0.1 > $1.1 }
 await camera.close()
 
 /// bleak's run: its samples, its own CPU time, and the fake's and the bus's CPU time meanwhile.
@@ -217,7 +241,8 @@ if printJSON {
               + column(String(format: "%.3f", samples.max), 9) + String(repeating: " ", count: 22)
               + column(micros(client), 8) + column(micros(bluetoothd), 12) + column(micros(busCPU), 13))
     }
-    print(String(format: "Context switches of the client per request over BlueZ: %.2f", switchesPerRequest))
+    print(String(format: "Context switches of the client per request over BlueZ: %.2f (", switchesPerRequest)
+          + switchesByThread.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: ", ") + ")")
     if let bleak {
         print(String(format: "Client CPU per request: %.1f µs against bleak's %.1f µs (%.1fx less); p50 %.3f ms against %.3f ms",
                      rows[0].2, perRequest(bleak.clientCPU), perRequest(bleak.clientCPU) / rows[0].2,

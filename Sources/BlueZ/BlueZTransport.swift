@@ -5,8 +5,12 @@ public import UnleashedKit
 /// Command characteristic and come in as `Value` changes of the Event characteristic after
 /// `StartNotify`.
 ///
-/// It watches its own D-Bus connection's signals rather than the client's object mirror, so a
-/// notification costs one decode and one filter, not a tree update.
+/// It reads its own D-Bus connection's signals where they arrive, on the connection's thread,
+/// rather than through the client's object mirror: a notification costs one decode and one
+/// filter, and goes straight to the session's stream. A one-packet message (every request but
+/// the largest) is handed to the connection without waiting for BlueZ's reply, as an ATT Write
+/// Command has no answer either: the session goes on at once, a successful reply wakes nobody,
+/// and a failed write arrives later as ``TransportEvent/sendFailed(_:)``.
 public final class BlueZTransport: Transport {
     public let mtu: Int
     public let events: AsyncStream<TransportEvent>
@@ -14,6 +18,8 @@ public final class BlueZTransport: Transport {
     private let connection: DBusConnection
     private let commandPath: String
     private let onClose: @Sendable () async -> Void
+    private let sink: AsyncStream<TransportEvent>.Continuation
+    private let watch: SignalWatch
 
     /// Subscribes to the Event characteristic and starts reporting packets.
     ///
@@ -26,12 +32,21 @@ public final class BlueZTransport: Transport {
         self.commandPath = commandPath
         self.mtu = mtu
         self.onClose = onClose
-        // Read on the connection's thread: a notification goes straight to the session's
-        // stream, and other signals wake nobody.
-        events = connection.signals(ending: .disconnected(reason: "the link to bluetoothd closed")) {
-            Self.event(from: $0, devicePath: devicePath, eventPath: eventPath)
+        let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .bufferingNewest(65_536))
+        self.events = events
+        self.sink = sink
+        watch = connection.watchSignals({ message in
+            if let event = Self.event(from: message, devicePath: devicePath, eventPath: eventPath) { sink.yield(event) }
+        }, ended: {
+            sink.yield(.disconnected(reason: "the link to bluetoothd closed"))
+            sink.finish()
+        })
+        do {
+            try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
+        } catch {
+            watch.cancel()
+            throw error
         }
-        try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
     }
 
     /// What one signal means for this link, if anything.
@@ -48,6 +63,8 @@ public final class BlueZTransport: Transport {
         if let large = packets.first(where: { $0.count > limit }) {
             throw .packetTooLarge(size: large.count, limit: limit)
         }
+        guard connection.isConnected else { throw .notConnected }
+        if packets.count == 1 { return post(packets[0], attempt: 1) }
         var unsent = packets[...]
         for attempt in 1...Self.inProgressAttempts {
             guard let (failed, error) = await write(unsent) else { return }
@@ -59,28 +76,39 @@ public final class BlueZTransport: Transport {
                 try? await Task.sleep(for: .milliseconds(10))
                 continue
             }
-            if !connection.isConnected || error.name == DBusError.disconnectedName || error.message == "Not connected"
-                || error.name == BlueZName.Error.notConnected || error.name == DBusError.unknownObjectName
-                || error.name == DBusError.serviceUnknownName {
-                throw .notConnected
-            }
-            throw .failed("writing to the module failed: \(error)")
+            throw failure(error)
         }
+    }
+
+    /// Writes one packet without waiting; a refusal comes back on the connection's thread and is
+    /// tried again (`InProgress`) or reported on ``events``.
+    private func post(_ packet: [UInt8], attempt: Int) {
+        connection.post(BlueZName.service, path: commandPath, interface: BlueZName.characteristic, member: "WriteValue",
+                        [.bytes(packet), Self.withoutResponse], timeout: Self.writeTimeout) { [weak self] error in
+            guard let self else { return }
+            if error.name == BlueZName.Error.inProgress && attempt < Self.inProgressAttempts {
+                Task {
+                    try? await Task.sleep(for: .milliseconds(10))
+                    self.post(packet, attempt: attempt + 1)
+                }
+            } else {
+                sink.yield(.sendFailed(failure(error)))
+            }
+        }
+    }
+
+    /// What a refused write means for the session.
+    private func failure(_ error: DBusError) -> TransportError {
+        if !connection.isConnected || error.name == DBusError.disconnectedName || error.message == "Not connected"
+            || error.name == BlueZName.Error.notConnected || error.name == DBusError.unknownObjectName
+            || error.name == DBusError.serviceUnknownName {
+            return .notConnected
+        }
+        return .failed("writing to the module failed: \(error)")
     }
 
     /// Writes `packets` in order; the first failure, if any, with the index of its packet.
     private func write(_ packets: ArraySlice<[UInt8]>) async -> (index: Int, error: DBusError)? {
-        // One packet, the usual request: one call, without a batch's bookkeeping.
-        if packets.count == 1 {
-            do {
-                _ = try await connection.call(BlueZName.service, path: commandPath, interface: BlueZName.characteristic,
-                                              member: "WriteValue", [.bytes(packets[packets.startIndex]), Self.withoutResponse],
-                                              timeout: Self.writeTimeout)
-                return nil
-            } catch {
-                return (0, error)
-            }
-        }
         let calls = packets.map {
             DBusConnection.Call(path: commandPath, interface: BlueZName.characteristic, member: "WriteValue", [.bytes($0), Self.withoutResponse])
         }

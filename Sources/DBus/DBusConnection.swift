@@ -106,6 +106,25 @@ public final class DBusConnection: Sendable {
         return try result.get()
     }
 
+    /// Sends a method call without waiting for its reply: a return is dropped on the
+    /// connection's own thread, waking nobody, and only an error reply (or no reply within
+    /// `timeout`, or the connection's end) reaches `onFailure`, on that thread.
+    ///
+    /// For calls whose success needs no answer, such as a write without response: the caller
+    /// goes on at once, and a successful reply costs no task switch.
+    public func post(
+        _ destination: String?, path: String, interface: String?, member: String,
+        _ body: [DBusValue] = [], timeout: Duration = DBusConnection.defaultTimeout,
+        onFailure: @escaping @Sendable (DBusError) -> Void
+    ) {
+        loop.perform { connection in
+            DBusLoop.call(connection, destination: destination, path: path, interface: interface, member: member,
+                          body: body, timeout: timeout) { result in
+                if case .failure(let error) = result { onFailure(error) }
+            }
+        }
+    }
+
     /// Emits a signal from `path`.
     public func emit(path: String, interface: String, member: String, _ body: [DBusValue] = []) {
         guard DBusMessage.isValidObjectPath(path), DBusMessage.isValidInterface(interface), DBusMessage.isValidMember(member) else { return }
@@ -119,7 +138,7 @@ public final class DBusConnection: Sendable {
     /// stream ends when the connection does, after a local
     /// `org.freedesktop.DBus.Local.Disconnected` signal if the bus went away.
     public func signals() -> AsyncStream<DBusMessage> {
-        loop.subscribe(ending: nil) { $0 }
+        signals { $0 }
     }
 
     /// The signals routed to this connection as `transform` reads them, from now on; when the
@@ -131,7 +150,25 @@ public final class DBusConnection: Sendable {
     public func signals<Element: Sendable>(
         ending: Element? = nil, _ transform: @escaping @Sendable (DBusMessage) -> Element?
     ) -> AsyncStream<Element> {
-        loop.subscribe(ending: ending, transform)
+        let (stream, sink) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(65_536))
+        let id = loop.subscribe(deliver: { message in
+            if let element = transform(message) { sink.yield(element) }
+        }, finish: {
+            if let ending { sink.yield(ending) }
+            sink.finish()
+        })
+        sink.onTermination = { [weak loop] _ in loop?.unsubscribe(id) }
+        return stream
+    }
+
+    /// Calls `handler` on the connection's own thread for every signal routed here, from now on,
+    /// and `ended` once when the connection ends; until ``SignalWatch/cancel()``.
+    ///
+    /// For a consumer that keeps a stream of its own: it reads each signal where it arrives and
+    /// yields what it means, with no task in between. Keep both short and non-blocking.
+    public func watchSignals(_ handler: @escaping @Sendable (DBusMessage) -> Void,
+                             ended: @escaping @Sendable () -> Void) -> SignalWatch {
+        SignalWatch(loop: loop, id: loop.subscribe(deliver: handler, finish: ended))
     }
 
     /// Asks the bus to route the signals matching `rule` here; subscribe with ``signals()`` first
@@ -183,6 +220,17 @@ public final class DBusConnection: Sendable {
     /// bus releases this connection's names and BlueZ ends its sessions.
     public func close() {
         loop.shutdown()
+    }
+}
+
+/// A subscription made by ``DBusConnection/watchSignals(_:ended:)``.
+public struct SignalWatch: Sendable {
+    fileprivate let loop: DBusLoop
+    fileprivate let id: Int
+
+    /// Stops the calls; a call under way on the connection's thread still completes.
+    public func cancel() {
+        loop.unsubscribe(id)
     }
 }
 

@@ -87,34 +87,29 @@ final class DBusLoop: @unchecked Sendable {
 
     // MARK: - Signals and incoming calls
 
-    /// The signals the bus routes to this connection (see `AddMatch`), plus a local
-    /// `org.freedesktop.DBus.Local.Disconnected` when the bus goes away, as `transform` reads
-    /// them; after the connection ends, `ending` (if any) and then the end of the stream.
+    /// Calls `deliver` on the loop thread for every signal the bus routes to this connection
+    /// (see `AddMatch`), plus a local `org.freedesktop.DBus.Local.Disconnected` when the bus goes
+    /// away; then `finish` once, when the connection ends (at once if it already has). Returns
+    /// the subscription's id for ``unsubscribe(_:)``.
     ///
-    /// `transform` runs on the loop thread for every signal: only the signals it maps to an
-    /// element wake the consumer, so a subscriber that wants one object's signals does not cost
-    /// a task switch for everyone else's.
-    func subscribe<Element: Sendable>(ending: Element?, _ transform: @escaping @Sendable (DBusMessage) -> Element?)
-        -> AsyncStream<Element>
-    {
-        let (stream, sink) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(65_536))
-        let subscriber = Subscriber(deliver: { message in
-            if let element = transform(message) { sink.yield(element) }
-        }, finish: {
-            if let ending { sink.yield(ending) }
-            sink.finish()
-        })
+    /// Both run on the loop thread, before any task is woken: a subscriber that wants one
+    /// object's signals filters them there, and the rest cost it no task switch.
+    @discardableResult
+    func subscribe(deliver: @escaping @Sendable (DBusMessage) -> Void, finish: @escaping @Sendable () -> Void) -> Int {
+        let subscriber = Subscriber(deliver: deliver, finish: finish)
         let id = subscribers.withLock { state in
             state.next += 1
             state.sinks[state.next] = subscriber
             return state.next
         }
-        sink.onTermination = { [weak self] _ in self?.unsubscribe(id) }
-        if !isConnected && !queue.withLock({ $0.accepting }) { subscriber.finish() }
-        return stream
+        if !isConnected && !queue.withLock({ $0.accepting }) {
+            unsubscribe(id)
+            finish()
+        }
+        return id
     }
 
-    private func unsubscribe(_ id: Int) {
+    func unsubscribe(_ id: Int) {
         _ = subscribers.withLock { $0.sinks.removeValue(forKey: id) }
     }
 

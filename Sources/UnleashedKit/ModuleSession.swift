@@ -269,6 +269,10 @@ public actor ModuleSession {
             if let message = received.message { dispatch(message) }
         case .disconnected(let reason):
             linkDown(reason)
+        case .sendFailed(let error):
+            // The refused write was one of the requests still waiting; which one, the link does
+            // not say. Its refusal is the answer they would otherwise wait out their timeout for.
+            for id in Array(pending.keys) { finish(id, with: .failure(.transport(error))) }
         }
     }
 

@@ -4,6 +4,10 @@ public enum TransportEvent: Sendable, Hashable {
     case packet([UInt8])
     /// The link went down; no more packets will arrive on this transport.
     case disconnected(reason: String)
+    /// A write that ``Transport/send(_:)`` had already handed on was refused afterwards: the
+    /// module did not get it. For links that learn a write's outcome later (BlueZ's reply to a
+    /// write without response); the others throw from `send`.
+    case sendFailed(TransportError)
 }
 
 /// Why a packet could not be sent.
@@ -27,7 +31,8 @@ public protocol Transport: Sendable {
     /// The link's ATT MTU; packets are at most `mtu - 3` bytes.
     var mtu: Int { get }
     /// Writes the packets of one message to the module's Command characteristic, in order, with
-    /// no packet of another message between them.
+    /// no packet of another message between them. A link may return once the packets are on
+    /// their way and report a refusal later, as ``TransportEvent/sendFailed(_:)``.
     func send(_ packets: [[UInt8]]) async throws(TransportError)
     /// Packets and link changes from the module. There is one consumer: the session.
     var events: AsyncStream<TransportEvent> { get }

@@ -84,11 +84,49 @@ struct DBusMockTests {
         try await client.pair(MockBlueZ.devicePath, serviceUUID: service, agent: PairingAgent { _ in .accept })
         let link = try await BlueZLinkProvider(bus: .address(mock.bus.address), module: MockBlueZ.address).connect()
         let transport = try await link.resolveServices()
+        // A one-packet write returns once handed on; the refusals come back and it goes again.
         try await transport.send([[0x01, 0x02]])
-        let writes = try await mock.calls(MockBlueZ.commandPath, "WriteValue")
+        var writes = try await mock.calls(MockBlueZ.commandPath, "WriteValue")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while writes.count < 3 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            writes = try await mock.calls(MockBlueZ.commandPath, "WriteValue")
+        }
         #expect(writes.count == 3)
         #expect(writes.allSatisfy { $0.first?.bytesValue == [0x01, 0x02] })
+        // A message of several packets waits for each reply, and goes again from the refused one.
+        try await transport.send([[0x00, 0x01], [0x81, 0x02]])
+        #expect(try await mock.calls(MockBlueZ.commandPath, "WriteValue").count == 5)
         await transport.close()
+    }
+
+    @Test("a write BlueZ refuses after send returned is reported on the link's events, and fails the waiting request")
+    func writeRefusedLater() async throws {
+        let mock = try await MockBlueZ()
+        try await mock.addModule()
+        try await mock.addMethod(MockBlueZ.commandPath, "org.bluez.GattCharacteristic1", "WriteValue", in: "aya{sv}", """
+            raise dbus.exceptions.DBusException('Write not permitted', name='org.bluez.Error.NotPermitted')
+            """)
+        let client = try await BlueZClient.open(bus: .address(mock.bus.address))
+        defer { Task { await client.close() } }
+        try await client.pair(MockBlueZ.devicePath, serviceUUID: service, agent: PairingAgent { _ in .accept })
+        let link = try await BlueZLinkProvider(bus: .address(mock.bus.address), module: MockBlueZ.address).connect()
+        let transport = try await link.resolveServices()
+        let session = try ModuleSession(transport: transport)
+        let started = ContinuousClock.now
+        do {
+            _ = try await session.start()
+            Issue.record("a hello whose write was refused succeeded")
+        } catch {
+            guard case .transport(.failed(let reason)) = error else {
+                Issue.record("expected the refused write as the cause, got \(error)")
+                return
+            }
+            #expect(reason.contains("NotPermitted"))
+        }
+        // The refusal is the answer: no wait for the request's timeout (3 s).
+        #expect(ContinuousClock.now - started < .seconds(2))
+        await session.close()
     }
 
     @Test("connect retries le-connection-abort-by-local and succeeds on the third attempt")
