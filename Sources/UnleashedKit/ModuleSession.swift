@@ -118,13 +118,7 @@ public actor ModuleSession {
     public func start(clientName: String = "unleashed") async throws(SessionError) -> ModuleIdentity {
         if readLoop == nil {
             let packets = transport.events
-            readLoop = Task { [weak self] in
-                for await event in packets {
-                    guard let self else { return }
-                    await self.handle(event)
-                }
-                await self?.linkDown("the transport closed")
-            }
+            readLoop = Task { await Self.read(packets, into: self) }
         }
         let versions = Self.supportedVersions
         let response = try await exchange(.hello, Fields {
@@ -260,6 +254,17 @@ public actor ModuleSession {
     }
 
     // MARK: - Receiving
+
+    /// Hands the link's events to `session` until the link ends.
+    ///
+    /// Isolated to the session for the whole loop: each event resumes the loop on the session
+    /// itself, and the request it answers continues there too, with no hand-over to another
+    /// thread between the packet and the caller. It holds the session until the link's events
+    /// end, which ``close()`` brings about.
+    private static func read(_ packets: AsyncStream<TransportEvent>, into session: isolated ModuleSession) async {
+        for await event in packets { session.handle(event) }
+        session.linkDown("the transport closed")
+    }
 
     private func handle(_ event: TransportEvent) {
         switch event {
