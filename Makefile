@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp leak-check clean
+.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp bench-faults leak-check clean
 
 setup:
 	scripts/setup
@@ -96,6 +96,12 @@ bench-sync: setup
 # Exposure ramps through a modelled sunset and sunrise: fixed, threshold and the ramp engine.
 bench-ramp: setup
 	swift run -c release unleashed-ramp-bench
+
+# Recovery from lost packets: a 500 ms time-lapse on the demo link with no faults and with 5 % of
+# packets dropped, the fixed 1 s wait before a request is sent again beside the timeout learned
+# from the link's round trips, in one run (docs/performance.md).
+bench-faults: setup
+	swift run -c release unleashed-faults-bench
 
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup

@@ -187,6 +187,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "unleashed-faults-bench",
+            dependencies: ["CameraKit", "Intervalometer", "UnleashedKit", "UnleashedSimulator"],
+            path: "Benchmarks/unleashed-faults-bench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "unleashed-bluez-bench",
             dependencies: ["BlueZ", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-bluez-bench",

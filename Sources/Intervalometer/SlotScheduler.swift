@@ -274,8 +274,11 @@ public struct SlotScheduler: Sendable {
     private var rampIntervalExtra: Duration?
     /// Extra pictures recorded per frame, so that each gets a part number of its own.
     private var extraParts: [Int: Int] = [:]
-    /// What held up a slot other than the cameras (a slow start hook), for its skipped slots.
+    /// What held up a slot's command (a slow start hook, slow answers while it was prepared),
+    /// for the slots it cost.
     private var slotDelay: (frame: Int, reason: String)?
+    /// How long after its deadline the slot in hand was ready to fire.
+    private var preparedLate: (frame: Int, late: Duration)?
     /// Cameras whose link went down since the current slot began.
     private var linkLost: Set<String> = []
     /// The slot being prepared, armed or shot, and which cameras were up for it.
@@ -389,10 +392,11 @@ public struct SlotScheduler: Sendable {
             if let hook, now > due(of: nextFrame) {
                 slotDelay = (nextFrame, "the start hook \(hook.program) ran for \(hook.ran.compactText) and held up frame \(nextFrame)")
             }
-        case .prepared(let ready, let down, let firesOnCameraClocks, _):
+        case .prepared(let ready, let down, let firesOnCameraClocks, let now):
             self.ready = ready
             self.down = down
             self.firesOnCameraClocks = firesOnCameraClocks
+            preparedLate = slot.map { ($0.frame, now - $0.due) }
         case .pauseAsked(let now):
             pausedAt = now
         case .continueAsked(let now):
@@ -406,8 +410,16 @@ public struct SlotScheduler: Sendable {
             stopAfterFrame = true
         case .linkLost(let camera):
             linkLost.insert(camera)
-        case .slotShot(let firstSent, let rampInterval, _):
-            if let slot { finishSlot(slot, firstSent: firstSent, rampInterval: rampInterval) }
+        case .slotShot(let firstSent, let rampInterval, let now):
+            guard let slot else { break }
+            // Preparing asks the cameras for their state. When answers came so late (a request the
+            // link lost, sent again) that the command waited longer than the slot's work took, the
+            // slots it costs are theirs, not a busy camera's.
+            if let preparedLate, preparedLate.frame == slot.frame, preparedLate.late > now - firstSent, slotDelay?.frame != slot.frame {
+                slotDelay = (slot.frame, "the camera was slow to answer while frame \(slot.frame) was prepared, "
+                    + "and its command went out \(preparedLate.late.compactText) late")
+            }
+            finishSlot(slot, firstSent: firstSent, rampInterval: rampInterval)
         case .woke, .extraShot:
             break
         }
@@ -520,8 +532,8 @@ public struct SlotScheduler: Sendable {
         }
     }
 
-    /// Why the slots after `frame` were passed over: a slow hook, a link that went down during
-    /// the slot, or the camera still at work.
+    /// Why the slots after `frame` were passed over: a slow hook or slow answers before its
+    /// command, a link that went down during the slot, or the camera still at work.
     private func overrunReason(frame: Int) -> String {
         if let slotDelay, slotDelay.frame == frame { return slotDelay.reason }
         if !linkLost.isEmpty {

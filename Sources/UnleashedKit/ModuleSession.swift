@@ -3,8 +3,9 @@ public import UnleashedProtocol
 
 /// Why a request to a module did not succeed.
 public enum SessionError: Error, Hashable, Sendable {
-    /// No response arrived in time; the request may or may not have run.
-    case timedOut(Opcode, after: Duration)
+    /// No response arrived in time to any of the request's `sent` copies; it may or may not
+    /// have run.
+    case timedOut(Opcode, after: Duration, sent: Int)
     /// The module answered with a status other than `ok`.
     case refused(Opcode, StatusCode, message: String?)
     /// The module speaks no protocol version this client speaks.
@@ -19,7 +20,8 @@ public enum SessionError: Error, Hashable, Sendable {
 extension SessionError: CustomStringConvertible {
     public var description: String {
         switch self {
-        case .timedOut(let opcode, let after): "the module did not answer \(opcode) within \(after.shortDescription)"
+        case .timedOut(let opcode, let after, let sent):
+            "the module did not answer \(opcode) within \(after.shortDescription)" + (sent > 1 ? " (sent \(sent) times)" : "")
         case .refused(let opcode, let status, let message):
             "the module refused \(opcode): \(status)" + (message.map { " (\($0))" } ?? "")
         case .versionMismatch(let module, let client):
@@ -52,6 +54,16 @@ public enum SessionEvent: Sendable, Hashable {
     case disconnected(reason: String)
 }
 
+/// How a session's link has behaved so far, for diagnostics.
+public struct SessionFigures: Hashable, Sendable {
+    /// Requests sent again because no response came in time.
+    public var retransmissions: Int
+    /// Responses that matched no outstanding request, such as a second answer to a request sent twice.
+    public var strayResponses: Int
+    /// The link's round trips and the wait before a request is sent again.
+    public var roundTrips: RoundTripEstimator
+}
+
 /// One conversation with one module over one link: the `hello` handshake, requests matched to
 /// responses by id with a timeout, and the module's events.
 ///
@@ -68,7 +80,8 @@ public actor ModuleSession {
     private let dialect: any Dialect
     private let clock: any Clock<Duration>
     private let requestTimeout: Duration
-    private let retransmitInterval: Duration
+    /// The link's round trips so far and the wait before a request is sent again.
+    public private(set) var roundTrips: RoundTripEstimator
     private let eventSink: AsyncStream<SessionEvent>.Continuation
     private var receiver: any PacketReceiver
     private var pending: [UInt16: PendingRequest] = [:]
@@ -86,26 +99,41 @@ public actor ModuleSession {
         case finished(Result<Message, SessionError>)
     }
 
+    /// When each outstanding request was first sent, and how many copies of it went.
+    private var transmissions: [UInt16: Transmission] = [:]
+
+    private struct Transmission {
+        let elapsed: @Sendable () -> Duration
+        var copies = 1
+    }
+
     /// Statistics for diagnostics: requests sent again because no response came in time.
     public private(set) var retransmissions = 0
 
+    /// The figures above together.
+    public var figures: SessionFigures {
+        SessionFigures(retransmissions: retransmissions, strayResponses: strayResponses, roundTrips: roundTrips)
+    }
+
     /// A session over `transport`. Call ``start(clientName:)`` before anything else.
     ///
-    /// - Parameter retransmitInterval: a request still unanswered after this long is sent again
-    ///   with the same id, until its timeout. The module runs it at most once and repeats its
-    ///   answer (PROTOCOL.md §9.2), so a lost packet costs a delay, not the request.
+    /// - Parameter retransmission: a request still unanswered after the link's retransmission
+    ///   timeout (learned from its round trips, within these bounds) is sent again with the same
+    ///   id, each time after twice the wait before, until its time limit. The module runs it at
+    ///   most once and repeats its answer (PROTOCOL.md §9.2), so a lost packet costs about one
+    ///   round trip more, not the request.
     public init(
         transport: any Transport,
         dialect: any Dialect = UnleashedV1(),
         clock: any Clock<Duration> = ContinuousClock(),
         requestTimeout: Duration = .seconds(3),
-        retransmitInterval: Duration = .seconds(1)
+        retransmission: RoundTripEstimator.Bounds = .moduleLink
     ) throws(SessionError) {
         self.transport = transport
         self.dialect = dialect
         self.clock = clock
         self.requestTimeout = requestTimeout
-        self.retransmitInterval = retransmitInterval
+        roundTrips = RoundTripEstimator(bounds: retransmission)
         do {
             receiver = try dialect.makeReceiver(mtu: transport.mtu)
         } catch {
@@ -141,7 +169,7 @@ public actor ModuleSession {
     /// Sends a request and waits for its `ok` response's fields.
     ///
     /// - Throws: ``SessionError/refused(_:_:message:)`` for any other status,
-    ///   ``SessionError/timedOut(_:after:)`` when no response came in time.
+    ///   ``SessionError/timedOut(_:after:sent:)`` when no response came in time.
     public func request(_ opcode: Opcode, _ fields: Fields = Fields(), timeout: Duration? = nil) async throws(SessionError) -> Fields {
         let response = try await exchange(opcode, fields, timeout: timeout)
         guard case .response(_, .ok) = response.kind else { throw Self.refusal(of: response) }
@@ -172,6 +200,7 @@ public actor ModuleSession {
             throw .invalidRequest(error)
         }
         let limit = timeout ?? requestTimeout
+        transmissions[id] = Transmission(elapsed: stopwatch(clock))
         pending[id] = .sending(timer: startTimer(id: id, opcode: opcode, after: limit, resending: packets))
         do {
             try await transport.send(packets)
@@ -194,34 +223,48 @@ public actor ModuleSession {
         return lastID
     }
 
-    /// Sends `packets` again every `retransmitInterval` until the request is settled, and times
-    /// it out after `limit`.
+    /// Sends `packets` again each time the wait for an answer runs out, starting from the
+    /// link's retransmission timeout and doubling it every time, and times the request out
+    /// after `limit`.
     private func startTimer(id: UInt16, opcode: Opcode, after limit: Duration, resending packets: [[UInt8]]) -> Task<Void, Never> {
-        let (clock, interval) = (clock, retransmitInterval)
+        let (clock, firstWait) = (clock, roundTrips.timeout)
         return Task { [weak self] in
             var waited = Duration.zero
+            var wait = firstWait
             while waited < limit {
-                let step = min(interval, limit - waited)
+                let step = min(wait, limit - waited)
                 do {
                     try await clock.sleep(for: step)
                 } catch {
                     return
                 }
                 waited += step
-                if waited < limit { await self?.resend(id, packets) }
+                guard waited < limit else { break }
+                guard let next = await self?.resend(id, packets, after: wait) else { return }
+                wait = next
             }
-            await self?.finish(id, with: .failure(.timedOut(opcode, after: limit)))
+            await self?.timeOut(id, opcode, after: limit)
         }
     }
 
-    private func resend(_ id: UInt16, _ packets: [[UInt8]]) async {
+    /// Sends request `id` again after `wait` ran out; the next wait, or nil when the request is
+    /// settled.
+    private func resend(_ id: UInt16, _ packets: [[UInt8]], after wait: Duration) async -> Duration? {
         switch pending[id] {
         case .sending?, .waiting?:
             retransmissions += 1
+            transmissions[id]?.copies += 1
+            roundTrips.backOff()
             try? await transport.send(packets)
+            return roundTrips.backedOff(wait)
         case .finished?, nil:
-            return
+            return nil
         }
+    }
+
+    private func timeOut(_ id: UInt16, _ opcode: Opcode, after limit: Duration) {
+        let copies = transmissions[id]?.copies ?? 1
+        finish(id, with: .failure(.timedOut(opcode, after: limit, sent: copies)))
     }
 
     private func awaitResponse(_ id: UInt16) async throws -> Message {
@@ -239,7 +282,12 @@ public actor ModuleSession {
     }
 
     /// Settles request `id`, whichever of response, timeout or link loss comes first.
+    /// A response to a request sent once gives the link a round trip (Karn's rule: one sent
+    /// again may be answering any of its copies).
     private func finish(_ id: UInt16, with result: Result<Message, SessionError>) {
+        if let transmission = transmissions.removeValue(forKey: id), transmission.copies == 1, case .success = result {
+            roundTrips.add(roundTrip: transmission.elapsed())
+        }
         switch pending[id] {
         case .sending(let timer)?:
             timer.cancel()

@@ -291,4 +291,29 @@ struct SlotSchedulerPropertyTests {
         let byTime = Self.simulate(RunPlan(intervalMs: 1000, stop: .until(unixMilliseconds: 1_700_000_005_500)), seed: 1)
         #expect(Set(byTime.fired.map(\.frame) + byTime.skipped.map(\.frame)) == Set(1...6))
     }
+
+    /// The slots skipped after slot 3 (due at 2 s, interval 1 s), prepared at `prepared` and shot
+    /// from `sent` until `done`.
+    static func skippedAfterSlot3(prepared: Duration, sent: Duration, done: Duration) -> [SkippedSlot] {
+        var machine = Scheduler(plan: RunPlan(intervalMs: 1000, stop: .frames(10)), cameras: ["only"], phase: .preparing, slot: 3)
+        _ = machine.handle(.prepared(ready: ["only"], down: [], firesOnCameraClocks: false, now: prepared))
+        _ = machine.handle(.woke(now: max(prepared, .seconds(2))))
+        return machine.handle(.slotShot(firstSent: sent, rampInterval: nil, now: done)).flatMap { action -> [SkippedSlot] in
+            if case .skip(let slots) = action { slots } else { [] }
+        }
+    }
+
+    @Test("slots lost to answers that came late while a slot was prepared say so, not that the camera was busy")
+    func slowAnswersBeforeTheCommand() {
+        // Ready 950 ms after its deadline (a lost request sent again after 1 s), shot in 60 ms.
+        let late = Self.skippedAfterSlot3(prepared: .milliseconds(2950), sent: .milliseconds(2950), done: .milliseconds(3010))
+        #expect(late.map(\.frame) == [4])
+        #expect(late.map(\.reason) == ["the camera was slow to answer while frame 3 was prepared, and its command went out 950ms late"])
+        // Ready on time, then a long shot: the camera was busy.
+        let busy = Self.skippedAfterSlot3(prepared: .milliseconds(1960), sent: .milliseconds(2000), done: .milliseconds(3500))
+        #expect(busy.map(\.reason) == ["the camera was still busy with frame 3"])
+        // A little late, then a longer shot: the shot is the bigger part, so the camera was busy.
+        let both = Self.skippedAfterSlot3(prepared: .milliseconds(2100), sent: .milliseconds(2100), done: .milliseconds(3400))
+        #expect(both.map(\.reason) == ["the camera was still busy with frame 3"])
+    }
 }

@@ -4,6 +4,7 @@ import Testing
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
+import UnleashedTestSupport
 
 @Suite("Module session: handshake, correlation, timeouts, events", .timeLimit(.minutes(1)))
 struct ModuleSessionTests {
@@ -74,7 +75,7 @@ struct ModuleSessionTests {
         await advance(until: .milliseconds(149))
         #expect(outcome.withLock { $0 == nil }, "still waiting 1 ms before its timeout")
         await advance(until: .seconds(3))
-        #expect(outcome.withLock { $0 } == .failure(.timedOut(.getStatus, after: .milliseconds(150))))
+        #expect(outcome.withLock { $0 } == .failure(.timedOut(.getStatus, after: .milliseconds(150), sent: 1)))
         #expect(started.duration(to: clock.now) >= .milliseconds(150))
         #expect(try await session.request(.keepAlive).uptime == 5)
     }
@@ -178,5 +179,161 @@ struct ModuleSessionTests {
         await #expect(throws: SessionError.disconnected(reason: "out of range")) {
             try await session.request(.getStatus)
         }
+    }
+
+    // MARK: - Retransmission
+
+    /// A session on a test clock whose module answers `hello` and `keepAlive` at once and
+    /// leaves `getStatus` to `status` (the copy's number, from 1; nil: no answer).
+    static func session(clock: TestClock<Duration>, status: @escaping @Sendable (Message, Int) -> [Message])
+        async throws -> (ModuleSession, ScriptedPeer) {
+        let copies = Mutex<[UInt16: Int]>([:])
+        let peer = ScriptedPeer { request in
+            switch request.kind {
+            case .request(.hello): return [ScriptedPeer.helloOK(request)]
+            case .request(.keepAlive): return [Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = 1 })]
+            default:
+                let copy = copies.withLock { copies in
+                    copies[request.id, default: 0] += 1
+                    return copies[request.id]!
+                }
+                return status(request, copy)
+            }
+        }
+        let session = try ModuleSession(transport: peer.link.central, clock: clock)
+        _ = try await session.start()
+        return (session, peer)
+    }
+
+    /// Starts `getStatus` and moves the clock on 1 ms at a time until it is settled (or `limit`
+    /// has passed), noting when each copy after the first went out.
+    static func getStatus(on session: ModuleSession, clock: TestClock<Duration>, limit: Duration = .seconds(4))
+        async -> (outcome: Result<Fields, SessionError>?, resentAt: [Duration], settledAt: Duration) {
+        let started = clock.now
+        let before = await session.retransmissions
+        let outcome = Outcome()
+        Task {
+            do throws(SessionError) {
+                let fields = try await session.request(.getStatus)
+                outcome.withLock { $0 = .success(fields) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+        }
+        var resentAt: [Duration] = []
+        while outcome.withLock({ $0 == nil }), started.duration(to: clock.now) < limit {
+            await clock.advance(by: .milliseconds(1))
+            let resent = await session.retransmissions - before
+            while resentAt.count < resent { resentAt.append(started.duration(to: clock.now)) }
+        }
+        return (outcome.withLock { $0 }, resentAt, started.duration(to: clock.now))
+    }
+
+    @Test("a lost request is sent again after the link's timeout learned from its round trips (25 ms here), not after a second")
+    func lostRequestResentSoon() async throws {
+        let clock = TestClock<Duration>()
+        let (session, _) = try await Self.session(clock: clock) { request, copy in
+            copy == 1 ? [] : [Message(.response(.getStatus, .ok), id: request.id, fields: Fields { $0.moduleBattery = 90 })]
+        }
+        #expect(await session.roundTrips.timeout == .seconds(1), "before a round trip is known, 1 s as RFC 6298 starts")
+        for _ in 0..<3 { _ = try await session.request(.keepAlive) }
+        // On a test clock every round trip is 0: SRTT 0, RTTVAR 0, so the 25 ms floor.
+        #expect(await session.roundTrips.smoothedRoundTrip == .zero)
+        #expect(await session.roundTrips.timeout == .milliseconds(25))
+        let (outcome, resentAt, settledAt) = await Self.getStatus(on: session, clock: clock)
+        #expect(outcome == .success(Fields { $0.moduleBattery = 90 }))
+        #expect(resentAt == [.milliseconds(25)])
+        #expect(settledAt == .milliseconds(25))
+        #expect(await session.retransmissions == 1)
+    }
+
+    @Test("a request never answered is sent again after 25, 50, 100 … ms, doubling up to 1 s, and its timeout says how many copies went")
+    func backoff() async throws {
+        let clock = TestClock<Duration>()
+        let (session, _) = try await Self.session(clock: clock) { _, _ in [] }
+        for _ in 0..<3 { _ = try await session.request(.keepAlive) }
+        let (outcome, resentAt, settledAt) = await Self.getStatus(on: session, clock: clock)
+        // Waits of 25, 50, 100, 200, 400, 800 and 1000 ms; the next would pass the 3 s limit.
+        #expect(resentAt == [25, 75, 175, 375, 775, 1575, 2575].map { .milliseconds($0) })
+        #expect(outcome == .failure(.timedOut(.getStatus, after: .seconds(3), sent: 8)))
+        #expect(settledAt == .seconds(3))
+        #expect(String(describing: SessionError.timedOut(.getStatus, after: .seconds(3), sent: 8))
+            == "the module did not answer getStatus within 3 s (sent 8 times)")
+        // The link's own timeout backed off with each expiry, and the next answer sets it again.
+        #expect(await session.roundTrips.timeout == .seconds(1))
+        _ = try await session.request(.keepAlive)
+        #expect(await session.roundTrips.timeout == .milliseconds(25))
+    }
+
+    @Test("Karn's rule: the answer to a request sent twice gives no round trip, and the backed-off timeout stays until one that does")
+    func karn() async throws {
+        let clock = TestClock<Duration>()
+        // The module answers only the second copy, as when the first answer was lost: the answer
+        // could be to either copy, so the 25 ms since the first says nothing about the link.
+        let (session, _) = try await Self.session(clock: clock) { request, copy in
+            copy == 2 ? [Message(.response(.getStatus, .ok), id: request.id, fields: Fields())] : []
+        }
+        for _ in 0..<3 { _ = try await session.request(.keepAlive) }
+        let (outcome, resentAt, _) = await Self.getStatus(on: session, clock: clock)
+        #expect(outcome == .success(Fields()))
+        #expect(resentAt == [.milliseconds(25)])
+        #expect(await session.roundTrips.smoothedRoundTrip == .zero, "no round trip of 25 ms was taken in")
+        #expect(await session.roundTrips.timeout == .milliseconds(50))
+        _ = try await session.request(.keepAlive)
+        #expect(await session.roundTrips.timeout == .milliseconds(25))
+    }
+
+    @Test("round trips measured on the session's clock set the timeout: SRTT + 4·RTTVAR")
+    func measuredRoundTrips() async throws {
+        let clock = TestClock<Duration>()
+        // The module answers getStatus only when the test says, once the clock has moved on.
+        let (asked, asking) = AsyncStream.makeStream(of: UInt16.self)
+        let peer = ScriptedPeer { request in
+            if request.kind == .request(.getStatus) { asking.yield(request.id) }
+            return request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)] : []
+        }
+        let session = try ModuleSession(transport: peer.link.central, clock: clock)
+        _ = try await session.start()
+        var requests = asked.makeAsyncIterator()
+        for (roundTrip, expected) in [(100, 300), (200, 362.5)] {
+            let answer = Task { try await session.request(.getStatus) }
+            let id = try #require(await requests.next())
+            await clock.advance(by: .milliseconds(roundTrip))
+            try peer.send(Message(.response(.getStatus, .ok), id: id, fields: Fields()))
+            _ = try await answer.value
+            #expect(await session.roundTrips.timeout == .microseconds(Int64(expected * 1000)))
+        }
+        // 100 then 200 ms: SRTT 112.5 ms, RTTVAR 62.5 ms.
+        #expect(await session.roundTrips.smoothedRoundTrip == .microseconds(112_500))
+        #expect(await session.retransmissions == 0)
+    }
+
+    @Test("over a link that loses a fifth of its packets each way, every shoot is answered and the camera fires each once")
+    func shootsOverALossyLink() async throws {
+        let rig = ConnectionRig(faults: LinkFaults(drop: 0.2), seed: 11, recordsStates: false)
+        try await rig.connect()
+        let before = await rig.module.camera.shotCounter
+        var answered = 0
+        for _ in 0..<40 {
+            let outcome = Outcome()
+            let connection = rig.connection
+            Task {
+                do throws(SessionError) {
+                    let fields = try await connection.request(.shoot)
+                    outcome.withLock { $0 = .success(fields) }
+                } catch {
+                    outcome.withLock { $0 = .failure(error) }
+                }
+            }
+            #expect(await rig.advance(until: { outcome.withLock { $0 != nil } }, step: .milliseconds(5), limit: .seconds(4)))
+            if case .success? = outcome.withLock({ $0 }) { answered += 1 }
+            // The exposure ends and the picture is written before the next trigger.
+            await rig.advance(by: .milliseconds(300), step: .milliseconds(5))
+        }
+        #expect(answered == 40)
+        #expect(Int(await rig.module.camera.shotCounter - before) == answered, "no shoot fired twice, none lost")
+        let figures = try #require(await rig.connection.sessionFigures())
+        #expect(figures.retransmissions > 0)
+        #expect(await rig.module.repeatedRequests > 0, "some copies reached a module that had answered already")
     }
 }

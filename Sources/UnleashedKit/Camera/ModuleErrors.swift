@@ -19,7 +19,7 @@ extension CameraError {
     public init(_ error: SessionError) {
         switch error {
         case .refused(let opcode, let status, let message): self = .refused(opcode.description, FailureReason(status), message: message)
-        case .timedOut(let opcode, let after): self = .timedOut(opcode.description, after: after)
+        case .timedOut(let opcode, let after, _): self = .timedOut(opcode.description, after: after)
         case .disconnected(let reason): self = .notConnected(reason)
         case .versionMismatch: self = .device(DeviceFailure(.versionMismatch, error.description))
         case .invalidRequest: self = .device(DeviceFailure(.invalidRequest, error.description))

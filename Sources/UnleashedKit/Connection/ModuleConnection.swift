@@ -11,17 +11,22 @@ public struct ConnectionTiming: Hashable, Sendable {
     public var keepAliveInterval: Duration
     /// A keep-alive unanswered for this long means the link is lost (§9.1).
     public var linkLossTimeout: Duration
+    /// Where the wait before a request is sent again starts and between which bounds it follows
+    /// the link's round trips.
+    public var retransmission: RoundTripEstimator.Bounds
 
     public init(
         scanTimeout: Duration = .seconds(10),
         requestTimeout: Duration = .seconds(3),
         keepAliveInterval: Duration = .seconds(2),
-        linkLossTimeout: Duration = .seconds(6)
+        linkLossTimeout: Duration = .seconds(6),
+        retransmission: RoundTripEstimator.Bounds = .moduleLink
     ) {
         self.scanTimeout = scanTimeout
         self.requestTimeout = requestTimeout
         self.keepAliveInterval = keepAliveInterval
         self.linkLossTimeout = linkLossTimeout
+        self.retransmission = retransmission
     }
 }
 
@@ -151,6 +156,12 @@ public actor ModuleConnection {
         guard state == .ready, let session else { throw .disconnected(reason: "not connected (\(state))") }
         requestedSinceKeepAlive = true
         return try await session.request(opcode, fields, timeout: timeout)
+    }
+
+    /// How the current link has behaved: requests sent again, round trips and the wait before
+    /// sending again; nil while there is no session.
+    public func sessionFigures() async -> SessionFigures? {
+        await session?.figures
     }
 
     /// Reads the module's timer with a `keepAlive` now, for scheduling shots on it (PROTOCOL.md
@@ -292,7 +303,8 @@ public actor ModuleConnection {
     private func resolved(_ transport: any Transport, for linkGeneration: Int) {
         guard linkGeneration == generation else { return }
         do {
-            session = try ModuleSession(transport: transport, dialect: dialect, clock: clock, requestTimeout: timing.requestTimeout)
+            session = try ModuleSession(transport: transport, dialect: dialect, clock: clock, requestTimeout: timing.requestTimeout,
+                                        retransmission: timing.retransmission)
             apply(.servicesResolved)
         } catch {
             apply(.servicesMissing(error.description))
