@@ -133,6 +133,6 @@ if printJSON {
         for (reason, count) in result.reasons { print(String(format: "%5d  ", count) + reason) }
     }
     print("")
-    print("resent: requests sent again on the link at the end of the run; SRTT, RTO: its smoothed round trip and the")
-    print("wait before a request is sent again, then")
+    print("resent: requests sent again during the run; SRTT, RTO: the link's smoothed round trip and its wait before")
+    print("a request is sent again, at the end of the run (ms)")
 }

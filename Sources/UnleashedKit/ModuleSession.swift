@@ -5,7 +5,7 @@ public import UnleashedProtocol
 public enum SessionError: Error, Hashable, Sendable {
     /// No response arrived in time to any of the request's `sent` copies; it may or may not
     /// have run.
-    case timedOut(Opcode, after: Duration, sent: Int)
+    case timedOut(Opcode, after: Duration, sent: Int = 1)
     /// The module answered with a status other than `ok`.
     case refused(Opcode, StatusCode, message: String?)
     /// The module speaks no protocol version this client speaks.

@@ -75,7 +75,8 @@ struct ModuleSessionTests {
         await advance(until: .milliseconds(149))
         #expect(outcome.withLock { $0 == nil }, "still waiting 1 ms before its timeout")
         await advance(until: .seconds(3))
-        #expect(outcome.withLock { $0 } == .failure(.timedOut(.getStatus, after: .milliseconds(150), sent: 1)))
+        // hello's round trip set the wait before sending again to its 25 ms floor: copies at 0, 25 and 75 ms.
+        #expect(outcome.withLock { $0 } == .failure(.timedOut(.getStatus, after: .milliseconds(150), sent: 3)))
         #expect(started.duration(to: clock.now) >= .milliseconds(150))
         #expect(try await session.request(.keepAlive).uptime == 5)
     }
@@ -183,43 +184,56 @@ struct ModuleSessionTests {
 
     // MARK: - Retransmission
 
+    /// How many copies of each request the module has had.
+    final class Copies: Sendable {
+        private let counts = Mutex<[UInt16: Int]>([:])
+
+        /// Counts a copy of request `id`; its number, from 1.
+        func note(_ id: UInt16) -> Int {
+            counts.withLock { counts in
+                counts[id, default: 0] += 1
+                return counts[id]!
+            }
+        }
+
+        var none: Bool { counts.withLock { $0.isEmpty } }
+    }
+
     /// A session on a test clock whose module answers `hello` and `keepAlive` at once and
-    /// leaves `getStatus` to `status` (the copy's number, from 1; nil: no answer).
+    /// leaves `release` to `status` (with the copy's number, from 1), and the copies it has had.
     static func session(clock: TestClock<Duration>, status: @escaping @Sendable (Message, Int) -> [Message])
-        async throws -> (ModuleSession, ScriptedPeer) {
-        let copies = Mutex<[UInt16: Int]>([:])
+        async throws -> (ModuleSession, Copies) {
+        let copies = Copies()
         let peer = ScriptedPeer { request in
             switch request.kind {
             case .request(.hello): return [ScriptedPeer.helloOK(request)]
             case .request(.keepAlive): return [Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = 1 })]
             default:
-                let copy = copies.withLock { copies in
-                    copies[request.id, default: 0] += 1
-                    return copies[request.id]!
-                }
-                return status(request, copy)
+                return status(request, copies.note(request.id))
             }
         }
         let session = try ModuleSession(transport: peer.link.central, clock: clock)
         _ = try await session.start()
-        return (session, peer)
+        return (session, copies)
     }
 
-    /// Starts `getStatus` and moves the clock on 1 ms at a time until it is settled (or `limit`
-    /// has passed), noting when each copy after the first went out.
-    static func getStatus(on session: ModuleSession, clock: TestClock<Duration>, limit: Duration = .seconds(4))
+    /// Sends `release` and, once the module has its first copy, moves the clock on 1 ms at a time
+    /// until it is settled (or `limit` has passed), noting when each copy after the first went out.
+    static func release(on session: ModuleSession, copies: Copies, clock: TestClock<Duration>, limit: Duration = .seconds(4))
         async -> (outcome: Result<Fields, SessionError>?, resentAt: [Duration], settledAt: Duration) {
         let started = clock.now
         let before = await session.retransmissions
         let outcome = Outcome()
         Task {
             do throws(SessionError) {
-                let fields = try await session.request(.getStatus)
+                let fields = try await session.request(.release)
                 outcome.withLock { $0 = .success(fields) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
             }
         }
+        while copies.none { await Task.yield() }
+        for _ in 0..<10 { await Task.yield() }
         var resentAt: [Duration] = []
         while outcome.withLock({ $0 == nil }), started.duration(to: clock.now) < limit {
             await clock.advance(by: .milliseconds(1))
@@ -232,16 +246,15 @@ struct ModuleSessionTests {
     @Test("a lost request is sent again after the link's timeout learned from its round trips (25 ms here), not after a second")
     func lostRequestResentSoon() async throws {
         let clock = TestClock<Duration>()
-        let (session, _) = try await Self.session(clock: clock) { request, copy in
-            copy == 1 ? [] : [Message(.response(.getStatus, .ok), id: request.id, fields: Fields { $0.moduleBattery = 90 })]
+        let (session, copies) = try await Self.session(clock: clock) { request, copy in
+            copy == 1 ? [] : [Message(.response(.release, .ok), id: request.id, fields: Fields())]
         }
-        #expect(await session.roundTrips.timeout == .seconds(1), "before a round trip is known, 1 s as RFC 6298 starts")
         for _ in 0..<3 { _ = try await session.request(.keepAlive) }
         // On a test clock every round trip is 0: SRTT 0, RTTVAR 0, so the 25 ms floor.
         #expect(await session.roundTrips.smoothedRoundTrip == .zero)
         #expect(await session.roundTrips.timeout == .milliseconds(25))
-        let (outcome, resentAt, settledAt) = await Self.getStatus(on: session, clock: clock)
-        #expect(outcome == .success(Fields { $0.moduleBattery = 90 }))
+        let (outcome, resentAt, settledAt) = await Self.release(on: session, copies: copies, clock: clock)
+        #expect(outcome == .success(Fields()))
         #expect(resentAt == [.milliseconds(25)])
         #expect(settledAt == .milliseconds(25))
         #expect(await session.retransmissions == 1)
@@ -250,15 +263,15 @@ struct ModuleSessionTests {
     @Test("a request never answered is sent again after 25, 50, 100 … ms, doubling up to 1 s, and its timeout says how many copies went")
     func backoff() async throws {
         let clock = TestClock<Duration>()
-        let (session, _) = try await Self.session(clock: clock) { _, _ in [] }
+        let (session, copies) = try await Self.session(clock: clock) { _, _ in [] }
         for _ in 0..<3 { _ = try await session.request(.keepAlive) }
-        let (outcome, resentAt, settledAt) = await Self.getStatus(on: session, clock: clock)
+        let (outcome, resentAt, settledAt) = await Self.release(on: session, copies: copies, clock: clock)
         // Waits of 25, 50, 100, 200, 400, 800 and 1000 ms; the next would pass the 3 s limit.
-        #expect(resentAt == [25, 75, 175, 375, 775, 1575, 2575].map { .milliseconds($0) })
-        #expect(outcome == .failure(.timedOut(.getStatus, after: .seconds(3), sent: 8)))
+        #expect(resentAt == [25, 75, 175, 375, 775, 1575, 2575].map { Duration.milliseconds($0) })
+        #expect(outcome == .failure(.timedOut(.release, after: .seconds(3), sent: 8)))
         #expect(settledAt == .seconds(3))
-        #expect(String(describing: SessionError.timedOut(.getStatus, after: .seconds(3), sent: 8))
-            == "the module did not answer getStatus within 3 s (sent 8 times)")
+        #expect(String(describing: SessionError.timedOut(.release, after: .seconds(3), sent: 8))
+            == "the module did not answer release within 3 s (sent 8 times)")
         // The link's own timeout backed off with each expiry, and the next answer sets it again.
         #expect(await session.roundTrips.timeout == .seconds(1))
         _ = try await session.request(.keepAlive)
@@ -270,11 +283,11 @@ struct ModuleSessionTests {
         let clock = TestClock<Duration>()
         // The module answers only the second copy, as when the first answer was lost: the answer
         // could be to either copy, so the 25 ms since the first says nothing about the link.
-        let (session, _) = try await Self.session(clock: clock) { request, copy in
-            copy == 2 ? [Message(.response(.getStatus, .ok), id: request.id, fields: Fields())] : []
+        let (session, copies) = try await Self.session(clock: clock) { request, copy in
+            copy == 2 ? [Message(.response(.release, .ok), id: request.id, fields: Fields())] : []
         }
         for _ in 0..<3 { _ = try await session.request(.keepAlive) }
-        let (outcome, resentAt, _) = await Self.getStatus(on: session, clock: clock)
+        let (outcome, resentAt, _) = await Self.release(on: session, copies: copies, clock: clock)
         #expect(outcome == .success(Fields()))
         #expect(resentAt == [.milliseconds(25)])
         #expect(await session.roundTrips.smoothedRoundTrip == .zero, "no round trip of 25 ms was taken in")
@@ -286,25 +299,30 @@ struct ModuleSessionTests {
     @Test("round trips measured on the session's clock set the timeout: SRTT + 4·RTTVAR")
     func measuredRoundTrips() async throws {
         let clock = TestClock<Duration>()
-        // The module answers getStatus only when the test says, once the clock has moved on.
-        let (asked, asking) = AsyncStream.makeStream(of: UInt16.self)
+        // The module answers only when the test says, once it has moved the clock on.
+        let (asked, asking) = AsyncStream.makeStream(of: Message.self)
         let peer = ScriptedPeer { request in
-            if request.kind == .request(.getStatus) { asking.yield(request.id) }
-            return request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)] : []
+            asking.yield(request)
+            return []
         }
         let session = try ModuleSession(transport: peer.link.central, clock: clock)
-        _ = try await session.start()
         var requests = asked.makeAsyncIterator()
-        for (roundTrip, expected) in [(100, 300), (200, 362.5)] {
-            let answer = Task { try await session.request(.getStatus) }
-            let id = try #require(await requests.next())
-            await clock.advance(by: .milliseconds(roundTrip))
-            try peer.send(Message(.response(.getStatus, .ok), id: id, fields: Fields()))
-            _ = try await answer.value
-            #expect(await session.roundTrips.timeout == .microseconds(Int64(expected * 1000)))
-        }
-        // 100 then 200 ms: SRTT 112.5 ms, RTTVAR 62.5 ms.
+        // hello in 100 ms (the first wait, 1 s, does not run out): SRTT 100, RTTVAR 50, RTO 300 ms.
+        let hello = Task { try await session.start() }
+        let helloRequest = try #require(await requests.next())
+        await clock.advance(by: .milliseconds(100))
+        try peer.send(ScriptedPeer.helloOK(helloRequest))
+        _ = try await hello.value
+        #expect(await session.roundTrips.smoothedRoundTrip == .milliseconds(100))
+        #expect(await session.roundTrips.timeout == .milliseconds(300))
+        // release in 200 ms: RTTVAR 62.5, SRTT 112.5, RTO 362.5 ms.
+        let release = Task { try await session.request(.release) }
+        let releaseRequest = try #require(await requests.next())
+        await clock.advance(by: .milliseconds(200))
+        try peer.send(Message(.response(.release, .ok), id: releaseRequest.id, fields: Fields()))
+        _ = try await release.value
         #expect(await session.roundTrips.smoothedRoundTrip == .microseconds(112_500))
+        #expect(await session.roundTrips.timeout == .microseconds(362_500))
         #expect(await session.retransmissions == 0)
     }
 

@@ -48,7 +48,7 @@ struct RoundTripEstimatorTests {
     }
 
     @Test("equal fast round trips: the variation falls towards zero and the timeout stays at the 25 ms floor")
-    func floor() {
+    func floor() throws {
         var estimator = RoundTripEstimator(bounds: bounds)
         estimator.add(roundTrip: .milliseconds(2))
         // 2 + 4·1 = 6 ms, below the floor.

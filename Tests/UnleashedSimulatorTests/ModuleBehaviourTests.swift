@@ -83,6 +83,30 @@ struct ModuleBehaviourTests {
         #expect(await rig.module.camera.shotCounter == 2)
     }
 
+    @Test("a scheduled shot sent again while it waits for fireAt, and again after its answer, is pressed once and answered once each time")
+    func repeatedScheduledShot() async throws {
+        let rig = try await ModuleRig()
+        let now = try #require(try await rig.request(.keepAlive).fields.uptimeMicros)
+        let trigger = Fields { $0.fireAt = now + 300_000 }
+        let id = try await rig.send(.shoot, trigger)
+        // A client that heard nothing sends copies, 50 ms apart; the module is still waiting.
+        for _ in 0..<3 {
+            await rig.advance(by: .milliseconds(50))
+            try await rig.deliver(Message(.request(.shoot), id: id, fields: trigger))
+        }
+        await rig.advance(by: .milliseconds(200))
+        let answer = try await rig.client.response()
+        #expect(answer.id == id)
+        #expect(answer.kind == .response(.shoot, .ok))
+        // The answer was lost on the way: the copy after it gets the same answer from the cache.
+        let again = try await rig.client.request(.shoot, id: id, trigger)
+        #expect(again == answer)
+        await rig.advance(by: .seconds(1))
+        #expect(try await rig.events(.shotCompleted).map(\.fields.shotCounter) == [1])
+        #expect(await rig.module.camera.shotCounter == 1)
+        #expect(await rig.module.repeatedRequests == 4)
+    }
+
     @Test("pictures fill the buffer, which drains one write at a time; a full buffer is busy")
     func buffer() async throws {
         let camera = ModuleRig.camera { $0.bufferDepth = 2 }
