@@ -37,10 +37,12 @@ let toolchain: String = {
 
 /// Requests in the shorter of the two runs; the longer makes twice as many.
 let countedRequests = 100
-/// How much a count may grow over the recorded one before the check fails. Allocations are
-/// exact in the single-threaded codec; where threads take part, the order they run in moves the
-/// counts by a little, which these allow.
-let allowance = (allocations: 0.05, instructions: 0.08)
+/// How much a count may grow over the recorded one before the check fails. The codec runs on one
+/// thread and its counts are exact; where threads take part, how often they sleep and wake
+/// depends on the machine's load, which moved the counts by up to 7 % (session) and 10 %
+/// (BlueZ) between runs here. The allowances catch a step (a task, a copy or a hop more per
+/// request), not a drift of a few percent.
+let allowances: [String: Double] = ["codec": 0.05, "session": 0.15, "bluez": 0.2]
 
 /// The functions whose calls count as allocations.
 let allocators: Set<String> = ["malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign"]
@@ -73,11 +75,12 @@ func check(update: Bool) async throws -> Bool {
     if update {
         let thresholds = ThresholdsFile(
             toolchain: toolchain,
-            note: "Per request, from `unleashed-counts check --update` (release build, valgrind callgrind). A limit is the measured count plus \(Int(allowance.allocations * 100)) % (allocations) or \(Int(allowance.instructions * 100)) % (instructions).",
-            workloads: measured.mapValues { counts in
-                Threshold(measured: counts, limit: Counts(allocations: (counts.allocations * (1 + allowance.allocations)).rounded(.up),
-                                                          instructions: (counts.instructions * (1 + allowance.instructions)).rounded(.up)))
-            })
+            note: "Per request, from `unleashed-counts check --update` (release build, valgrind callgrind). A limit is the measured count plus the workload's allowance: codec 5 %, session 15 %, bluez 20 % (see Check.swift).",
+            workloads: Dictionary(uniqueKeysWithValues: measured.map { workload, counts in
+                let allowance = allowances[workload] ?? 0.05
+                return (workload, Threshold(measured: counts, limit: Counts(allocations: (counts.allocations * (1 + allowance)).rounded(.up),
+                                                                            instructions: (counts.instructions * (1 + allowance)).rounded(.up))))
+            }))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try (encoder.encode(thresholds) + Data("\n".utf8)).write(to: file)

@@ -30,24 +30,26 @@ public actor RemoteCamera: Camera {
     /// The camera called `name` in the daemon, or with no name the only one it holds. Its events
     /// are subscribed to before this returns, so ``events()`` misses nothing that happens after.
     public static func open(client: DaemonClient, camera name: String?) async throws(DaemonClientError) -> RemoteCamera {
-        let chosen: String
+        let camera: RemoteCamera
         if let name {
-            chosen = name
+            let document = try await client.camera(name)
+            camera = RemoteCamera(client: client, name: document.name, identity: document.identity, status: document.status)
         } else {
-            let names = try await client.cameras().map(\.name).sorted()
-            switch names.count {
-            case 1: chosen = names[0]
+            // The list says who the only camera is: a command starts one request sooner. Its
+            // status is read when first asked for.
+            let cameras = try await client.cameras().sorted { $0.name < $1.name }
+            switch cameras.count {
+            case 1: camera = RemoteCamera(client: client, name: cameras[0].name, identity: cameras[0].identity, status: nil)
             case 0:
                 throw .http(status: 404, code: "noCamera",
                             message: "the daemon holds no camera; connect one with `unleashed connect`", camera: nil)
             default:
+                let names = cameras.map(\.name)
                 throw .http(status: 400, code: "ambiguousCamera",
                             message: "the daemon holds \(names.count) cameras (\(names.joined(separator: ", "))); name one",
                             camera: nil)
             }
         }
-        let document = try await client.camera(chosen)
-        let camera = RemoteCamera(client: client, name: document.name, identity: document.identity, status: document.status)
         await camera.subscribe()
         return camera
     }

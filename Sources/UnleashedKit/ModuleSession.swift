@@ -94,18 +94,35 @@ public actor ModuleSession {
     public private(set) var strayResponses = 0
 
     private enum PendingRequest {
-        case sending(timer: Task<Void, Never>)
-        case waiting(CheckedContinuation<Message, any Error>, timer: Task<Void, Never>)
+        case sending
+        case waiting(CheckedContinuation<Message, any Error>)
         case finished(Result<Message, SessionError>)
     }
 
-    /// When each outstanding request was first sent, and how many copies of it went.
+    /// When each outstanding request went, how many copies of it, and when it goes again or
+    /// times out: times since the session began.
     private var transmissions: [UInt16: Transmission] = [:]
 
     private struct Transmission {
-        let elapsed: @Sendable () -> Duration
+        let opcode: Opcode
+        let packets: [[UInt8]]
+        let limit: Duration
+        let firstSent: Duration
+        let deadline: Duration
         var copies = 1
+        /// How long this copy is waited for before the request goes again.
+        var wait: Duration
+        var resendAt: Duration
+
+        var due: Duration { min(resendAt, deadline) }
     }
+
+    /// The time since the session began, on its clock: what transmissions are timed against.
+    private let elapsed: @Sendable () -> Duration
+    /// The one timer of the session, set for the earliest resend or timeout due; nil when none
+    /// is set. One timer for every request, not one each: a request answered in time (nearly
+    /// all of them) costs no task and no wake-up of its own.
+    private var timer: (task: Task<Void, Never>, due: Duration)?
 
     /// Statistics for diagnostics: requests sent again because no response came in time.
     public private(set) var retransmissions = 0
@@ -134,6 +151,7 @@ public actor ModuleSession {
         self.clock = clock
         self.requestTimeout = requestTimeout
         roundTrips = RoundTripEstimator(bounds: retransmission)
+        elapsed = stopwatch(clock)
         do {
             receiver = try dialect.makeReceiver(mtu: transport.mtu)
         } catch {
@@ -200,8 +218,12 @@ public actor ModuleSession {
             throw .invalidRequest(error)
         }
         let limit = timeout ?? requestTimeout
-        transmissions[id] = Transmission(elapsed: stopwatch(clock))
-        pending[id] = .sending(timer: startTimer(id: id, opcode: opcode, after: limit, resending: packets))
+        let now = elapsed()
+        let transmission = Transmission(opcode: opcode, packets: packets, limit: limit, firstSent: now, deadline: now + limit,
+                                        wait: roundTrips.timeout, resendAt: now + roundTrips.timeout)
+        transmissions[id] = transmission
+        pending[id] = .sending
+        setTimer(for: transmission.due)
         do {
             try await transport.send(packets)
         } catch {
@@ -223,48 +245,42 @@ public actor ModuleSession {
         return lastID
     }
 
-    /// Sends `packets` again each time the wait for an answer runs out, starting from the
-    /// link's retransmission timeout and doubling it every time, and times the request out
-    /// after `limit`.
-    private func startTimer(id: UInt16, opcode: Opcode, after limit: Duration, resending packets: [[UInt8]]) -> Task<Void, Never> {
-        let (clock, firstWait) = (clock, roundTrips.timeout)
-        return Task { [weak self] in
-            var waited = Duration.zero
-            var wait = firstWait
-            while waited < limit {
-                let step = min(wait, limit - waited)
-                do {
-                    try await clock.sleep(for: step)
-                } catch {
-                    return
-                }
-                waited += step
-                guard waited < limit else { break }
-                guard let next = await self?.resend(id, packets, after: wait) else { return }
-                wait = next
+    /// Sets the session's timer for `due`, unless it is already set for then or sooner: when it
+    /// goes off it looks at every outstanding request and sets itself for the next.
+    private func setTimer(for due: Duration) {
+        if let timer, timer.due <= due { return }
+        timer?.task.cancel()
+        let (clock, delay) = (clock, max(due - elapsed(), .zero))
+        timer = (Task { [weak self] in
+            do {
+                try await clock.sleep(for: delay)
+            } catch {
+                return
             }
-            await self?.timeOut(id, opcode, after: limit)
-        }
+            await self?.timerWentOff()
+        }, due)
     }
 
-    /// Sends request `id` again after `wait` ran out; the next wait, or nil when the request is
-    /// settled.
-    private func resend(_ id: UInt16, _ packets: [[UInt8]], after wait: Duration) async -> Duration? {
-        switch pending[id] {
-        case .sending?, .waiting?:
-            retransmissions += 1
-            transmissions[id]?.copies += 1
-            roundTrips.backOff()
-            try? await transport.send(packets)
-            return roundTrips.backedOff(wait)
-        case .finished?, nil:
-            return nil
+    /// Sends again each request whose wait ran out, waiting twice as long for it next time (and
+    /// backing the link's timeout off), and times out each one past its time limit.
+    private func timerWentOff() async {
+        timer = nil
+        let now = elapsed()
+        for id in transmissions.keys.sorted() {
+            guard var transmission = transmissions[id] else { continue }
+            if now >= transmission.deadline {
+                finish(id, with: .failure(.timedOut(transmission.opcode, after: transmission.limit, sent: transmission.copies)))
+            } else if now >= transmission.resendAt {
+                retransmissions += 1
+                roundTrips.backOff()
+                transmission.copies += 1
+                transmission.wait = roundTrips.backedOff(transmission.wait)
+                transmission.resendAt = now + transmission.wait
+                transmissions[id] = transmission
+                try? await transport.send(transmission.packets)
+            }
         }
-    }
-
-    private func timeOut(_ id: UInt16, _ opcode: Opcode, after limit: Duration) {
-        let copies = transmissions[id]?.copies ?? 1
-        finish(id, with: .failure(.timedOut(opcode, after: limit, sent: copies)))
+        if let next = transmissions.values.map(\.due).min() { setTimer(for: next) }
     }
 
     private func awaitResponse(_ id: UInt16) async throws -> Message {
@@ -272,9 +288,9 @@ public actor ModuleSession {
         case .finished(let result)?:
             pending[id] = nil
             return try result.get()
-        case .sending(let timer)?:
+        case .sending?:
             return try await withCheckedThrowingContinuation { continuation in
-                pending[id] = .waiting(continuation, timer: timer)
+                pending[id] = .waiting(continuation)
             }
         case .waiting?, nil:
             preconditionFailure("request \(id) awaited twice")
@@ -286,14 +302,12 @@ public actor ModuleSession {
     /// again may be answering any of its copies).
     private func finish(_ id: UInt16, with result: Result<Message, SessionError>) {
         if let transmission = transmissions.removeValue(forKey: id), transmission.copies == 1, case .success = result {
-            roundTrips.add(roundTrip: transmission.elapsed())
+            roundTrips.add(roundTrip: elapsed() - transmission.firstSent)
         }
         switch pending[id] {
-        case .sending(let timer)?:
-            timer.cancel()
+        case .sending?:
             pending[id] = .finished(result)
-        case .waiting(let continuation, let timer)?:
-            timer.cancel()
+        case .waiting(let continuation)?:
             pending[id] = nil
             continuation.resume(with: result.mapError { $0 as any Error })
         case .finished?, nil:
@@ -352,6 +366,8 @@ public actor ModuleSession {
     private func linkDown(_ reason: String) {
         guard closedReason == nil else { return }
         closedReason = reason
+        timer?.task.cancel()
+        timer = nil
         for id in Array(pending.keys) { finish(id, with: .failure(.disconnected(reason: reason))) }
         receiver.reset()
         eventSink.yield(.disconnected(reason: reason))
