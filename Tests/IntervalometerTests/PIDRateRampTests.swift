@@ -70,7 +70,9 @@ struct PIDRateRampTests {
         Self.feed(&ramp, frames: 10) { _ in 10 }
         _ = ramp.next(at: 100, sceneEV: 0, wantedEV: 0)
         #expect(ramp.rate == -30)
-        #expect(abs(try #require(ramp.exposureEV) - (10 - 30.0 / 3600 * 10)) < 1e-9)
+        let exposure = try #require(ramp.exposureEV)
+        let expected: Double = 10 - 30.0 / 3600 * 10
+        #expect(abs(exposure - expected) < 1e-9)
     }
 
     @Test("through the same skies the ramp engine has the smaller error and the smaller bulb jumps",
