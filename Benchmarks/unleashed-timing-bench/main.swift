@@ -8,6 +8,10 @@
 // thread was granted. --naive adds a loop that sleeps the interval after each shot, idle and
 // loaded.
 //
+// By default 250 frames at 200 ms per row, six rows, about five minutes: an interval that leaves
+// the shot before a slot and the slot's readiness check (50 ms ahead) room on a loaded machine,
+// as any real time-lapse interval does.
+//
 // Usage: unleashed-timing-bench [--frames N] [--interval-ms MS] [--naive] [--json]
 //        (build with -c release; `make bench-timing`)
 
@@ -28,8 +32,8 @@ if arguments.contains("--spin") {
     }
 }
 func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } }
-let frames = option("--frames") ?? 800
-let intervalMs = option("--interval-ms") ?? 50
+let frames = option("--frames") ?? 250
+let intervalMs = option("--interval-ms") ?? 200
 let printJSON = arguments.contains("--json")
 let withNaive = arguments.contains("--naive")
 guard frames >= 2, intervalMs >= 1 else {
