@@ -61,7 +61,9 @@ fuzz: setup
 bench: setup
 	swift run -c release unleashed-bench
 
-# Time-lapse timing: the engine against a naive sleep-after-each-shot loop (docs/performance.md).
+# Time-lapse timing: the engine beside a bare thread's floor, idle and with every core loaded by
+# busy-loop processes, at the normal policy and at real-time priority; --naive adds a
+# sleep-after-each-shot loop (docs/performance.md).
 bench-timing: setup
 	swift run -c release unleashed-timing-bench
 
@@ -93,7 +95,7 @@ bench-daemon: setup
 bench-sync: setup
 	swift run -c release unleashed-sync-bench
 
-# Exposure ramps through a modelled sunset and sunrise: fixed, threshold and the ramp engine.
+# Exposure ramps through a modelled sunset and sunrise: fixed, threshold, a PID rate ramp and the ramp engine.
 bench-ramp: setup
 	swift run -c release unleashed-ramp-bench
 

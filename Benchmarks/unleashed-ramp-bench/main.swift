@@ -2,7 +2,9 @@
 // sunset, a December sunset and a December sunrise, three hours each at 10 s intervals, on a
 // simulated mirrorless body at f/2.8 up to ISO 6400 with a 2 s gap. Side by side for each
 // scene: a fixed exposure, a threshold ramp (a third of a stop whenever the last picture leaves
-// ±20 % of the wanted brightness) and the ramp engine. Per run: the picture's brightness error
+// ±20 % of the wanted brightness), a PID controller on the rate of exposure change with
+// Timelapse+ VIEW's published tuning (`PIDRateRamp`, applied in thirds of a stop) and the ramp
+// engine, all fed the same meter readings. Per run: the picture's brightness error
 // against the wanted brightness (p95, max), the largest change of brightness from one picture
 // to the next (all pictures, and between pictures both timed in bulb), the number of setting
 // changes and of black or blown frames.

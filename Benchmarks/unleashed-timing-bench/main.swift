@@ -1,11 +1,18 @@
 // Time-lapse timing: how late the shot command goes out against its deadline, for the
-// intervalometer engine and, side by side in the same run, for a naive loop that sleeps the
-// interval after each shot. Both drive the demo simulator (zero shutter lag, zero write time) on
-// the real monotonic clock, once on an idle machine and once with two threads spinning. A third
-// row is the floor the machine allows: a plain thread sleeping to absolute deadlines with
-// clock_nanosleep, doing nothing else.
+// intervalometer engine on the demo simulator (zero shutter lag, zero write time) on the real
+// monotonic clock, beside the floor the machine allows: a plain thread sleeping to absolute
+// deadlines with clock_nanosleep, doing nothing else. Once on an idle machine, then with every
+// core loaded by a busy-loop process the bench starts (this program with --spin) and stops
+// itself; loaded, the floor and the engine run at the normal policy and with a real-time
+// priority (SCHED_FIFO 10, where the system grants it), side by side. Each row says what its
+// thread was granted. --naive adds a loop that sleeps the interval after each shot, idle and
+// loaded.
 //
-// Usage: unleashed-timing-bench [--frames N] [--interval-ms MS] [--json]
+// By default 250 frames at 200 ms per row, six rows, about five minutes: an interval that leaves
+// the shot before a slot and the slot's readiness check (50 ms ahead) room on a loaded machine,
+// as any real time-lapse interval does.
+//
+// Usage: unleashed-timing-bench [--frames N] [--interval-ms MS] [--naive] [--json]
 //        (build with -c release; `make bench-timing`)
 
 import Foundation
@@ -15,12 +22,22 @@ import UnleashedKit
 import UnleashedSimulator
 
 let arguments = CommandLine.arguments
+if arguments.contains("--spin") {
+    // One of the load processes: spin on arithmetic until the bench ends it, or ends itself.
+    let bench = getppid()
+    var value: UInt64 = 1
+    while true {
+        for _ in 0..<10_000_000 { value = value &* 6_364_136_223_846_793_005 &+ 1 }
+        if getppid() != bench { exit(value == 0 ? 1 : 0) }
+    }
+}
 func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } }
-let frames = option("--frames") ?? 2000
-let intervalMs = option("--interval-ms") ?? 50
+let frames = option("--frames") ?? 250
+let intervalMs = option("--interval-ms") ?? 200
 let printJSON = arguments.contains("--json")
+let withNaive = arguments.contains("--naive")
 guard frames >= 2, intervalMs >= 1 else {
-    FileHandle.standardError.write(Data("usage: unleashed-timing-bench [--frames N (2 or more)] [--interval-ms MS] [--json]\n".utf8))
+    FileHandle.standardError.write(Data("usage: unleashed-timing-bench [--frames N (2 or more)] [--interval-ms MS] [--naive] [--json]\n".utf8))
     exit(64)
 }
 
@@ -52,18 +69,23 @@ func fastCamera() async throws -> Demo {
     return try await Demo.start(stateFile: nil, options: DemoOptions(profile: profile))
 }
 
-func engine(_ scenario: String) async throws -> Measurement {
+/// The normal policy at the nice value runs had before real-time priority.
+let normalPriority = ExecutorThread.Priority(realTime: nil, niceness: -10)
+/// A run's default: SCHED_FIFO 10 where granted, else nice -10.
+let realTimePriority = Timelapse<ContinuousClock>.defaultThreadPriority
+
+func engine(_ scenario: String, priority: ExecutorThread.Priority) async throws -> Measurement {
     let demo = try await fastCamera()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("timing-bench-\(UUID())")
     defer { try? FileManager.default.removeItem(at: directory) }
     let journal = try SQLiteJournal(path: directory.appendingPathComponent("journal.sqlite").path)
     let run = Timelapse(plan: RunPlan(intervalMs: Int64(intervalMs), stop: .frames(frames)), camera: demo.camera, journal: journal,
-                        clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+                        clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) }, threadPriority: priority)
     let ending = try await run.start(cameraName: "bench")
     let records = try journal.frames(of: ending.run.id)
     try await demo.finish()
     let lateness = records.compactMap(\.latenessMicros)
-    return Measurement(scenario: scenario, lateness: lateness, drift: lateness.last ?? 0,
+    return Measurement(scenario: "engine [\(run.threadScheduling)], \(scenario)", lateness: lateness, drift: lateness.last ?? 0,
                        notTaken: records.count(where: { $0.outcome != .taken }))
 }
 
@@ -86,15 +108,22 @@ func naive(_ scenario: String) async throws -> Measurement {
         try await Task.sleep(for: interval)
     }
     try await demo.finish()
-    return Measurement(scenario: scenario, lateness: lateness, drift: lateness.last ?? 0, notTaken: failed)
+    return Measurement(scenario: "naive loop, \(scenario)", lateness: lateness, drift: lateness.last ?? 0, notTaken: failed)
 }
 
 /// The floor: a thread of its own sleeping to each absolute deadline of the monotonic clock, and
-/// nothing else; what the machine's scheduler gives any program.
-func floor(_ scenario: String) -> Measurement {
-    let result = Mutex<[Int64]>([])
+/// nothing else; what the machine's scheduler gives any program. With `realTime`, the thread asks
+/// for SCHED_FIFO at that priority first, as a run's thread does.
+func floor(_ scenario: String, realTime: Int32? = nil) -> Measurement {
+    let result = Mutex<([Int64], String)>(([], "normal"))
     let finished = DispatchSemaphore(value: 0)
     Thread {
+        var granted = "normal"
+        if let realTime {
+            var parameters = sched_param()
+            parameters.sched_priority = realTime
+            if pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 { granted = "SCHED_FIFO \(realTime)" }
+        }
         var start = timespec()
         clock_gettime(CLOCK_MONOTONIC, &start)
         let t0 = Int64(start.tv_sec) * 1_000_000_000 + Int64(start.tv_nsec)
@@ -107,47 +136,57 @@ func floor(_ scenario: String) -> Measurement {
             clock_gettime(CLOCK_MONOTONIC, &now)
             lateness.append((Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - due) / 1000)
         }
-        result.withLock { $0 = lateness }
+        result.withLock { $0 = (lateness, granted) }
         finished.signal()
     }.start()
     finished.wait()
-    let lateness = result.withLock { $0 }
-    return Measurement(scenario: scenario, lateness: lateness, drift: lateness.last ?? 0, notTaken: 0)
+    let (lateness, granted) = result.withLock { $0 }
+    return Measurement(scenario: "floor [\(granted)], \(scenario)", lateness: lateness, drift: lateness.last ?? 0, notTaken: 0)
 }
 
 func micros(_ duration: Duration) -> Int64 {
     duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
 }
 
-/// Two threads spinning on arithmetic, to load both cores of the machine the numbers come from.
-final class Load: Sendable {
-    private let running = Atomic(true)
+/// One busy-loop process per core (this program with --spin), at the normal policy: every CPU
+/// has something to run whenever a deadline comes. Stopped by their process ids.
+final class Load {
+    private let processes: [Process]
 
-    init(threads: Int) {
-        for _ in 0..<threads {
-            Thread { [self] in
-                var value: UInt64 = 1
-                while running.load(ordering: .relaxed) { value = value &* 6_364_136_223_846_793_005 &+ 1 }
-                if value == 0 { print("") }
-            }.start()
+    init(processes count: Int) throws {
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        processes = try (0..<count).map { _ in
+            let process = Process()
+            process.executableURL = me
+            process.arguments = ["--spin"]
+            try process.run()
+            return process
         }
     }
 
-    func stop() { running.store(false, ordering: .relaxed) }
+    func stop() {
+        // SIGKILL: a Swift program's threads block SIGTERM (the async main runs on one of them).
+        for process in processes { kill(process.processIdentifier, SIGKILL) }
+        for process in processes { process.waitUntilExit() }
+    }
 }
 
 func milliseconds(_ micros: Int64) -> String { String(format: "%.3f", Double(micros) / 1000) }
 
+let cores = ProcessInfo.processInfo.activeProcessorCount
+let loaded = "\(cores) busy processes"
 var results: [Measurement] = []
 do {
-    results.append(try await engine("engine, idle"))
-    results.append(try await naive("naive loop, idle"))
-    results.append(floor("floor (bare thread), idle"))
-    let load = Load(threads: 2)
-    results.append(try await engine("engine, 2 busy threads"))
-    results.append(try await naive("naive loop, 2 busy threads"))
-    results.append(floor("floor (bare thread), 2 busy"))
-    load.stop()
+    results.append(floor("idle"))
+    results.append(try await engine("idle", priority: realTimePriority))
+    if withNaive { results.append(try await naive("idle")) }
+    let load = try Load(processes: cores)
+    defer { load.stop() }
+    results.append(floor(loaded))
+    results.append(floor(loaded, realTime: 10))
+    results.append(try await engine(loaded, priority: normalPriority))
+    results.append(try await engine(loaded, priority: realTimePriority))
+    if withNaive { results.append(try await naive(loaded)) }
 } catch {
     FileHandle.standardError.write(Data("unleashed-timing-bench: \(error)\n".utf8))
     exit(1)
@@ -162,14 +201,14 @@ if printJSON {
 } else {
     print("\(frames) frames at \(intervalMs) ms; lateness of the shot command against its deadline, in ms")
     print("")
-    let header = "scenario".padding(toLength: 28, withPad: " ", startingAt: 0)
+    let header = "scenario".padding(toLength: 46, withPad: " ", startingAt: 0)
         + ["p50", "p99", "max", "drift"].map { String(repeating: " ", count: 11 - $0.count) + $0 }.joined() + "  not taken"
     print(header)
     for result in results {
         let cells = [result.percentile(50), result.percentile(99), result.percentile(100), result.drift].map {
             String(repeating: " ", count: max(1, 11 - milliseconds($0).count)) + milliseconds($0)
         }
-        print(result.scenario.padding(toLength: 28, withPad: " ", startingAt: 0) + cells.joined() + String(format: "%11d", result.notTaken))
+        print(result.scenario.padding(toLength: 46, withPad: " ", startingAt: 0) + cells.joined() + String(format: "%11d", result.notTaken))
     }
     print("")
     print("drift: the last frame's lateness, i.e. how far the run's end moved from t0 + (frames - 1) x interval")

@@ -113,7 +113,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var ready: [RigCamera] = []
     /// A ramped run's ramps, one per camera (by name): each follows its own camera's light.
     var ramps: [String: CameraRamp] = [:]
-    private let thread = ExecutorThread(name: "unleashed run", niceness: Timelapse.threadNiceness)
+    private let thread: ExecutorThread
 
     /// The run executes on a thread of its own, so that a busy process (a daemon serving its
     /// API) does not make slots late: see ``ExecutorThread``.
@@ -122,9 +122,13 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// How far ahead of the start command slot 1 is placed.
     static var preparationTime: Duration { .milliseconds(20) }
 
-    /// The nice value the run's thread asks for, where the process may raise it (root, or the
-    /// system unit's `LimitNICE=-10`): at a deadline on a busy machine it gets a CPU first.
-    static var threadNiceness: Int32 { -10 }
+    /// The priority a run's thread asks for unless told otherwise: `SCHED_FIFO` 10 where the
+    /// process may have it (root, or the system unit's `LimitRTPRIO=10`), else nice -10 where it
+    /// may have that (`LimitNICE=-10`). At a deadline on a busy machine it then gets a CPU first.
+    public static var defaultThreadPriority: ExecutorThread.Priority { ExecutorThread.Priority(realTime: 10, niceness: -10) }
+
+    /// How the run's thread is scheduled: what it asked for and was granted.
+    public nonisolated var threadScheduling: ExecutorThread.Scheduling { thread.scheduling }
 
     /// How far ahead of its deadline a slot is prepared: the camera is asked then whether it is
     /// ready, so that at the deadline the command goes out without a round trip first.
@@ -135,22 +139,28 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// - Parameters:
     ///   - wallClock: Unix milliseconds now; only used to label `t0` for resuming and for
     ///     `until` stops, never to time slots.
+    ///   - threadPriority: What the run's thread asks the kernel for
+    ///     (``defaultThreadPriority``; ``ExecutorThread/Priority/normal`` for nothing).
     public init(plan: RunPlan, camera: any Camera, journal: any RunJournal, clock: C,
-                wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil) {
+                wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil,
+                threadPriority: ExecutorThread.Priority = Timelapse.defaultThreadPriority) {
         self.init(plan: plan, cameras: [RigCamera(name: camera.identity.name, camera: camera)],
-                  journal: journal, clock: clock, wallClock: wallClock, hooks: hooks)
+                  journal: journal, clock: clock, wallClock: wallClock, hooks: hooks, threadPriority: threadPriority)
     }
 
     /// A run of a rig: every slot fires all of its cameras together; each camera gets a record
     /// per slot (a camera that is down is recorded as skipped while the others fire), and every
     /// record carries the slot's command and completion spread.
     public init(plan: RunPlan, rig: Rig, journal: any RunJournal, clock: C,
-                wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil) {
-        self.init(plan: plan, cameras: rig.members, journal: journal, clock: clock, wallClock: wallClock, hooks: hooks)
+                wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner? = nil,
+                threadPriority: ExecutorThread.Priority = Timelapse.defaultThreadPriority) {
+        self.init(plan: plan, cameras: rig.members, journal: journal, clock: clock, wallClock: wallClock, hooks: hooks,
+                  threadPriority: threadPriority)
     }
 
     private init(plan: RunPlan, cameras: [RigCamera], journal: any RunJournal, clock: C,
-                 wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner?) {
+                 wallClock: @escaping @Sendable () -> Int64, hooks: HookRunner?, threadPriority: ExecutorThread.Priority) {
+        thread = ExecutorThread(name: "unleashed run", priority: threadPriority)
         self.plan = plan
         self.cameras = cameras
         self.journal = journal
@@ -333,7 +343,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         }
         var failure: TimelapseError?
         do throws(TimelapseError) {
-            try await drive(.started(now: elapsed(), t0UnixMs: run.t0UnixMs, resuming: resumption, startHookRan: startHook))
+            // The run's own calls (a camera's readiness, its answer) run on the run's thread
+            // too, at its priority, rather than wait for a pool thread on a busy machine.
+            try await withTaskExecutorPreference(thread) { () async throws(TimelapseError) in
+                try await drive(.started(now: elapsed(), t0UnixMs: run.t0UnixMs, resuming: resumption, startHookRan: startHook))
+            }
         } catch {
             failure = error
         }
@@ -471,7 +485,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// backend's picture names and the run's clock timing each command.
     private func volley(frame: Int, cameras: [RigCamera],
                         _ command: @escaping @Sendable (any Camera) async throws(CameraError) -> SlotWork) async -> Volley<SlotWork> {
-        await Volley.prepare(cameras, stamp: stamp()) { camera throws(CameraError) in
+        await Volley.prepare(cameras, stamp: stamp(), executor: thread) { camera throws(CameraError) in
             let result = await CaptureContext.$frame.withValue(frame) { () async -> Result<SlotWork, CameraError> in
                 do throws(CameraError) {
                     return .success(try await command(camera))

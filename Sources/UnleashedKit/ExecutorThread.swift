@@ -12,9 +12,16 @@ import Foundation
 /// - **Blocking calls** (libgphoto2, a disk sync) that would otherwise hold a pool thread, and
 ///   that must stay in order: ``perform(_:)`` and ``submit(_:)``.
 ///
+/// It is a task executor too: a task that prefers it (a run's parked shot commands) runs its
+/// nonisolated code here, so that a command released at a deadline goes out at the thread's
+/// priority instead of waiting for a pool thread on a busy machine.
+///
 /// The thread ends when the executor is released.
-public final class ExecutorThread: SerialExecutor, @unchecked Sendable {
+public final class ExecutorThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private let core: Core
+
+    /// How the thread asked the kernel to schedule it, and what it got.
+    public let scheduling: Scheduling
 
     /// Starts the thread, named `name` (up to 15 bytes) in `top` and debuggers.
     ///
@@ -22,9 +29,15 @@ public final class ExecutorThread: SerialExecutor, @unchecked Sendable {
     ///   it gets a CPU first when it wakes on a busy machine. Raising a thread's priority needs
     ///   `CAP_SYS_NICE` or a `RLIMIT_NICE` that allows it (systemd's `LimitNICE=`); without
     ///   them the thread keeps the process's priority.
-    public init(name: String, niceness: Int32? = nil) {
-        core = Core(name: name, niceness: niceness)
-        let core = core
+    public convenience init(name: String, niceness: Int32? = nil) {
+        self.init(name: name, priority: Priority(realTime: nil, niceness: niceness))
+    }
+
+    /// Starts the thread, named `name` (up to 15 bytes), with the priority it asks for; returns
+    /// once the thread runs and knows what it was granted (``scheduling``).
+    public init(name: String, priority: Priority) {
+        let core = Core(name: name, priority: priority)
+        self.core = core
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -37,6 +50,45 @@ public final class ExecutorThread: SerialExecutor, @unchecked Sendable {
             return nil
         }, context)
         precondition(status == 0, "cannot start a run thread: \(String(cString: strerror(status)))")
+        scheduling = core.waitForScheduling()
+    }
+
+    /// The priority a thread asks for: a real-time one first, where the system allows it, then a
+    /// nice value. Either may be refused; the thread then runs as the process does.
+    public struct Priority: Sendable, Hashable {
+        /// A `SCHED_FIFO` priority (1 to 99): the thread runs as soon as it wakes, ahead of every
+        /// thread of the normal policy. Granted to root (`CAP_SYS_NICE`) and to a process whose
+        /// `RLIMIT_RTPRIO` reaches it (systemd's `LimitRTPRIO=`).
+        public var realTime: Int32?
+        /// The nice value to ask for when there is no real-time priority or it is refused.
+        public var niceness: Int32?
+
+        public init(realTime: Int32?, niceness: Int32?) {
+            self.realTime = realTime
+            self.niceness = niceness
+        }
+
+        /// The process's own priority, asked for nothing.
+        public static let normal = Priority(realTime: nil, niceness: nil)
+    }
+
+    /// What the kernel granted the thread.
+    public enum Scheduling: Sendable, Hashable, CustomStringConvertible {
+        /// `SCHED_FIFO` at this priority.
+        case realTime(Int32)
+        /// The normal policy at this nice value.
+        case nice(Int32)
+        /// The process's priority: nothing asked for, or everything asked for refused.
+        case unchanged
+
+        /// As a log line or a benchmark names it: `SCHED_FIFO 10`, `nice -10`, `normal`.
+        public var description: String {
+            switch self {
+            case .realTime(let priority): "SCHED_FIFO \(priority)"
+            case .nice(let niceness): "nice \(niceness)"
+            case .unchanged: "normal"
+            }
+        }
     }
 
     deinit {
@@ -44,11 +96,15 @@ public final class ExecutorThread: SerialExecutor, @unchecked Sendable {
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        core.enqueue(.job(UnownedJob(job), asUnownedSerialExecutor()))
+        core.enqueue(.job(UnownedJob(job), asUnownedSerialExecutor(), asUnownedTaskExecutor()))
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
     }
 
     public func checkIsolated() {
@@ -103,11 +159,12 @@ private final class Core: @unchecked Sendable {
     private var finished = false
     private var thread: pthread_t?
     private let name: String
-    private let niceness: Int32?
+    private let priority: ExecutorThread.Priority
+    private var scheduling: ExecutorThread.Scheduling?
 
-    init(name: String, niceness: Int32?) {
+    init(name: String, priority: ExecutorThread.Priority) {
         self.name = name
-        self.niceness = niceness
+        self.priority = priority
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -158,12 +215,16 @@ private final class Core: @unchecked Sendable {
     /// Runs the queued work in the order it came and fires timers when due, until finished
     /// with nothing queued. Timers left at the end are dropped.
     func run() {
-        locked { thread = pthread_self() }
         Thread.current.name = name
-        if let niceness { Self.setNiceness(niceness) }
+        let granted = Self.applyPriority(priority)
+        locked {
+            thread = pthread_self()
+            scheduling = granted
+            pthread_cond_broadcast(condition)
+        }
         while let work = nextWork() {
             switch work {
-            case .job(let job, let executor): job.runSynchronously(on: executor)
+            case .job(let job, let serial, let task): job.runSynchronously(isolatedTo: serial, taskExecutor: task)
             case .closure(let work): work()
             case .timers(let actions): for action in actions { action() }
             }
@@ -171,7 +232,7 @@ private final class Core: @unchecked Sendable {
     }
 
     enum Work {
-        case job(UnownedJob, UnownedSerialExecutor)
+        case job(UnownedJob, UnownedSerialExecutor, UnownedTaskExecutor)
         case closure(@Sendable () -> Void)
         case timers([@Sendable () -> Void])
     }
@@ -210,13 +271,37 @@ private final class Core: @unchecked Sendable {
         return timespec(tv_sec: Int(wholeSeconds), tv_nsec: Int(nanoseconds))
     }
 
+    /// Waits until the thread has asked for its priority, and answers what it got.
+    func waitForScheduling() -> ExecutorThread.Scheduling {
+        locked {
+            while scheduling == nil { pthread_cond_wait(condition, mutex) }
+            return scheduling ?? .unchanged
+        }
+    }
+
+    /// Asks for `priority` for the calling thread: `SCHED_FIFO` first, the nice value when that
+    /// is refused (EPERM without the privilege or the rlimit) or not asked for.
+    private static func applyPriority(_ priority: ExecutorThread.Priority) -> ExecutorThread.Scheduling {
+        #if os(Linux)
+        if let realTime = priority.realTime {
+            var parameters = sched_param()
+            parameters.sched_priority = realTime
+            if pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 { return .realTime(realTime) }
+        }
+        if let niceness = priority.niceness, setNiceness(niceness) { return .nice(niceness) }
+        #endif
+        return .unchanged
+    }
+
     /// Sets the calling thread's nice value: on Linux `setpriority` with a thread id acts on that
-    /// thread only. A refusal (no privilege) leaves it as it was.
-    private static func setNiceness(_ niceness: Int32) {
+    /// thread only. False when refused (no privilege), which leaves it as it was.
+    private static func setNiceness(_ niceness: Int32) -> Bool {
         #if os(Linux)
         guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"),
-              let thread = link.split(separator: "/").last.flatMap({ id_t($0) }) else { return }
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, niceness)
+              let thread = link.split(separator: "/").last.flatMap({ id_t($0) }) else { return false }
+        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, niceness) == 0
+        #else
+        return false
         #endif
     }
 

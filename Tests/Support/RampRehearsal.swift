@@ -16,6 +16,8 @@ public struct RampRehearsal: Sendable {
         case fixed = "fixed exposure"
         /// A third of a stop whenever the last picture leaves ±20 % of the wanted brightness.
         case threshold = "threshold ramp"
+        /// ``PIDRateRamp`` with its published tuning, its exposure applied in thirds of a stop.
+        case pidRate = "PID rate ramp"
         /// ``RampEngine``.
         case engine = "ramp engine"
     }
@@ -63,6 +65,7 @@ public struct RampRehearsal: Sendable {
     /// Every frame of the run by `method`.
     public func run(_ method: Method) -> [Frame] {
         var engine = RampEngine(settings: settings, limits: limits, interval: interval)
+        var pid = PIDRateRamp()
         let allocator = ExposureAllocator(limits: limits)
         var frames: [Frame] = []
         var elapsed = Duration.zero
@@ -79,6 +82,9 @@ public struct RampRehearsal: Sendable {
                 let step = engine.next(at: elapsed, sceneEV: metered)
                 exposure = step?.exposure
                 next = step?.interval ?? interval
+            case .pidRate:
+                let ev = pid.next(at: elapsed.seconds, sceneEV: metered, wantedEV: metered - settings.brightness(forScene: metered))
+                exposure = allocator.exposure(for: (ev * 3).rounded() / 3, interval: interval)
             case .fixed:
                 if held == nil { held = allocator.exposure(for: metered - settings.brightness(forScene: metered), interval: interval) }
                 exposure = held

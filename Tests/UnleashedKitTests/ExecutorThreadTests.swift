@@ -1,3 +1,4 @@
+import Foundation
 import UnleashedKit
 import Synchronization
 import Testing
@@ -90,5 +91,59 @@ private final class Firings: Sendable {
         #expect(onThread)
         #expect(order.withLock { $0 } == Array(1...50))
         #expect(!thread.isCurrent)
+    }
+
+    @Test func aTaskPreferringTheThreadRunsThereBeforeAndAfterItWaits() async {
+        let thread = ExecutorThread(name: "test")
+        let gate = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let task = Task(executorPreference: thread) { () async -> [Bool] in
+            let before = thread.isCurrent
+            await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+            return [before, thread.isCurrent]
+        }
+        while gate.withLock({ $0 == nil }) { await Task.yield() }
+        // Resumed from elsewhere, as a run's release at a deadline does.
+        gate.withLock { $0 }?.resume()
+        #expect(await task.value == [true, true])
+    }
+
+    @Test func aThreadAskingForNothingReportsItsPriorityUnchanged() {
+        #expect(ExecutorThread(name: "test").scheduling == .unchanged)
+    }
+
+    /// The calling thread's policy, real-time priority and nice value, as the kernel has them.
+    private static func observedScheduling() -> (policy: Int32, priority: Int32, niceness: Int32) {
+        var policy: Int32 = 0
+        var parameters = sched_param()
+        pthread_getschedparam(pthread_self(), &policy, &parameters)
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+        let id = link.split(separator: "/").last.flatMap { id_t($0) } ?? 0
+        return (policy, parameters.sched_priority, getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id))
+    }
+
+    @Test func aRealTimeRequestReportsWhatTheKernelGranted() async {
+        let thread = ExecutorThread(name: "test", priority: ExecutorThread.Priority(realTime: 10, niceness: -5))
+        let observed = await thread.perform { Self.observedScheduling() }
+        switch thread.scheduling {
+        case .realTime(let priority):
+            #expect(priority == 10)
+            #expect(observed.policy == SCHED_FIFO && observed.priority == 10)
+        case .nice(let niceness):
+            #expect(niceness == -5)
+            #expect(observed.policy == SCHED_OTHER && observed.niceness == -5)
+        case .unchanged:
+            #expect(observed.policy == SCHED_OTHER)
+        }
+        // The caller's own thread is left as it was.
+        #expect(Self.observedScheduling().policy == SCHED_OTHER)
+    }
+
+    @Test func aRefusedRealTimeRequestFallsBackToTheNiceValue() async {
+        // No kernel grants SCHED_FIFO 1000 (the range is 1 to 99): the request is refused as
+        // one without the privilege is, and the thread asks for its nice value instead.
+        let thread = ExecutorThread(name: "test", priority: ExecutorThread.Priority(realTime: 1000, niceness: 5))
+        #expect(thread.scheduling == .nice(5))
+        let observed = await thread.perform { Self.observedScheduling() }
+        #expect(observed.policy == SCHED_OTHER && observed.niceness == 5)
     }
 }

@@ -288,6 +288,9 @@ public actor JobManager {
         let run = clock.run(plan, on: entries, isRig: isRig, journal: journal, wallClock: wallClock)
         let names = entries.map(\.name)
         let name = names.joined(separator: ",")
+        if let timed = run as? Timelapse<ContinuousClock> {
+            logger.info("run on \(name): run thread: \(timed.threadScheduling)")
+        }
         let outcome = Task { () async -> Result<RunEnding, TimelapseError> in
             do throws(TimelapseError) {
                 switch start {

@@ -41,12 +41,16 @@ public final class Volley<Value: Sendable>: Sendable {
     /// Starts one task per camera, each parked until ``release()``, and returns once all of them
     /// are parked, so that a release reaches running tasks rather than tasks still starting.
     ///
-    /// - Parameter stamp: the caller's clock, read beside the monotonic one at each start and end.
+    /// - Parameters:
+    ///   - stamp: the caller's clock, read beside the monotonic one at each start and end.
+    ///   - executor: where the tasks run; a run's own thread, so that a release at a deadline
+    ///     does not wait for a pool thread. Nil: the global pool.
     public static func prepare(_ cameras: [RigCamera], stamp: @escaping @Sendable () -> Duration = { .zero },
+                               executor: (any TaskExecutor)? = nil,
                                command: @escaping @Sendable (any Camera) async throws(CameraError) -> Value) async -> Volley {
         let gate = ReleaseGate(expecting: cameras.count)
         let tasks = cameras.map { member in
-            Task { () async -> Outcome in
+            Task(executorPreference: executor) { () async -> Outcome in
                 guard await gate.wait() else {
                     return Outcome(name: member.name, sent: nil, completed: nil, result: nil, sentStamp: nil, completedStamp: nil)
                 }
