@@ -1,6 +1,7 @@
 import DaemonClient
 import FakeBlueZ
 import Foundation
+import UnleashedSimulator
 import UnleashedTestSupport
 
 func fail(_ message: String) -> Never {
@@ -24,8 +25,10 @@ final class BenchDaemon {
     let configFile: URL
     let environment: [String: String]
 
-    /// Starts the bus and the fake; `unleashed` is the built binary.
-    init(unleashed: URL) async throws {
+    /// Starts the bus and the fake; `unleashed` is the built binary. With `endless`, the
+    /// module's camera never runs out of battery or card (the simulated one is flat after about
+    /// 1,000 shots and full after about 2,000), for runs of hours.
+    init(unleashed: URL, endless: Bool = false) async throws {
         guard FileManager.default.isExecutableFile(atPath: unleashed.path) else {
             fail("no \(unleashed.path): build it with swift build -c release --product unleashed")
         }
@@ -33,6 +36,10 @@ final class BenchDaemon {
         bus = try await PrivateBus()
         var fakeConfiguration = FakeBlueZ.Configuration()
         fakeConfiguration.modules = 1
+        if endless {
+            fakeConfiguration.profile.batteryDrain = .init(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
+            fakeConfiguration.profile.cardCapacity = 1_000_000
+        }
         fake = FakeBlueZ(configuration: fakeConfiguration)
         try await fake.start(bus: .address(bus.address))
         address = await fake.moduleAddresses[0]

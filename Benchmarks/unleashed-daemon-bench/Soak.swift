@@ -61,7 +61,7 @@ struct Soak {
             samples.append(Sample(seconds: seconds, frames: frames, usage: usage))
             print(String(format: "%7.1f  %6d  %7d  %8d  %3d  %7d", Double(seconds) / 60, frames, usage.rssKiB,
                          usage.anonymousKiB, usage.descriptors, usage.threads))
-            fflush(stdout)
+            fflush(nil)
         }
         await sample()
         while ContinuousClock.now - start < .seconds(duration) {

@@ -27,7 +27,7 @@ let statusRequests = arguments.firstIndex(of: "--requests").flatMap { Int(argume
 let idleSeconds = arguments.firstIndex(of: "--idle").flatMap { Int(arguments[$0 + 1]) } ?? 60
 
 let bench = try await BenchDaemon(unleashed: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent()
-    .appendingPathComponent("unleashed"))
+    .appendingPathComponent("unleashed"), endless: arguments.contains("--soak"))
 defer { bench.remove() }
 
 if arguments.contains("--soak") {

@@ -20,7 +20,18 @@ enum ResidentMemory {
     /// those threads exist.
     static func limitArenas() {
         #if canImport(Glibc)
-        mallopt(M_ARENA_MAX, 2)
+        // <malloc.h> is not part of Swift's Glibc module: the two calls are looked up by name.
+        let mArenaMax: Int32 = -8
+        guard let symbol = dlsym(nil, "mallopt") else { return }
+        _ = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)(mArenaMax, 2)
+        #endif
+    }
+
+    /// Returns the free memory of every malloc arena to the system (`malloc_trim(0)`).
+    private static func trimHeap() {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)(0)
         #endif
     }
 
@@ -38,7 +49,7 @@ enum ResidentMemory {
         for mapping in releasableMappings() {
             _ = madvise(UnsafeMutableRawPointer(bitPattern: mapping.start), mapping.length, MADV_DONTNEED)
         }
-        malloc_trim(0)
+        trimHeap()
         return (before, residentKiB())
         #else
         return (0, 0)
@@ -46,9 +57,7 @@ enum ResidentMemory {
     }
 
     /// The mappings `releaseStartupPages` may unmap, from `/proc/self/smaps`.
-    static func releasableMappings(smaps: String? = try? String(contentsOfFile: "/proc/self/smaps", encoding: .utf8))
-        -> [(start: UInt, length: Int)]
-    {
+    static func releasableMappings(smaps: String? = readToEnd("/proc/self/smaps")) -> [(start: UInt, length: Int)] {
         var found: [(start: UInt, length: Int)] = []
         var current: (start: UInt, length: Int, candidate: Bool)?
         for line in (smaps ?? "").split(separator: "\n") {
@@ -69,6 +78,14 @@ enum ResidentMemory {
             }
         }
         return found
+    }
+
+    /// A file of /proc whole: they report a size of 0, and a read of what the size says gets
+    /// only the first part.
+    private static func readToEnd(_ path: String) -> String? {
+        guard let file = FileHandle(forReadingAtPath: path), let data = try? file.readToEnd() else { return nil }
+        try? file.close()
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// This process's resident memory, KiB.
