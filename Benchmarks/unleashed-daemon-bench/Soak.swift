@@ -8,7 +8,8 @@ import UnleashedTestSupport
 /// `GET /v1/events`, 5 poll `GET /v1/status` every 200 ms; every `sampleSeconds` the daemon's
 /// resident memory (all and anonymous), open descriptors and threads are read from /proc. The
 /// verdict is the slope of resident memory over the second half (the first is warm-up: caches
-/// filling, the allocator finding its size) and whether descriptors and threads stayed flat.
+/// filling, the allocator finding its size) and whether descriptors ended where the second half
+/// began (a client's connection open at the moment of a sample shows as one more).
 @MainActor
 struct Soak {
     let bench: BenchDaemon
@@ -87,8 +88,9 @@ struct Soak {
             RSS \(first.rssKiB) -> \(last.rssKiB) KiB (anonymous \(first.anonymousKiB) -> \(last.anonymousKiB) KiB)
             second half (\(secondHalf.count) samples): RSS \(String(format: "%+.1f", rssSlope)) KiB/min, \
             anonymous \(String(format: "%+.1f", anonymousSlope)) KiB/min
-            descriptors in the second half: \(descriptors.map(String.init).joined(separator: ", ")) \
-            (\(descriptors.count == 1 ? "flat" : "not flat")); threads: \(threads.map(String.init).joined(separator: ", "))
+            descriptors in the second half: \(secondHalf.first!.usage.descriptors) at its start, \(last.descriptors) at the end \
+            (\(descriptors.map(String.init).joined(separator: ", ")) between: \(last.descriptors <= secondHalf.first!.usage.descriptors ? "flat" : "growing")); \
+            threads: \(threads.map(String.init).joined(separator: ", "))
             """)
     }
 
