@@ -6,7 +6,7 @@ endif
 
 FUZZ_SECONDS ?= 30
 
-.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-sync bench-ramp bench-faults leak-check clean
+.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-ramp bench-faults leak-check clean
 
 setup:
 	scripts/setup
@@ -88,6 +88,14 @@ bench-gphoto2: setup
 bench-daemon: setup
 	swift build -c release --product unleashed
 	swift run -c release unleashed-daemon-bench
+
+# The daemon under a steady load for an hour (MINUTES=15 for less): a job of slots every 200 ms,
+# 10 event followers and 5 status pollers; its memory, descriptors and threads sampled as it goes,
+# and the slope of its memory once warmed up (docs/performance.md).
+MINUTES ?= 60
+bench-soak: setup
+	swift build -c release --product unleashed
+	swift run -c release unleashed-daemon-bench --soak --minutes $(MINUTES)
 
 # A rig's synchronisation: the spread between the first and last shoot request of a slot at the
 # D-Bus boundary, for 2, 4 and 8 simulated modules, the rig's volley beside a sequential loop

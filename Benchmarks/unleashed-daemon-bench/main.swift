@@ -7,6 +7,8 @@
 //      module, alone and with 50 API clients (25 polling the status 5 times a second, 25 following
 //      the events), one after the other on the same module;
 //   4. the idle daemon holding one connected module: its resident memory and CPU over 60 s.
+// With --soak [--minutes 60] [--every SECONDS] it measures instead what the daemon holds under a
+// steady load for a long time (Soak.swift; make bench-soak).
 // Everything runs on a private dbus-daemon with the project's fake org.bluez in this process.
 // Build first: swift build -c release --product unleashed (make bench-daemon does both).
 import DaemonClient
@@ -16,13 +18,6 @@ import Intervalometer
 import UnleashedProtocol
 import UnleashedTestSupport
 
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("unleashed-daemon-bench: \(message)\n".utf8))
-    exit(1)
-}
-
-
-
 func milliseconds(_ value: Double) -> String { String(format: "%.3f ms", value) }
 func micros(_ value: Int64) -> String { String(format: "%.3f ms", Double(value) / 1000) }
 
@@ -31,83 +26,29 @@ let shootRuns = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 
 let statusRequests = arguments.firstIndex(of: "--requests").flatMap { Int(arguments[$0 + 1]) } ?? 2000
 let idleSeconds = arguments.firstIndex(of: "--idle").flatMap { Int(arguments[$0 + 1]) } ?? 60
 
-let binaries = URL(fileURLWithPath: arguments[0]).deletingLastPathComponent()
-let unleashed = binaries.appendingPathComponent("unleashed")
-guard FileManager.default.isExecutableFile(atPath: unleashed.path) else {
-    fail("no \(unleashed.path): build it with swift build -c release --product unleashed")
+let bench = try await BenchDaemon(unleashed: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("unleashed"), endless: arguments.contains("--soak"))
+defer { bench.remove() }
+
+if arguments.contains("--soak") {
+    let minutes = arguments.firstIndex(of: "--minutes").flatMap { Int(arguments[$0 + 1]) } ?? 60
+    let every = arguments.firstIndex(of: "--every").flatMap { Int(arguments[$0 + 1]) }
+    try await Soak(bench: bench, minutes: minutes, sampleSeconds: every ?? max(minutes * 60 / 30, 10)).run()
+    bench.remove()
+    exit(0)
 }
 
-let bus = try await PrivateBus()
-var fakeConfiguration = FakeBlueZ.Configuration()
-fakeConfiguration.modules = 1
-let fake = FakeBlueZ(configuration: fakeConfiguration)
-try await fake.start(bus: .address(bus.address))
-let address = await fake.moduleAddresses[0]
+let fake = bench.fake
+let address = bench.address
+let socket = bench.socket
+let directory = bench.directory
 
-let directory = URL(fileURLWithPath: "/tmp/ud-bench-\(getpid())")
-try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: directory) }
-let socket = directory.appendingPathComponent("run/control.sock").path
-let configFile = directory.appendingPathComponent("unleashed.toml")
-try """
-    [daemon]
-    socket = "\(socket)"
-    journal = "\(directory.appendingPathComponent("journal.sqlite").path)"
-
-    [[modules]]
-    name = "a"
-    address = "\(address)"
-    """.write(to: configFile, atomically: true, encoding: .utf8)
-
-let environment: [String: String] = {
-    var environment = ProcessInfo.processInfo.environment
-    environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
-    environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
-    environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-    environment["UNLEASHED_SOCKET"] = socket
-    environment["UNLEASHED_DEMO"] = nil
-    return environment
-}()
-
-/// Runs `unleashed` to its end; its output is discarded.
-func runUnleashed(_ arguments: [String]) throws -> Int32 {
-    let process = Process()
-    process.executableURL = unleashed
-    process.arguments = arguments
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try ChildProcesses.run(process)
-    process.waitUntilExit()
-    return process.terminationStatus
-}
-
-func startDaemon() async throws -> Process {
-    let process = Process()
-    process.executableURL = unleashed
-    process.arguments = ["daemon", "--config", configFile.path]
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try ChildProcesses.run(process)
-    let client = DaemonClient(socketPath: socket)
-    let deadline = ContinuousClock.now + .seconds(60)
-    while ContinuousClock.now < deadline {
-        if let status = try? await client.status(), status.cameras.first?.status?.connection == .ready {
-            return process
-        }
-        try await Task.sleep(for: .milliseconds(100))
-    }
-    fail("the daemon did not get the module ready")
-}
-
-func stopDaemon(_ process: Process) {
-    kill(process.processIdentifier, SIGTERM)
-    process.waitUntilExit()
-}
+@MainActor func runUnleashed(_ arguments: [String]) throws -> Int32 { try bench.run(arguments) }
+@MainActor func startDaemon() async throws -> Process { try await bench.start() }
+@MainActor func stopDaemon(_ process: Process) { bench.stop(process) }
 
 /// Milliseconds from starting `unleashed shoot` to the shoot request reaching the module.
-func shootLatencies(_ arguments: [String], runs: Int) async throws -> [Double] {
+@MainActor func shootLatencies(_ arguments: [String], runs: Int) async throws -> [Double] {
     var latencies: [Double] = []
     for run in 0..<runs {
         let start = monotonicNanoseconds()
@@ -168,18 +109,6 @@ func runTiming(_ client: DaemonClient) async throws -> RunTiming {
     }
 }
 
-/// Resident memory (KiB) and CPU time (clock ticks) of `pid`, from /proc.
-func usage(_ pid: Int32) -> (rssKiB: Int, ticks: Int) {
-    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-        .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
-    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-    // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
-    let fields = stat[stat.index(after: stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
-    let ticks = fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
-    return (rss, ticks)
-}
-
 // 1 and 2 with the daemon running.
 var daemon = try await startDaemon()
 let client = DaemonClient(socketPath: socket)
@@ -211,9 +140,9 @@ let direct = try await shootLatencies(["--module", address], runs: shootRuns)
 // 3: the idle daemon.
 daemon = try await startDaemon()
 try await Task.sleep(for: .seconds(2))
-let before = usage(daemon.processIdentifier)
+let before = ProcessUsage(daemon.processIdentifier)
 try await Task.sleep(for: .seconds(idleSeconds))
-let after = usage(daemon.processIdentifier)
+let after = ProcessUsage(daemon.processIdentifier)
 stopDaemon(daemon)
 let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 let cpuPercent = Double(after.ticks - before.ticks) / ticksPerSecond / Double(idleSeconds) * 100
@@ -233,7 +162,8 @@ print("""
       CPU stolen by the host             \(String(format: "%.1f %%", quiet.stealPercent))       \(String(format: "%.1f %%", loaded.stealPercent))
       (\(stillFollowing)/25 followers connected to the end)
 
-    idle daemon with one connected module, over \(idleSeconds) s: RSS \(before.rssKiB) KiB -> \(after.rssKiB) KiB, \
+    idle daemon with one connected module, over \(idleSeconds) s: RSS \(before.rssKiB) KiB -> \(after.rssKiB) KiB \
+    (anonymous \(after.anonymousKiB) KiB, \(after.threads) threads, \(after.descriptors) descriptors), \
     CPU \(String(format: "%.2f", cpuPercent)) % of one core (\(after.ticks - before.ticks) ticks)
     """)
 let json: JSONValue = [
@@ -243,7 +173,9 @@ let json: JSONValue = [
     "latenessP99Micros": ["alone": .integer(quiet.latenessP99Micros), "with50Clients": .integer(loaded.latenessP99Micros)],
     "arrivalDelayP99Ms": ["alone": .number(quiet.arrivalDelayP99Ms), "with50Clients": .number(loaded.arrivalDelayP99Ms)],
     "stealPercent": ["alone": .number(quiet.stealPercent), "with50Clients": .number(loaded.stealPercent)],
-    "idle": ["seconds": .integer(Int64(idleSeconds)), "rssKiB": .integer(Int64(after.rssKiB)), "cpuPercent": .number(cpuPercent)],
+    "idle": ["seconds": .integer(Int64(idleSeconds)), "rssKiB": .integer(Int64(after.rssKiB)),
+             "anonymousKiB": .integer(Int64(after.anonymousKiB)), "threads": .integer(Int64(after.threads)),
+             "cpuPercent": .number(cpuPercent)],
 ]
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.sortedKeys]

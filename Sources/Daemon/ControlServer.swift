@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import NIOPosix
 import NIOSSL
 public import Logging
 import ServiceLifecycle
@@ -40,6 +41,12 @@ public actor ControlServer {
     private let api: ControlAPI
     private let logger: Logger
     private var running: Running?
+
+    /// One event-loop thread for every listener in the process, rather than NIO's shared group of
+    /// one per core: the loop only moves bytes between the sockets and the handlers, which run
+    /// on Swift's own threads, and a control daemon's few clients never keep one thread busy.
+    /// Each further thread cost a stack and a malloc arena while the daemon sat idle.
+    private static let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     private static let stagingTemplate = ".bind-XXXXXX"
     private static let stagedSocketName = "s"
@@ -119,6 +126,7 @@ public actor ControlServer {
                 if case .success = placed { logger.info("control API listening on \(finalPath)") }
                 report.yield(placed.map(Listening.socket))
             },
+            eventLoopGroupProvider: .shared(Self.loops),
             logger: Self.quieter(logger))]
         if let listen {
             services.append(Application(
@@ -129,7 +137,8 @@ public actor ControlServer {
                     logger.info("control API listening on \(listen.host):\(port) (TCP; every request needs a token)")
                     report.yield(.success(.tcp(port: port)))
                 },
-                logger: Self.quieter(logger)))
+                eventLoopGroupProvider: .shared(Self.loops),
+            logger: Self.quieter(logger)))
         }
         if let webService = try webApplication(report: report) { services.append(webService) }
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))
@@ -206,6 +215,7 @@ public actor ControlServer {
                 logger.info("web app listening on \(scheme)://\(address.host.contains(":") ? "[\(address.host)]" : address.host):\(port)")
                 report.yield(.success(.web(port: port)))
             },
+            eventLoopGroupProvider: .shared(Self.loops),
             logger: Self.quieter(logger))
     }
 

@@ -34,6 +34,7 @@ public struct DaemonService: Service {
     }
 
     public func run() async throws {
+        ResidentMemory.limitArenas()
         let notifier = SystemdNotifier()
         let journal = try SQLiteJournal(path: configuration.service.journal)
         let metrics = DaemonMetrics()
@@ -71,12 +72,20 @@ public struct DaemonService: Service {
             if !resumed.isEmpty { logger.info("resumed runs \(resumed.map(String.init).joined(separator: ", "))") }
         }
         notify(notifier, .ready("serving on \(configuration.service.socket)"))
+        let settled = Task { [logger] in
+            // Once the configured cameras had their first attempt, start-up is over.
+            await opening.value
+            guard !Task.isCancelled else { return }
+            let (before, after) = ResidentMemory.releaseStartupPages()
+            logger.debug("released start-up pages: resident \(before / 1024) MiB before, \(after / 1024) MiB after")
+        }
 
         try? await gracefulShutdown()
 
         logger.info("stopping: suspending runs, closing the control API and the cameras")
         notify(notifier, .stopping)
         watchdog?.cancel()
+        settled.cancel()
         reloads.cancel()
         opening.cancel()
         await jobs.suspendAll()

@@ -29,31 +29,62 @@ public struct RunSummary: Codable, Hashable, Sendable {
 
     /// Summarises `frames`, the records of one run.
     public init(frames: [FrameRecord]) {
-        taken = frames.count { $0.outcome == .taken }
-        failed = frames.count { $0.outcome == .failed }
-        skipped = frames.count { $0.outcome == .skipped }
-        firstMs = frames.map(\.scheduledMs).min()
-        lastMs = frames.map { $0.completedMs ?? $0.sentMs ?? $0.scheduledMs }.max()
-        let lateness = frames.compactMap(\.latenessMicros).sorted()
+        var tally = Tally()
+        for frame in frames { tally.add(frame) }
+        self = tally.summary
+    }
+
+    /// A summary taken in one record at a time, keeping only what the summary is made of (a
+    /// few numbers per record, not the records): for a run that goes on for hours.
+    public struct Tally: Sendable {
+        private var taken = 0, failed = 0, skipped = 0
+        private var firstMs: Int64?
+        private var lastMs: Int64?
+        private var lateness: [Int64] = []
+        /// A slot's spreads, which each camera's record of the slot repeats, once per slot.
+        private var commands: [Int64] = []
+        private var completions: [Int64] = []
+        private var commandSlots: Set<Int> = []
+        private var completionSlots: Set<Int> = []
+
+        public init() {}
+
+        public mutating func add(_ frame: FrameRecord) {
+            switch frame.outcome {
+            case .taken: taken += 1
+            case .failed: failed += 1
+            case .skipped: skipped += 1
+            }
+            firstMs = min(firstMs ?? frame.scheduledMs, frame.scheduledMs)
+            let last = frame.completedMs ?? frame.sentMs ?? frame.scheduledMs
+            lastMs = max(lastMs ?? last, last)
+            if let micros = frame.latenessMicros { lateness.append(micros) }
+            guard frame.part == 1 else { return }
+            if let spread = frame.commandSpreadMicros, commandSlots.insert(frame.frame).inserted { commands.append(spread) }
+            if let spread = frame.completionSpreadMicros, completionSlots.insert(frame.frame).inserted { completions.append(spread) }
+        }
+
+        public var summary: RunSummary {
+            RunSummary(taken: taken, failed: failed, skipped: skipped, firstMs: firstMs, lastMs: lastMs,
+                       lateness: lateness.sorted(), commands: commands.sorted(), completions: completions.sorted())
+        }
+    }
+
+    private init(taken: Int, failed: Int, skipped: Int, firstMs: Int64?, lastMs: Int64?,
+                 lateness: [Int64], commands: [Int64], completions: [Int64]) {
+        self.taken = taken
+        self.failed = failed
+        self.skipped = skipped
+        self.firstMs = firstMs
+        self.lastMs = lastMs
         maxLatenessMicros = lateness.last
         p50LatenessMicros = Self.percentile(50, of: lateness)
         p99LatenessMicros = Self.percentile(99, of: lateness)
-        let commands = Self.perSlot(frames, \.commandSpreadMicros)
         p50CommandSpreadMicros = Self.percentile(50, of: commands)
         p99CommandSpreadMicros = Self.percentile(99, of: commands)
         maxCommandSpreadMicros = commands.last
-        let completions = Self.perSlot(frames, \.completionSpreadMicros)
         p99CompletionSpreadMicros = Self.percentile(99, of: completions)
         maxCompletionSpreadMicros = completions.last
-    }
-
-    /// A slot's value, which each camera's record of the slot repeats, once per slot, sorted.
-    private static func perSlot(_ frames: [FrameRecord], _ value: KeyPath<FrameRecord, Int64?>) -> [Int64] {
-        var seen: Set<Int> = []
-        return frames.filter { $0.part == 1 }.compactMap { record in
-            guard let value = record[keyPath: value], seen.insert(record.frame).inserted else { return nil }
-            return value
-        }.sorted()
     }
 
     /// Nearest rank: the smallest value with at least `percent`% of the values at or below it,

@@ -481,6 +481,41 @@ struct JobTests {
         try? await demo.finish()
     }
 
+    @Test("a long job holds only its newest frames; a follower from frame 1 still gets every frame once, and the summary counts all")
+    func longJobHoldsNewestFrames() async throws {
+        let (demo, journal, cameras, directory) = try await Self.managerParts()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = RunClock()
+        let jobs = JobManager(journal: journal, cameras: cameras, framesKept: 4, clock: clock, wallClock: clock.wallClock)
+        let id = try await jobs.submit(camera: nil, plan: RunPlan(intervalMs: 150, stop: .frames(120))).id
+        let (held, replayed, ended) = try await clock.flowing { () async throws -> (Int, [Int], RunSummary?) in
+            var seen = 0
+            for await update in try await jobs.follow(id) {
+                if case .frame = update { seen += 1 }
+                if seen == 25 { break }
+            }
+            let held = await jobs.framesHeld(id)
+            // Frames 1 to 17 or more have left memory by now: they come from the journal.
+            var frames: [Int] = []
+            var summary: RunSummary?
+            for await update in try await jobs.follow(id, fromFrame: 1) {
+                switch update {
+                case .frame(let record): frames.append(record.frame)
+                case .ended(_, let total): summary = total
+                }
+            }
+            return (held, frames, summary)
+        }
+        #expect(held >= 4 && held < 8, "between framesKept and twice that, not all 25: \(held)")
+        #expect(replayed == Array(1...120))
+        let journalled = try journal.frames(of: id)
+        #expect(journalled.count == 120)
+        #expect(ended == RunSummary(frames: journalled), "the summary taken frame by frame is the journal's")
+        #expect(try await jobs.job(id).summary == RunSummary(frames: journalled))
+        #expect(await jobs.framesHeld(id) == 0)
+        try? await demo.finish()
+    }
+
     @Test("a client that leaves an event stream ends its subscription; the job goes on")
     func clientLeaves() async throws {
         try await Self.withRig(flowing: false) { rig in

@@ -123,9 +123,15 @@ public actor JobManager {
         /// The names of its cameras, lower-cased: one job per camera at a time.
         let keys: Set<String>
         let run: any JobRun
-        /// Every frame of the run in journal order, for followers that join late.
-        var history: [FrameRecord] = []
-        var seen: Set<FrameKey> = []
+        /// The run's newest frames in journal order, between the manager's `framesKept` and twice
+        /// that many once it has had them: for followers that join late (older frames come from
+        /// the journal), the web app's recent frames, and to take each frame once. A run of a
+        /// slot every 200 ms has 18,000 frames an hour: the journal holds them, not memory.
+        private(set) var recent: [FrameRecord] = []
+        /// Whether frames have left ``recent``, so that a replay from further back reads the journal.
+        private(set) var trimmed = false
+        /// The run's summary so far, taken in one frame at a time.
+        private(set) var tally = RunSummary.Tally()
         var paused = false
         var followers: [UUID: AsyncStream<JobUpdate>.Continuation] = [:]
         /// Relays the run's frames and reports its end; done once the job has ended.
@@ -136,6 +142,20 @@ public actor JobManager {
             camera = cameras.joined(separator: ",")
             keys = Set(cameras.map { $0.lowercased() })
             self.run = run
+        }
+
+        /// Takes in `frame` once; false when it already has it (a resumed run's engine may
+        /// repeat the last frames that the journal gave before).
+        func take(_ frame: FrameRecord, keeping kept: Int) -> Bool {
+            let key = FrameKey(frame)
+            guard !recent.contains(where: { FrameKey($0) == key }) else { return false }
+            recent.append(frame)
+            tally.add(frame)
+            if recent.count >= 2 * kept {
+                recent.removeFirst(recent.count - kept)
+                trimmed = true
+            }
+            return true
         }
     }
 
@@ -153,6 +173,9 @@ public actor JobManager {
     private let followerBacklog: Int
     /// How many ended jobs a listing shows.
     static let recentEnded = 20
+    /// How many of a running job's newest frames stay in memory, at least, unless told otherwise.
+    public static let defaultFramesKept = 256
+    private let framesKept: Int
 
     private let journal: any RunJournal
     private let cameras: CameraRegistry
@@ -181,19 +204,22 @@ public actor JobManager {
     ///   - cameras: The cameras jobs may run on, by name.
     ///   - followerBacklog: How many updates a follower may fall behind before it is let go;
     ///     what a slow client may cost in memory, never in the run's timing.
+    ///   - framesKept: How many of a running job's newest frames stay in memory (up to twice
+    ///     as many); a follower that asks for older ones gets them from the journal.
     ///   - metrics: Counts the jobs' frames and how many jobs run, for `GET /metrics`.
     ///   - clock: The monotonic clock the runs wait on. The real one keeps a run's deadlines
     ///     on its own thread and lets a rig schedule shots on its modules' timers; a test
     ///     hands in a clock it moves itself.
     ///   - wallClock: Unix milliseconds now, moving with `clock` in a test.
     public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
-                followerBacklog: Int = 1024, metrics: DaemonMetrics? = nil,
+                followerBacklog: Int = 1024, framesKept: Int = JobManager.defaultFramesKept, metrics: DaemonMetrics? = nil,
                 clock: any Clock<Duration> = ContinuousClock(),
                 wallClock: @escaping @Sendable () -> Int64 = JobManager.systemWallClock) {
         self.journal = journal
         self.cameras = cameras
         self.logger = logger
         self.followerBacklog = max(followerBacklog, 1)
+        self.framesKept = max(framesKept, 1)
         self.metrics = metrics
         self.clock = clock
         self.wallClock = wallClock
@@ -325,9 +351,7 @@ public actor JobManager {
         // A resumed run's earlier frames; the engine's own stream repeats none of them, but
         // may already have journalled a few of its own, which the relay then skips.
         do {
-            for frame in try journal.frames(of: record.id) where job.seen.insert(FrameKey(frame)).inserted {
-                job.history.append(frame)
-            }
+            for frame in try journal.frames(of: record.id) { _ = job.take(frame, keeping: framesKept) }
         } catch {
             logger.error("cannot read the frames of job \(record.id): \(error)")
         }
@@ -342,8 +366,7 @@ public actor JobManager {
     }
 
     private func received(_ frame: FrameRecord, job id: Int64) {
-        guard let job = active[id], job.seen.insert(FrameKey(frame)).inserted else { return }
-        job.history.append(frame)
+        guard let job = active[id], job.take(frame, keeping: framesKept) else { return }
         metrics?.record(frame: frame, camera: frame.camera ?? job.record.camera)
         for (token, follower) in job.followers {
             if case .dropped = follower.yield(.frame(frame)) {
@@ -375,7 +398,7 @@ public actor JobManager {
             ending.run.endReason = ending.reason
         }
         logger.info("job \(id) \(JobState(ended: ending.state).rawValue): \(ending.reason)")
-        let summary = RunSummary(frames: job.history)
+        let summary = job.tally.summary
         for follower in job.followers.values {
             follower.yield(.ended(ending, summary))
             follower.finish()
@@ -383,7 +406,7 @@ public actor JobManager {
         job.followers = [:]
         let snapshot = JobSnapshot(id: id, camera: job.camera, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
                                    plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: ending.reason, summary: summary,
-                                   lastFrame: job.history.last)
+                                   lastFrame: job.recent.last)
         if ending.state != .running { remember(snapshot) }
         tell(.job(snapshot))
     }
@@ -412,7 +435,7 @@ public actor JobManager {
         let state: JobState = job.paused ? .paused : wallClock() < job.record.t0UnixMs ? .waiting : .running
         return JobSnapshot(id: job.record.id, camera: job.camera, kind: JobKind(job.record.plan), state: state,
                            plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: nil,
-                           summary: RunSummary(frames: job.history), lastFrame: job.history.last)
+                           summary: job.tally.summary, lastFrame: job.recent.last)
     }
 
     private func snapshot(of record: RunRecord) throws(JobError) -> JobSnapshot {
@@ -499,7 +522,7 @@ public actor JobManager {
         -> (updates: AsyncStream<JobUpdate>, control: AsyncStream<JobUpdate>.Continuation) {
         let from = fromFrame ?? 1
         if let job = active[id] {
-            let replay = job.history.filter { $0.frame >= from }
+            let replay = try frames(of: job, id: id, from: from)
             let (updates, follower) = AsyncStream.makeStream(
                 of: JobUpdate.self, bufferingPolicy: .bufferingOldest(replay.count + followerBacklog))
             for frame in replay { follower.yield(.frame(frame)) }
@@ -522,10 +545,31 @@ public actor JobManager {
         return (updates, follower)
     }
 
+    /// A running job's frames from slot `from` on, in journal order: those it still keeps, and
+    /// before them, when the replay reaches further back, the journal's.
+    private func frames(of job: Job, id: Int64, from: Int) throws(JobError) -> [FrameRecord] {
+        let kept = job.recent.filter { $0.frame >= from }
+        guard job.trimmed, let oldest = job.recent.first, from <= oldest.frame else { return kept }
+        let keptKeys = Set(job.recent.map(FrameKey.init))
+        let oldestKey = FrameKey(oldest)
+        // The journal may already hold frames the job has not been handed yet: only those
+        // before its oldest kept frame are taken from there.
+        let earlier = try journalled { try journal.frames(of: id) }
+            .prefix { FrameKey($0) != oldestKey }
+            .filter { $0.frame >= from && !keptKeys.contains(FrameKey($0)) }
+        return earlier + kept
+    }
+
     /// How many followers a running job has (0 for one that has ended): for status and
     /// metrics, and to see that a client that left no longer costs anything.
     public func followerCount(_ id: Int64) -> Int {
         active[id]?.followers.count ?? 0
+    }
+
+    /// How many frames of a running job the manager holds in memory (0 for one that has
+    /// ended): to see that a run of days costs no more than a run of minutes.
+    public func framesHeld(_ id: Int64) -> Int {
+        active[id]?.recent.count ?? 0
     }
 
     private func unfollow(_ id: Int64, _ token: UUID) {
@@ -535,7 +579,7 @@ public actor JobManager {
     /// Every job now, with each running job's newest `recentFrames` frames.
     public func current(recentFrames: Int) throws(JobError) -> JobsNow {
         var frames: [Int64: [FrameRecord]] = [:]
-        for (id, job) in active { frames[id] = Array(job.history.suffix(max(recentFrames, 0))) }
+        for (id, job) in active { frames[id] = Array(job.recent.suffix(max(recentFrames, 0))) }
         return JobsNow(jobs: try jobs(), recentFrames: frames)
     }
 
