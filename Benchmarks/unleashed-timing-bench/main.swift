@@ -72,7 +72,7 @@ func fastCamera() async throws -> Demo {
 /// The normal policy at the nice value runs had before real-time priority.
 let normalPriority = ExecutorThread.Priority(realTime: nil, niceness: -10)
 /// A run's default: SCHED_FIFO 10 where granted, else nice -10.
-let realTimePriority = Timelapse<ContinuousClock>.defaultThreadPriority
+let realTimePriority = Timelapse<ContinuousClock>.realTimeThreadPriority
 
 func engine(_ scenario: String, priority: ExecutorThread.Priority) async throws -> Measurement {
     let demo = try await fastCamera()

@@ -122,10 +122,16 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// How far ahead of the start command slot 1 is placed.
     static var preparationTime: Duration { .milliseconds(20) }
 
-    /// The priority a run's thread asks for unless told otherwise: `SCHED_FIFO` 10 where the
-    /// process may have it (root, or the system unit's `LimitRTPRIO=10`), else nice -10 where it
-    /// may have that (`LimitNICE=-10`). At a deadline on a busy machine it then gets a CPU first.
-    public static var defaultThreadPriority: ExecutorThread.Priority { ExecutorThread.Priority(realTime: 10, niceness: -10) }
+    /// The priority a run's thread asks for unless told otherwise: nice -10 where the process may
+    /// have it (root, or the system unit's `LimitNICE=-10`).
+    public static var defaultThreadPriority: ExecutorThread.Priority { ExecutorThread.Priority(realTime: nil, niceness: -10) }
+
+    /// What the daemon's and the command line's runs ask for: `SCHED_FIFO` 10 where the process
+    /// may have it (root, or the system unit's `LimitRTPRIO=10`), else nice -10. At a deadline on
+    /// a busy machine the run's thread then gets a CPU first, and so does the camera work it does
+    /// for its slots. Not the default: a library user (a test, a benchmark) that runs many runs at
+    /// once, or cameras whose work is heavy, should not have them all ahead of every other thread.
+    public static var realTimeThreadPriority: ExecutorThread.Priority { ExecutorThread.Priority(realTime: 10, niceness: -10) }
 
     /// How the run's thread is scheduled: what it asked for and was granted.
     public nonisolated var threadScheduling: ExecutorThread.Scheduling { thread.scheduling }
@@ -503,10 +509,12 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         return { [clock] in anchor.duration(to: clock.now) }
     }
 
-    /// Follows every camera's link, so that slots lost to an outage say so.
+    /// Follows every camera's link, so that slots lost to an outage say so. On the run's thread,
+    /// as the run's camera calls are: news of an outage reaches the run before the slots it
+    /// costs are given up, however busy the shared pool is.
     private func watchLinks() -> Task<Void, Never> {
         let cameras = cameras
-        return Task { [weak self] in
+        return Task(executorPreference: thread) { [weak self] in
             await withTaskGroup(of: Void.self) { group in
                 for member in cameras {
                     group.addTask {

@@ -138,14 +138,16 @@ public final class LocalRun: RunController {
     /// Runs the plan on `camera` to its end.
     public func run(on camera: any Camera) async -> RunOutcome {
         let run = Timelapse(plan: start.plan, camera: camera, journal: journal, clock: ContinuousClock(),
-                            wallClock: Self.wallClock, hooks: start.plan.hookRunner)
+                            wallClock: Self.wallClock, hooks: start.plan.hookRunner,
+                            threadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority)
         return await drive(run, cameraName: camera.identity.name)
     }
 
     /// Runs the plan on every camera of `rig` together to its end.
     public func run(on rig: Rig) async -> RunOutcome {
         let run = Timelapse(plan: start.plan, rig: rig, journal: journal, clock: ContinuousClock(),
-                            wallClock: Self.wallClock, hooks: start.plan.hookRunner)
+                            wallClock: Self.wallClock, hooks: start.plan.hookRunner,
+                            threadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority)
         return await drive(run, cameraName: rig.members.map(\.name).joined(separator: ","))
     }
 

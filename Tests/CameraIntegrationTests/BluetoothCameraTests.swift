@@ -77,7 +77,7 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         let address = CameraBench.address(0)
         #expect(await bench.fake.setCamera(address: address, pairingOpen: true))
         var seen: [BlueZDevice] = []
-        let found = try await bench.operations().scan(for: .milliseconds(800)) { seen.append($0) }
+        let found = try await bench.operations().scan(for: .seconds(2)) { seen.append($0) }
         #expect(found == 2, "the module and the camera")
         let sighting = try #require(seen.first { $0.address == address })
         #expect(sighting.camera?.brand == brand)

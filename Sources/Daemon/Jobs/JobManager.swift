@@ -652,8 +652,10 @@ private extension Clock where Duration == Swift.Duration {
              wallClock: @escaping @Sendable () -> Int64) -> any JobRun {
         let hooks = plan.hookRunner
         if isRig, let rig = Rig(entries.map { RigCamera(name: $0.name, camera: $0.camera) }) {
-            return Timelapse(plan: plan, rig: rig, journal: journal, clock: self, wallClock: wallClock, hooks: hooks)
+            return Timelapse(plan: plan, rig: rig, journal: journal, clock: self, wallClock: wallClock, hooks: hooks,
+                             threadPriority: Timelapse<Self>.realTimeThreadPriority)
         }
-        return Timelapse(plan: plan, camera: entries[0].camera, journal: journal, clock: self, wallClock: wallClock, hooks: hooks)
+        return Timelapse(plan: plan, camera: entries[0].camera, journal: journal, clock: self, wallClock: wallClock, hooks: hooks,
+                         threadPriority: Timelapse<Self>.realTimeThreadPriority)
     }
 }
