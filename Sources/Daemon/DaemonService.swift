@@ -43,7 +43,8 @@ public struct DaemonService: Service {
             await metrics.observe(camera: entry.camera, name: entry.name)
             await pictures.follow(entry)
         }
-        let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics)
+        let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics,
+                              runThreadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority)
         let browsers = try webClients()
         let api = ControlAPI(cameras: registry, jobs: jobs, access: AccessPolicy(configuration: configuration), version: version,
                              metrics: metrics, connector: cameras, configuration: configuration,

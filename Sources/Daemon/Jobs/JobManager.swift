@@ -1,7 +1,7 @@
 import Foundation
 public import Intervalometer
 public import Logging
-import UnleashedKit
+public import UnleashedKit
 
 /// Where a job stands, as clients see it. The journal knows only running, finished and failed;
 /// the rest is what the daemon knows about a run it holds.
@@ -198,6 +198,10 @@ public actor JobManager {
     /// Unix milliseconds now: labels a run's `t0`, places a resumed run on its schedule, and
     /// tells a waiting job from a running one. Never times a slot.
     private let wallClock: @Sendable () -> Int64
+    /// What each run's thread asks the kernel for: the daemon asks for real-time priority
+    /// (``Timelapse/realTimeThreadPriority``); a manager made by a test, among many at once on a
+    /// small machine, for the default.
+    private let runThreadPriority: ExecutorThread.Priority
 
     /// - Parameters:
     ///   - journal: Where runs are recorded (the daemon's SQLite journal); job ids are its run ids.
@@ -214,7 +218,9 @@ public actor JobManager {
     public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
                 followerBacklog: Int = 1024, framesKept: Int = JobManager.defaultFramesKept, metrics: DaemonMetrics? = nil,
                 clock: any Clock<Duration> = ContinuousClock(),
-                wallClock: @escaping @Sendable () -> Int64 = JobManager.systemWallClock) {
+                wallClock: @escaping @Sendable () -> Int64 = JobManager.systemWallClock,
+                runThreadPriority: ExecutorThread.Priority = Timelapse<ContinuousClock>.defaultThreadPriority) {
+        self.runThreadPriority = runThreadPriority
         self.journal = journal
         self.cameras = cameras
         self.logger = logger
@@ -311,7 +317,7 @@ public actor JobManager {
         starting.formUnion(keys)
         defer { starting.subtract(keys) }
 
-        let run = clock.run(plan, on: entries, isRig: isRig, journal: journal, wallClock: wallClock)
+        let run = clock.run(plan, on: entries, isRig: isRig, journal: journal, wallClock: wallClock, priority: runThreadPriority)
         let names = entries.map(\.name)
         let name = names.joined(separator: ",")
         if let timed = run as? Timelapse<ContinuousClock> {
@@ -649,13 +655,13 @@ private extension Clock where Duration == Swift.Duration {
     /// a run on the real clock is a `Timelapse<ContinuousClock>`, which waits for its deadlines
     /// on its own thread and can schedule a rig's shots on the modules' timers.
     func run(_ plan: RunPlan, on entries: [CameraRegistry.Entry], isRig: Bool, journal: any RunJournal,
-             wallClock: @escaping @Sendable () -> Int64) -> any JobRun {
+             wallClock: @escaping @Sendable () -> Int64, priority: ExecutorThread.Priority) -> any JobRun {
         let hooks = plan.hookRunner
         if isRig, let rig = Rig(entries.map { RigCamera(name: $0.name, camera: $0.camera) }) {
             return Timelapse(plan: plan, rig: rig, journal: journal, clock: self, wallClock: wallClock, hooks: hooks,
-                             threadPriority: Timelapse<Self>.realTimeThreadPriority)
+                             threadPriority: priority)
         }
         return Timelapse(plan: plan, camera: entries[0].camera, journal: journal, clock: self, wallClock: wallClock, hooks: hooks,
-                         threadPriority: Timelapse<Self>.realTimeThreadPriority)
+                         threadPriority: priority)
     }
 }
