@@ -19,11 +19,11 @@ import UnleashedSimulator
 import UnleashedTestSupport
 
 let arguments = CommandLine.arguments
-func option(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } }
+func stringOption(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
+func option(_ name: String) -> Int? { stringOption(name).flatMap { Int($0) } }
 let requests = option("--requests") ?? 5000
 let connects = option("--connects") ?? 20
 let printJSON = arguments.contains("--json")
-func stringOption(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 /// The Python with bleak installed (`make bench-bluez` makes this virtual environment).
 let python = arguments.contains("--no-bleak") ? nil : (stringOption("--python") ?? ".build/bench-venv/bin/python")
 guard requests >= 10, connects >= 1 else {

@@ -108,12 +108,12 @@ public actor ModuleSession {
         let packets: [[UInt8]]
         let limit: Duration
         let firstSent: Duration
-        let deadline: Duration
         var copies = 1
         /// How long this copy is waited for before the request goes again.
         var wait: Duration
         var resendAt: Duration
 
+        var deadline: Duration { firstSent + limit }
         var due: Duration { min(resendAt, deadline) }
     }
 
@@ -219,7 +219,7 @@ public actor ModuleSession {
         }
         let limit = timeout ?? requestTimeout
         let now = elapsed()
-        let transmission = Transmission(opcode: opcode, packets: packets, limit: limit, firstSent: now, deadline: now + limit,
+        let transmission = Transmission(opcode: opcode, packets: packets, limit: limit, firstSent: now,
                                         wait: roundTrips.timeout, resendAt: now + roundTrips.timeout)
         transmissions[id] = transmission
         pending[id] = .sending

@@ -35,12 +35,12 @@ enum ResidentMemory {
         #endif
     }
 
-    /// Lets go of the start-up pages once the daemon serves: unmaps every read-only file-backed
+    /// Lets go of the start-up pages once the daemon serves: drops from its page tables every read-only file-backed
     /// mapping that has no private copy of a page in it (code, read-only data), and returns the
     /// heap's free memory to the system. Code the daemon runs afterwards is mapped again from the
     /// page cache (a minor fault, no disk read, while the file stays cached), so what stays
     /// resident is what it runs. Writable mappings and any holding an anonymous page (data the
-    /// loader relocated, made read-only afterwards) are left alone: unmapping those would lose
+    /// loader relocated, made read-only afterwards) are left alone: dropping those would lose
     /// their contents. Returns the resident KiB before and after.
     @discardableResult
     static func releaseStartupPages() -> (beforeKiB: Int, afterKiB: Int) {
@@ -56,7 +56,7 @@ enum ResidentMemory {
         #endif
     }
 
-    /// The mappings `releaseStartupPages` may unmap, from `/proc/self/smaps`.
+    /// The mappings `releaseStartupPages` may let go of, from `/proc/self/smaps`.
     static func releasableMappings(smaps: String? = readToEnd("/proc/self/smaps")) -> [(start: UInt, length: Int)] {
         var found: [(start: UInt, length: Int)] = []
         var current: (start: UInt, length: Int, candidate: Bool)?
