@@ -6,6 +6,11 @@ endif
 
 FUZZ_SECONDS ?= 30
 
+# Release builds link the Swift runtime and Foundation into each program: a command then starts in
+# about half the time (no shared libraries to load and bind; docs/performance.md, "Command start").
+# Every release build uses the same flags, so that one build serves them all.
+RELEASE := -c release --static-swift-stdlib
+
 .PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-ramp bench-faults leak-check clean
 
 setup:
@@ -28,8 +33,8 @@ test: setup
 # past 1023; the rest of the suite, in parallel, holds over a thousand at its peak. So the tests
 # that open libgphoto2 in the test process run in a process of their own.
 	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --filter GPhoto2Tests
-	swift build -c release --product unleashed-sim
-	swift build -c release --product unleashed-counts
+	swift build $(RELEASE) --product unleashed-sim
+	swift build $(RELEASE) --product unleashed-counts
 	UNLEASHED_TEST_RUN=$(TEST_RUN) .build/release/unleashed-counts check
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/web-test
@@ -41,13 +46,13 @@ test: setup
 # under valgrind and checked against Benchmarks/unleashed-counts/thresholds-<toolchain>.json.
 # `make counts-update` records new thresholds, for a deliberate change.
 counts: setup
-	swift build -c release --product unleashed-sim
-	swift build -c release --product unleashed-counts
+	swift build $(RELEASE) --product unleashed-sim
+	swift build $(RELEASE) --product unleashed-counts
 	.build/release/unleashed-counts check
 
 counts-update: setup
-	swift build -c release --product unleashed-sim
-	swift build -c release --product unleashed-counts
+	swift build $(RELEASE) --product unleashed-sim
+	swift build $(RELEASE) --product unleashed-counts
 	.build/release/unleashed-counts check --update
 
 # Regenerates Protocol/vectors from Protocol/tools/make_vectors.py (an implementation of
@@ -59,59 +64,59 @@ fuzz: setup
 	scripts/fuzz $(FUZZ_SECONDS)
 
 bench: setup
-	swift run -c release unleashed-bench
+	swift run $(RELEASE) unleashed-bench
 
 # Time-lapse timing: the engine beside a bare thread's floor, idle and with every core loaded by
 # busy-loop processes, at the normal policy and at real-time priority; --naive adds a
 # sleep-after-each-shot loop (docs/performance.md).
 bench-timing: setup
-	swift run -c release unleashed-timing-bench
+	swift run $(RELEASE) unleashed-timing-bench
 
 # The BlueZ path: request round trip, connect-to-ready and CPU per request through a private
 # dbus-daemon and the fake bluetoothd, beside bleak (from PyPI, in a virtual environment made
 # here) on the same fake and the in-process link (docs/performance.md).
 BLEAK_VERSION = 3.1.0
 bench-bluez: setup
-	swift build -c release --product unleashed-sim
+	swift build $(RELEASE) --product unleashed-sim
 	test -x .build/bench-venv/bin/python || python3 -m venv .build/bench-venv
 	.build/bench-venv/bin/python -m pip install --quiet --disable-pip-version-check "bleak==$(BLEAK_VERSION)"
-	swift run -c release unleashed-bluez-bench
+	swift run $(RELEASE) unleashed-bluez-bench
 
 # Time-lapse timing over the libgphoto2 backend (the simulated PTP/IP camera, with and without
 # downloads) beside the module backend, in one run (docs/performance.md).
 bench-gphoto2: setup
-	swift build -c release --product unleashed-sim
-	swift run -c release unleashed-gphoto2-bench
+	swift build $(RELEASE) --product unleashed-sim
+	swift run $(RELEASE) unleashed-gphoto2-bench
 
 # The daemon: status requests through its socket, `unleashed shoot` through it and direct, and
 # its idle memory and CPU (docs/performance.md).
 bench-daemon: setup
-	swift build -c release --product unleashed
-	swift run -c release unleashed-daemon-bench
+	swift build $(RELEASE) --product unleashed
+	swift run $(RELEASE) unleashed-daemon-bench
 
 # The daemon under a steady load for an hour (MINUTES=15 for less): a job of slots every 200 ms,
 # 10 event followers and 5 status pollers; its memory, descriptors and threads sampled as it goes,
 # and the slope of its memory once warmed up (docs/performance.md).
 MINUTES ?= 60
 bench-soak: setup
-	swift build -c release --product unleashed
-	swift run -c release unleashed-daemon-bench --soak --minutes $(MINUTES)
+	swift build $(RELEASE) --product unleashed
+	swift run $(RELEASE) unleashed-daemon-bench --soak --minutes $(MINUTES)
 
 # A rig's synchronisation: the spread between the first and last shoot request of a slot at the
 # D-Bus boundary, for 2, 4 and 8 simulated modules, the rig's volley beside a sequential loop
 # (docs/performance.md).
 bench-sync: setup
-	swift run -c release unleashed-sync-bench
+	swift run $(RELEASE) unleashed-sync-bench
 
 # Exposure ramps through a modelled sunset and sunrise: fixed, threshold, a PID rate ramp and the ramp engine.
 bench-ramp: setup
-	swift run -c release unleashed-ramp-bench
+	swift run $(RELEASE) unleashed-ramp-bench
 
 # Recovery from lost packets: a 500 ms time-lapse on the demo link with no faults and with 5 % of
 # packets dropped, the fixed 1 s wait before a request is sent again beside the timeout learned
 # from the link's round trips, in one run (docs/performance.md).
 bench-faults: setup
-	swift run -c release unleashed-faults-bench
+	swift run $(RELEASE) unleashed-faults-bench
 
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup
@@ -120,7 +125,7 @@ leak-check: setup
 # The web app: its weight, a shot's way from the camera to the page, and a run's lateness with
 # and without 20 pages following it (docs/performance.md).
 bench-web: setup
-	swift build -c release --product unleashed
+	swift build $(RELEASE) --product unleashed
 	Benchmarks/web-bench/bench-web
 
 # The web app's screenshots in docs/screenshots, made by its browser tests at phone size.

@@ -86,7 +86,7 @@ let bus = try await PrivateBus()
 let address = bus.address
 let simPath = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim").path
 let (sim, ready) = try await launchReadingFirstLine(simPath, ["bluez", "--bus", address, "--modules", "1"])
-guard ready == "ready" else { fail("unleashed-sim bluez did not start (build it: swift build -c release --product unleashed-sim)") }
+guard ready == "ready" else { fail("unleashed-sim bluez did not start (build it: swift build -c release --static-swift-stdlib --product unleashed-sim)") }
 defer {
     kill(sim.processIdentifier, SIGKILL)
 }

@@ -61,7 +61,7 @@ func check(update: Bool) async throws -> Bool {
     let bus = try await PrivateBus()
     let simPath = directory.appendingPathComponent("unleashed-sim").path
     let (sim, ready) = try await launchReadingFirstLine(simPath, ["bluez", "--bus", bus.address, "--modules", "1"])
-    guard ready == "ready" else { fail("unleashed-sim bluez did not start (build it: swift build -c release --product unleashed-sim)") }
+    guard ready == "ready" else { fail("unleashed-sim bluez did not start (build it: swift build -c release --static-swift-stdlib --product unleashed-sim)") }
     defer { kill(sim.processIdentifier, SIGKILL) }
 
     var measured: [String: Counts] = [:]

@@ -30,7 +30,7 @@ final class BenchDaemon {
     /// 1,000 shots and full after about 2,000), for runs of hours.
     init(unleashed: URL, endless: Bool = false) async throws {
         guard FileManager.default.isExecutableFile(atPath: unleashed.path) else {
-            fail("no \(unleashed.path): build it with swift build -c release --product unleashed")
+            fail("no \(unleashed.path): build it with swift build -c release --static-swift-stdlib --product unleashed")
         }
         self.unleashed = unleashed
         bus = try await PrivateBus()

@@ -10,7 +10,7 @@
 // With --soak [--minutes 60] [--every SECONDS] it measures instead what the daemon holds under a
 // steady load for a long time (Soak.swift; make bench-soak).
 // Everything runs on a private dbus-daemon with the project's fake org.bluez in this process.
-// Build first: swift build -c release --product unleashed (make bench-daemon does both).
+// Build first: swift build -c release --static-swift-stdlib --product unleashed (make bench-daemon does both).
 import DaemonClient
 import FakeBlueZ
 import Foundation

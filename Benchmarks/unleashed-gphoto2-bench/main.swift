@@ -91,7 +91,7 @@ func tetheredBackend(download: Bool) async throws -> Measurement {
                                                             "--card-capacity", "\(max(frames * 2, 10_000))"])
     defer { kill(sim.processIdentifier, SIGKILL) }
     guard let port = first.split(separator: ":").last.flatMap({ Int($0.filter(\.isNumber)) }) else {
-        fail("unleashed-sim ptpip did not start (build it: swift build -c release --product unleashed-sim); it printed: \(first)")
+        fail("unleashed-sim ptpip did not start (build it: swift build -c release --static-swift-stdlib --product unleashed-sim); it printed: \(first)")
     }
     let folder = scratch.appendingPathComponent("downloads-\(UUID())")
     let camera = try await GPhoto2Camera.open(port: "ptpip:127.0.0.1:\(port)",

@@ -60,6 +60,10 @@ extension CameraProfile {
     /// Every built-in profile.
     public static let all: [CameraProfile] = [.nikonLike, .canonLike, .sonyLike]
 
+    /// The ids of ``all``, in its order, written out: building the profiles parses their ladders,
+    /// which a command's help text (read at every start) must not pay for.
+    public static let allIDs = ["nikon-z", "canon-r", "sony-a"]
+
     /// The profile with this id.
     public static func named(_ id: String) -> CameraProfile? { all.first { $0.id == id } }
 

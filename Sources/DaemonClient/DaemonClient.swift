@@ -114,30 +114,34 @@ public struct DaemonClient: Sendable {
     func request(
         _ method: String, _ path: String, body: JSONValue? = nil, timeout: Duration = DaemonClient.defaultTimeout
     ) async throws(DaemonClientError) -> JSONValue {
-        let request = try makeRequest(method, path, body: body)
-        try probe()
-        let response: HTTPClientResponse
-        let bytes: ByteBuffer
-        do {
-            response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(timeout.wholeNanoseconds))
-            bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
-        } catch {
-            throw .notReachable(socket: socketPath, reason: Self.describe(error))
-        }
+        var headers = [("Accept", "application/json"), ("Connection", "close")]
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        let exchange = SocketExchange(socketPath: socketPath, method: method, path: path, headers: headers,
+                                      body: body.map(Self.encode))
+        let answer = try await exchange.perform(timeout: timeout)
         let document: JSONValue
-        if bytes.readableBytes == 0 {
+        if answer.body.isEmpty {
             document = .null
         } else {
             do {
-                document = try JSONDecoder().decode(JSONValue.self, from: Data(bytes.readableBytesView))
+                document = try JSONDecoder().decode(JSONValue.self, from: Data(answer.body))
             } catch {
-                throw .badAnswer("\(method) \(path) answered \(response.status.code) with something that is not JSON")
+                throw .badAnswer("\(method) \(path) answered \(answer.status) with something that is not JSON")
             }
         }
-        guard (200..<300).contains(response.status.code) else {
-            throw DaemonClientError(status: Int(response.status.code), document: document)
+        guard (200..<300).contains(answer.status) else {
+            throw DaemonClientError(status: answer.status, document: document)
         }
         return document
+    }
+
+    /// A request's body as the API reads it.
+    private static func encode(_ body: JSONValue) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // A tree of strings, numbers and containers always encodes.
+        return Array((try? encoder.encode(body)) ?? Data("null".utf8))
     }
 
     /// The Server-Sent Events of `path`, as they arrive, until the daemon ends the stream or the
@@ -146,7 +150,7 @@ public struct DaemonClient: Sendable {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ServerSentEvent.self)
         let prepared: HTTPClientRequest
         do {
-            prepared = try makeRequest("GET", path, body: nil)
+            prepared = try eventsRequest(path)
             try probe()
         } catch {
             continuation.finish(throwing: error)
@@ -184,48 +188,23 @@ public struct DaemonClient: Sendable {
     /// connection until the request's deadline, minutes for a camera operation, where a
     /// refused connection on a local socket already says all there is to say.
     private func probe() throws(DaemonClientError) {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let path = Array(socketPath.utf8)
-        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw .notReachable(socket: socketPath, reason: "the socket path is longer than a socket address holds")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.enumerated() { bytes[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        if result != 0 {
-            let reason = String(cString: strerror(errno)).lowercased()
-            throw .notReachable(socket: socketPath, reason: reason)
-        }
+        let connection = SocketExchange.Connection(path: socketPath)
+        defer { connection.close() }
+        // A full backlog says a daemon is there, if busy.
+        _ = try connection.open()
     }
 
-    private func makeRequest(_ method: String, _ path: String, body: JSONValue?) throws(DaemonClientError) -> HTTPClientRequest {
+    /// An event stream's request, for the shared HTTP client.
+    private func eventsRequest(_ path: String) throws(DaemonClientError) -> HTTPClientRequest {
         guard let url = URL(httpURLWithSocketPath: socketPath, uri: path) else {
             throw .notReachable(socket: socketPath, reason: "the socket path cannot be put in a URL")
         }
         var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = HTTPMethod(rawValue: method)
-        request.headers.add(name: "Accept", value: "application/json, text/event-stream")
-        // A connection per request: on a Unix socket it costs next to nothing, and no request
-        // ever lands on a kept-alive connection that the daemon has just closed.
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        // A connection per stream: no request ever lands on a kept-alive connection that the
+        // daemon has just closed.
         request.headers.add(name: "Connection", value: "close")
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if let body {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            // A tree of strings, numbers and containers always encodes.
-            let data = (try? encoder.encode(body)) ?? Data("null".utf8)
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: data))
-        }
         return request
     }
 

@@ -19,6 +19,7 @@ public actor RemoteCamera: Camera {
     private let hub = CameraEventHub()
     private var upstream: Task<Void, Never>?
     private var lastStatus: CameraStatus?
+    private var closed = false
 
     private init(client: DaemonClient, name: String, identity: CameraIdentity, status: CameraStatus?) {
         self.client = client
@@ -27,9 +28,11 @@ public actor RemoteCamera: Camera {
         lastStatus = status
     }
 
-    /// The camera called `name` in the daemon, or with no name the only one it holds. Its events
-    /// are subscribed to before this returns, so ``events()`` misses nothing that happens after.
-    public static func open(client: DaemonClient, camera name: String?) async throws(DaemonClientError) -> RemoteCamera {
+    /// The camera called `name` in the daemon, or with no name the only one it holds. With
+    /// `events`, its events are subscribed to before this returns, so ``events()`` misses nothing
+    /// that happens after. Without, a command that only makes requests spends no request on a
+    /// subscription; ``events()`` then subscribes when first called.
+    public static func open(client: DaemonClient, camera name: String?, events: Bool = true) async throws(DaemonClientError) -> RemoteCamera {
         let camera: RemoteCamera
         if let name {
             let document = try await client.camera(name)
@@ -50,13 +53,14 @@ public actor RemoteCamera: Camera {
                             camera: nil)
             }
         }
-        await camera.subscribe()
+        if events { await camera.subscribe() }
         return camera
     }
 
     /// Follows the daemon's event stream for this camera into the hub, and waits (briefly) until
     /// the daemon says it has subscribed.
     private func subscribe() async {
+        guard upstream == nil, !closed else { return }
         let (subscribed, signal) = AsyncStream.makeStream(of: Void.self)
         let stream = client.cameraEvents(name)
         let hub = hub
@@ -81,8 +85,13 @@ public actor RemoteCamera: Camera {
         }
     }
 
-    /// The camera's events from now on, from the one subscription opened with the camera.
-    public nonisolated func events() -> AsyncStream<CameraEvent> { hub.subscribe() }
+    /// The camera's events from now on, from the one subscription opened with the camera; on a
+    /// camera opened without one, from when the daemon has subscribed this client.
+    public nonisolated func events() -> AsyncStream<CameraEvent> {
+        let stream = hub.subscribe()
+        Task { await self.subscribe() }
+        return stream
+    }
 
     public func status() async throws(CameraError) -> CameraStatus {
         let status = try await call { client, name throws(DaemonClientError) in try await client.camera(name).status }
@@ -136,6 +145,7 @@ public actor RemoteCamera: Camera {
 
     /// Ends this client's event streams. The camera stays connected in the daemon for others.
     public func close() async {
+        closed = true
         upstream?.cancel()
         upstream = nil
         hub.finish()

@@ -150,9 +150,7 @@ public struct HookRunner: Sendable {
     }
 
     static func isoTime(_ unixMilliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(unixMilliseconds) / 1000))
+        LocalTime.timestamp(UInt64(max(unixMilliseconds, 0)))
     }
 
     private static func report(_ message: String) {

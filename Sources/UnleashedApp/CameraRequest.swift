@@ -120,12 +120,13 @@ public struct CameraRequest: Sendable {
     }
 
     /// The camera to drive: the daemon's named by --module (or its only one) when `daemon`
-    /// answers, else the one the options choose, opened here.
-    public func open(daemon: DaemonClient?) async throws(CameraFailure) -> OpenedCamera {
+    /// answers, else the one the options choose, opened here. `events` says whether the caller
+    /// follows the camera's events, so the daemon's camera subscribes to them before returning.
+    public func open(daemon: DaemonClient?, events: Bool = true) async throws(CameraFailure) -> OpenedCamera {
         // A camera named with --ble-camera or --demo-camera is reached from here, not the daemon's.
         if let daemon, camera == nil, demoCamera == nil {
             do {
-                return .remote(try await RemoteCamera.open(client: daemon, camera: module))
+                return .remote(try await RemoteCamera.open(client: daemon, camera: module, events: events))
             } catch {
                 // A socket left by a daemon that did not stop cleanly: drive the camera directly.
                 guard case .notReachable = error else { throw CameraFailure(error) }

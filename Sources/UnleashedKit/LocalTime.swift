@@ -33,8 +33,10 @@ public enum LocalTime {
     /// Unix milliseconds as an ISO 8601 UTC timestamp (`2026-06-23T18:30:15.250Z`), as `--json`
     /// output writes instants.
     public static func timestamp(_ milliseconds: UInt64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        // The format style is Swift's own; the older ISO8601DateFormatter loads ICU, which cost
+        // a one-shot command milliseconds. The milliseconds are written from the integer, exactly.
+        let seconds = Date(timeIntervalSince1970: Double(milliseconds / 1000)).formatted(Date.ISO8601FormatStyle())
+        let fraction = String(milliseconds % 1000)
+        return seconds.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
     }
 }

@@ -13,6 +13,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "reset",
             abstract: "Put a fresh simulated camera in place of demo mode's: switched on, battery, card and settings as new.",
             discussion: """
                 The simulated camera keeps its state between commands, as a real camera would: once \

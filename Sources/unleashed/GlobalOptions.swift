@@ -25,7 +25,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
     var json = false
 
     @Option(name: .customLong("demo-profile"), help: ArgumentHelp(
-        "The simulated camera body: \(CameraProfile.all.map(\.id).joined(separator: ", ")).", valueName: "profile"))
+        "The simulated camera body: \(CameraProfile.allIDs.joined(separator: ", ")).", valueName: "profile"))
     var demoProfile: String?
 
     @Option(name: .customLong("demo-seed"), help: ArgumentHelp(
@@ -121,10 +121,14 @@ struct GlobalOptions: ParsableArguments, Sendable {
     ///
     /// Pictures a tethered camera copies to this computer are listed as they arrive: a line
     /// each, or with `savedFiles: .summary` one line at the end (JSON: always a line each).
+    ///
+    /// `events` says that `body` follows the camera's events from its start: a daemon's camera
+    /// then subscribes before `body` runs (a command that only makes requests saves that request).
     func withCamera(onInterrupt: (@Sendable () -> Void)? = nil, savedFiles: SavedFileReport.TextLines = .eachFile,
+                    events: Bool = false,
                     _ body: @escaping @Sendable (any Camera) async throws(CameraError) -> Void) async throws {
         let (request, daemon) = (request, daemonClient())
-        let opened = try await reporting { () async throws(CameraFailure) in try await request.open(daemon: daemon) }
+        let opened = try await reporting { () async throws(CameraFailure) in try await request.open(daemon: daemon, events: events) }
         let camera = opened.camera
         let report = download == nil ? nil : SavedFileReport(await camera.events(), options: self, text: savedFiles)
         let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(CameraError) in try await body(camera) }

@@ -46,7 +46,7 @@ struct RunExecution {
                 if let selection, selection.isRig {
                     try await options.withRig(selection, onInterrupt: onInterrupt) { rig throws(ExitCode) in _ = await run.run(on: rig) }
                 } else {
-                    try await options.withCamera(onInterrupt: onInterrupt, savedFiles: .summary) { camera throws(CameraError) in
+                    try await options.withCamera(onInterrupt: onInterrupt, savedFiles: .summary, events: true) { camera throws(CameraError) in
                         _ = await run.run(on: camera)
                     }
                 }

@@ -21,6 +21,7 @@ struct RunsCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List every run, newest first, with its frames taken, failed and skipped.")
 
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
@@ -35,7 +36,7 @@ struct RunsCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print a run's plan and every frame, one line each.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Print a run's plan and every frame, one line each.")
 
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
@@ -53,6 +54,7 @@ struct RunsCommand: AsyncParsableCommand {
 
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write a run's frames as CSV.",
             discussion: """
                 Columns: \(FrameRecord.csvHeader.joined(separator: ",")). Times are milliseconds \

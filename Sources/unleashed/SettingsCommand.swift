@@ -17,7 +17,7 @@ struct SettingsCommand: AsyncParsableCommand {
     )
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List every setting, its value and the values the camera offers.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List every setting, its value and the values the camera offers.")
 
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
@@ -34,7 +34,7 @@ struct SettingsCommand: AsyncParsableCommand {
     }
 
     struct Get: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print one setting's value.")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print one setting's value.")
 
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
@@ -56,6 +56,7 @@ struct SettingsCommand: AsyncParsableCommand {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Change a setting.",
             discussion: """
                 Values are written as the camera shows them: iso 800 or auto; shutter-speed 1/250, \

@@ -14,6 +14,7 @@ struct TimeCommand: AsyncParsableCommand {
 
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sync",
             abstract: "Set the camera's clock to this host's time and time zone offset."
         )
 

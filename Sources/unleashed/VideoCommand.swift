@@ -13,7 +13,7 @@ struct VideoCommand: AsyncParsableCommand {
     )
 
     struct Start: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Start recording; 'unleashed video stop' ends it.")
+        static let configuration = CommandConfiguration(commandName: "start", abstract: "Start recording; 'unleashed video stop' ends it.")
 
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
@@ -26,7 +26,7 @@ struct VideoCommand: AsyncParsableCommand {
     }
 
     struct Stop: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop recording and print the length of the clip.")
+        static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop recording and print the length of the clip.")
 
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
@@ -41,6 +41,7 @@ struct VideoCommand: AsyncParsableCommand {
 
     struct Record: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "record",
             abstract: "Record one clip of the given length, now or later, with a running clock.",
             discussion: """
                 DURATION is written like 30s, 1m30s or 2h. The clip is timed on the host's \
@@ -72,6 +73,7 @@ struct VideoCommand: AsyncParsableCommand {
 
     struct Clips: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clips",
             abstract: "Record a clip of LENGTH every INTERVAL: a video time-lapse.",
             discussion: """
                 Clip n starts at t0 + (n - 1) x INTERVAL on the host's monotonic clock, like the \

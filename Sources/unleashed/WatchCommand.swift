@@ -25,7 +25,7 @@ struct WatchCommand: AsyncParsableCommand {
     func run() async throws {
         let options = options
         let limit = try limit.map { try options.duration($0, for: "--for") }
-        try await options.withCamera { camera throws(CameraError) in
+        try await options.withCamera(events: true) { camera throws(CameraError) in
             let events = await camera.events()
             let status = try await camera.status()
             Self.print(.connection(status.connection), options: options)

@@ -94,6 +94,27 @@ struct DaemonClientTests {
         try await demo.finish()
     }
 
+    @Test("a camera opened without events shoots at once, and subscribes when its events are first asked for", .timeLimit(.minutes(1)))
+    func eventsOnDemand() async throws {
+        let demo = try await Self.demo()
+        try await Self.withServer(demo) { client in
+            let remote = try await RemoteCamera.open(client: client, camera: nil, events: false)
+            #expect(remote.name == "demo")
+            #expect(try await remote.shoot().counter == 1)
+            let events = remote.events()
+            // The subscription is made in the background; the daemon confirms it within moments.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await remote.shoot().counter == 2)
+            var seen: Int?
+            for await event in events {
+                if case .shotCompleted(let counter, _) = event { seen = counter; break }
+            }
+            #expect(seen == 2)
+            await remote.close()
+        }
+        try await demo.finish()
+    }
+
     @Test("video, the camera's clock and geotags go through; a bad one fails as it does directly", .timeLimit(.minutes(1)))
     func rigOperations() async throws {
         let demo = try await Self.demo()

@@ -38,4 +38,12 @@ struct LocalTimeTests {
     func refused(text: String) {
         #expect(LocalTime.next(text, after: noon, calendar: calendar) == nil)
     }
+
+    @Test("an instant is written in UTC to the millisecond, exactly")
+    func timestamps() {
+        #expect(LocalTime.timestamp(1_782_239_415_250) == "2026-06-23T18:30:15.250Z")
+        #expect(LocalTime.timestamp(1_782_239_415_005) == "2026-06-23T18:30:15.005Z")
+        #expect(LocalTime.timestamp(1_782_239_415_999) == "2026-06-23T18:30:15.999Z")
+        #expect(LocalTime.timestamp(0) == "1970-01-01T00:00:00.000Z")
+    }
 }

@@ -124,6 +124,7 @@ struct CameraProfileTests {
     @Test("three bodies, found by id, each with its own ladders")
     func threeBodies() {
         #expect(CameraProfile.all.map(\.id) == ["nikon-z", "canon-r", "sony-a"])
+        #expect(CameraProfile.allIDs == CameraProfile.all.map(\.id), "the written-out ids follow the profiles")
         for profile in CameraProfile.all {
             #expect(CameraProfile.named(profile.id)?.model == profile.model)
         }

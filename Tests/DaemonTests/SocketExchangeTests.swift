@@ -1,0 +1,198 @@
+@testable import DaemonClient
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import UnleashedProtocol
+
+/// The client's one-request exchange against a socket whose other end misbehaves in the ways a
+/// hung, dying or foreign server would: every case ends in an answer or a clear error, in time.
+@Suite("one request over the daemon's socket", .timeLimit(.minutes(1)))
+struct SocketExchangeTests {
+    @Test("a chunked answer and one that ends with the connection are read whole")
+    func framings() async throws {
+        let chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n{\"a\":1}\r\n0\r\n\r\n"
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write(chunked)
+        }) { path in
+            let answer = try await DaemonClient(socketPath: path).request("GET", "/v1/x")
+            #expect(answer == ["a": 1])
+        }
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[1,2]")
+        }) { path in
+            let answer = try await DaemonClient(socketPath: path).request("GET", "/v1/x")
+            #expect(answer == [1, 2])
+        }
+    }
+
+    @Test("the request reaches the server as HTTP/1.1 with its body and length")
+    func requestBytes() async throws {
+        let seen = Seen()
+        try await RawServer.with({ connection in
+            let request = connection.readRequest()
+            seen.request.withLock { $0 = request }
+            connection.write("HTTP/1.1 204 No Content\r\n\r\n")
+        }) { path in
+            let answer = try await DaemonClient(socketPath: path, token: "t0k").request("POST", "/v1/y", body: ["ms": 5])
+            #expect(answer == .null)
+        }
+        let request = seen.request.withLock { $0 }
+        #expect(request.hasPrefix("POST /v1/y HTTP/1.1\r\n"))
+        #expect(request.contains("Content-Length: 8\r\n"))
+        #expect(request.contains("Authorization: Bearer t0k\r\n"))
+        #expect(request.hasSuffix("\r\n\r\n{\"ms\":5}"))
+    }
+
+    @Test("a server that never answers fails the request at its timeout")
+    func silent() async throws {
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.waitForClose()
+        }) { path in
+            let started = ContinuousClock.now
+            let error = await #expect(throws: DaemonClientError.self) {
+                try await DaemonClient(socketPath: path).request("GET", "/v1/x", timeout: .milliseconds(300))
+            }
+            #expect(error == .notReachable(socket: path, reason: "it did not answer in time"))
+            // Coarse: a loaded machine delays the waiting task, but nothing like a hang.
+            #expect(ContinuousClock.now - started < .seconds(10))
+        }
+    }
+
+    @Test("cancelling the task ends a request the server holds, at once")
+    func cancelled() async throws {
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.waitForClose()
+        }) { path in
+            let request = Task { try await DaemonClient(socketPath: path).request("GET", "/v1/x") }
+            try await Task.sleep(for: .milliseconds(100))
+            let started = ContinuousClock.now
+            request.cancel()
+            let result = await request.result
+            // Far below the request's own time limit (two minutes): the cancellation ended it.
+            #expect(ContinuousClock.now - started < .seconds(10))
+            guard case .failure(let error as DaemonClientError) = result else {
+                Issue.record("expected a failure, got \(result)")
+                return
+            }
+            #expect(error == .notReachable(socket: path, reason: "the request was cancelled"))
+        }
+    }
+
+    @Test("an answer cut short, one that is not HTTP, and one too long are errors, not hangs")
+    func broken() async throws {
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"a\":")
+        }) { path in
+            let error = await #expect(throws: DaemonClientError.self) { try await DaemonClient(socketPath: path).request("GET", "/v1/x") }
+            #expect(error == .notReachable(socket: path, reason: "the daemon closed the connection before its answer was complete"))
+        }
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write("SSH-2.0-OpenSSH_9.2\r\n\r\n")
+        }) { path in
+            let error = await #expect(throws: DaemonClientError.self) { try await DaemonClient(socketPath: path).request("GET", "/v1/x") }
+            guard case .badAnswer(let why)? = error else {
+                Issue.record("expected badAnswer, got \(String(describing: error))")
+                return
+            }
+            #expect(why.contains("not HTTP"))
+        }
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 70000\r\n\r\n" + String(repeating: " ", count: 70000))
+        }) { path in
+            var exchange = SocketExchange(socketPath: path, method: "GET", path: "/v1/x", headers: [], body: nil)
+            exchange.limit = 65536
+            let error = await #expect(throws: DaemonClientError.self) { try await exchange.perform(timeout: .seconds(10)) }
+            #expect(error == .badAnswer("GET /v1/x: the answer is longer than 65536 bytes"))
+        }
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nnope!")
+        }) { path in
+            let error = await #expect(throws: DaemonClientError.self) { try await DaemonClient(socketPath: path).request("GET", "/v1/x") }
+            #expect(error == .badAnswer("GET /v1/x answered 200 with something that is not JSON"))
+        }
+    }
+}
+
+/// What the server thread saw, for the test to read.
+private final class Seen: Sendable {
+    let request = Mutex("")
+}
+
+/// A Unix socket whose one connection is served, on a thread of its own, by `serve`, with
+/// plain system calls: whatever bytes it likes, as slowly as it likes.
+enum RawServer {
+    struct Connection {
+        let descriptor: Int32
+
+        /// Reads until the end of the head and the body its Content-Length announces.
+        @discardableResult
+        func readRequest() -> String {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let text = String(decoding: bytes, as: UTF8.self)
+                if let end = text.range(of: "\r\n\r\n") {
+                    let length = text.components(separatedBy: "\r\n")
+                        .first { $0.lowercased().hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    if text[end.upperBound...].utf8.count >= length { return text }
+                }
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                if count <= 0 { return text }
+                bytes += buffer[..<count]
+            }
+        }
+
+        func write(_ text: String) {
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if sent <= 0 { return }
+                bytes = bytes.dropFirst(sent)
+            }
+        }
+
+        /// Blocks until the client closes its end.
+        func waitForClose() {
+            var byte: UInt8 = 0
+            while recv(descriptor, &byte, 1, 0) > 0 {}
+        }
+    }
+
+    static func with(_ serve: @escaping @Sendable (Connection) -> Void, _ body: (String) async throws -> Void) async throws {
+        let path = "/tmp/unleashed-raw-\(UUID().uuidString.prefix(8)).sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0 && listen(listener, 4) == 0)
+        defer {
+            close(listener)
+            unlink(path)
+        }
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let descriptor = accept(listener, nil, nil)
+            if descriptor >= 0 {
+                serve(Connection(descriptor: descriptor))
+                close(descriptor)
+            }
+            done.signal()
+        }
+        try await body(path)
+        // The server thread ends once its client has gone.
+        while done.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
+    }
+}
