@@ -72,10 +72,10 @@ final class BenchDaemon {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs `unleashed` to its end; its output is discarded.
-    func run(_ arguments: [String]) throws -> Int32 {
+    /// Runs `unleashed` (or another build of it, `binary`) to its end; its output is discarded.
+    func run(_ arguments: [String], binary: URL? = nil) throws -> Int32 {
         let process = Process()
-        process.executableURL = unleashed
+        process.executableURL = binary ?? unleashed
         process.arguments = arguments
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice

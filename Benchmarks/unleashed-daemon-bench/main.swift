@@ -10,6 +10,8 @@
 // With --soak [--minutes 60] [--every SECONDS] it measures instead what the daemon holds under a
 // steady load for a long time (Soak.swift; make bench-soak).
 // Everything runs on a private dbus-daemon with the project's fake org.bluez in this process.
+// --compare PATH times another build's `unleashed shoot` through the same daemon, in turn with
+// this build's, run for run.
 // Build first: swift build -c release --static-swift-stdlib --product unleashed (make bench-daemon does both).
 import DaemonClient
 import FakeBlueZ
@@ -25,6 +27,9 @@ let arguments = CommandLine.arguments
 let shootRuns = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 1]) } ?? 200
 let statusRequests = arguments.firstIndex(of: "--requests").flatMap { Int(arguments[$0 + 1]) } ?? 2000
 let idleSeconds = arguments.firstIndex(of: "--idle").flatMap { Int(arguments[$0 + 1]) } ?? 60
+/// Another build of `unleashed` (an older commit's, say) whose `shoot` through the same daemon
+/// is timed in turn with this build's, run for run.
+let compared = arguments.firstIndex(of: "--compare").map { URL(fileURLWithPath: arguments[$0 + 1]) }
 
 let bench = try await BenchDaemon(unleashed: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent()
     .appendingPathComponent("unleashed"), endless: arguments.contains("--soak"))
@@ -43,21 +48,27 @@ let address = bench.address
 let socket = bench.socket
 let directory = bench.directory
 
-@MainActor func runUnleashed(_ arguments: [String]) throws -> Int32 { try bench.run(arguments) }
+@MainActor func runUnleashed(_ arguments: [String], binary: URL? = nil) throws -> Int32 { try bench.run(arguments, binary: binary) }
 @MainActor func startDaemon() async throws -> Process { try await bench.start() }
 @MainActor func stopDaemon(_ process: Process) { bench.stop(process) }
 
-/// Milliseconds from starting `unleashed shoot` to the shoot request reaching the module.
-@MainActor func shootLatencies(_ arguments: [String], runs: Int) async throws -> [Double] {
-    var latencies: [Double] = []
+/// Milliseconds from starting `unleashed shoot` to the shoot request reaching the module, for
+/// this build and, in turn run for run, for each of `others`.
+@MainActor func shootLatencies(_ arguments: [String], runs: Int, others: [URL] = []) async throws -> [[Double]] {
+    let binaries: [URL?] = [nil] + others
+    var latencies = Array(repeating: [Double](), count: binaries.count)
     for run in 0..<runs {
-        let start = monotonicNanoseconds()
-        let status = try runUnleashed(arguments + ["shoot"])
-        guard status == 0 else { fail("unleashed \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1)") }
-        guard let request = try await shootRequests(since: start).first else {
-            fail("run \(run + 1): no shoot request reached the module")
+        for (index, binary) in binaries.enumerated() {
+            let start = monotonicNanoseconds()
+            let status = try runUnleashed(arguments + ["shoot"], binary: binary)
+            guard status == 0 else {
+                fail("\(binary?.path ?? "unleashed") \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1)")
+            }
+            guard let request = try await shootRequests(since: start).first else {
+                fail("run \(run + 1): no shoot request reached the module")
+            }
+            latencies[index].append(Double(request - start) / 1e6)
         }
-        latencies.append(Double(request - start) / 1e6)
     }
     return latencies
 }
@@ -130,12 +141,15 @@ let stillFollowing = followers.filter { $0.0.isRunning }.count
 for (process, _) in pollers + followers where process.isRunning { kill(process.processIdentifier, SIGKILL) }
 
 _ = try runUnleashed(["shoot"])  // warm the page cache for both modes alike
-let throughDaemon = try await shootLatencies([], runs: shootRuns)
+if let compared { _ = try runUnleashed(["shoot"], binary: compared) }
+let throughDaemonRuns = try await shootLatencies([], runs: shootRuns, others: compared.map { [$0] } ?? [])
+let throughDaemon = throughDaemonRuns[0]
+let throughCompared = throughDaemonRuns.dropFirst().first
 stopDaemon(daemon)
 
 // 2 without it: each command connects the module itself.
 _ = try runUnleashed(["--module", address, "shoot"])
-let direct = try await shootLatencies(["--module", address], runs: shootRuns)
+let direct = try await shootLatencies(["--module", address], runs: shootRuns)[0]
 
 // 3: the idle daemon.
 daemon = try await startDaemon()
@@ -153,7 +167,8 @@ print("""
 
     unleashed shoot, process start to the shoot request at the module (\(shootRuns) runs each):
       mode              p50          p99          max
-      through daemon    \(milliseconds(percentile(50, throughDaemon)))  \(milliseconds(percentile(99, throughDaemon)))  \(milliseconds(throughDaemon.max() ?? 0))
+      through daemon    \(milliseconds(percentile(50, throughDaemon)))  \(milliseconds(percentile(99, throughDaemon)))  \(milliseconds(throughDaemon.max() ?? 0))\(
+        throughCompared.map { "\n  --compare build   \(milliseconds(percentile(50, $0)))  \(milliseconds(percentile(99, $0)))  \(milliseconds($0.max() ?? 0))" } ?? "")
       direct            \(milliseconds(percentile(50, direct)))  \(milliseconds(percentile(99, direct)))  \(milliseconds(direct.max() ?? 0))
 
     a run of 200 slots at 100 ms, p99      alone       with 50 API clients  difference
@@ -166,7 +181,7 @@ print("""
     (anonymous \(after.anonymousKiB) KiB, \(after.threads) threads, \(after.descriptors) descriptors), \
     CPU \(String(format: "%.2f", cpuPercent)) % of one core (\(after.ticks - before.ticks) ticks)
     """)
-let json: JSONValue = [
+var members: [String: JSONValue] = [
     "statusMs": ["p50": .number(percentile(50, statusTimes)), "p99": .number(percentile(99, statusTimes))],
     "shootThroughDaemonMs": ["p50": .number(percentile(50, throughDaemon)), "p99": .number(percentile(99, throughDaemon))],
     "shootDirectMs": ["p50": .number(percentile(50, direct)), "p99": .number(percentile(99, direct))],
@@ -177,6 +192,9 @@ let json: JSONValue = [
              "anonymousKiB": .integer(Int64(after.anonymousKiB)), "threads": .integer(Int64(after.threads)),
              "cpuPercent": .number(cpuPercent)],
 ]
+if let throughCompared {
+    members["shootComparedThroughDaemonMs"] = ["p50": .number(percentile(50, throughCompared)), "p99": .number(percentile(99, throughCompared))]
+}
 let encoder = JSONEncoder()
 encoder.outputFormatting = [.sortedKeys]
-print(String(decoding: try encoder.encode(json), as: UTF8.self))
+print(String(decoding: try encoder.encode(JSONValue.object(members)), as: UTF8.self))
