@@ -70,11 +70,25 @@ public final class SQLiteJournal: RunJournal {
         }
     }
 
+    /// The page cache of each of the journal's connections, in KiB.
+    static let cacheKiB = 512
+
+    /// `PRAGMA cache_size` as the writing connection and a reading one have it (for tests).
+    func cacheSizes() throws -> (writer: Int, reader: Int) {
+        let writer = try database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
+        let reader = try database.read { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
+        return (writer, reader)
+    }
+
     private static func openForWriting(path: String) throws -> DatabasePool {
         var configuration = Configuration()
         // Another process may be writing (a run going on while `runs list` reads): wait for it.
         configuration.busyMode = .timeout(10)
         configuration.label = "unleashed.journal"
+        // Each connection of the pool (the writer, and each reader the daemon's followers open)
+        // caches up to 2 MiB by default, which a daemon holding a job for days fills and keeps.
+        // Appends touch the last pages and reads go through the kernel's page cache anyway.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)") }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try pool.writeWithoutTransaction { db in
             // GRDB's WAL setup picks NORMAL, which may lose the last commits on power loss.

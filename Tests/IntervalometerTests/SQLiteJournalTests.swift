@@ -1,7 +1,7 @@
 import Clocks
 import Foundation
 import GRDB
-import Intervalometer
+@testable import Intervalometer
 import Testing
 import UnleashedKit
 
@@ -26,6 +26,16 @@ private func taken(_ frame: Int, part: Int = 1, latenessMicros: Int64 = 1500) ->
 
 @Suite("The SQLite run journal")
 struct SQLiteJournalTests {
+    @Test("every connection of a writable journal caches at most 512 KiB, so a daemon's memory stays bounded")
+    func boundedCache() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path())
+        let sizes = try journal.cacheSizes()
+        #expect(sizes.writer == -512)
+        #expect(sizes.reader == -512)
+    }
+
     @Test("runs and frames read back as they were written, newest run first")
     func roundTrip() throws {
         let scratch = Scratch()
