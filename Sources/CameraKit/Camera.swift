@@ -176,12 +176,16 @@ public struct Shot: Hashable, Sendable {
     /// True when the camera's report was lost and the shot was confirmed from its counter
     /// instead; ``latency`` then overstates the camera's time.
     public var confirmedByCounter: Bool
+    /// Requests to the camera sent again while this picture was taken because no answer came in
+    /// time (a lost packet): what held up a shot that took long. 0 where the driver cannot tell.
+    public var resent: Int
 
-    public init(counter: Int, latency: Duration, cameraTime: UInt64? = nil, confirmedByCounter: Bool = false) {
+    public init(counter: Int, latency: Duration, cameraTime: UInt64? = nil, confirmedByCounter: Bool = false, resent: Int = 0) {
         self.counter = counter
         self.latency = latency
         self.cameraTime = cameraTime
         self.confirmedByCounter = confirmedByCounter
+        self.resent = resent
     }
 }
 

@@ -52,9 +52,10 @@ public struct SlotScheduler: Sendable {
         /// The slot's cameras were asked ahead of the deadline: which are up, and whether they
         /// fire on their own clocks (so the driver does not wait for the deadline itself).
         case prepared(ready: [String], down: [String], firesOnCameraClocks: Bool, now: Duration)
-        /// The slot's exposure is recorded: when its first command went out, and the interval a
-        /// ramp asks for until the next slot.
-        case slotShot(firstSent: Duration, rampInterval: Duration?, now: Duration)
+        /// The slot's exposure is recorded: when its first command went out, the interval a ramp
+        /// asks for until the next slot, and how many of its requests the links sent again
+        /// (lost packets) while it was taken.
+        case slotShot(firstSent: Duration, rampInterval: Duration?, resent: Int = 0, now: Duration)
         /// The extra picture is recorded.
         case extraShot(now: Duration)
         case pauseAsked(now: Duration)
@@ -127,7 +128,7 @@ public struct SlotScheduler: Sendable {
         /// ``Input/prepared(ready:down:firesOnCameraClocks:now:)``.
         case prepare(ScheduledSlot)
         /// Release the slot's parked commands on the cameras that were up; record each outcome,
-        /// then feed ``Input/slotShot(firstSent:rampInterval:now:)``.
+        /// then feed ``Input/slotShot(firstSent:rampInterval:resent:now:)``.
         case fire(ScheduledSlot)
         /// Drop the parked commands of a slot that will not be fired now.
         case discard
@@ -410,7 +411,7 @@ public struct SlotScheduler: Sendable {
             stopAfterFrame = true
         case .linkLost(let camera):
             linkLost.insert(camera)
-        case .slotShot(let firstSent, let rampInterval, let now):
+        case .slotShot(let firstSent, let rampInterval, let resent, let now):
             guard let slot else { break }
             // Preparing asks the cameras for their state. When answers came so late (a request the
             // link lost, sent again) that the command waited longer than the slot's work took, the
@@ -418,6 +419,12 @@ public struct SlotScheduler: Sendable {
             if let preparedLate, preparedLate.frame == slot.frame, preparedLate.late > now - firstSent, slotDelay?.frame != slot.frame {
                 slotDelay = (slot.frame, "the camera was slow to answer while frame \(slot.frame) was prepared, "
                     + "and its command went out \(preparedLate.late.compactText) late")
+            }
+            // A request of the shot itself went again (its packet or its answer was lost): the
+            // time the shot took was the link's, not a busy camera's.
+            if resent > 0, slotDelay?.frame != slot.frame {
+                slotDelay = (slot.frame, "requests of frame \(slot.frame) were sent again after lost answers "
+                    + (resent == 1 ? "(once)" : "(\(resent) times)") + ", and it ran past the next slot")
             }
             finishSlot(slot, firstSent: firstSent, rampInterval: rampInterval)
         case .woke, .extraShot:
@@ -557,7 +564,7 @@ extension SlotScheduler.Input {
     /// The clock reading an input carries, if any.
     var now: Duration? {
         switch self {
-        case .started(let now, _, _, _), .woke(let now), .prepared(_, _, _, let now), .slotShot(_, _, let now),
+        case .started(let now, _, _, _), .woke(let now), .prepared(_, _, _, let now), .slotShot(_, _, _, let now),
              .extraShot(let now), .pauseAsked(let now), .continueAsked(let now): now
         case .extraFrameAsked, .stopAsked, .stopAfterFrameAsked, .linkLost, .journalStalled: nil
         }

@@ -110,6 +110,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private var stoppableWork: Volley<SlotWork>?
     /// The prepared slot's parked commands and the cameras that were up for it.
     private var parked: Volley<SlotWork>?
+    /// Requests the cameras' links sent again while the slot being fired was taken.
+    private var slotResent = 0
     private var ready: [RigCamera] = []
     /// A ramped run's ramps, one per camera (by name): each follows its own camera's light.
     var ramps: [String: CameraRamp] = [:]
@@ -407,8 +409,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
                 case .prepare(let slot):
                     next = await prepare(slot)
                 case .fire(let slot):
+                    slotResent = 0
                     let sent = try await expose(slot)
-                    next = .slotShot(firstSent: sent, rampInterval: rampInterval(), now: elapsed())
+                    next = .slotShot(firstSent: sent, rampInterval: rampInterval(), resent: slotResent, now: elapsed())
                 case .discard:
                     parked?.discard()
                     parked = nil
@@ -625,6 +628,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             if part == 1, let text = rampExposureText(of: member.name) { entry.exposure = text }
             switch outcome.result {
             case .success(let done)?:
+                slotResent += done.resent
                 if part == 1, done.failure == nil { rampApplied(by: member.name) }
                 entry.completedMs = (outcome.completedStamp ?? finished).wholeMilliseconds
                 entry.shotCounter = done.shotCounter

@@ -12,10 +12,13 @@ struct SlotWork: Sendable {
     /// Why the slot failed after its command had gone through (a clip that could not be
     /// stopped): the slot is journalled as failed, with what it did.
     var failure: String?
+    /// Requests the camera's link sent again meanwhile (``Shot/resent``).
+    var resent = 0
 
     init(_ shot: Shot, exposure: String? = nil) {
         shotCounter = shot.counter
         self.exposure = exposure
+        resent = shot.resent
     }
 
     init(exposure: String, note: String?) {

@@ -400,12 +400,15 @@ extension FocusResult {
 }
 
 extension Shot {
-    /// `{"counter", "latencyMs", "cameraTime", "confirmedByCounter"}`.
+    /// `{"counter", "latencyMs", "cameraTime", "confirmedByCounter"}`, and `"resent"` when a
+    /// request of the shot was sent again.
     public var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "counter": .int(counter), "latencyMs": .milliseconds(latency),
             "cameraTime": cameraTime.map(JSONValue.unsigned) ?? .null, "confirmedByCounter": .bool(confirmedByCounter),
         ]
+        if resent > 0 { members["resent"] = .int(resent) }
+        return .object(members)
     }
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
@@ -416,7 +419,8 @@ extension Shot {
     init(_ cursor: JSONCursor) throws(JSONShapeError) {
         self.init(counter: try cursor.member("counter").int(), latency: try cursor.member("latencyMs").milliseconds(),
                   cameraTime: try cursor.optional("cameraTime")?.integer(UInt64.self),
-                  confirmedByCounter: try cursor.member("confirmedByCounter").bool())
+                  confirmedByCounter: try cursor.member("confirmedByCounter").bool(),
+                  resent: try cursor.optional("resent")?.int() ?? 0)
     }
 }
 

@@ -294,11 +294,11 @@ struct SlotSchedulerPropertyTests {
 
     /// The slots skipped after slot 3 (due at 2 s, interval 1 s), prepared at `prepared` and shot
     /// from `sent` until `done`.
-    static func skippedAfterSlot3(prepared: Duration, sent: Duration, done: Duration) -> [SkippedSlot] {
+    static func skippedAfterSlot3(prepared: Duration, sent: Duration, done: Duration, resent: Int = 0) -> [SkippedSlot] {
         var machine = Scheduler(plan: RunPlan(intervalMs: 1000, stop: .frames(10)), cameras: ["only"], phase: .preparing, slot: 3)
         _ = machine.handle(.prepared(ready: ["only"], down: [], firesOnCameraClocks: false, now: prepared))
         _ = machine.handle(.woke(now: max(prepared, .seconds(2))))
-        return machine.handle(.slotShot(firstSent: sent, rampInterval: nil, now: done)).flatMap { action -> [SkippedSlot] in
+        return machine.handle(.slotShot(firstSent: sent, rampInterval: nil, resent: resent, now: done)).flatMap { action -> [SkippedSlot] in
             if case .skip(let slots) = action { slots } else { [] }
         }
     }
@@ -315,5 +315,18 @@ struct SlotSchedulerPropertyTests {
         // A little late, then a longer shot: the shot is the bigger part, so the camera was busy.
         let both = Self.skippedAfterSlot3(prepared: .milliseconds(2100), sent: .milliseconds(2100), done: .milliseconds(3400))
         #expect(both.map(\.reason) == ["the camera was still busy with frame 3"])
+    }
+
+    @Test("slots lost to a shot whose own requests were sent again say so, not that the camera was busy")
+    func resentDuringTheShot() {
+        // Ready on time; the trigger's answer was lost, and the copy's answer came after the next deadline.
+        let once = Self.skippedAfterSlot3(prepared: .milliseconds(1960), sent: .milliseconds(2000), done: .milliseconds(3050), resent: 1)
+        #expect(once.map(\.frame) == [4])
+        #expect(once.map(\.reason) == ["requests of frame 3 were sent again after lost answers (once), and it ran past the next slot"])
+        let twice = Self.skippedAfterSlot3(prepared: .milliseconds(1960), sent: .milliseconds(2000), done: .milliseconds(3050), resent: 2)
+        #expect(twice.map(\.reason) == ["requests of frame 3 were sent again after lost answers (2 times), and it ran past the next slot"])
+        // Late answers while preparing were the bigger part: that reason stands.
+        let prepared = Self.skippedAfterSlot3(prepared: .milliseconds(2950), sent: .milliseconds(2950), done: .milliseconds(3010), resent: 1)
+        #expect(prepared.map(\.reason) == ["the camera was slow to answer while frame 3 was prepared, and its command went out 950ms late"])
     }
 }

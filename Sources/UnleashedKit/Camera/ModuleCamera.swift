@@ -174,8 +174,20 @@ public actor ModuleCamera: Camera {
     /// request's (PROTOCOL.md §9.1).
     static let answerAfterPress: Duration = .seconds(3)
 
-    /// A shot now, or pressed by the module at `instant` on its own timer.
+    /// A shot now, or pressed by the module at `instant` on its own timer, with the requests the
+    /// link sent again meanwhile (``Shot/resent``): the session's count before and after, so it
+    /// also counts another caller's request resent at the same time.
     private func shoot(scheduledAt instant: ContinuousClock.Instant?) async throws(CameraError) -> Shot {
+        let resentBefore = await connection.sessionFigures()?.retransmissions
+        var shot = try await takeShot(scheduledAt: instant)
+        if let resentBefore, let resentAfter = await connection.sessionFigures()?.retransmissions {
+            // A new session (the link came back meanwhile) counts from zero.
+            shot.resent = resentAfter >= resentBefore ? resentAfter - resentBefore : resentAfter
+        }
+        return shot
+    }
+
+    private func takeShot(scheduledAt instant: ContinuousClock.Instant?) async throws(CameraError) -> Shot {
         try requireCapability(.shoot, "shooting")
         var lostLinkRetried = false
         var busyRetries = Self.busyRetries
