@@ -73,11 +73,15 @@ public struct ModuleOperations: Sendable {
         }
         var listed: Set<String> = []
         let deadline = ContinuousClock.now + duration
-        while ContinuousClock.now < deadline {
+        // One look after the deadline too: a sleep that overran it (a loaded machine) does not
+        // cost the sightings made meanwhile.
+        while true {
             for module in await client.sightings(on: scanned, moduleService: service) where listed.insert(module.address).inserted {
                 found(module)
             }
-            try? await Task.sleep(for: .milliseconds(100))
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { break }
+            try? await Task.sleep(for: min(left, .milliseconds(100)))
         }
         await client.stopDiscovery(on: scanned)
         await client.close()
