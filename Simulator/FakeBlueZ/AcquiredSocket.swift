@@ -118,15 +118,10 @@ extension FakeBlueZ {
             devices[devicePath]?.gatt?[path]?.notifySocket = socket
         }
         log("\(call.message.sender ?? "?") acquired \(write ? "writes to" : "notifications of") \(path)")
-        call.reply([.unixFD(client), .uint16(UInt16(configuration.mtu))])
+        // This copy goes as soon as the reply holds its own: a client that closes its end
+        // (bleak's MTU read) and writes at once must find the lock gone, as BlueZ's would be.
+        call.reply([.unixFD(client), .uint16(UInt16(configuration.mtu))], encoded: { Glibc.close(client) })
         update(path, InterfaceSpec.gattCharacteristic.name, [property: .bool(true)])
-        // libdbus copies the descriptor when the reply is built on the connection's loop; a call
-        // queued behind the reply returns after that, and then this copy can go.
-        let connection = bluez
-        Task {
-            _ = try? await connection?.nameOwner(Self.busName)
-            Glibc.close(client)
-        }
         Task { [weak self] in
             for await packet in socket.packets {
                 await self?.acquiredWrite(devicePath, path, socket, packet)

@@ -278,11 +278,19 @@ public final class DBusIncomingCall: Sendable {
     }
 
     /// Answers with a return value; later answers are ignored.
-    public func reply(_ body: [DBusValue] = []) {
-        guard claim() else { return }
+    ///
+    /// libdbus copies a `.unixFD` when the reply is built, on the connection's loop. `encoded`
+    /// runs there right after (or at once when nothing is sent), so that the caller can close
+    /// its own copy then: a client that closes its end sees the hang-up from that moment.
+    public func reply(_ body: [DBusValue] = [], encoded: (@Sendable () -> Void)? = nil) {
+        guard claim() else {
+            encoded?()
+            return
+        }
         let pointer = self.pointer
         loop.perform { [loop] connection in
             if connection != nil { loop.reply(to: pointer.raw, body: body) }
+            encoded?()
         }
     }
 
