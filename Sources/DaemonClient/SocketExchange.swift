@@ -96,7 +96,7 @@ struct SocketExchange {
             let received = try connection.receive(until: deadline)
             do {
                 if let received {
-                    try channel.writeInbound(ByteBuffer(bytes: received))
+                    try channel.writeInbound(received)
                 } else {
                     // The daemon closed the connection: an answer without a length ends here.
                     try channel.close().wait()
@@ -202,20 +202,32 @@ extension SocketExchange {
         }
 
         /// The next bytes, or nil when the daemon closed the connection.
-        func receive(until deadline: ContinuousClock.Instant) throws(DaemonClientError) -> [UInt8]? {
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        func receive(until deadline: ContinuousClock.Instant) throws(DaemonClientError) -> ByteBuffer? {
+            // Read straight into the buffer the parser takes: an answer is mostly one small read.
+            var buffer = ByteBufferAllocator().buffer(capacity: Self.readSize)
             while true {
                 setTimeout(SO_RCVTIMEO, until: deadline)
-                let count = buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
-                if count < 0, errno == EINTR { continue }
-                if count < 0 { throw failure() }
+                var (count, error): (Int, Int32) = (0, 0)
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.readSize) { bytes in
+                    count = Glibc.recv(descriptor, bytes.baseAddress, bytes.count, 0)
+                    error = errno
+                    return max(count, 0)
+                }
+                if count < 0, error == EINTR { continue }
+                if count < 0 {
+                    errno = error
+                    throw failure()
+                }
                 if count == 0 {
                     if isAbandoned { throw failure() }
                     return nil
                 }
-                return Array(buffer[..<count])
+                return buffer
             }
         }
+
+        /// The most one read takes: larger answers (a long list of jobs) take several.
+        private static let readSize = 16 * 1024
 
         /// From another thread: ends the exchange, whatever call it is blocked in.
         func abandon() {
