@@ -35,15 +35,15 @@ public struct RunSummary: Codable, Hashable, Sendable {
     }
 
     /// A summary taken in one record at a time, keeping only what the summary is made of (a
-    /// few numbers per record, not the records): for a run that goes on for hours.
+    /// few numbers, not the records): for a run that goes on for days.
     public struct Tally: Sendable {
         private var taken = 0, failed = 0, skipped = 0
         private var firstMs: Int64?
         private var lastMs: Int64?
-        private var lateness: [Int64] = []
+        private var lateness = Occurrences()
         /// A slot's spreads, which each camera's record of the slot repeats, once per slot.
-        private var commands: [Int64] = []
-        private var completions: [Int64] = []
+        private var commands = Occurrences()
+        private var completions = Occurrences()
         private var commandSlots: Set<Int> = []
         private var completionSlots: Set<Int> = []
 
@@ -58,33 +58,62 @@ public struct RunSummary: Codable, Hashable, Sendable {
             firstMs = min(firstMs ?? frame.scheduledMs, frame.scheduledMs)
             let last = frame.completedMs ?? frame.sentMs ?? frame.scheduledMs
             lastMs = max(lastMs ?? last, last)
-            if let micros = frame.latenessMicros { lateness.append(micros) }
+            if let micros = frame.latenessMicros { lateness.add(micros) }
             guard frame.part == 1 else { return }
-            if let spread = frame.commandSpreadMicros, commandSlots.insert(frame.frame).inserted { commands.append(spread) }
-            if let spread = frame.completionSpreadMicros, completionSlots.insert(frame.frame).inserted { completions.append(spread) }
+            if let spread = frame.commandSpreadMicros, commandSlots.insert(frame.frame).inserted { commands.add(spread) }
+            if let spread = frame.completionSpreadMicros, completionSlots.insert(frame.frame).inserted { completions.add(spread) }
         }
 
         public var summary: RunSummary {
             RunSummary(taken: taken, failed: failed, skipped: skipped, firstMs: firstMs, lastMs: lastMs,
-                       lateness: lateness.sorted(), commands: commands.sorted(), completions: completions.sorted())
+                       lateness: lateness, commands: commands, completions: completions)
+        }
+    }
+
+    /// Values with how often each came. The percentiles are those of every value, exactly, but
+    /// the memory grows with the distinct values (a run's lateness in microseconds takes a few
+    /// thousand) rather than with the slots, and a summary sorts those, not every slot's.
+    struct Occurrences: Sendable {
+        private var counts: [Int64: Int] = [:]
+        private var total = 0
+
+        mutating func add(_ value: Int64) {
+            counts[value, default: 0] += 1
+            total += 1
+        }
+
+        var largest: Int64? { counts.keys.max() }
+
+        /// How many different values it holds: what its memory grows with.
+        var distinct: Int { counts.count }
+
+        /// Nearest rank, as ``RunSummary/percentile(_:of:)``.
+        func percentile(_ percent: Int) -> Int64? {
+            let rank = Swift.max((percent * total + 99) / 100, 1)
+            var seen = 0
+            for value in counts.keys.sorted() {
+                seen += counts[value] ?? 0
+                if seen >= rank { return value }
+            }
+            return nil
         }
     }
 
     private init(taken: Int, failed: Int, skipped: Int, firstMs: Int64?, lastMs: Int64?,
-                 lateness: [Int64], commands: [Int64], completions: [Int64]) {
+                 lateness: Occurrences, commands: Occurrences, completions: Occurrences) {
         self.taken = taken
         self.failed = failed
         self.skipped = skipped
         self.firstMs = firstMs
         self.lastMs = lastMs
-        maxLatenessMicros = lateness.last
-        p50LatenessMicros = Self.percentile(50, of: lateness)
-        p99LatenessMicros = Self.percentile(99, of: lateness)
-        p50CommandSpreadMicros = Self.percentile(50, of: commands)
-        p99CommandSpreadMicros = Self.percentile(99, of: commands)
-        maxCommandSpreadMicros = commands.last
-        p99CompletionSpreadMicros = Self.percentile(99, of: completions)
-        maxCompletionSpreadMicros = completions.last
+        maxLatenessMicros = lateness.largest
+        p50LatenessMicros = lateness.percentile(50)
+        p99LatenessMicros = lateness.percentile(99)
+        p50CommandSpreadMicros = commands.percentile(50)
+        p99CommandSpreadMicros = commands.percentile(99)
+        maxCommandSpreadMicros = commands.largest
+        p99CompletionSpreadMicros = completions.percentile(99)
+        maxCompletionSpreadMicros = completions.largest
     }
 
     /// Nearest rank: the smallest value with at least `percent`% of the values at or below it,
