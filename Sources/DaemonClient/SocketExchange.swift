@@ -214,10 +214,7 @@ extension SocketExchange {
                     return max(count, 0)
                 }
                 if count < 0, error == EINTR { continue }
-                if count < 0 {
-                    errno = error
-                    throw failure()
-                }
+                if count < 0 { throw failure(error) }
                 if count == 0 {
                     if isAbandoned { throw failure() }
                     return nil
@@ -247,8 +244,7 @@ extension SocketExchange {
         private var descriptor: Int32 { state.withLock { $0.descriptor } }
         private var isAbandoned: Bool { state.withLock { $0.abandoned } }
 
-        private func failure() -> DaemonClientError {
-            let error = errno
+        private func failure(_ error: Int32 = errno) -> DaemonClientError {
             let reason: String = if isAbandoned {
                 "the request was cancelled"
             } else if error == EAGAIN || error == EWOULDBLOCK {

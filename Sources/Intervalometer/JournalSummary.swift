@@ -82,20 +82,22 @@ public struct RunSummary: Codable, Hashable, Sendable {
             total += 1
         }
 
-        var largest: Int64? { counts.keys.max() }
-
         /// How many different values it holds: what its memory grows with.
         var distinct: Int { counts.count }
 
-        /// Nearest rank, as ``RunSummary/percentile(_:of:)``.
-        func percentile(_ percent: Int) -> Int64? {
-            let rank = Swift.max((percent * total + 99) / 100, 1)
-            var seen = 0
-            for value in counts.keys.sorted() {
-                seen += counts[value] ?? 0
-                if seen >= rank { return value }
+        /// The values at `percents` by nearest rank (``RunSummary/percentile(_:of:)``), then the
+        /// largest, from one sort of the distinct values; nils when there are none.
+        func percentiles(_ percents: Int...) -> (at: [Int64?], largest: Int64?) {
+            let ordered = counts.sorted { $0.key < $1.key }
+            let found = percents.map { percent -> Int64? in
+                let wanted = RunSummary.rank(percent, of: total)
+                var seen = 0
+                return ordered.first { value in
+                    seen += value.value
+                    return seen >= wanted
+                }?.key
             }
-            return nil
+            return (found, ordered.last?.key)
         }
     }
 
@@ -106,21 +108,23 @@ public struct RunSummary: Codable, Hashable, Sendable {
         self.skipped = skipped
         self.firstMs = firstMs
         self.lastMs = lastMs
-        maxLatenessMicros = lateness.largest
-        p50LatenessMicros = lateness.percentile(50)
-        p99LatenessMicros = lateness.percentile(99)
-        p50CommandSpreadMicros = commands.percentile(50)
-        p99CommandSpreadMicros = commands.percentile(99)
-        maxCommandSpreadMicros = commands.largest
-        p99CompletionSpreadMicros = completions.percentile(99)
-        maxCompletionSpreadMicros = completions.largest
+        let lateness = lateness.percentiles(50, 99), commands = commands.percentiles(50, 99)
+        let completions = completions.percentiles(99)
+        (p50LatenessMicros, p99LatenessMicros, maxLatenessMicros) = (lateness.at[0], lateness.at[1], lateness.largest)
+        (p50CommandSpreadMicros, p99CommandSpreadMicros, maxCommandSpreadMicros) = (commands.at[0], commands.at[1], commands.largest)
+        (p99CompletionSpreadMicros, maxCompletionSpreadMicros) = (completions.at[0], completions.largest)
+    }
+
+    /// The nearest rank's position (1-based) among `count` values: the smallest with at least
+    /// `percent`% of them at or below it.
+    static func rank(_ percent: Int, of count: Int) -> Int {
+        max((percent * count + 99) / 100, 1)
     }
 
     /// Nearest rank: the smallest value with at least `percent`% of the values at or below it,
     /// always one that was measured. `sorted` must be in ascending order.
     public static func percentile(_ percent: Int, of sorted: [Int64]) -> Int64? {
         guard !sorted.isEmpty else { return nil }
-        let rank = (percent * sorted.count + 99) / 100
-        return sorted[max(rank, 1) - 1]
+        return sorted[rank(percent, of: sorted.count) - 1]
     }
 }
