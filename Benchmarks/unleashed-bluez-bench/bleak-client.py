@@ -7,9 +7,13 @@ does: one WriteValue (write without response) of the Command characteristic out,
 notification of the Event characteristic back. Packets are built and read by the protocol's
 independent Python implementation (Protocol/tools/make_vectors.py).
 
+With NOTIFY `acquire`, notifications come on the socket of BlueZ's AcquireNotify (bleak's
+`use_start_notify=False`) instead of StartNotify's PropertiesChanged signals, bleak's default;
+bleak writes with WriteValue either way.
+
 Prints one JSON line: round-trip samples (ms) and the process's CPU time over the timed requests.
 
-Usage: python bleak-client.py ADDRESS REPO_ROOT REQUESTS WARMUP  (DBUS_SYSTEM_BUS_ADDRESS set)
+Usage: python bleak-client.py ADDRESS REPO_ROOT REQUESTS WARMUP [start|acquire]  (DBUS_SYSTEM_BUS_ADDRESS set)
 """
 
 import asyncio
@@ -20,6 +24,8 @@ import time
 from bleak import BleakClient, BleakScanner
 
 ADDRESS, ROOT, REQUESTS, WARMUP = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+NOTIFY = sys.argv[5] if len(sys.argv) > 5 else "start"
+assert NOTIFY in ("start", "acquire"), f"NOTIFY is start or acquire, not {NOTIFY}"
 sys.path.insert(0, f"{ROOT}/Protocol/tools")
 import make_vectors as protocol  # noqa: E402
 
@@ -44,7 +50,7 @@ async def main():
             if future is not None and not future.done():
                 future.set_result(message)
 
-    await client.start_notify(EVENT, on_event)
+    await client.start_notify(EVENT, on_event, bluez={"use_start_notify": NOTIFY == "start"})
     next_id = 0
 
     async def exchange(op, fields):

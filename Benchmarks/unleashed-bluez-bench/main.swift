@@ -4,8 +4,13 @@
 // bluetoothd and the bus daemon. Side by side in the same run: the same requests over the
 // in-process simulated link (demo mode), which has no D-Bus at all.
 //
+// This client runs twice: with the characteristics' sockets (AcquireWrite and AcquireNotify, its
+// default) and with D-Bus messages only (WriteValue out, PropertiesChanged signals in).
+//
 // The anchor, in the same run and on the same fake: bleak (PyPI), a Python BLE client, making
-// the same requests (bleak-client.py beside this file), with its own CPU time per request.
+// the same requests (bleak-client.py beside this file), with its own CPU time per request: with
+// its default notifications (StartNotify) and with AcquireNotify's socket; it always writes
+// with WriteValue.
 //
 // Usage: unleashed-bluez-bench [--requests N] [--connects N] [--python PATH | --no-bleak] [--json]
 //        (build with -c release; `make bench-bluez` also makes the Python environment for bleak)
@@ -133,28 +138,47 @@ do {
     fail("pairing with the simulated module failed: \(error)")
 }
 
-func bluezCamera() async throws -> ModuleCamera {
-    try await ModuleCamera(connection: ModuleConnection(provider: BlueZLinkProvider(bus: busAddress, module: module)), name: module)
+func bluezCamera(sockets: Bool) async throws -> ModuleCamera {
+    try await ModuleCamera(connection: ModuleConnection(provider: BlueZLinkProvider(bus: busAddress, module: module, acquireSockets: sockets)),
+                           name: module)
 }
 
 var connectTimes = Samples()
 for _ in 0..<connects {
     let start = ContinuousClock.now
-    let camera = try await bluezCamera()
+    let camera = try await bluezCamera(sockets: true)
     connectTimes.values.append(ContinuousClock.now - start)
     await camera.close()
 }
 
-let camera = try await bluezCamera()
-_ = try await roundTrips(camera, count: 100)  // warm-up
-let threadsBefore = threadContextSwitches()
-let (clientBefore, simBefore, busBefore, switchesBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
-let overBlueZ = try await roundTrips(camera, count: requests)
-let (clientAfter, simAfter, busAfter, switchesAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
-let threadsAfter = threadContextSwitches()
-let switchesByThread = threadsAfter.map { name, after in (name, Double(after - (threadsBefore[name] ?? 0)) / Double(requests)) }
-    .filter { $0.1 >= 0.01 }.sorted { $0.1 > $1.1 }
-await camera.close()
+/// One run of this client over BlueZ: its samples, the CPU time of the client, the fake and the
+/// bus over the timed requests, and the client's context switches per request, by thread.
+struct ClientRun {
+    var samples: Samples
+    var clientCPU: Duration
+    var bluetoothdCPU: Duration
+    var busCPU: Duration
+    var switchesPerRequest: Double
+    var switchesByThread: [(String, Double)]
+}
+
+func runClient(sockets: Bool) async throws -> ClientRun {
+    let camera = try await bluezCamera(sockets: sockets)
+    _ = try await roundTrips(camera, count: 100)  // warm-up
+    let threadsBefore = threadContextSwitches()
+    let (clientBefore, simBefore, busBefore, switchesBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
+    let samples = try await roundTrips(camera, count: requests)
+    let (clientAfter, simAfter, busAfter, switchesAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
+    let threadsAfter = threadContextSwitches()
+    await camera.close()
+    let byThread = threadsAfter.map { name, after in (name, Double(after - (threadsBefore[name] ?? 0)) / Double(requests)) }
+        .filter { $0.1 >= 0.01 }.sorted { $0.1 > $1.1 }
+    return ClientRun(samples: samples, clientCPU: clientAfter - clientBefore, bluetoothdCPU: simAfter - simBefore, busCPU: busAfter - busBefore,
+                     switchesPerRequest: Double(switchesAfter - switchesBefore) / Double(requests), switchesByThread: byThread)
+}
+
+let overSockets = try await runClient(sockets: true)
+let overMessages = try await runClient(sockets: false)
 
 /// bleak's run: its samples, its own CPU time, and the fake's and the bus's CPU time meanwhile.
 struct BleakRun {
@@ -164,7 +188,7 @@ struct BleakRun {
     var busCPU: Duration
 }
 
-func runBleak(python: String) async throws -> BleakRun {
+func runBleak(python: String, notify: String) async throws -> BleakRun {
     let root = FileManager.default.currentDirectoryPath
     let script = "\(root)/Benchmarks/unleashed-bluez-bench/bleak-client.py"
     guard FileManager.default.isExecutableFile(atPath: python) else {
@@ -173,7 +197,7 @@ func runBleak(python: String) async throws -> BleakRun {
     guard FileManager.default.fileExists(atPath: script) else { fail("run from the repository's root: \(script) is missing") }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script, module, root, String(requests), "100"]
+    process.arguments = [script, module, root, String(requests), "100", notify]
     var environment = ProcessInfo.processInfo.environment
     environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
     process.environment = environment
@@ -194,7 +218,8 @@ func runBleak(python: String) async throws -> BleakRun {
     return BleakRun(samples: Samples(values: samples.map { .microseconds(Int64($0 * 1000)) }),
                     clientCPU: .microseconds(Int64(cpu * 1_000_000)), bluetoothdCPU: simAfter - simBefore, busCPU: busAfter - busBefore)
 }
-let bleak: BleakRun? = if let python { try await runBleak(python: python) } else { nil }
+let bleak: BleakRun? = if let python { try await runBleak(python: python, notify: "start") } else { nil }
+let bleakAcquiring: BleakRun? = if let python { try await runBleak(python: python, notify: "acquire") } else { nil }
 
 let demo = try await Demo.start(stateFile: nil, options: DemoOptions(profile: CameraProfile.named("nikon-z")))
 _ = try await roundTrips(demo.camera, count: 100)
@@ -205,20 +230,22 @@ try await demo.finish()
 
 func perRequest(_ duration: Duration) -> Double { Samples().milliseconds(duration) * 1000 / Double(requests) }
 
-var rows: [(String, Samples, Double, Double?, Double?)] = [
-    ("BlueZ over D-Bus (fake bluetoothd)", overBlueZ, perRequest(clientAfter - clientBefore), perRequest(simAfter - simBefore), perRequest(busAfter - busBefore)),
-]
-if let bleak {
-    // bleak's fake and bus columns span its whole run (connect and warm-up too), so they are left out.
-    rows.append(("bleak 3.1.0 over D-Bus (same fake)", bleak.samples, perRequest(bleak.clientCPU), nil, nil))
+func row(_ name: String, _ run: ClientRun) -> (String, Samples, Double, Double?, Double?) {
+    (name, run.samples, perRequest(run.clientCPU), perRequest(run.bluetoothdCPU), perRequest(run.busCPU))
 }
+var rows: [(String, Samples, Double, Double?, Double?)] = [
+    row("this client, BlueZ sockets", overSockets),
+    row("this client, D-Bus messages", overMessages),
+]
+// bleak's fake and bus columns span its whole run (connect and warm-up too), so they are left out.
+if let bleak { rows.append(("bleak 3.1.0, StartNotify (default)", bleak.samples, perRequest(bleak.clientCPU), nil, nil)) }
+if let bleakAcquiring { rows.append(("bleak 3.1.0, AcquireNotify", bleakAcquiring.samples, perRequest(bleakAcquiring.clientCPU), nil, nil)) }
 rows.append(("in-process simulated link (demo)", inMemory, perRequest(demoCPU), nil, nil))
-let switchesPerRequest = Double(switchesAfter - switchesBefore) / Double(requests)
 
 if printJSON {
     let json: [String: Any] = [
         "requests": requests,
-        "clientContextSwitchesPerRequest": switchesPerRequest,
+        "clientContextSwitchesPerRequest": ["sockets": overSockets.switchesPerRequest, "messages": overMessages.switchesPerRequest],
         "connectToReadyMs": ["p50": connectTimes.percentile(50), "max": connectTimes.max, "samples": connects],
         "roundTrips": rows.map { row -> [String: Any] in
             var entry: [String: Any] = ["path": row.0, "p50Ms": row.1.percentile(50), "p99Ms": row.1.percentile(99), "maxMs": row.1.max,
@@ -241,12 +268,15 @@ if printJSON {
               + column(String(format: "%.3f", samples.max), 9) + String(repeating: " ", count: 22)
               + column(micros(client), 8) + column(micros(bluetoothd), 12) + column(micros(busCPU), 13))
     }
-    print(String(format: "Context switches of the client per request over BlueZ: %.2f (", switchesPerRequest)
-          + switchesByThread.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: ", ") + ")")
+    for (name, run) in [("sockets", overSockets), ("messages", overMessages)] {
+        print(String(format: "Context switches of the client per request, %@: %.2f (", name, run.switchesPerRequest)
+              + run.switchesByThread.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: ", ") + ")")
+    }
     if let bleak {
+        // The anchor is bleak as it comes (StartNotify); its AcquireNotify row is beside it.
         print(String(format: "Client CPU per request: %.1f µs against bleak's %.1f µs (%.1fx less); p50 %.3f ms against %.3f ms",
                      rows[0].2, perRequest(bleak.clientCPU), perRequest(bleak.clientCPU) / rows[0].2,
-                     overBlueZ.percentile(50), bleak.samples.percentile(50)))
+                     overSockets.samples.percentile(50), bleak.samples.percentile(50)))
     }
     print(String(format: "Connect to ready (Connect, services resolved, StartNotify, hello), %d connections: p50 %.1f ms, max %.1f ms",
                  connects, connectTimes.percentile(50), connectTimes.max))

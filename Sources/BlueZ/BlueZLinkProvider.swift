@@ -17,14 +17,19 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
     /// Where the protocol lives in GATT; from the dialect.
     public var gatt: GATTLayout
     public var policy: BlueZClient.ConnectPolicy
+    /// Whether packets travel on the sockets BlueZ hands out (`AcquireWrite`, `AcquireNotify`)
+    /// where it offers them, rather than as D-Bus messages (see ``BlueZTransport``).
+    public var acquireSockets: Bool
 
     public init(bus: DBusConnection.Bus = .system, adapterName: String? = nil, module: String,
-                gatt: GATTLayout = UnleashedV1.gattLayout, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy()) {
+                gatt: GATTLayout = UnleashedV1.gattLayout, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy(),
+                acquireSockets: Bool = true) {
         self.bus = bus
         self.adapterName = adapterName
         self.module = module
         self.gatt = gatt
         self.policy = policy
+        self.acquireSockets = acquireSockets
     }
 
     /// Returns once BlueZ knows the module (it is paired, or a scan saw it). While bluetoothd is
@@ -64,7 +69,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
                     await client.disconnect(device.path)
                     throw error
                 }
-                return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt)
+                return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, acquireSockets: acquireSockets)
             } catch {
                 await client.close()
                 throw error
@@ -80,6 +85,7 @@ struct BlueZModuleLink: ModuleLink {
     let client: BlueZClient
     let devicePath: String
     let gatt: GATTLayout
+    let acquireSockets: Bool
 
     func resolveServices() async throws(LinkError) -> any Transport {
         let tree = await client.tree
@@ -89,11 +95,17 @@ struct BlueZModuleLink: ModuleLink {
         }
         // BlueZ negotiates the MTU itself (ExchangeMTU=517) and reports it per characteristic;
         // 23 is the ATT default until the exchange is done.
-        let mtu = tree.properties(command, BlueZName.characteristic)?["MTU"]?.intValue ?? 23
+        let commandProperties = tree.properties(command, BlueZName.characteristic)
+        let mtu = commandProperties?["MTU"]?.intValue ?? 23
+        // A BlueZ that can hand out a characteristic's socket shows the property saying whether it has.
+        let sockets = acquireSockets
+            ? (write: commandProperties?["WriteAcquired"] != nil,
+               notify: tree.properties(event, BlueZName.characteristic)?["NotifyAcquired"] != nil)
+            : nil
         let (client, devicePath) = (client, devicePath)
         do {
             return try await BlueZTransport(client: client, devicePath: devicePath, commandPath: command, eventPath: event,
-                                            mtu: max(23, mtu)) {
+                                            mtu: max(23, mtu), sockets: sockets) {
                 await client.disconnect(devicePath)
                 await client.close()
             }

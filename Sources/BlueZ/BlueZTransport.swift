@@ -1,9 +1,16 @@
 import DBus
+import Glibc
 public import UnleashedKit
+import Synchronization
 
 /// The module's packet link over BlueZ GATT: packets go out as write-without-response on the
-/// Command characteristic and come in as `Value` changes of the Event characteristic after
-/// `StartNotify`.
+/// Command characteristic and come in as notifications of the Event characteristic.
+///
+/// Where BlueZ offers them (`WriteAcquired` and `NotifyAcquired` present), the link takes the
+/// characteristics' sockets (`AcquireWrite`, `AcquireNotify`): a packet is then one `send` on a
+/// socket, and a notification one `read` on the D-Bus connection's thread, with no D-Bus message,
+/// no marshalling and no trip through the bus daemon either way. Where BlueZ refuses them, it
+/// writes with `WriteValue` and reads `Value` changes after `StartNotify`, as before.
 ///
 /// It reads its own D-Bus connection's signals where they arrive, on the connection's thread,
 /// rather than through the client's object mirror: a notification costs one decode and one
@@ -15,39 +22,107 @@ public final class BlueZTransport: Transport {
     public let mtu: Int
     public let events: AsyncStream<TransportEvent>
 
+    /// How notifications and writes travel, for tests and benchmarks to tell.
+    public enum Path: Sendable, Hashable {
+        /// `AcquireWrite` and `AcquireNotify` sockets.
+        case sockets
+        /// `WriteValue` calls and `PropertiesChanged` signals.
+        case messages
+        /// Notifications on a socket, writes as `WriteValue` (or the other way round).
+        case mixed
+    }
+
+    /// The way this link's packets travel.
+    public let path: Path
+
     private let connection: DBusConnection
     private let commandPath: String
     private let onClose: @Sendable () async -> Void
     private let sink: AsyncStream<TransportEvent>.Continuation
     private let watch: SignalWatch
+    /// The `AcquireNotify` socket, polled on the connection's thread.
+    private let notifyWatch: DescriptorWatch?
+    /// The `AcquireWrite` socket while the link is open; nil without one or once closed.
+    private let writeSocket: Mutex<Int32?>
 
     /// Subscribes to the Event characteristic and starts reporting packets.
     ///
     /// - Parameters:
     ///   - mtu: the ATT MTU (the characteristic's `MTU` property): packets are at most `mtu - 3`.
+    ///   - sockets: which of the two characteristics offer `AcquireWrite` and `AcquireNotify` (their
+    ///     `WriteAcquired` and `NotifyAcquired` properties are present); nil to use neither.
     ///   - onClose: takes the link down (disconnect, close the bus connection).
     init(client: BlueZClient, devicePath: String, commandPath: String, eventPath: String, mtu: Int,
-         onClose: @escaping @Sendable () async -> Void) async throws(BlueZError) {
-        connection = client.connection
+         sockets: (write: Bool, notify: Bool)?, onClose: @escaping @Sendable () async -> Void) async throws(BlueZError) {
+        let connection = client.connection
+        self.connection = connection
         self.commandPath = commandPath
-        self.mtu = mtu
         self.onClose = onClose
         let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .bufferingNewest(65_536))
         self.events = events
         self.sink = sink
-        watch = connection.watchSignals({ message in
+        let watch = connection.watchSignals({ message in
             if let event = Self.event(from: message, devicePath: devicePath, eventPath: eventPath) { sink.yield(event) }
         }, ended: {
             sink.yield(.disconnected(reason: "the link to bluetoothd closed"))
             sink.finish()
         })
+        self.watch = watch
+        var notifyWatch: DescriptorWatch?
         do {
-            try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
+            if sockets?.notify == true, let (socket, _) = await Self.acquire("AcquireNotify", eventPath, client) {
+                notifyWatch = connection.watchDescriptor(socket, readable: { Self.readNotifications(socket, into: sink) }, ended: {})
+            } else {
+                try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
+            }
         } catch {
             watch.cancel()
             throw error
         }
+        self.notifyWatch = notifyWatch
+        let written = sockets?.write == true ? await Self.acquire("AcquireWrite", commandPath, client) : nil
+        writeSocket = Mutex(written?.socket)
+        // The socket's MTU is the one its writes are held to.
+        self.mtu = written.map { max(23, $0.mtu) } ?? mtu
+        path = switch (notifyWatch != nil, written != nil) {
+        case (true, true): .sockets
+        case (false, false): .messages
+        default: .mixed
+        }
     }
+
+    /// A characteristic's socket from `AcquireWrite` or `AcquireNotify`, or nil when BlueZ refuses
+    /// it (another client holds it, or this BlueZ does not offer it): the link then uses messages.
+    private static func acquire(_ method: String, _ path: String, _ client: BlueZClient) async -> (socket: Int32, mtu: Int)? {
+        guard let reply = try? await client.call(path, BlueZName.characteristic, method, [.properties([:])], timeout: .seconds(10)),
+              reply.count == 2, case .unixFD(let socket) = reply[0] else { return nil }
+        guard let mtu = reply[1].intValue else {
+            Glibc.close(socket)
+            return nil
+        }
+        return (socket, mtu)
+    }
+
+    /// Reads every notification waiting on the `AcquireNotify` socket (one `read`, one ATT
+    /// notification) into `sink`; false once BlueZ has closed it, which it does when the link goes.
+    private static func readNotifications(_ socket: Int32, into sink: AsyncStream<TransportEvent>.Continuation) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: notificationLimit) { buffer in
+            while true {
+                let count = read(socket, buffer.baseAddress, buffer.count)
+                if count > 0 {
+                    sink.yield(.packet(Array(buffer[..<count])))
+                    continue
+                }
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 && errno == EAGAIN { return true }
+                sink.yield(.disconnected(reason: "BlueZ closed the module's notification socket: the link is down"))
+                return false
+            }
+        }
+    }
+
+    /// Longer than any ATT value (an MTU is at most 517), so that no read is cut short.
+    private static let notificationLimit = 1024
 
     /// What one signal means for this link, if anything.
     static func event(from message: DBusMessage, devicePath: String, eventPath: String) -> TransportEvent? {
@@ -64,6 +139,7 @@ public final class BlueZTransport: Transport {
             throw .packetTooLarge(size: large.count, limit: limit)
         }
         guard connection.isConnected else { throw .notConnected }
+        if writeSocket.withLock({ $0 != nil }) { return try await sendOnSocket(packets) }
         if packets.count == 1 { return post(packets[0], attempt: 1) }
         var unsent = packets[...]
         for attempt in 1...Self.inProgressAttempts {
@@ -77,6 +153,32 @@ public final class BlueZTransport: Transport {
                 continue
             }
             throw failure(error)
+        }
+    }
+
+    /// Sends each packet as one write on the `AcquireWrite` socket. A full socket (BlueZ has not
+    /// yet passed on what is queued) is tried again as `InProgress` is, 10 ms apart.
+    private func sendOnSocket(_ packets: [[UInt8]]) async throws(TransportError) {
+        for packet in packets {
+            var attempt = 1
+            while true {
+                let error = writeSocket.withLock { socket -> Int32 in
+                    guard let socket else { return EBADF }
+                    let sent = packet.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    return sent == packet.count ? 0 : errno
+                }
+                switch error {
+                case 0: break
+                case EINTR: continue
+                case EAGAIN where attempt < Self.inProgressAttempts:
+                    attempt += 1
+                    try? await Task.sleep(for: .milliseconds(10))
+                    continue
+                case EPIPE, ECONNRESET, ENOTCONN, EBADF: throw .notConnected
+                default: throw .failed("writing to the module failed: \(String(cString: strerror(error)))")
+                }
+                break
+            }
         }
     }
 
@@ -126,7 +228,19 @@ public final class BlueZTransport: Transport {
     /// How often a write refused with `InProgress` is tried, 10 ms apart.
     static let inProgressAttempts = 100
 
+    deinit {
+        notifyWatch?.cancel()
+        writeSocket.withLock { socket in
+            if let socket { Glibc.close(socket) }
+        }
+    }
+
     public func close() async {
+        notifyWatch?.cancel()
+        writeSocket.withLock { socket in
+            if let socket { Glibc.close(socket) }
+            socket = nil
+        }
         await onClose()
     }
 }

@@ -171,6 +171,18 @@ public final class DBusConnection: Sendable {
         SignalWatch(loop: loop, id: loop.subscribe(deliver: handler, finish: ended))
     }
 
+    /// Polls `descriptor` on the connection's own thread, beside the bus, and calls `readable` there
+    /// whenever it has data or has hung up, until `readable` returns false or the watch is
+    /// cancelled; `ended` is called instead if the connection ends first.
+    ///
+    /// For a socket BlueZ hands out (`AcquireNotify`): its packets are read where the bus's
+    /// messages are, with no thread of their own. The watch owns `descriptor` and closes it when
+    /// it ends. `readable` should read until the descriptor would block, and not block itself.
+    public func watchDescriptor(_ descriptor: Int32, readable: @escaping @Sendable () -> Bool,
+                                ended: @escaping @Sendable () -> Void) -> DescriptorWatch {
+        DescriptorWatch(loop: loop, id: loop.watch(descriptor: descriptor, readable: readable, ended: ended))
+    }
+
     /// Asks the bus to route the signals matching `rule` here; subscribe with ``signals()`` first
     /// so that none is missed.
     public func addMatch(_ rule: String) async throws(DBusError) {
@@ -231,6 +243,18 @@ public struct SignalWatch: Sendable {
     /// Stops the calls; a call under way on the connection's thread still completes.
     public func cancel() {
         loop.unsubscribe(id)
+    }
+}
+
+/// A descriptor polled by ``DBusConnection/watchDescriptor(_:readable:ended:)``.
+public struct DescriptorWatch: Sendable {
+    fileprivate let loop: DBusLoop
+    fileprivate let id: Int
+
+    /// Stops polling and closes the descriptor, on the connection's thread; a call of `readable`
+    /// under way there completes first.
+    public func cancel() {
+        loop.unwatch(id)
     }
 }
 

@@ -24,10 +24,12 @@ final class DBusLoop: @unchecked Sendable {
     /// call walks thousands of them (and the stack runs out).
     private let methodHandler = Mutex<MethodHandler?>(nil)
     private let connected = Atomic<Bool>(false)
+    private let descriptorIDs = Atomic<Int>(0)
 
     // Loop thread only.
     private var connection: OpaquePointer?
     private var watches: [OpaquePointer] = []
+    private var descriptors: [Int: DescriptorWatch] = [:]
     private var timeouts: [(timeout: OpaquePointer, deadline: ContinuousClock.Instant?)] = []
 
     init() {
@@ -127,6 +129,40 @@ final class DBusLoop: @unchecked Sendable {
         let handle: @Sendable (DBusIncomingCall) -> Void
     }
 
+    // MARK: - Descriptors beside the connection's
+
+    /// Polls `descriptor` with the connection's own, and calls `readable` on the loop thread
+    /// whenever it can be read (or has hung up) until `readable` returns false; `ended` is called
+    /// instead if the connection ends first. The loop owns `descriptor` from here on and closes it
+    /// when the watch ends. Returns the watch's id for ``unwatch(_:)``.
+    func watch(descriptor: Int32, readable: @escaping @Sendable () -> Bool, ended: @escaping @Sendable () -> Void) -> Int {
+        let id = descriptorIDs.add(1, ordering: .relaxed).newValue
+        perform { [self] connection in
+            // After the loop has ended the table is no longer the loop thread's: leave it alone.
+            guard connection != nil else {
+                close(descriptor)
+                return ended()
+            }
+            descriptors[id] = DescriptorWatch(descriptor: descriptor, readable: readable, ended: ended)
+        }
+        return id
+    }
+
+    /// Stops polling a descriptor given to ``watch(descriptor:readable:ended:)`` and closes it,
+    /// on the loop thread, so that it is never polled after it is closed.
+    func unwatch(_ id: Int) {
+        perform { [self] connection in
+            guard connection != nil, let watch = descriptors.removeValue(forKey: id) else { return }
+            close(watch.descriptor)
+        }
+    }
+
+    private struct DescriptorWatch {
+        let descriptor: Int32
+        let readable: @Sendable () -> Bool
+        let ended: @Sendable () -> Void
+    }
+
     // MARK: - The loop (loop thread only)
 
     private func install(_ connection: OpaquePointer) {
@@ -219,6 +255,10 @@ final class DBusLoop: @unchecked Sendable {
             descriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
             polled.append(watch)
         }
+        let others = Array(self.descriptors.keys)
+        for id in others {
+            descriptors.append(pollfd(fd: self.descriptors[id]!.descriptor, events: Int16(POLLIN), revents: 0))
+        }
         let now = ContinuousClock.now
         let nearest = timeouts.compactMap(\.deadline).min()
         let wait: Int32 = nearest.map { deadline in
@@ -242,6 +282,11 @@ final class DBusLoop: @unchecked Sendable {
                 if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
                 dbus_watch_handle(watch, flags)
             }
+            for (index, id) in others.enumerated() where descriptors[polled.count + 1 + index].revents != 0 {
+                guard let watch = self.descriptors[id], !watch.readable() else { continue }
+                self.descriptors.removeValue(forKey: id)
+                close(watch.descriptor)
+            }
         }
         let after = ContinuousClock.now
         for entry in timeouts {
@@ -261,6 +306,12 @@ final class DBusLoop: @unchecked Sendable {
         watches.removeAll()
         timeouts.removeAll()
         dbus_connection_unref(connection)
+        let watched = descriptors.values
+        descriptors.removeAll()
+        for watch in watched {
+            close(watch.descriptor)
+            watch.ended()
+        }
         let sinks = subscribers.withLock { state in
             defer { state.sinks.removeAll() }
             return Array(state.sinks.values)

@@ -164,7 +164,8 @@ public struct CameraProvider: Sendable {
         } catch {
             throw .bluetooth(error)
         }
-        let connection = ModuleConnection(provider: BlueZLinkProvider(adapterName: spec.adapter, module: device.address),
+        let connection = ModuleConnection(provider: BlueZLinkProvider(adapterName: spec.adapter, module: device.address,
+                                                                      acquireSockets: spec.bluezSockets),
                                           policy: spec.reconnect)
         do {
             return try await ModuleCamera(connection: connection, connectTimeout: .seconds(45),

@@ -73,14 +73,28 @@ public struct ModuleSpec: Sendable {
     /// How the module's connection comes back after a drop, and how the daemon retries a
     /// module it could not reach.
     public var reconnect: ReconnectPolicy
+    /// Whether packets travel on the sockets BlueZ hands out for the module's characteristics
+    /// (`AcquireWrite`, `AcquireNotify`) where it offers them, or only as D-Bus messages.
+    public var bluezSockets: Bool
 
     public init(module: String, adapter: String? = nil, scanTimeout: Duration = .seconds(10),
-                pairing: Pairing = .required, reconnect: ReconnectPolicy = ReconnectPolicy()) {
+                pairing: Pairing = .required, reconnect: ReconnectPolicy = ReconnectPolicy(),
+                bluezSockets: Bool = ModuleSpec.bluezSockets(ProcessInfo.processInfo.environment)) {
         self.module = module
         self.adapter = adapter
         self.scanTimeout = scanTimeout
         self.pairing = pairing
         self.reconnect = reconnect
+        self.bluezSockets = bluezSockets
+    }
+
+    /// The sockets are used unless `UNLEASHED_BLUEZ_SOCKETS` is set to something other than
+    /// `1`, `true`, `yes` or `on` (empty is unset): a way back to D-Bus messages for a BlueZ or
+    /// adapter whose acquired sockets misbehave. The variable exists to turn them off, so a value
+    /// it does not know turns them off rather than being ignored.
+    public static func bluezSockets(_ environment: [String: String]) -> Bool {
+        guard let value = environment["UNLEASHED_BLUEZ_SOCKETS"]?.lowercased(), !value.isEmpty else { return true }
+        return ["1", "true", "yes", "on"].contains(value)
     }
 
     /// Whether `text` is a Bluetooth address, `AA:BB:CC:DD:EE:FF` in either case, rather than a name.

@@ -198,6 +198,55 @@ struct DBusConnectionTests {
         #expect(after?.name == DBusError.disconnectedName)
     }
 
+    @Test("a watched descriptor is read on the connection's thread; a cancel closes it, and so does the connection's end")
+    func watchedDescriptor() async throws {
+        let client = try await DBusConnection.open(.address(bus.address))
+        var ends: [Int32] = [0, 0]
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        #expect(socketpair(AF_UNIX, type, 0, &ends) == 0)
+        let (ours, theirs) = (ends[0], ends[1])
+        defer { close(theirs) }
+        let (packets, sink) = AsyncStream.makeStream(of: [UInt8].self)
+        let ended = Mutex(false)
+        let watch = client.watchDescriptor(ours, readable: {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while true {
+                let count = read(ours, &buffer, buffer.count)
+                guard count > 0 else { return count < 0 && errno == EAGAIN }
+                sink.yield(Array(buffer.prefix(count)))
+            }
+        }, ended: { ended.withLock { $0 = true } })
+        for packet: [UInt8] in [[1, 2, 3], [4], [5, 6]] {
+            #expect(write(theirs, packet, packet.count) == packet.count)
+        }
+        var received: [[UInt8]] = []
+        for await packet in packets {
+            received.append(packet)
+            if received.count == 3 { break }
+        }
+        #expect(received == [[1, 2, 3], [4], [5, 6]], "each packet read as it was written")
+        watch.cancel()
+        // Closed on the loop: the peer's write then finds no reader.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while send(theirs, [7], 1, Int32(MSG_NOSIGNAL)) == 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(send(theirs, [7], 1, Int32(MSG_NOSIGNAL)) == -1 && errno == EPIPE, "the watched end was closed")
+        #expect(!ended.withLock { $0 }, "a cancelled watch is not told the connection ended")
+
+        // A watch the connection outlives no more: it is told, and its descriptor closed.
+        #expect(socketpair(AF_UNIX, type, 0, &ends) == 0)
+        defer { close(ends[1]) }
+        let second = ends[1]
+        _ = client.watchDescriptor(ends[0], readable: { true }, ended: { ended.withLock { $0 = true } })
+        client.close()
+        while !ended.withLock({ $0 }), ContinuousClock.now < deadline + .seconds(10) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(ended.withLock { $0 })
+        #expect(send(second, [7], 1, Int32(MSG_NOSIGNAL)) == -1 && errno == EPIPE, "the connection's end closed the watched end")
+    }
+
     @Test("no bus at the address: the error names the socket")
     func noBus() async throws {
         let error = await #expect(throws: DBusError.self) {

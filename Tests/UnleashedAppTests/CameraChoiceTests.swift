@@ -11,4 +11,11 @@ import UnleashedSimulator
             try BackendChoice.chosen(nil, environment: ["UNLEASHED_BACKEND": "usb"])
         }
     }
+
+    @Test func bluezSocketsAreUsedUnlessTheEnvironmentTurnsThemOff() {
+        #expect(ModuleSpec.bluezSockets([:]))
+        #expect(ModuleSpec.bluezSockets(["UNLEASHED_BLUEZ_SOCKETS": ""]))
+        for on in ["1", "true", "YES", "on"] { #expect(ModuleSpec.bluezSockets(["UNLEASHED_BLUEZ_SOCKETS": on]), "\(on)") }
+        for off in ["0", "false", "No", "off", "disable"] { #expect(!ModuleSpec.bluezSockets(["UNLEASHED_BLUEZ_SOCKETS": off]), "\(off)") }
+    }
 }

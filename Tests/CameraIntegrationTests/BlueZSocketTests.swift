@@ -1,0 +1,112 @@
+import BlueZ
+import DBus
+import FakeBlueZ
+import Foundation
+import Testing
+import UnleashedKit
+import UnleashedProtocol
+import UnleashedTestSupport
+
+/// The module's link over the sockets BlueZ hands out (`AcquireWrite`, `AcquireNotify`), against
+/// the fake bluetoothd, which makes them as BlueZ's `gatt-client.c` does; and the same link over
+/// D-Bus messages when asked to use none. (python-dbusmock's template has no such sockets: the
+/// client's fallback to messages is what `DBusMockTests` drives.)
+@Suite("BlueZ link over acquired sockets")
+struct BlueZSocketTests {
+    static let module = "F0:5E:D0:00:00:01"
+
+    /// A private bus with the fake and its one module, paired.
+    static func fake() async throws -> (PrivateBus, FakeBlueZ) {
+        let bus = try await PrivateBus()
+        let fake = FakeBlueZ(configuration: FakeBlueZ.Configuration(modules: 1, timing: .quick))
+        try await fake.start(bus: .address(bus.address))
+        let client = try await BlueZClient.open(bus: .address(bus.address))
+        let adapter = try await client.adapter(named: nil)
+        let device = try await client.findModule(module, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: .seconds(30))
+        try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: PairingAgent { _ in .accept })
+        await client.close()
+        return (bus, fake)
+    }
+
+    /// The Command and Event characteristics' lock properties, as another client on the bus sees them.
+    static func acquired(_ bus: PrivateBus) async throws -> (write: Bool?, notify: Bool?) {
+        let observer = try await BlueZClient.open(bus: .address(bus.address))
+        defer { Task { await observer.close() } }
+        let tree = await observer.tree
+        let device = try #require(tree.devices(on: "/org/bluez/hci0").first { $0.address == module })
+        let layout = UnleashedV1.gattLayout
+        let command = try #require(tree.characteristic(layout.command, service: layout.service, device: device.path))
+        let event = try #require(tree.characteristic(layout.event, service: layout.service, device: device.path))
+        return (tree.properties(command, "org.bluez.GattCharacteristic1")?["WriteAcquired"]?.boolValue,
+                tree.properties(event, "org.bluez.GattCharacteristic1")?["NotifyAcquired"]?.boolValue)
+    }
+
+    @Test("requests go out on AcquireWrite's socket and answers come on AcquireNotify's; the next link takes them again")
+    func sockets() async throws {
+        let (bus, fake) = try await Self.fake()
+        defer { Task { await fake.stop() } }
+        let link = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect()
+        let transport = try #require(try await link.resolveServices() as? BlueZTransport)
+        #expect(transport.path == .sockets)
+        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(10))
+        _ = try await session.start()
+        for _ in 0..<50 { _ = try await session.request(.getStatus) }
+        // Every answer came on the first try: nothing was lost between the sockets.
+        #expect(await session.figures.retransmissions == 0)
+        let held = try await Self.acquired(bus)
+        #expect(held.write == true && held.notify == true, "while the link is open BlueZ shows both sockets held: \(held)")
+        await session.close()
+        // Closed, the link let both go: the next one takes them again rather than falling back.
+        let next = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect()
+        let again = try #require(try await next.resolveServices() as? BlueZTransport)
+        #expect(again.path == .sockets)
+        let nextSession = try ModuleSession(transport: again, requestTimeout: .seconds(10))
+        _ = try await nextSession.start()
+        await nextSession.close()
+    }
+
+    @Test("a link lost while on sockets ends the session's requests at once, as the notification socket hangs up")
+    func lostLink() async throws {
+        let (bus, fake) = try await Self.fake()
+        defer { Task { await fake.stop() } }
+        let link = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect()
+        let transport = try await link.resolveServices()
+        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(30))
+        _ = try await session.start()
+        #expect(await fake.loseLink(address: Self.module, for: .seconds(60)))
+        let started = ContinuousClock.now
+        var failure: SessionError?
+        // The loss may reach the session just after a request is sent: ask until one fails.
+        for _ in 0..<100 where failure == nil {
+            do throws(SessionError) {
+                _ = try await session.request(.getStatus)
+                try? await Task.sleep(for: .milliseconds(10))
+            } catch {
+                failure = error
+            }
+        }
+        let waited = ContinuousClock.now - started
+        switch failure {
+        case .disconnected?, .transport(.notConnected)?: break
+        default: Issue.record("expected the link's loss, got \(String(describing: failure))")
+        }
+        // Well inside the request's 30 s limit: the hang-up, not a timeout, ended it.
+        #expect(waited < .seconds(10), "the loss took \(waited) to reach the session")
+        await session.close()
+    }
+
+    @Test("asked to use no sockets, the link writes with WriteValue and reads Value signals, and holds no lock")
+    func messages() async throws {
+        let (bus, fake) = try await Self.fake()
+        defer { Task { await fake.stop() } }
+        let link = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module, acquireSockets: false).connect()
+        let transport = try #require(try await link.resolveServices() as? BlueZTransport)
+        #expect(transport.path == .messages)
+        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(10))
+        _ = try await session.start()
+        for _ in 0..<20 { _ = try await session.request(.getStatus) }
+        let held = try await Self.acquired(bus)
+        #expect(held.write == false && held.notify == false, "no socket was taken: \(held)")
+        await session.close()
+    }
+}
