@@ -9,9 +9,12 @@
 // Workloads:
 //   codec    encode a setting read and decode its response (UnleashedV1), no I/O
 //   session  a setting read through the camera and the session over the in-process simulated link
-//   bluez    a setting read through the camera, the session and BlueZ over D-Bus: a private
-//            dbus-daemon and the fake bluetoothd (unleashed-sim, beside this program), started by
-//            `check` outside valgrind, in their own processes; only the client is counted
+//   bluez    a setting read through the camera, the session and BlueZ: a private dbus-daemon and
+//            the fake bluetoothd (unleashed-sim, beside this program), started by `check` outside
+//            valgrind, in their own processes; only the client is counted. Packets travel on the
+//            characteristics' sockets (AcquireWrite, AcquireNotify), the link's default
+//   bluez-messages  the same with D-Bus messages only (WriteValue, PropertiesChanged): the path
+//            the link falls back to where BlueZ offers no sockets
 
 import BlueZ
 import CameraKit
@@ -28,7 +31,7 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-let usage = "usage: unleashed-counts check [--update] | run codec|session|bluez REQUESTS [BUS-ADDRESS]"
+let usage = "usage: unleashed-counts check [--update] | run codec|session|bluez|bluez-messages REQUESTS [BUS-ADDRESS]"
 let warmUp = 20
 
 func readSettings(_ camera: ModuleCamera, count: Int) async throws {
@@ -58,7 +61,7 @@ func run(_ workload: String, requests: Int, busAddress: String?) async throws {
         try await readSettings(demo.camera, count: warmUp + requests)
         try await demo.finish()
 
-    case "bluez":
+    case "bluez", "bluez-messages":
         guard let busAddress else { fail("the bluez workload needs the address of a bus with the fake bluetoothd") }
         let module = "F0:5E:D0:00:00:01"
         let address = DBusConnection.Bus.address(busAddress)
@@ -67,12 +70,13 @@ func run(_ workload: String, requests: Int, busAddress: String?) async throws {
         let device = try await client.findModule(module, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: .seconds(60))
         try await client.pair(device.path, serviceUUID: UnleashedV1.gattLayout.service, agent: PairingAgent { _ in .accept })
         await client.close()
-        let camera = try await ModuleCamera(connection: ModuleConnection(provider: BlueZLinkProvider(bus: address, module: module)), name: module)
+        let provider = BlueZLinkProvider(bus: address, module: module, acquireSockets: workload == "bluez")
+        let camera = try await ModuleCamera(connection: ModuleConnection(provider: provider), name: module)
         try await readSettings(camera, count: warmUp + requests)
         await camera.close()
 
     default:
-        fail("unknown workload '\(workload)': codec, session or bluez")
+        fail("unknown workload '\(workload)': codec, session, bluez or bluez-messages")
     }
 }
 
