@@ -35,7 +35,8 @@ final class AcquiredSocket: @unchecked Sendable {
         self.source = source
         // Dispatch lets go of the handlers, and with them this reference, once the source is cancelled.
         source.setEventHandler {
-            var buffer = [UInt8](repeating: 0, count: 1024)
+            // BlueZ's sock_read reads into 512 bytes (an ATT value's most): a longer write is cut.
+            var buffer = [UInt8](repeating: 0, count: 512)
             let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if received > 0 {
                 sink.yield(Array(buffer[..<received]))

@@ -118,6 +118,21 @@ extension FakeBlueZ {
         return true
     }
 
+    /// Closes the `AcquireNotify` sockets of the device with this address and leaves its link
+    /// up: what a client of a real BlueZ meets with some devices (bleak #1951), whose notify
+    /// socket ends at once. False when no connected device has this address.
+    @discardableResult
+    public func dropNotifySockets(address: String) -> Bool {
+        guard let (path, device) = devices.first(where: { $0.value.address == address.uppercased() }), device.isConnected else {
+            return false
+        }
+        log("the notify sockets of \(device.name) close; the link stays up")
+        for characteristic in device.gatt?.characteristics ?? [] {
+            if let socket = characteristic.notifySocket { releaseSocket(path, characteristic.path, socket) }
+        }
+        return true
+    }
+
     /// Restarts bluetoothd; see the control interface's `RestartBluetoothd`.
     public func restart(down: Duration) async {
         await restartBluetoothd(down: down)

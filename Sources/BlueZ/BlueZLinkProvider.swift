@@ -1,3 +1,4 @@
+import Synchronization
 public import DBus
 public import UnleashedKit
 public import UnleashedProtocol
@@ -20,6 +21,10 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
     /// Whether packets travel on the sockets BlueZ hands out (`AcquireWrite`, `AcquireNotify`)
     /// where it offers them, rather than as D-Bus messages (see ``BlueZTransport``).
     public var acquireSockets: Bool
+    /// Set once a link's notification socket ended before delivering anything, which some
+    /// devices do on a real BlueZ although the link is up: later links take notifications as
+    /// messages (`StartNotify`). Shared by every copy of this provider.
+    private let notifySocketFailed = NotifySocketMemory()
 
     public init(bus: DBusConnection.Bus = .system, adapterName: String? = nil, module: String,
                 gatt: GATTLayout = UnleashedV1.gattLayout, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy(),
@@ -69,7 +74,8 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
                     await client.disconnect(device.path)
                     throw error
                 }
-                return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, acquireSockets: acquireSockets)
+                return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, acquireSockets: acquireSockets,
+                                       notifySocketFailed: notifySocketFailed)
             } catch {
                 await client.close()
                 throw error
@@ -86,6 +92,7 @@ struct BlueZModuleLink: ModuleLink {
     let devicePath: String
     let gatt: GATTLayout
     let acquireSockets: Bool
+    let notifySocketFailed: NotifySocketMemory
 
     func resolveServices() async throws(LinkError) -> any Transport {
         let tree = await client.tree
@@ -100,12 +107,12 @@ struct BlueZModuleLink: ModuleLink {
         // A BlueZ that can hand out a characteristic's socket shows the property saying whether it has.
         let sockets = acquireSockets
             ? (write: commandProperties?["WriteAcquired"] != nil,
-               notify: tree.properties(event, BlueZName.characteristic)?["NotifyAcquired"] != nil)
+               notify: tree.properties(event, BlueZName.characteristic)?["NotifyAcquired"] != nil && !notifySocketFailed.isSet)
             : nil
-        let (client, devicePath) = (client, devicePath)
+        let (client, devicePath, memory) = (client, devicePath, notifySocketFailed)
         do {
             return try await BlueZTransport(client: client, devicePath: devicePath, commandPath: command, eventPath: event,
-                                            mtu: max(23, mtu), sockets: sockets) {
+                                            mtu: max(23, mtu), sockets: sockets, notifySocketEndedEarly: { memory.set() }) {
                 await client.disconnect(devicePath)
                 await client.close()
             }
@@ -118,4 +125,13 @@ struct BlueZModuleLink: ModuleLink {
         await client.disconnect(devicePath)
         await client.close()
     }
+}
+
+/// Whether a link's notification socket has failed before: see ``BlueZLinkProvider``.
+final class NotifySocketMemory: Sendable {
+    private let failed = Atomic<Bool>(false)
+
+    var isSet: Bool { failed.load(ordering: .relaxed) }
+
+    func set() { failed.store(true, ordering: .relaxed) }
 }

@@ -52,8 +52,12 @@ public final class BlueZTransport: Transport {
     ///   - sockets: which of the two characteristics offer `AcquireWrite` and `AcquireNotify` (their
     ///     `WriteAcquired` and `NotifyAcquired` properties are present); nil to use neither.
     ///   - onClose: takes the link down (disconnect, close the bus connection).
+    ///   - notifySocketEndedEarly: called when the `AcquireNotify` socket ends before it has
+    ///     delivered a notification, which on some devices it does at once although the link is
+    ///     up: the caller can take notifications as messages on the next link.
     init(client: BlueZClient, devicePath: String, commandPath: String, eventPath: String, mtu: Int,
-         sockets: (write: Bool, notify: Bool)?, onClose: @escaping @Sendable () async -> Void) async throws(BlueZError) {
+         sockets: (write: Bool, notify: Bool)?, notifySocketEndedEarly: @escaping @Sendable () -> Void = {},
+         onClose: @escaping @Sendable () async -> Void) async throws(BlueZError) {
         let connection = client.connection
         self.connection = connection
         self.commandPath = commandPath
@@ -71,7 +75,12 @@ public final class BlueZTransport: Transport {
         var notifyWatch: DescriptorWatch?
         do {
             if sockets?.notify == true, let (socket, _) = await Self.acquire("AcquireNotify", eventPath, client) {
-                notifyWatch = connection.watchDescriptor(socket, readable: { Self.readNotifications(socket, into: sink) }, ended: {})
+                let delivered = Delivered()
+                notifyWatch = connection.watchDescriptor(socket, readable: {
+                    let open = Self.readNotifications(socket, into: sink, delivered: delivered)
+                    if !open && !delivered.any.load(ordering: .relaxed) { notifySocketEndedEarly() }
+                    return open
+                }, ended: {})
             } else {
                 try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
             }
@@ -82,8 +91,9 @@ public final class BlueZTransport: Transport {
         self.notifyWatch = notifyWatch
         let written = sockets?.write == true ? await Self.acquire("AcquireWrite", commandPath, client) : nil
         writeSocket = Mutex(written?.socket)
-        // The socket's MTU is the one its writes are held to.
-        self.mtu = written.map { max(23, $0.mtu) } ?? mtu
+        // The socket's MTU is the one its writes are held to, and BlueZ reads a socket's write
+        // into 512 bytes (sock_read in gatt-client.c), an ATT value's most: a longer one is cut.
+        self.mtu = written.map { min(max(23, $0.mtu), Self.socketValueLimit + 3) } ?? mtu
         path = switch (notifyWatch != nil, written != nil) {
         case (true, true): .sockets
         case (false, false): .messages
@@ -95,30 +105,50 @@ public final class BlueZTransport: Transport {
     /// it (another client holds it, or this BlueZ does not offer it): the link then uses messages.
     private static func acquire(_ method: String, _ path: String, _ client: BlueZClient) async -> (socket: Int32, mtu: Int)? {
         guard let reply = try? await client.call(path, BlueZName.characteristic, method, [.properties([:])], timeout: .seconds(10)),
-              reply.count == 2, case .unixFD(let socket) = reply[0] else { return nil }
-        guard let mtu = reply[1].intValue else {
+              case .unixFD(let socket)? = reply.first, socket >= 0 else { return nil }
+        // Reads on the D-Bus thread must never block it: made sure of here, not assumed of BlueZ.
+        let flags = fcntl(socket, F_GETFL)
+        guard reply.count == 2, let mtu = reply[1].intValue, flags >= 0, fcntl(socket, F_SETFL, flags | O_NONBLOCK) == 0 else {
             Glibc.close(socket)
             return nil
         }
         return (socket, mtu)
     }
 
+    /// The longest value BlueZ takes from a socket in one write.
+    static let socketValueLimit = 512
+
     /// Reads every notification waiting on the `AcquireNotify` socket (one `read`, one ATT
     /// notification) into `sink`; false once BlueZ has closed it, which it does when the link goes.
-    private static func readNotifications(_ socket: Int32, into sink: AsyncStream<TransportEvent>.Continuation) -> Bool {
+    /// An empty read is an empty notification unless the socket has hung up.
+    private static func readNotifications(_ socket: Int32, into sink: AsyncStream<TransportEvent>.Continuation,
+                                          delivered: Delivered) -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: notificationLimit) { buffer in
             while true {
                 let count = read(socket, buffer.baseAddress, buffer.count)
-                if count > 0 {
+                if count > 0 || (count == 0 && !hungUp(socket)) {
+                    delivered.any.store(true, ordering: .relaxed)
                     sink.yield(.packet(Array(buffer[..<count])))
                     continue
                 }
                 if count < 0 && errno == EINTR { continue }
                 if count < 0 && errno == EAGAIN { return true }
-                sink.yield(.disconnected(reason: "BlueZ closed the module's notification socket: the link is down"))
+                sink.yield(.disconnected(reason: "BlueZ closed the module's notification socket"))
                 return false
             }
         }
+    }
+
+    /// Whether a notification socket has delivered anything yet.
+    private final class Delivered: Sendable {
+        let any = Atomic<Bool>(false)
+    }
+
+    /// Whether the peer of `socket` has closed it (a read of nothing is then its end).
+    private static func hungUp(_ socket: Int32) -> Bool {
+        // A hang-up is reported whatever events are asked for.
+        var entry = pollfd(fd: socket, events: 0, revents: 0)
+        return poll(&entry, 1, 0) != 0 && entry.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
     }
 
     /// Longer than any ATT value (an MTU is at most 517), so that no read is cut short.
@@ -159,6 +189,8 @@ public final class BlueZTransport: Transport {
     /// Sends each packet as one write on the `AcquireWrite` socket. A full socket (BlueZ has not
     /// yet passed on what is queued) is tried again as `InProgress` is, 10 ms apart.
     private func sendOnSocket(_ packets: [[UInt8]]) async throws(TransportError) {
+        // BlueZ stops reading a socket after an empty read: an empty packet would end the link.
+        if packets.contains(where: \.isEmpty) { throw .failed("an empty packet cannot be written to the module") }
         for packet in packets {
             var attempt = 1
             while true {

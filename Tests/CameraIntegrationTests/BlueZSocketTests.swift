@@ -16,9 +16,11 @@ struct BlueZSocketTests {
     static let module = "F0:5E:D0:00:00:01"
 
     /// A private bus with the fake and its one module, paired.
-    static func fake() async throws -> (PrivateBus, FakeBlueZ) {
+    static func fake(mtu: Int? = nil) async throws -> (PrivateBus, FakeBlueZ) {
         let bus = try await PrivateBus()
-        let fake = FakeBlueZ(configuration: FakeBlueZ.Configuration(modules: 1, timing: .quick))
+        var configuration = FakeBlueZ.Configuration(modules: 1, timing: .quick)
+        if let mtu { configuration.mtu = mtu }
+        let fake = FakeBlueZ(configuration: configuration)
         try await fake.start(bus: .address(bus.address))
         let client = try await BlueZClient.open(bus: .address(bus.address))
         let adapter = try await client.adapter(named: nil)
@@ -51,8 +53,6 @@ struct BlueZSocketTests {
         let session = try ModuleSession(transport: transport, requestTimeout: .seconds(10))
         _ = try await session.start()
         for _ in 0..<50 { _ = try await session.request(.getStatus) }
-        // Every answer came on the first try: nothing was lost between the sockets.
-        #expect(await session.figures.retransmissions == 0)
         let held = try await Self.acquired(bus)
         #expect(held.write == true && held.notify == true, "while the link is open BlueZ shows both sockets held: \(held)")
         await session.close()
@@ -70,7 +70,8 @@ struct BlueZSocketTests {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
         let link = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect()
-        let transport = try await link.resolveServices()
+        let transport = try #require(try await link.resolveServices() as? BlueZTransport)
+        #expect(transport.path == .sockets)
         let session = try ModuleSession(transport: transport, requestTimeout: .seconds(30))
         _ = try await session.start()
         #expect(await fake.loseLink(address: Self.module, for: .seconds(60)))
@@ -92,6 +93,54 @@ struct BlueZSocketTests {
         }
         // Well inside the request's 30 s limit: the hang-up, not a timeout, ended it.
         #expect(waited < .seconds(10), "the loss took \(waited) to reach the session")
+        await session.close()
+    }
+
+    @Test("a notification socket that ends with the link still up fails the session at once; the next link takes notifications as messages")
+    func notifySocketEndsEarly() async throws {
+        let (bus, fake) = try await Self.fake()
+        defer { Task { await fake.stop() } }
+        let provider = BlueZLinkProvider(bus: .address(bus.address), module: Self.module)
+        let transport = try #require(try await provider.connect().resolveServices() as? BlueZTransport)
+        #expect(transport.path == .sockets)
+        // Closed before it delivered anything, as some devices' sockets are on a real BlueZ.
+        #expect(await fake.dropNotifySockets(address: Self.module))
+        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(30))
+        let started = ContinuousClock.now
+        do throws(SessionError) {
+            _ = try await session.start()
+            Issue.record("a hello answered with no notification socket")
+        } catch {
+            if case .disconnected(let reason) = error {
+                #expect(reason.contains("notification socket"), "\(reason)")
+            } else {
+                Issue.record("expected the link's end, got \(error)")
+            }
+        }
+        #expect(ContinuousClock.now - started < .seconds(10), "the socket's end, not the 30 s limit, ended the hello")
+        await session.close()
+
+        let next = try #require(try await provider.connect().resolveServices() as? BlueZTransport)
+        #expect(next.path == .mixed, "writes on the socket, notifications as messages")
+        let nextSession = try ModuleSession(transport: next, requestTimeout: .seconds(10))
+        _ = try await nextSession.start()
+        for _ in 0..<10 { _ = try await nextSession.request(.getStatus) }
+        await nextSession.close()
+    }
+
+    @Test("at an MTU of 517 a packet on the write socket is held to 512 bytes, the most BlueZ reads from it")
+    func largeMTU() async throws {
+        let (bus, fake) = try await Self.fake(mtu: 517)
+        defer { Task { await fake.stop() } }
+        let transport = try #require(try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect().resolveServices()
+            as? BlueZTransport)
+        #expect(transport.path == .sockets)
+        #expect(transport.mtu == 515)
+        await #expect(throws: TransportError.packetTooLarge(size: 513, limit: 512)) {
+            try await transport.send([Array(repeating: 0, count: 513)])
+        }
+        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(10))
+        _ = try await session.start()
         await session.close()
     }
 

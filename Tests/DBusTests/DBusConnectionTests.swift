@@ -231,7 +231,8 @@ struct DBusConnectionTests {
         while send(theirs, [7], 1, Int32(MSG_NOSIGNAL)) == 1, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(send(theirs, [7], 1, Int32(MSG_NOSIGNAL)) == -1 && errno == EPIPE, "the watched end was closed")
+        let (sent, error) = (send(theirs, [7], 1, Int32(MSG_NOSIGNAL)), errno)
+        #expect(sent == -1 && error == EPIPE, "the watched end was closed")
         #expect(!ended.withLock { $0 }, "a cancelled watch is not told the connection ended")
 
         // A watch the connection outlives no more: it is told, and its descriptor closed.
@@ -244,7 +245,8 @@ struct DBusConnectionTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(ended.withLock { $0 })
-        #expect(send(second, [7], 1, Int32(MSG_NOSIGNAL)) == -1 && errno == EPIPE, "the connection's end closed the watched end")
+        let (sentAfter, errorAfter) = (send(second, [7], 1, Int32(MSG_NOSIGNAL)), errno)
+        #expect(sentAfter == -1 && errorAfter == EPIPE, "the connection's end closed the watched end")
     }
 
     @Test("no bus at the address: the error names the socket")
