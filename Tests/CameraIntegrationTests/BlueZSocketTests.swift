@@ -43,25 +43,30 @@ struct BlueZSocketTests {
                 tree.properties(event, "org.bluez.GattCharacteristic1")?["NotifyAcquired"]?.boolValue)
     }
 
+    /// A link from `provider`, its transport, and a session over it that has said hello.
+    static func linked(_ provider: BlueZLinkProvider, requestTimeout: Duration = .seconds(10)) async throws
+        -> (BlueZTransport, ModuleSession)
+    {
+        let transport = try #require(try await provider.connect().resolveServices() as? BlueZTransport)
+        let session = try ModuleSession(transport: transport, requestTimeout: requestTimeout)
+        _ = try await session.start()
+        return (transport, session)
+    }
+
     @Test("requests go out on AcquireWrite's socket and answers come on AcquireNotify's; the next link takes them again")
     func sockets() async throws {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
-        let link = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect()
-        let transport = try #require(try await link.resolveServices() as? BlueZTransport)
+        let provider = BlueZLinkProvider(bus: .address(bus.address), module: Self.module)
+        let (transport, session) = try await Self.linked(provider)
         #expect(transport.path == .sockets)
-        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(10))
-        _ = try await session.start()
         for _ in 0..<50 { _ = try await session.request(.getStatus) }
         let held = try await Self.acquired(bus)
         #expect(held.write == true && held.notify == true, "while the link is open BlueZ shows both sockets held: \(held)")
         await session.close()
         // Closed, the link let both go: the next one takes them again rather than falling back.
-        let next = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect()
-        let again = try #require(try await next.resolveServices() as? BlueZTransport)
+        let (again, nextSession) = try await Self.linked(provider)
         #expect(again.path == .sockets)
-        let nextSession = try ModuleSession(transport: again, requestTimeout: .seconds(10))
-        _ = try await nextSession.start()
         await nextSession.close()
     }
 
@@ -69,11 +74,9 @@ struct BlueZSocketTests {
     func lostLink() async throws {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
-        let link = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect()
-        let transport = try #require(try await link.resolveServices() as? BlueZTransport)
+        let (transport, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module),
+                                                         requestTimeout: .seconds(30))
         #expect(transport.path == .sockets)
-        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(30))
-        _ = try await session.start()
         #expect(await fake.loseLink(address: Self.module, for: .seconds(60)))
         let started = ContinuousClock.now
         var failure: SessionError?
@@ -120,10 +123,8 @@ struct BlueZSocketTests {
         #expect(ContinuousClock.now - started < .seconds(10), "the socket's end, not the 30 s limit, ended the hello")
         await session.close()
 
-        let next = try #require(try await provider.connect().resolveServices() as? BlueZTransport)
+        let (next, nextSession) = try await Self.linked(provider)
         #expect(next.path == .mixed, "writes on the socket, notifications as messages")
-        let nextSession = try ModuleSession(transport: next, requestTimeout: .seconds(10))
-        _ = try await nextSession.start()
         for _ in 0..<10 { _ = try await nextSession.request(.getStatus) }
         await nextSession.close()
     }
@@ -148,11 +149,9 @@ struct BlueZSocketTests {
     func messages() async throws {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
-        let link = try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module, acquireSockets: false).connect()
-        let transport = try #require(try await link.resolveServices() as? BlueZTransport)
+        let (transport, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module,
+                                                                           acquireSockets: false))
         #expect(transport.path == .messages)
-        let session = try ModuleSession(transport: transport, requestTimeout: .seconds(10))
-        _ = try await session.start()
         for _ in 0..<20 { _ = try await session.request(.getStatus) }
         let held = try await Self.acquired(bus)
         #expect(held.write == false && held.notify == false, "no socket was taken: \(held)")
