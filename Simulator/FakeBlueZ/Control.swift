@@ -133,6 +133,17 @@ extension FakeBlueZ {
         return true
     }
 
+    /// Sends `value` as a notification of the Event characteristic of the connected module with
+    /// this address, as if the module had sent it (an empty one, say, which BlueZ passes on);
+    /// false when no connected module has this address.
+    @discardableResult
+    public func notifyEvent(address: String, value: [UInt8]) -> Bool {
+        guard let (path, device) = devices.first(where: { $0.value.address == address.uppercased() }), device.isConnected,
+              let event = device.gatt?.eventPath else { return false }
+        deliverNotification(path, event, value)
+        return true
+    }
+
     /// Restarts bluetoothd; see the control interface's `RestartBluetoothd`.
     public func restart(down: Duration) async {
         await restartBluetoothd(down: down)

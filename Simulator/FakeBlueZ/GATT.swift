@@ -363,7 +363,7 @@ extension FakeBlueZ {
 
     /// Hands a notification to whoever listens: the `AcquireNotify` socket, which leaves `Value`
     /// alone, else a `Value` change while anyone has a notify session.
-    private func deliverNotification(_ devicePath: String, _ path: String, _ value: [UInt8]) {
+    func deliverNotification(_ devicePath: String, _ path: String, _ value: [UInt8]) {
         guard let characteristic = devices[devicePath]?.gatt?[path] else { return }
         if let socket = characteristic.notifySocket {
             count("notifications")

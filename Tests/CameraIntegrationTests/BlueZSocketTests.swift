@@ -129,6 +129,27 @@ struct BlueZSocketTests {
         await nextSession.close()
     }
 
+    @Test("an empty notification on the socket is a packet the session reports and gets past, not the link's end")
+    func emptyNotification() async throws {
+        let (bus, fake) = try await Self.fake()
+        defer { Task { await fake.stop() } }
+        let (transport, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module))
+        #expect(transport.path == .sockets)
+        #expect(await fake.notifyEvent(address: Self.module, value: []))
+        var reported: SessionEvent?
+        for await event in session.events {
+            reported = event
+            break
+        }
+        guard case .protocolError(let error)? = reported else {
+            Issue.record("expected the empty packet reported, got \(String(describing: reported))")
+            return
+        }
+        #expect("\(error)".contains("empty"), "\(error)")
+        for _ in 0..<5 { _ = try await session.request(.getStatus) }
+        await session.close()
+    }
+
     @Test("at an MTU of 517 a packet on the write socket is held to 512 bytes, the most BlueZ reads from it")
     func largeMTU() async throws {
         let (bus, fake) = try await Self.fake(mtu: 517)
