@@ -46,7 +46,7 @@ test: setup
 	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
 	scripts/check-leftovers $(TEST_RUN)
 
-# Allocations and instructions per request (codec, in-process session, BlueZ over D-Bus), counted
+# Allocations and instructions per request (codec, in-process session, BlueZ over its sockets and over D-Bus messages), counted
 # under valgrind and checked against Benchmarks/unleashed-counts/thresholds-<toolchain>.json.
 # `make counts-update` records new thresholds, for a deliberate change.
 counts: setup
