@@ -123,9 +123,7 @@ extension FakeBlueZ {
     /// socket ends at once. False when no connected device has this address.
     @discardableResult
     public func dropNotifySockets(address: String) -> Bool {
-        guard let (path, device) = devices.first(where: { $0.value.address == address.uppercased() }), device.isConnected else {
-            return false
-        }
+        guard let (path, device) = connectedDevice(address) else { return false }
         log("the notify sockets of \(device.name) close; the link stays up")
         for characteristic in device.gatt?.characteristics ?? [] {
             if let socket = characteristic.notifySocket { releaseSocket(path, characteristic.path, socket) }
@@ -138,10 +136,14 @@ extension FakeBlueZ {
     /// false when no connected module has this address.
     @discardableResult
     public func notifyEvent(address: String, value: [UInt8]) -> Bool {
-        guard let (path, device) = devices.first(where: { $0.value.address == address.uppercased() }), device.isConnected,
-              let event = device.gatt?.eventPath else { return false }
+        guard let (path, device) = connectedDevice(address), let event = device.gatt?.eventPath else { return false }
         deliverNotification(path, event, value)
         return true
+    }
+
+    /// The connected device with this address, in any case, and its object path.
+    private func connectedDevice(_ address: String) -> (path: String, device: Device)? {
+        devices.first { $0.value.address == address.uppercased() && $0.value.isConnected }.map { ($0.key, $0.value) }
     }
 
     /// Restarts bluetoothd; see the control interface's `RestartBluetoothd`.

@@ -476,13 +476,14 @@ public actor BlueZClient {
     }
 }
 
-/// A flag that wait conditions (sendable closures) can set.
-private final class SeenFlag: Sendable {
-    private let value: Mutex<Bool>
+/// A flag that sendable closures can set and others read: a wait condition's, a notification
+/// socket's "delivered something", a provider's "its notify socket failed".
+final class SeenFlag: Sendable {
+    private let value: Atomic<Bool>
 
-    init(_ initial: Bool) { value = Mutex(initial) }
+    init(_ initial: Bool = false) { value = Atomic(initial) }
 
-    var isSet: Bool { value.withLock { $0 } }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 
-    func set() { value.withLock { $0 = true } }
+    func set() { value.store(true, ordering: .releasing) }
 }

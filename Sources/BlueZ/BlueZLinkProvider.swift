@@ -1,4 +1,3 @@
-import Synchronization
 public import DBus
 public import UnleashedKit
 public import UnleashedProtocol
@@ -24,7 +23,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
     /// Set once a link's notification socket ended before delivering anything, which some
     /// devices do on a real BlueZ although the link is up: later links take notifications as
     /// messages (`StartNotify`). Shared by every copy of this provider.
-    private let notifySocketFailed = NotifySocketMemory()
+    private let notifySocketFailed = SeenFlag()
 
     public init(bus: DBusConnection.Bus = .system, adapterName: String? = nil, module: String,
                 gatt: GATTLayout = UnleashedV1.gattLayout, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy(),
@@ -92,7 +91,7 @@ struct BlueZModuleLink: ModuleLink {
     let devicePath: String
     let gatt: GATTLayout
     let acquireSockets: Bool
-    let notifySocketFailed: NotifySocketMemory
+    let notifySocketFailed: SeenFlag
 
     func resolveServices() async throws(LinkError) -> any Transport {
         let tree = await client.tree
@@ -125,13 +124,4 @@ struct BlueZModuleLink: ModuleLink {
         await client.disconnect(devicePath)
         await client.close()
     }
-}
-
-/// Whether a link's notification socket has failed before: see ``BlueZLinkProvider``.
-final class NotifySocketMemory: Sendable {
-    private let failed = Atomic<Bool>(false)
-
-    var isSet: Bool { failed.load(ordering: .relaxed) }
-
-    func set() { failed.store(true, ordering: .relaxed) }
 }

@@ -75,10 +75,10 @@ public final class BlueZTransport: Transport {
         var notifyWatch: DescriptorWatch?
         do {
             if sockets?.notify == true, let (socket, _) = await Self.acquire("AcquireNotify", eventPath, client) {
-                let delivered = Delivered()
+                let delivered = SeenFlag()
                 notifyWatch = connection.watchDescriptor(socket, readable: {
                     let open = Self.readNotifications(socket, into: sink, delivered: delivered)
-                    if !open && !delivered.any.load(ordering: .relaxed) { notifySocketEndedEarly() }
+                    if !open && !delivered.isSet { notifySocketEndedEarly() }
                     return open
                 }, ended: {})
             } else {
@@ -122,12 +122,12 @@ public final class BlueZTransport: Transport {
     /// notification) into `sink`; false once BlueZ has closed it, which it does when the link goes.
     /// An empty read is an empty notification unless the socket has hung up.
     private static func readNotifications(_ socket: Int32, into sink: AsyncStream<TransportEvent>.Continuation,
-                                          delivered: Delivered) -> Bool {
+                                          delivered: SeenFlag) -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: notificationLimit) { buffer in
             while true {
                 let count = read(socket, buffer.baseAddress, buffer.count)
                 if count > 0 || (count == 0 && !hungUp(socket)) {
-                    delivered.any.store(true, ordering: .relaxed)
+                    delivered.set()
                     sink.yield(.packet(Array(buffer[..<count])))
                     continue
                 }
@@ -137,11 +137,6 @@ public final class BlueZTransport: Transport {
                 return false
             }
         }
-    }
-
-    /// Whether a notification socket has delivered anything yet.
-    private final class Delivered: Sendable {
-        let any = Atomic<Bool>(false)
     }
 
     /// Whether the peer of `socket` has closed it (a read of nothing is then its end).
@@ -261,18 +256,20 @@ public final class BlueZTransport: Transport {
     static let inProgressAttempts = 100
 
     deinit {
-        notifyWatch?.cancel()
-        writeSocket.withLock { socket in
-            if let socket { Glibc.close(socket) }
-        }
+        releaseSockets()
     }
 
     public func close() async {
+        releaseSockets()
+        await onClose()
+    }
+
+    /// Lets go of both sockets: BlueZ then releases the characteristics' locks.
+    private func releaseSockets() {
         notifyWatch?.cancel()
         writeSocket.withLock { socket in
             if let socket { Glibc.close(socket) }
             socket = nil
         }
-        await onClose()
     }
 }

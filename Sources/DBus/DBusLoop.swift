@@ -255,9 +255,9 @@ final class DBusLoop: @unchecked Sendable {
             descriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
             polled.append(watch)
         }
-        let others = Array(self.descriptors.keys)
-        for id in others {
-            descriptors.append(pollfd(fd: self.descriptors[id]!.descriptor, events: Int16(POLLIN), revents: 0))
+        let others = Array(self.descriptors)
+        for (_, watch) in others {
+            descriptors.append(pollfd(fd: watch.descriptor, events: Int16(POLLIN), revents: 0))
         }
         let now = ContinuousClock.now
         let nearest = timeouts.compactMap(\.deadline).min()
@@ -282,7 +282,8 @@ final class DBusLoop: @unchecked Sendable {
                 if revents & Int16(POLLERR) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
                 dbus_watch_handle(watch, flags)
             }
-            for (index, id) in others.enumerated() where descriptors[polled.count + 1 + index].revents != 0 {
+            for (index, (id, _)) in others.enumerated() where descriptors[polled.count + 1 + index].revents != 0 {
+                // Looked up again: only this loop removes watches, but a job may have since.
                 guard let watch = self.descriptors[id], !watch.readable() else { continue }
                 self.descriptors.removeValue(forKey: id)
                 close(watch.descriptor)
