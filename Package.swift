@@ -11,6 +11,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "unleashed", targets: ["unleashed"]),
+        .executable(name: "unleashed-full", targets: ["unleashed-full"]),
+        .library(name: "CommandCore", targets: ["CommandCore"]),
         .library(name: "CameraKit", targets: ["CameraKit"]),
         .library(name: "CameraProtocols", targets: ["CameraProtocols"]),
         .library(name: "CameraRemote", targets: ["CameraRemote"]),
@@ -140,6 +142,7 @@ let package = Package(
             name: "UnleashedApp",
             dependencies: [
                 "CameraKit",
+                "CommandCore",
                 "CameraProtocols",
                 "CameraRemote",
                 "SimulatedCameras",
@@ -157,10 +160,23 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "CommandCore",
+            dependencies: ["CameraKit", "DaemonClient", "UnleashedKit", "UnleashedProtocol"],
+            swiftSettings: strict
+        ),
+        // The small program users run: a quick shoot through the daemon, else the full program.
         .executableTarget(
             name: "unleashed",
+            dependencies: ["CommandCore", "DaemonClient"],
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
+        ),
+        .executableTarget(
+            name: "unleashed-full",
             dependencies: [
                 "CameraKit",
+                "CommandCore",
                 "UnleashedApp",
                 "BlueZ",
                 "GPhoto2",
@@ -367,14 +383,19 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "CommandCoreTests",
+            dependencies: ["CommandCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "IntegrationTests",
-            dependencies: ["unleashed", "unleashed-sim", "DBus", "UnleashedTestSupport"],
+            dependencies: ["unleashed", "unleashed-full", "unleashed-sim", "DBus", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnleashedAppTests",
             dependencies: [
-                "UnleashedApp", "Daemon", "CameraProtocols", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
+                "UnleashedApp", "CommandCore", "Daemon", "CameraProtocols", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -382,7 +403,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["CameraKit", "unleashed", "Intervalometer", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "CommandCore", "unleashed", "unleashed-full", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
     ],

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 public import CameraKit
 public import Foundation
+import Glibc
 import NIOCore
 import NIOHTTP1
-import Glibc
 public import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
@@ -27,6 +27,14 @@ public struct DaemonClient: Sendable {
     public init(socketPath: String, token: String? = nil) {
         self.socketPath = socketPath
         self.token = token
+    }
+
+    /// The client the commands use: the daemon at ``defaultSocketPath(environment:)`` with
+    /// `$UNLEASHED_TOKEN`, or nil when no socket is there (no daemon runs).
+    public static func commands(environment: [String: String]) -> DaemonClient? {
+        let path = defaultSocketPath(environment: environment)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return DaemonClient(socketPath: path, token: environment["UNLEASHED_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// Where the CLI looks for a daemon: `$UNLEASHED_SOCKET`, else the user's daemon's socket, else

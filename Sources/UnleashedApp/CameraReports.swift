@@ -1,6 +1,7 @@
+public import CameraKit
 public import CameraProtocols
 import CameraRemote
-public import CameraKit
+public import CommandCore
 public import DaemonClient
 public import Foundation
 public import GPhoto2

@@ -1,5 +1,6 @@
 import CameraKit
 public import CameraProtocols
+public import CommandCore
 public import DaemonClient
 import Foundation
 public import Intervalometer

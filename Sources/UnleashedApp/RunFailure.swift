@@ -1,4 +1,5 @@
 import CameraKit
+public import CommandCore
 public import Intervalometer
 import UnleashedProtocol
 

@@ -1,3 +1,4 @@
+public import CommandCore
 import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
 public import CameraKit
+public import CommandCore
 public import GPhoto2
 public import UnleashedKit
 public import UnleashedProtocol

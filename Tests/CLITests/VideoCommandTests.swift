@@ -1,3 +1,4 @@
+import CommandCore
 import Foundation
 import Intervalometer
 import Testing

@@ -113,6 +113,58 @@ struct DaemonJobTests {
         try await rig.stop()
     }
 
+    @Test("unleashed shoots through the daemon without the full program; every other command line goes to it, and without it says so")
+    func quickShootAlone() async throws {
+        let rig = try await DaemonRig(extraConfiguration: DaemonAccessTests.tokens)
+        try await rig.start()
+        // The small program alone in a folder: what it answers itself cannot have come from unleashed-full.
+        let alone = rig.directory.appendingPathComponent("alone")
+        try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
+        let lone = alone.appendingPathComponent("unleashed")
+        if link(Built.unleashed.path, lone.path) != 0 { try FileManager.default.copyItem(at: Built.unleashed, to: lone) }
+        let before = try await rig.bluetooth.stats()["writes"] ?? 0
+        let shot = try await runProgram(lone, ["--module", "b", "shoot", "--json", "--count", "2"], environment: rig.environment)
+        #expect(shot.status == 0, "\(shot.stderr)")
+        #expect(shot.jsonLines.compactMap { $0["counter"] as? Int } == [1, 2], "\(shot.stdout)")
+        let text = try await runProgram(lone, ["shoot", "--module=c"], environment: rig.environment)
+        #expect(text.status == 0 && text.stdout.hasPrefix("Shot 1 taken, reported "), "the same words as the full program: \(text.stdout)")
+        #expect((try await rig.bluetooth.stats()["writes"] ?? 0) > before, "the shots reached the modules")
+
+        // The same command line through the full program prints the same record.
+        let full = try await rig.unleashed("--module", "b", "--json", "shoot")
+        #expect(Set(full.json?.keys.map { $0 } ?? []) == Set(shot.json?.keys.map { $0 } ?? []), "\(full.stdout) \(shot.stdout)")
+        #expect(full.json?["counter"] as? Int == 3)
+
+        // Opening the camera failed (three cameras, none named): handed over, and here nothing takes it.
+        for arguments in [["shoot"], ["status"], ["shoot", "--count", "0"], ["--demo", "shoot"]] {
+            let handed = try await runProgram(lone, arguments, environment: rig.environment)
+            #expect(handed.status == 70, "\(arguments): \(handed.status) \(handed.stderr)")
+            #expect(handed.stderr.contains("unleashed-full") && handed.stderr.contains("docs/install.md"), "\(handed.stderr)")
+        }
+        let json = try await runProgram(lone, ["--json", "status"], environment: rig.environment)
+        #expect((json.json?["error"] as? [String: Any])?["code"] as? String == "fullProgramMissing", "\(json.stdout)")
+
+        // A refusal of the shot itself is the small program's to report, as the full one would: the
+        // viewer may open the camera (a read) but not fire it.
+        var viewer = rig.environment
+        viewer["UNLEASHED_TOKEN"] = "viewer-secret-0123456789"
+        let refused = try await runProgram(lone, ["--module", "b", "shoot"], environment: viewer)
+        #expect(refused.status == 77, "\(refused.stderr)")
+        #expect(refused.stderr.hasPrefix("error: ") && refused.stderr.contains("operator role"), "\(refused.stderr)")
+        let refusedJSON = try await runProgram(lone, ["--module", "b", "--json", "shoot"], environment: viewer)
+        #expect(refusedJSON.status == 77 && refusedJSON.json?["error"] != nil, "\(refusedJSON.stdout)")
+        let sameFromFull = try await runProgram(Built.unleashed.deletingLastPathComponent().appendingPathComponent("unleashed-full"),
+                                                ["--module", "b", "shoot"], environment: viewer)
+        #expect(sameFromFull.status == refused.status && sameFromFull.stderr == refused.stderr, "\(sameFromFull.stderr)")
+
+        // The camera named is gone before the shot: opening it fails, so it is handed over.
+        let off = try await rig.request("/v1/cameras/b", "-X", "DELETE")
+        #expect(off.status == 200, "\(off.body)")
+        let gone = try await runProgram(lone, ["--module", "b", "shoot"], environment: rig.environment)
+        #expect(gone.status == 70 && gone.stderr.contains("unleashed-full"), "\(gone.stderr)")
+        try await rig.stop()
+    }
+
     @Test("a configured GoPro (brand = \"gopro\") is held by the daemon beside a module, and a job runs on both")
     func cameraOverItsOwnRemote() async throws {
         let gopro = "C0:CA:4E:00:00:01"

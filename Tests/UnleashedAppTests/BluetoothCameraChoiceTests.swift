@@ -1,4 +1,5 @@
 import CameraProtocols
+import CommandCore
 import Daemon
 import Testing
 import UnleashedApp

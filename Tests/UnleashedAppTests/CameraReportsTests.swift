@@ -1,4 +1,5 @@
 import CameraKit
+import CommandCore
 import Foundation
 import Testing
 import UnleashedApp

@@ -1,5 +1,6 @@
 import BlueZ
 import CameraKit
+import CommandCore
 import DaemonClient
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import CameraKit
+import CommandCore
 import DaemonClient
 import Intervalometer
 import Testing

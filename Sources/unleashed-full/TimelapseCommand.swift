@@ -1,8 +1,9 @@
 import ArgumentParser
+import CommandCore
 import Foundation
 import Intervalometer
-import UnleashedApp
 import Synchronization
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
 

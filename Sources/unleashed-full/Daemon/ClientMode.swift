@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandCore
 import DaemonClient
 import Foundation
 import UnleashedApp
@@ -17,12 +18,7 @@ extension GlobalOptions {
     }
 
     /// A client of the daemon whose socket is there, whatever the options say; nil without one.
-    func socketDaemon() -> DaemonClient? {
-        let environment = ProcessInfo.processInfo.environment
-        let path = DaemonClient.defaultSocketPath(environment: environment)
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return DaemonClient(socketPath: path, token: environment["UNLEASHED_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
-    }
+    func socketDaemon() -> DaemonClient? { DaemonClient.commands(environment: ProcessInfo.processInfo.environment) }
 
     /// A failed request to the daemon as a message and exit status: a camera's error exactly as
     /// in direct mode, a refusal (401, 403) as such.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import CommandCore
 import Foundation
 import UnleashedApp
 

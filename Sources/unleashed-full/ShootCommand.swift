@@ -1,5 +1,6 @@
 import ArgumentParser
 import CameraKit
+import CommandCore
 import UnleashedKit
 import UnleashedProtocol
 
@@ -27,7 +28,9 @@ struct ShootCommand: AsyncParsableCommand {
     var count = 1
 
     func validate() throws {
-        guard (1...10_000).contains(count) else { throw ValidationError("--count must be between 1 and 10000") }
+        guard ShotReport.counts.contains(count) else {
+            throw ValidationError("--count must be between \(ShotReport.counts.lowerBound) and \(ShotReport.counts.upperBound)")
+        }
     }
 
     func run() async throws {
@@ -43,27 +46,11 @@ struct ShootCommand: AsyncParsableCommand {
             return
         }
         try await options.withCamera { camera throws(CameraError) in
-            for _ in 0..<count {
-                if Task.isCancelled { throw .cancelled }
-                let shot = try await camera.shoot()
-                options.emit(Self.json(shot)) { Self.human(shot) }
-            }
+            try await ShotReport.series(of: count, on: camera) { shot in options.emit(Self.json(shot)) { Self.human(shot) } }
         }
     }
 
-    static func json(_ shot: Shot) -> JSONValue {
-        var json: [String: JSONValue] = [
-            "counter": .integer(Int64(shot.counter)),
-            "latencyMs": .integer(shot.latency.wholeMilliseconds),
-        ]
-        json["cameraTime"] = shot.cameraTime.map { .string(Output.timestamp($0)) }
-        if shot.confirmedByCounter { json["confirmedByCounter"] = .bool(true) }
-        return .object(json)
-    }
+    static func json(_ shot: Shot) -> JSONValue { ShotReport.json(shot) }
 
-    static func human(_ shot: Shot) -> String {
-        "Shot \(shot.counter) taken, reported \(shot.latency.wholeMilliseconds) ms after the trigger"
-            + (shot.cameraTime.map { " (camera time \(Output.timestamp($0)))" } ?? "")
-            + (shot.confirmedByCounter ? " (report lost; confirmed from the shot counter)" : "")
-    }
+    static func human(_ shot: Shot) -> String { ShotReport.text(shot) }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandCore
 import UnleashedApp
 
 struct AdaptersCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CameraKit
+import CommandCore
 import Foundation
 import UnleashedApp
 import UnleashedKit

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CameraKit
+import CommandCore
 import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol

@@ -1,10 +1,11 @@
 public import ArgumentParser
 import BlueZ
 import CameraKit
+import CommandCore
 import Foundation
+import UnleashedApp
 import UnleashedKit
 import UnleashedProtocol
-import UnleashedApp
 import UnleashedSimulator
 
 /// Options every command takes.
@@ -188,8 +189,5 @@ struct GlobalOptions: ParsableArguments, Sendable {
 
 extension BackendChoice: ExpressibleByArgument {}
 
-// The application layer's exit statuses and signal handling, by the names the commands use.
-typealias ExitStatus = UnleashedApp.ExitStatus
-typealias Interrupt = UnleashedApp.Interrupt
-typealias SignalWatch = UnleashedApp.SignalWatch
+// The application layer's terminal line, by the name the commands use.
 typealias TerminalLine = UnleashedApp.TerminalLine

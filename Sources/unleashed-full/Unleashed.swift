@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandCore
 import Foundation
 import UnleashedApp
 import UnleashedKit

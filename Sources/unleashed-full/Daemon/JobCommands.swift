@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandCore
 import DaemonClient
 import Foundation
 import Intervalometer
