@@ -11,10 +11,6 @@ FUZZ_SECONDS ?= 30
 # Every release build uses the same flags, so that one build serves them all.
 RELEASE := -c release --static-swift-stdlib
 
-# The two programs behind the `unleashed` command (docs/install.md): `unleashed`, small, which takes a
-# picture through the daemon itself, and `unleashed-full`, to which it hands every other command.
-RELEASE_PROGRAMS := swift build $(RELEASE) --product unleashed-full && swift build $(RELEASE) --product unleashed
-
 .PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-ramp bench-faults leak-check clean
 
 setup:
@@ -99,7 +95,7 @@ bench-gphoto2: setup
 # The daemon: status requests through its socket, `unleashed shoot` through it and direct, and
 # its idle memory and CPU (docs/performance.md).
 bench-daemon: setup
-	$(RELEASE_PROGRAMS)
+	swift build $(RELEASE) --product unleashed
 	swift run $(RELEASE) unleashed-daemon-bench
 
 # The daemon under a steady load for an hour (MINUTES=15 for less): a job of slots every 200 ms,
@@ -107,7 +103,7 @@ bench-daemon: setup
 # and the slope of its memory once warmed up (docs/performance.md).
 MINUTES ?= 60
 bench-soak: setup
-	$(RELEASE_PROGRAMS)
+	swift build $(RELEASE) --product unleashed
 	swift run $(RELEASE) unleashed-daemon-bench --soak --minutes $(MINUTES)
 
 # A rig's synchronisation: the spread between the first and last shoot request of a slot at the
@@ -133,12 +129,11 @@ leak-check: setup
 # The web app: its weight, a shot's way from the camera to the page, and a run's lateness with
 # and without 20 pages following it (docs/performance.md).
 bench-web: setup
-	$(RELEASE_PROGRAMS)
+	swift build $(RELEASE) --product unleashed
 	Benchmarks/web-bench/bench-web
 
 # The web app's screenshots in docs/screenshots, made by its browser tests at phone size.
 screenshots: setup
-	swift build --product unleashed-full
 	swift build --product unleashed
 	UNLEASHED_SCREENSHOTS=$(CURDIR)/docs/screenshots scripts/web-test -k screenshots
 

@@ -11,7 +11,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "unleashed", targets: ["unleashed"]),
-        .executable(name: "unleashed-full", targets: ["unleashed-full"]),
         .library(name: "CommandCore", targets: ["CommandCore"]),
         .library(name: "CameraKit", targets: ["CameraKit"]),
         .library(name: "CameraProtocols", targets: ["CameraProtocols"]),
@@ -165,15 +164,8 @@ let package = Package(
             dependencies: ["CameraKit", "DaemonClient", "UnleashedKit", "UnleashedProtocol"],
             swiftSettings: strict
         ),
-        // The small program users run: a quick shoot through the daemon, else the full program.
         .executableTarget(
             name: "unleashed",
-            dependencies: ["CommandCore", "DaemonClient"],
-            swiftSettings: strict,
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
-        ),
-        .executableTarget(
-            name: "unleashed-full",
             dependencies: [
                 "CameraKit",
                 "CommandCore",
@@ -389,7 +381,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["unleashed", "unleashed-full", "unleashed-sim", "DBus", "UnleashedTestSupport"],
+            dependencies: ["unleashed", "unleashed-sim", "CommandCore", "DaemonClient", "DBus", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -403,7 +395,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["CameraKit", "CommandCore", "unleashed", "unleashed-full", "Intervalometer", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "CommandCore", "unleashed", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
     ],

@@ -25,10 +25,11 @@ final class BenchDaemon {
     let configFile: URL
     let environment: [String: String]
 
-    /// Starts the bus and the fake; `unleashed` is the built binary. With `endless`, the
-    /// module's camera never runs out of battery or card (the simulated one is flat after about
-    /// 1,000 shots and full after about 2,000), for runs of hours.
-    init(unleashed: URL, endless: Bool = false) async throws {
+    /// Starts the bus and the fake; `unleashed` is the built binary. The module's camera never
+    /// runs out of battery or card (the simulated one is flat after about 1,000 shots and full
+    /// after about 2,000): the default run with `--compare` takes over 1,000 pictures, and a
+    /// soak runs for hours.
+    init(unleashed: URL) async throws {
         guard FileManager.default.isExecutableFile(atPath: unleashed.path) else {
             fail("no \(unleashed.path): build it with swift build -c release --static-swift-stdlib --product unleashed")
         }
@@ -36,10 +37,8 @@ final class BenchDaemon {
         bus = try await PrivateBus()
         var fakeConfiguration = FakeBlueZ.Configuration()
         fakeConfiguration.modules = 1
-        if endless {
-            fakeConfiguration.profile.batteryDrain = .init(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
-            fakeConfiguration.profile.cardCapacity = 1_000_000
-        }
+        fakeConfiguration.profile.batteryDrain = .init(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
+        fakeConfiguration.profile.cardCapacity = 1_000_000
         fake = FakeBlueZ(configuration: fakeConfiguration)
         try await fake.start(bus: .address(bus.address))
         address = await fake.moduleAddresses[0]
@@ -72,18 +71,29 @@ final class BenchDaemon {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs `unleashed` (or another build of it, `binary`) to its end; its output is discarded.
+    /// Runs `unleashed` (or another build of it, `binary`) to its end; its output is discarded,
+    /// its errors kept in ``lastErrors`` for a failure's message.
     func run(_ arguments: [String], binary: URL? = nil) throws -> Int32 {
         let process = Process()
         process.executableURL = binary ?? unleashed
         process.arguments = arguments
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        guard FileManager.default.createFile(atPath: errorsFile.path, contents: nil) else {
+            fail("cannot create \(errorsFile.path)")
+        }
+        let errors = try FileHandle(forWritingTo: errorsFile)
+        defer { try? errors.close() }
+        process.standardError = errors
         try ChildProcesses.run(process)
         process.waitUntilExit()
         return process.terminationStatus
     }
+
+    /// What the last command run wrote to standard error.
+    var lastErrors: String { (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? "" }
+
+    private var errorsFile: URL { directory.appendingPathComponent("errors.txt") }
 
     /// Starts `unleashed daemon` and returns once it reports the module ready.
     func start() async throws -> Process {

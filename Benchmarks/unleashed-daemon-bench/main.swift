@@ -32,7 +32,7 @@ let idleSeconds = arguments.firstIndex(of: "--idle").flatMap { Int(arguments[$0 
 let compared = arguments.firstIndex(of: "--compare").map { URL(fileURLWithPath: arguments[$0 + 1]) }
 
 let bench = try await BenchDaemon(unleashed: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent()
-    .appendingPathComponent("unleashed"), endless: arguments.contains("--soak"))
+    .appendingPathComponent("unleashed"))
 defer { bench.remove() }
 
 if arguments.contains("--soak") {
@@ -62,7 +62,8 @@ let directory = bench.directory
             let start = monotonicNanoseconds()
             let status = try runUnleashed(arguments + ["shoot"], binary: binary)
             guard status == 0 else {
-                fail("\(binary?.path ?? "unleashed") \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1)")
+                fail("\(binary?.path ?? "unleashed") \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1): "
+                     + bench.lastErrors)
             }
             guard let request = try await shootRequests(since: start).first else {
                 fail("run \(run + 1): no shoot request reached the module")

@@ -74,11 +74,11 @@ public struct CameraFailure: Error, Sendable, Equatable {
         return ["error": .object(body)]
     }
 
-    /// Prints the failure as a command reports it: the JSON document on standard output with
-    /// `json`, else `error: MESSAGE` on standard error.
-    public func report(json: Bool) {
+    /// Prints the failure as a command reports it: the JSON document on `output` with `json`,
+    /// else `error: MESSAGE` on standard error.
+    public func report(json: Bool, output: StandardStream = .output) {
         if json {
-            StandardStream.output.line(CommandJSON.text(self.json))
+            output.line(CommandJSON.text(self.json))
         } else {
             StandardStream.error.line("error: \(message)")
         }

@@ -2,22 +2,22 @@ import CameraKit
 public import DaemonClient
 import Foundation
 
-/// `unleashed shoot` through the daemon, as the small `unleashed` program runs it without
-/// starting the full one.
+/// `unleashed shoot` through the daemon, answered before the command line is parsed.
 ///
-/// Why a program of its own: the full `unleashed` takes about 13 ms to start (its argument
-/// parser builds every command's options, and its runtime scans over 11,000 protocol
-/// conformances), longer than the daemon takes to fire the camera. This path parses a narrow
-/// grammar itself and hands every other command line, unchanged, to the full program
-/// (``FullProgram``), which parses it with swift-argument-parser as always.
+/// Why: swift-argument-parser builds every command's options before it parses one, and the
+/// runtime scans the program's 11,000 protocol conformances for each new option type. That took
+/// longer than the daemon takes to fire the camera. A picture through the daemon is the command
+/// that most wants to be quick, so it is recognised here, from a narrow grammar, and taken with
+/// one request per picture (``DaemonClient/shoot(camera:)``; with no name, the daemon's only
+/// camera, without listing the cameras first).
 ///
-/// Its grammar is a subset of what the full program accepts, with the same meaning there:
-/// `shoot` with any of `--json`, `--count N` and `--module NAME` (or `--option=value`), each
-/// at most once, in any order. Anything else (help, a rig, direct mode, demo mode, an option
-/// or value it does not know, a count out of range) is the full program's, and so is
-/// everything before the first picture is asked for: opening the camera only reads the
-/// daemon, so when that fails the full program opens it again and reports or falls back
-/// exactly as it always does.
+/// The grammar is a subset of what the parser accepts, with the same meaning there: `shoot` with
+/// any of `--json`, `--count N` and `--module NAME` (or `--option=value`), each at most once, in
+/// any order. Anything else (help, a rig, direct or demo mode, an option or value it does not
+/// know, a count out of range) is left to the parser. So is a first picture the daemon refused
+/// before asking any camera (no camera of that name, several and none named, a role that may not
+/// shoot), and a socket nobody listens on: nothing has been fired then, and the parser's way
+/// opens the camera, reports or falls back to driving the camera directly, as it always does.
 public struct QuickShoot: Sendable, Equatable {
     public var count = 1
     public var json = false
@@ -30,9 +30,9 @@ public struct QuickShoot: Sendable, Equatable {
         self.module = module
     }
 
-    /// The command line recognised, or nil when it is the full program's.
+    /// The command line recognised, or nil when it is the parser's.
     public init?(arguments: [String], environment: [String: String]) {
-        // Demo mode never goes through the daemon; let the full program read the variable.
+        // Demo mode never goes through the daemon; the parser reads the variable.
         if let demo = environment["UNLEASHED_DEMO"], !demo.isEmpty { return nil }
         var seen: Set<String> = []
         var index = arguments.startIndex
@@ -65,58 +65,38 @@ public struct QuickShoot: Sendable, Equatable {
         guard seen.contains("shoot") else { return nil }
     }
 
-    /// Takes the pictures through `client` and returns the exit status, or nil when the camera
-    /// could not be opened: nothing has been asked of the camera then, and the command line is
-    /// the full program's to run (and to report).
-    public func run(_ client: DaemonClient) async -> Int32? {
-        let camera: RemoteCamera
-        do {
-            camera = try await RemoteCamera.open(client: client, camera: module, events: false)
-        } catch {
-            return nil
-        }
-        let json = json, count = count
-        let failure = await Interrupt.running(onInterrupt: nil) { () async throws(CameraError) in
-            try await ShotReport.series(of: count, on: camera) { shot in
-                StandardStream.output.line(json ? CommandJSON.text(ShotReport.json(shot)) : ShotReport.text(shot))
+    /// Takes the pictures through `client`, writing each to `output`, and returns the exit
+    /// status; nil when the command line is the parser's after all (see above).
+    public func run(_ client: DaemonClient, output: StandardStream = .output) async -> Int32? {
+        guard client.isListening() else { return nil }
+        let (json, count, module) = (json, count, module)
+        let failure = await Interrupt.running(onInterrupt: nil) { () async throws(Failure) in
+            try await ShotReport.series(of: count, cancelled: .camera(.cancelled)) { index throws(Failure) in
+                do throws(DaemonClientError) {
+                    return try await client.shoot(camera: module)
+                } catch {
+                    if index == 0, case .http(_, _, _, nil) = error { throw .notFired }
+                    throw .camera(RemoteCamera.cameraError(error, camera: module))
+                }
+            } report: { shot in
+                output.line(json ? CommandJSON.text(ShotReport.json(shot)) : ShotReport.text(shot))
             }
         }
-        await camera.close()
-        guard let failure else { return 0 }
-        let reported = CameraFailure(failure)
-        reported.report(json: json)
-        return reported.status.rawValue
-    }
-}
-
-/// The full `unleashed` program, installed beside the small one as `unleashed-full`.
-public enum FullProgram {
-    public static let name = "unleashed-full"
-
-    /// Where the full program is: beside `executable`, the small program's own file.
-    public static func path(beside executable: String) -> String {
-        URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name).path
+        switch failure {
+        case nil:
+            return 0
+        case .notFired?:
+            return nil
+        case .camera(let error)?:
+            let reported = CameraFailure(error)
+            reported.report(json: json, output: output)
+            return reported.status.rawValue
+        }
     }
 
-    /// Replaces this process with the full program, run with `arguments` (the whole command
-    /// line, the program's name first, as it was given). Returns only to report that it could
-    /// not be started, and exits.
-    public static func exec(_ arguments: [String]) -> Never {
-        // The file this process runs, symbolic links resolved: the full program is beside it
-        // wherever the command was found.
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? arguments.first ?? "unleashed"
-        let path = path(beside: executable)
-        var pointers = arguments.map { strdup($0) } + [nil]
-        execv(path, &pointers)
-        let reason = String(cString: strerror(errno))
-        for pointer in pointers { free(pointer) }
-        let failure = CameraFailure(
-            code: "fullProgramMissing",
-            "cannot start \(path) (\(reason)): `unleashed` hands every command but a quick shoot to \(name), "
-                + "which must be installed beside it (docs/install.md)",
-            status: .software)
-        failure.report(json: arguments.dropFirst().prefix { $0 != "--" }.contains("--json"))
-        exit(failure.status.rawValue)
+    private enum Failure: Error {
+        /// The daemon refused the first picture before asking a camera.
+        case notFired
+        case camera(CameraError)
     }
 }

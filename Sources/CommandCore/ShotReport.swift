@@ -30,9 +30,17 @@ public enum ShotReport {
     /// before the next picture.
     public static func series(of count: Int, on camera: any Camera,
                               report: (Shot) -> Void) async throws(CameraError) {
-        for _ in 0..<count {
-            if Task.isCancelled { throw .cancelled }
-            report(try await camera.shoot())
+        try await series(of: count, cancelled: .cancelled, shoot: { _ throws(CameraError) in try await camera.shoot() }, report: report)
+    }
+
+    /// The same with `shoot` taking the picture of each index from 0, and `cancelled` the
+    /// failure a cancelled task stops with.
+    public static func series<Failure: Error>(of count: Int, cancelled: Failure,
+                                              shoot: (Int) async throws(Failure) -> Shot,
+                                              report: (Shot) -> Void) async throws(Failure) {
+        for index in 0..<count {
+            if Task.isCancelled { throw cancelled }
+            report(try await shoot(index))
         }
     }
 }

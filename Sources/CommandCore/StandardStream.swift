@@ -10,6 +10,11 @@ public import UnleashedProtocol
 public struct StandardStream: Sendable {
     public let descriptor: Int32
 
+    /// A stream on `descriptor`, e.g. a test's file.
+    public init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
     public static let output = StandardStream(descriptor: STDOUT_FILENO)
     public static let error = StandardStream(descriptor: STDERR_FILENO)
 

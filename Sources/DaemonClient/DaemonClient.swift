@@ -49,6 +49,16 @@ public struct DaemonClient: Sendable {
         return unleashedSystemSocketPath
     }
 
+    /// Whether something listens on the socket: a connection made and closed at once, no
+    /// request. False for a socket a daemon left behind when it did not stop cleanly, so that a
+    /// caller can tell "no daemon" from a daemon that failed a request it was sent.
+    public func isListening() -> Bool {
+        let connection = SocketExchange.Connection(path: socketPath)
+        defer { connection.close() }
+        // A full backlog (false) is a daemon there, busy.
+        return (try? connection.open()) != nil
+    }
+
     /// Whether a daemon answers on the socket within `timeout`: a quick ``API/status``. False
     /// at once when there is no socket or nobody listens on it, so the CLI can fall back to
     /// talking to the camera itself without a noticeable wait.

@@ -178,8 +178,12 @@ public actor RemoteCamera: Camera {
 
     /// The camera error a failed request stands for: the camera's own when the daemon passed one
     /// on; otherwise one whose words are the daemon's and whose code says what kind of failure it is.
-    static func cameraError(_ error: DaemonClientError, camera: String) -> CameraError {
-        switch error {
+    /// `camera` is the camera's name, or nil for the daemon's only one. A request that failed
+    /// because its task was cancelled (Ctrl-C) is ``CameraError/cancelled``, as in direct mode,
+    /// not the closed connection it ended with.
+    public static func cameraError(_ error: DaemonClientError, camera: String?) -> CameraError {
+        if Task.isCancelled { return .cancelled }
+        return switch error {
         case .http(_, _, _, let cameraError?):
             cameraError
         case .http(403, _, let message, nil):
@@ -191,7 +195,8 @@ public actor RemoteCamera: Camera {
         case .http(_, _, let message, nil):
             .device(DeviceFailure(.failed, "the daemon could not do it: \(message)"))
         case .notReachable(let socket, let reason):
-            .device(DeviceFailure(.disconnected, "the daemon went away (\(socket): \(reason)); camera '\(camera)' is out of reach"))
+            .device(DeviceFailure(.disconnected, "the daemon went away (\(socket): \(reason)); "
+                                  + (camera.map { "camera '\($0)'" } ?? "its camera") + " is out of reach"))
         case .badAnswer(let why):
             unreadable(why)
         }

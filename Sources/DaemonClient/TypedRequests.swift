@@ -61,8 +61,11 @@ extension DaemonClient {
         try await send(API.setSetting, name, value.setting.userName, body: SettingChange(value))
     }
 
-    public func shoot(camera name: String) async throws(DaemonClientError) -> Shot {
-        try await send(API.shoot, name)
+    /// A picture from the camera called `name`, or with no name from the daemon's only camera
+    /// (refused without asking any camera, 400 or 503, when it holds several or none).
+    public func shoot(camera name: String?) async throws(DaemonClientError) -> Shot {
+        guard let name else { return try await send(API.shootOnlyCamera) }
+        return try await send(API.shoot, name)
     }
 
     /// A bulb exposure of `duration`; the request waits as long as the exposure, and then some.

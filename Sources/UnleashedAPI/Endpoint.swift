@@ -86,6 +86,9 @@ public enum API {
     public static let setting = Endpoint<NoDocument, SettingValue>(.get, version + "/cameras/{camera}/settings/{setting}")
     public static let setSetting = Endpoint<SettingChange, SettingValue>(.put, version + "/cameras/{camera}/settings/{setting}")
     public static let shoot = Endpoint<NoDocument, Shot>(.post, version + "/cameras/{camera}/shoot")
+    /// A picture from the daemon's only camera, for a client that names none (`unleashed shoot`
+    /// with one camera): one request instead of listing the cameras first.
+    public static let shootOnlyCamera = Endpoint<NoDocument, Shot>(.post, version + "/shoot")
     public static let bulb = Endpoint<BulbRequest, BulbExposure>(.post, version + "/cameras/{camera}/bulb")
     public static let focus = Endpoint<FocusRequest, FocusResult>(.post, version + "/cameras/{camera}/focus")
     public static let release = Endpoint<NoDocument, NoDocument>(.post, version + "/cameras/{camera}/release")
@@ -122,7 +125,7 @@ public enum API {
     /// Every route of version 1, for the server's checks (a known path asked with another
     /// method is 405, not 404) and for the contract test against docs/api/openapi.yaml.
     public static let routes: [Route] = [
-        status.route, groups.route, events.route, cameras.route, connect.route, camera.route, disconnect.route,
+        status.route, groups.route, events.route, shootOnlyCamera.route, cameras.route, connect.route, camera.route, disconnect.route,
         settings.route, setting.route, setSetting.route, shoot.route, bulb.route, focus.route, release.route,
         startVideo.route, stopVideo.route, setTime.route, geotag.route, cameraEvents.route, pictures.route, thumbnail.route,
         startJob.route, jobs.route, job.route, stopJob.route, extraFrame.route, pauseJob.route, continueJob.route,

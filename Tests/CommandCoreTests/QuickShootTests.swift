@@ -1,8 +1,8 @@
 import CommandCore
 import Testing
 
-/// The small `unleashed` answers only the command lines it recognises; every other one must be
-/// handed, unchanged, to the full program, which parses it with swift-argument-parser.
+/// `unleashed` answers only the command lines it recognises before parsing; every other one must
+/// be left to swift-argument-parser.
 struct QuickShootTests {
     private func recognised(_ arguments: String..., environment: [String: String] = [:]) -> QuickShoot? {
         QuickShoot(arguments: arguments, environment: environment)
@@ -19,7 +19,7 @@ struct QuickShootTests {
         #expect(recognised("shoot", "--module", "shoot")?.module == "shoot", "a value is a value, even one spelled like the command")
     }
 
-    @Test("anything else is the full program's: help, rigs, direct and demo modes, bad or repeated values",
+    @Test("anything else is the parser's: help, rigs, direct and demo modes, bad or repeated values",
           arguments: [
               [], ["status"], ["shoot", "--help"], ["help", "shoot"], ["--version"], ["shoot", "shoot"],
               ["shoot", "--count", "0"], ["shoot", "--count", "10001"], ["shoot", "--count", "+5"], ["shoot", "--count", "٣"],
@@ -33,16 +33,10 @@ struct QuickShootTests {
         #expect(QuickShoot(arguments: arguments, environment: [:]) == nil, "\(arguments)")
     }
 
-    @Test("demo mode set in the environment is the full program's, whatever its value says")
+    @Test("demo mode set in the environment is the parser's, whatever its value says")
     func demoEnvironment() {
         #expect(recognised("shoot", environment: ["UNLEASHED_DEMO": "1"]) == nil)
         #expect(recognised("shoot", environment: ["UNLEASHED_DEMO": "no"]) == nil)
         #expect(recognised("shoot", environment: ["UNLEASHED_DEMO": ""]) != nil, "an empty variable is no variable")
-    }
-
-    @Test("the full program is looked for beside the small one")
-    func fullProgramPath() {
-        #expect(FullProgram.path(beside: "/usr/local/bin/unleashed") == "/usr/local/bin/unleashed-full")
-        #expect(FullProgram.path(beside: "/opt/x/.build/release/unleashed") == "/opt/x/.build/release/unleashed-full")
     }
 }

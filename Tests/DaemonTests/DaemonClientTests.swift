@@ -6,6 +6,7 @@ import Testing
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
+import UnleashedTestSupport
 
 /// The client against a real control server on its socket, with the demo camera in its registry:
 /// what the camera does through the daemon must be what it does directly.
@@ -25,6 +26,7 @@ struct DaemonClientTests {
         let demo = try await Self.demo()
         try await Self.withServer(demo) { client in
             #expect(await client.isAnswering(timeout: .seconds(10)))
+            #expect(client.isListening())
             let remote = try await RemoteCamera.open(client: client, camera: nil)
             #expect(remote.name == "demo")
             #expect(remote.identity == demo.camera.identity)
@@ -231,22 +233,13 @@ struct DaemonClientTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A socket file a dead daemon left: it exists, but nobody listens.
         let stale = directory + "/stale.sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in stale.utf8.enumerated() { bytes[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
-        close(listener)
+        #expect(UnixSocketFile.leaveStale(stale))
 
         for path in [directory + "/none.sock", stale] {
             let client = DaemonClient(socketPath: path)
             let started = ContinuousClock.now
             #expect(await client.isAnswering(timeout: .seconds(5)) == false)
+            #expect(client.isListening() == false)
             #expect(ContinuousClock.now - started < .seconds(1))
             let error = await #expect(throws: DaemonClientError.self) { try await client.request("GET", "/v1/status") }
             if case .notReachable(let socket, _)? = error { #expect(socket == path) } else {

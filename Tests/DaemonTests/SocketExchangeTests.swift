@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 import UnleashedProtocol
+import UnleashedTestSupport
 
 /// The client's one-request exchange against a socket whose other end misbehaves in the ways a
 /// hung, dying or foreign server would: every case ends in an answer or a clear error, in time.
@@ -170,14 +171,8 @@ enum RawServer {
 
     static func with(_ serve: @escaping @Sendable (Connection) -> Void, _ body: (String) async throws -> Void) async throws {
         let path = "/tmp/unleashed-raw-\(UUID().uuidString.prefix(8)).sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(bound == 0 && listen(listener, 4) == 0)
+        let listener = UnixSocketFile.bind(path)
+        try #require(listener >= 0 && listen(listener, 4) == 0)
         defer {
             close(listener)
             unlink(path)

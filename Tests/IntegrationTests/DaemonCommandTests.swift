@@ -1,3 +1,5 @@
+import CommandCore
+import DaemonClient
 import Foundation
 import Testing
 import UnleashedTestSupport
@@ -113,56 +115,67 @@ struct DaemonJobTests {
         try await rig.stop()
     }
 
-    @Test("unleashed shoots through the daemon without the full program; every other command line goes to it, and without it says so")
-    func quickShootAlone() async throws {
+    @Test("a shot through the daemon is taken before parsing, one request a picture; one refused before any camera was asked is left to the parser, and nothing was fired")
+    func quickShoot() async throws {
         let rig = try await DaemonRig(extraConfiguration: DaemonAccessTests.tokens)
         try await rig.start()
-        // The small program alone in a folder: what it answers itself cannot have come from unleashed-full.
-        let alone = rig.directory.appendingPathComponent("alone")
-        try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
-        let lone = alone.appendingPathComponent("unleashed")
-        if link(Built.unleashed.path, lone.path) != 0 { try FileManager.default.copyItem(at: Built.unleashed, to: lone) }
-        let before = try await rig.bluetooth.stats()["writes"] ?? 0
-        let shot = try await runProgram(lone, ["--module", "b", "shoot", "--json", "--count", "2"], environment: rig.environment)
-        #expect(shot.status == 0, "\(shot.stderr)")
-        #expect(shot.jsonLines.compactMap { $0["counter"] as? Int } == [1, 2], "\(shot.stdout)")
-        let text = try await runProgram(lone, ["shoot", "--module=c"], environment: rig.environment)
-        #expect(text.status == 0 && text.stdout.hasPrefix("Shot 1 taken, reported "), "the same words as the full program: \(text.stdout)")
-        #expect((try await rig.bluetooth.stats()["writes"] ?? 0) > before, "the shots reached the modules")
+        let client = DaemonClient(socketPath: rig.socket)
+        let written = rig.directory.appendingPathComponent("quick.out")
+        #expect(FileManager.default.createFile(atPath: written.path, contents: nil))
+        let file = try FileHandle(forWritingTo: written)
+        defer { try? file.close() }
+        let output = StandardStream(descriptor: file.fileDescriptor)
 
-        // The same command line through the full program prints the same record.
-        let full = try await rig.unleashed("--module", "b", "--json", "shoot")
-        #expect(Set(full.json?.keys.map { $0 } ?? []) == Set(shot.json?.keys.map { $0 } ?? []), "\(full.stdout) \(shot.stdout)")
-        #expect(full.json?["counter"] as? Int == 3)
+        let status = await QuickShoot(count: 2, json: true, module: "b").run(client, output: output)
+        #expect(status == 0)
+        let lines = try String(contentsOf: written, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("{\"cameraTime\":") }, "\(lines)")
+        #expect(try await shotCounters(rig) == ["a": 0, "b": 2, "c": 0])
 
-        // Opening the camera failed (three cameras, none named): handed over, and here nothing takes it.
-        for arguments in [["shoot"], ["status"], ["shoot", "--count", "0"], ["--demo", "shoot"]] {
-            let handed = try await runProgram(lone, arguments, environment: rig.environment)
-            #expect(handed.status == 70, "\(arguments): \(handed.status) \(handed.stderr)")
-            #expect(handed.stderr.contains("unleashed-full") && handed.stderr.contains("docs/install.md"), "\(handed.stderr)")
-        }
-        let json = try await runProgram(lone, ["--json", "status"], environment: rig.environment)
-        #expect((json.json?["error"] as? [String: Any])?["code"] as? String == "fullProgramMissing", "\(json.stdout)")
+        // Refused before any camera was asked: left to the parser, nothing fired.
+        #expect(await QuickShoot().run(client, output: output) == nil, "three cameras and none named")
+        #expect(await QuickShoot(module: "attic").run(client, output: output) == nil, "no camera of that name")
+        let viewer = DaemonClient(socketPath: rig.socket, token: "viewer-secret-0123456789")
+        #expect(await QuickShoot(module: "b").run(viewer, output: output) == nil, "a role that may not shoot")
+        #expect(try await shotCounters(rig) == ["a": 0, "b": 2, "c": 0])
+        // Nobody listening on the socket (a daemon that did not stop cleanly leaves it): the same.
+        let stale = rig.directory.appendingPathComponent("stale.sock").path
+        #expect(UnixSocketFile.leaveStale(stale))
+        #expect(await QuickShoot(module: "b").run(DaemonClient(socketPath: stale), output: output) == nil)
 
-        // A refusal of the shot itself is the small program's to report, as the full one would: the
-        // viewer may open the camera (a read) but not fire it.
-        var viewer = rig.environment
-        viewer["UNLEASHED_TOKEN"] = "viewer-secret-0123456789"
-        let refused = try await runProgram(lone, ["--module", "b", "shoot"], environment: viewer)
-        #expect(refused.status == 77, "\(refused.stderr)")
-        #expect(refused.stderr.hasPrefix("error: ") && refused.stderr.contains("operator role"), "\(refused.stderr)")
-        let refusedJSON = try await runProgram(lone, ["--module", "b", "--json", "shoot"], environment: viewer)
-        #expect(refusedJSON.status == 77 && refusedJSON.json?["error"] != nil, "\(refusedJSON.stdout)")
-        let sameFromFull = try await runProgram(Built.unleashed.deletingLastPathComponent().appendingPathComponent("unleashed-full"),
-                                                ["--module", "b", "shoot"], environment: viewer)
-        #expect(sameFromFull.status == refused.status && sameFromFull.stderr == refused.stderr, "\(sameFromFull.stderr)")
+        // The command line: the same words either way, and the parser's errors where it was left to it.
+        let text = try await rig.unleashed("shoot", "--module=c")
+        #expect(text.status == 0 && text.stdout.hasPrefix("Shot 1 taken, reported "), "\(text.stdout) \(text.stderr)")
+        var viewerEnvironment = rig.environment
+        viewerEnvironment["UNLEASHED_TOKEN"] = "viewer-secret-0123456789"
+        let refused = try await runProgram(Built.unleashed, ["--module", "b", "shoot"], environment: viewerEnvironment)
+        #expect(refused.status == 77 && refused.stderr.contains("operator role"), "\(refused.stderr)")
+        let ambiguous = try await rig.unleashed("--json", "shoot")
+        #expect(ambiguous.status == 64 && (ambiguous.json?["error"] as? [String: Any])?["message"] as? String
+            == "the daemon holds 3 cameras (a, b, c); name one", "\(ambiguous.stdout)")
+        #expect(try await shotCounters(rig) == ["a": 0, "b": 2, "c": 1])
 
-        // The camera named is gone before the shot: opening it fails, so it is handed over.
-        let off = try await rig.request("/v1/cameras/b", "-X", "DELETE")
-        #expect(off.status == 200, "\(off.body)")
-        let gone = try await runProgram(lone, ["--module", "b", "shoot"], environment: rig.environment)
-        #expect(gone.status == 70 && gone.stderr.contains("unleashed-full"), "\(gone.stderr)")
+        // Ctrl-C between pictures: stopped as in direct mode (130), not "the daemon went away" (69).
+        let series = try BackgroundRun(Built.unleashed, ["--module", "a", "--json", "shoot", "--count", "10000"], environment: rig.environment)
+        try await series.waitFor("the first picture") { $0.objects.count >= 1 }
+        series.signal(SIGINT)
+        #expect(try await series.exitStatus() == 130, "\(series.errors)")
+        #expect((series.objects.last?["error"] as? [String: Any])?["code"] as? String == "cancelled", "\(series.output)")
+
+        // POST /v1/shoot: the only camera's picture, refused while there are several.
+        let several = try await rig.request("/v1/shoot", "-X", "POST")
+        #expect(several.status == 409 && several.body.contains("name one"), "\(several.body)")
+        for name in ["a", "b"] { #expect(try await rig.request("/v1/cameras/\(name)", "-X", "DELETE").status == 200) }
+        let only = try await rig.request("/v1/shoot", "-X", "POST")
+        #expect(only.status == 200 && only.json?["counter"] as? Int == 2, "\(only.body)")
         try await rig.stop()
+    }
+
+    private func shotCounters(_ rig: DaemonRig) async throws -> [String: Int] {
+        let cameras = try #require(try await rig.status()["cameras"] as? [[String: Any]])
+        return Dictionary(uniqueKeysWithValues: cameras.compactMap { camera in
+            (camera["name"] as? String).map { ($0, (camera["status"] as? [String: Any])?["shotCounter"] as? Int ?? -1) }
+        })
     }
 
     @Test("a configured GoPro (brand = \"gopro\") is held by the daemon beside a module, and a job runs on both")

@@ -55,10 +55,13 @@ struct CameraOperationRoutes: Sendable {
                 return .document(.ok, try await entry.camera.set(value))
             }
         }
-        router.on(API.shoot) { request, context in
-            try context.authorize(.shoot)
-            return try await operate(request, context, followingClient: true) { entry, _ throws(CameraError) in
-                .document(.ok, try await entry.camera.shoot())
+        // The named camera's, or with no name in the path the only camera's.
+        for endpoint in [API.shoot, API.shootOnlyCamera] {
+            router.on(endpoint) { request, context in
+                try context.authorize(.shoot)
+                return try await operate(request, context, followingClient: true) { entry, _ throws(CameraError) in
+                    .document(.ok, try await entry.camera.shoot())
+                }
             }
         }
         router.on(API.bulb) { request, context in
@@ -147,14 +150,21 @@ struct CameraOperationRoutes: Sendable {
         }
     }
 
-    /// The camera the path names; 404 with the registry's words when it holds none of that name.
+    /// The camera the path names, or the only one for a path that names none; with the
+    /// registry's words, 404 when it holds none of that name, 503 when it holds no camera, 409
+    /// when it holds several and the path names none (the request is right; the daemon's state
+    /// does not let it choose).
     private func lookUp(_ context: ControlRequestContext) async throws -> CameraRegistry.Entry {
-        let raw = try context.parameters.require("camera")
-        let name = raw.removingPercentEncoding ?? raw
+        let name = context.parameters.get("camera").map { $0.removingPercentEncoding ?? $0 }
         do {
             return try await cameras.camera(named: name)
         } catch {
-            throw HTTPError(error == .none ? .serviceUnavailable : .notFound, message: error.description)
+            let status: HTTPResponse.Status = switch error {
+            case .none: .serviceUnavailable
+            case .ambiguous: .conflict
+            case .unknown: .notFound
+            }
+            throw HTTPError(status, message: error.description)
         }
     }
 

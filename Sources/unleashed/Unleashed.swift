@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandCore
+import DaemonClient
 import Foundation
 import UnleashedApp
 import UnleashedKit
@@ -64,8 +65,16 @@ extension Unleashed {
     /// Parses the command line and runs the command. A command line that does not parse is
     /// reported like every other error: on standard error, or with --json as an `{"error": ...}`
     /// object on standard output; a negative number that read as an option says how to write it.
+    ///
+    /// A shot through the daemon is taken first, before anything is parsed (``QuickShoot``).
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        let environment = ProcessInfo.processInfo.environment
+        if let shoot = QuickShoot(arguments: arguments, environment: environment),
+           let client = DaemonClient.commands(environment: environment),
+           let status = await shoot.run(client) {
+            Foundation.exit(status)
+        }
         do {
             var command = try await asyncParseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
