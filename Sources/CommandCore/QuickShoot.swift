@@ -12,12 +12,21 @@ import Foundation
 /// camera, without listing the cameras first).
 ///
 /// The grammar is a subset of what the parser accepts, with the same meaning there: `shoot` with
-/// any of `--json`, `--count N` and `--module NAME` (or `--option=value`), each at most once, in
-/// any order. Anything else (help, a rig, direct or demo mode, an option or value it does not
-/// know, a count out of range) is left to the parser. So is a first picture the daemon refused
-/// before asking any camera (no camera of that name, several and none named, a role that may not
-/// shoot), and a socket nobody listens on: nothing has been fired then, and the parser's way
-/// opens the camera, reports or falls back to driving the camera directly, as it always does.
+/// any of `--json` and `--module NAME` before or after it and `--count N` after it (or
+/// `--option=value`), each at most once. Anything else (help, a rig, direct or demo mode, an
+/// option or value it does not know, a count out of range) is left to the parser. So is a first
+/// picture the daemon refused before asking any camera (its own refusal, with no camera error:
+/// no camera of that name, several and none named, none at all, a role that may not shoot, a
+/// daemon without `POST /v1/shoot`), and a socket nobody listens on: nothing has been fired then,
+/// and the parser's way opens the camera, reports or falls back to driving the camera directly,
+/// as it always does. An answer it cannot read is reported, never handed on: the camera may have
+/// fired.
+///
+/// Where the two ways still differ, on purpose: a daemon that goes away after answering the
+/// probe fails the shot (69) here, where the parser's way, had it not yet asked for anything,
+/// would drive the camera directly; that message names the camera as it was typed, not by the
+/// daemon's name for it. With `--module`, the parser's way reads the camera's status first and
+/// stops if that fails; here the shot is asked for at once.
 public struct QuickShoot: Sendable, Equatable {
     public var count = 1
     public var json = false
@@ -32,11 +41,11 @@ public struct QuickShoot: Sendable, Equatable {
 
     /// The command line recognised, or nil when it is the parser's.
     public init?(arguments: [String], environment: [String: String]) {
-        // Demo mode never goes through the daemon; the parser reads the variable.
-        if let demo = environment["UNLEASHED_DEMO"], !demo.isEmpty { return nil }
+        // Demo mode never goes through the daemon.
+        if DemoMode.requested(by: environment) { return nil }
         var seen: Set<String> = []
         var index = arguments.startIndex
-        func value(of option: String, inline: Substring?) -> String? {
+        func value(inline: Substring?) -> String? {
             if let inline { return String(inline) }
             index += 1
             return index < arguments.endIndex ? arguments[index] : nil
@@ -51,11 +60,12 @@ public struct QuickShoot: Sendable, Equatable {
             case "shoot" where inline == nil: break
             case "--json" where inline == nil: json = true
             case "--count":
-                guard let text = value(of: name, inline: inline), !text.isEmpty, text.allSatisfy(\.isASCII),
+                // The command's own option: the parser takes it only after `shoot`.
+                guard seen.contains("shoot"), let text = value(inline: inline), !text.isEmpty, text.allSatisfy(\.isASCII),
                       text.allSatisfy(\.isNumber), let count = Int(text), ShotReport.counts.contains(count) else { return nil }
                 self.count = count
             case "--module":
-                guard let text = value(of: name, inline: inline), !text.isEmpty, !text.hasPrefix("-") else { return nil }
+                guard let text = value(inline: inline), !text.isEmpty, !text.hasPrefix("-") else { return nil }
                 module = text
             default:
                 return nil
@@ -75,7 +85,10 @@ public struct QuickShoot: Sendable, Equatable {
                 do throws(DaemonClientError) {
                     return try await client.shoot(camera: module)
                 } catch {
-                    if index == 0, case .http(_, _, _, nil) = error { throw .notFired }
+                    if index == 0, !Task.isCancelled, case .http(let status, _, _, nil) = error,
+                       Self.refusalsBeforeAnyCamera.contains(status) {
+                        throw .notFired
+                    }
                     throw .camera(RemoteCamera.cameraError(error, camera: module))
                 }
             } report: { shot in
@@ -85,14 +98,25 @@ public struct QuickShoot: Sendable, Equatable {
         switch failure {
         case nil:
             return 0
-        case .notFired?:
+        case .notFired? where Interrupt.signal == nil:
             return nil
+        case .notFired?:
+            // Ctrl-C came as the refusal did: stop, as the parser's way would have.
+            let reported = CameraFailure(CameraError.cancelled)
+            reported.report(json: json, output: output)
+            return reported.status.rawValue
         case .camera(let error)?:
             let reported = CameraFailure(error)
             reported.report(json: json, output: output)
             return reported.status.rawValue
         }
     }
+
+    /// The statuses of the daemon's own refusals that come before any camera is asked: a token
+    /// or role (401, 403), no camera of that name or a daemon without the route (404, 405),
+    /// several cameras and none named or a job in the way (409), no camera at all (503). With no
+    /// camera error in the answer, as a camera's refusal always has one.
+    private static let refusalsBeforeAnyCamera: Set<Int> = [401, 403, 404, 405, 409, 503]
 
     private enum Failure: Error {
         /// The daemon refused the first picture before asking a camera.

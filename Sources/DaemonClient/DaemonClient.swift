@@ -53,10 +53,7 @@ public struct DaemonClient: Sendable {
     /// request. False for a socket a daemon left behind when it did not stop cleanly, so that a
     /// caller can tell "no daemon" from a daemon that failed a request it was sent.
     public func isListening() -> Bool {
-        let connection = SocketExchange.Connection(path: socketPath)
-        defer { connection.close() }
-        // A full backlog (false) is a daemon there, busy.
-        return (try? connection.open()) != nil
+        (try? probe()) != nil
     }
 
     /// Whether a daemon answers on the socket within `timeout`: a quick ``API/status``. False
@@ -247,11 +244,21 @@ public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The daemon answered something this client cannot read (a newer or broken daemon).
     case badAnswer(String)
 
-    /// Reads the API's error document (``ErrorDocument``).
+    /// Reads the API's error document (``ErrorDocument``). An answer with no body is the
+    /// daemon's refusal by its status alone. A body that is not an error document this client
+    /// can read (a camera error of a newer daemon, say) is ``badAnswer(_:)``, never an error
+    /// without a camera: a caller must not take it for a refusal made before any camera was asked.
     init(status: Int, document: JSONValue) {
-        let error = try? ErrorDocument(json: document)
-        self = .http(status: status, code: error?.code ?? String(status), message: error?.message ?? "the daemon answered \(status)",
-                     camera: error?.camera)
+        if document == .null {
+            self = .http(status: status, code: String(status), message: "the daemon answered \(status)", camera: nil)
+            return
+        }
+        do throws(JSONShapeError) {
+            let error = try ErrorDocument(json: document)
+            self = .http(status: status, code: error.code, message: error.message, camera: error.camera)
+        } catch {
+            self = .badAnswer("an error (\(status)) this client cannot read: \(error)")
+        }
     }
 
     public var description: String {

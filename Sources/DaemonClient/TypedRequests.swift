@@ -62,7 +62,7 @@ extension DaemonClient {
     }
 
     /// A picture from the camera called `name`, or with no name from the daemon's only camera
-    /// (refused without asking any camera, 400 or 503, when it holds several or none).
+    /// (refused without asking any camera, 409 or 503, when it holds several or none).
     public func shoot(camera name: String?) async throws(DaemonClientError) -> Shot {
         guard let name else { return try await send(API.shootOnlyCamera) }
         return try await send(API.shoot, name)

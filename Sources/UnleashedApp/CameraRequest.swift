@@ -46,7 +46,7 @@ public struct CameraRequest: Sendable {
 
     /// --demo, or `UNLEASHED_DEMO` set to 1, true or yes.
     public var demoMode: Bool {
-        demo || ["1", "true", "yes"].contains(environment["UNLEASHED_DEMO"]?.lowercased() ?? "")
+        demo || DemoMode.requested(by: environment)
     }
 
     /// The backend chosen by --backend, else by `$UNLEASHED_BACKEND`, else the module.

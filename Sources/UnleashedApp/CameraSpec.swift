@@ -77,9 +77,11 @@ public struct ModuleSpec: Sendable {
     /// (`AcquireWrite`, `AcquireNotify`) where it offers them, or only as D-Bus messages.
     public var bluezSockets: Bool
 
+    /// - Parameter bluezSockets: by default, a command's own link keeps to D-Bus messages (see
+    ///   ``bluezSockets(_:daemon:)``).
     public init(module: String, adapter: String? = nil, scanTimeout: Duration = .seconds(10),
                 pairing: Pairing = .required, reconnect: ReconnectPolicy = ReconnectPolicy(),
-                bluezSockets: Bool = ModuleSpec.bluezSockets(ProcessInfo.processInfo.environment)) {
+                bluezSockets: Bool = ModuleSpec.bluezSockets(ProcessInfo.processInfo.environment, daemon: false)) {
         self.module = module
         self.adapter = adapter
         self.scanTimeout = scanTimeout
@@ -88,12 +90,16 @@ public struct ModuleSpec: Sendable {
         self.bluezSockets = bluezSockets
     }
 
-    /// The sockets are used unless `UNLEASHED_BLUEZ_SOCKETS` is set to something other than
-    /// `1`, `true`, `yes` or `on` (empty is unset): a way back to D-Bus messages for a BlueZ or
-    /// adapter whose acquired sockets misbehave. The variable exists to turn them off, so a value
-    /// it does not know turns them off rather than being ignored.
-    public static func bluezSockets(_ environment: [String: String]) -> Bool {
-        guard let value = environment["UNLEASHED_BLUEZ_SOCKETS"]?.lowercased(), !value.isEmpty else { return true }
+    /// Whether a link takes the characteristics' sockets: by default the daemon's do and a
+    /// command's own do not, since BlueZ gives a characteristic's sockets to one program at a
+    /// time and then refuses every other program the module, messages included. The daemon is
+    /// meant to be the one program that holds a module; a command run on its own is often one
+    /// of two (a `watch` beside a `shoot`), which share a module over messages.
+    /// `UNLEASHED_BLUEZ_SOCKETS` set to `1`, `true`, `yes` or `on` turns them on, to anything
+    /// else off (empty is unset): a value it does not know turns them off rather than being
+    /// ignored, a way back to messages for a BlueZ or adapter whose sockets misbehave.
+    public static func bluezSockets(_ environment: [String: String], daemon: Bool) -> Bool {
+        guard let value = environment["UNLEASHED_BLUEZ_SOCKETS"]?.lowercased(), !value.isEmpty else { return daemon }
         return ["1", "true", "yes", "on"].contains(value)
     }
 

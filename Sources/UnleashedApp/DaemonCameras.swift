@@ -151,7 +151,8 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
         }
         return CameraSpec(name: module.name, .module(ModuleSpec(
             module: module.address, adapter: module.adapter ?? configuration.adapter, scanTimeout: .seconds(10),
-            pairing: .pair(unattendedAgent), reconnect: reconnect)))
+            pairing: .pair(unattendedAgent), reconnect: reconnect,
+            bluezSockets: ModuleSpec.bluezSockets(ProcessInfo.processInfo.environment, daemon: true))))
     }
 
     /// A daemon has no one to ask: it accepts what needs no answer and says how to pair otherwise.

@@ -178,11 +178,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
     /// Prints `failure` (as JSON with --json) and returns its exit status.
     func fail(_ failure: CameraFailure) -> ExitCode {
         let failure = failure.inDemo(demoMode)
-        if json {
-            Output.line(Output.json(failure.json))
-        } else {
-            Output.note("error: \(failure.message)")
-        }
+        failure.report(json: json)
         return ExitCode(failure.status.rawValue)
     }
 }

@@ -9,11 +9,6 @@ import UnleashedProtocol
 enum Output {
     static func json(_ value: JSONValue) -> String { CommandJSON.text(value) }
 
-    /// A stable code for scripts and the exit status for an error.
-    static func classify(_ error: CameraError) -> (String, ExitStatus) {
-        (error.code, ExitStatus(rawValue: error.exitStatus) ?? .software)
-    }
-
     /// Unix milliseconds as an ISO 8601 UTC timestamp.
     static func timestamp(_ milliseconds: UInt64) -> String { LocalTime.timestamp(milliseconds) }
 
@@ -34,7 +29,7 @@ enum Output {
     /// the command is still running (`watch`, `--json` lines), and so that a line is out before
     /// the next is computed, in a pipe or a file as on a terminal.
     static func line(_ text: String) {
-        write(text + "\n")
+        StandardStream.output.line(text)
     }
 
     /// Writes `text` to standard output as it is, at once.
@@ -44,7 +39,7 @@ enum Output {
 
     /// Writes a line to standard error (progress and messages that are not the result).
     static func note(_ text: String) {
-        StandardStream.error.write(text + "\n")
+        StandardStream.error.line(text)
     }
 
     /// Writes `text` to standard error as it is (a live display's redraw).

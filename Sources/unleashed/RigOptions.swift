@@ -80,6 +80,6 @@ extension GlobalOptions {
                                  json: (Value) -> JSONValue, human: (Value) -> String) throws(ExitCode) {
         let report = CameraRigReport(outcomes, spread, json: json, human: human)
         emit(report.json) { report.lines.joined(separator: "\n") }
-        if let failure = report.failure { throw ExitCode(Output.classify(failure).1.rawValue) }
+        if let failure = report.failure { throw ExitCode(CameraFailure(failure).status.rawValue) }
     }
 }

@@ -47,6 +47,31 @@ struct SocketExchangeTests {
         #expect(request.hasSuffix("\r\n\r\n{\"ms\":5}"))
     }
 
+    @Test("an error the client cannot read is a bad answer, never a refusal without a camera; an empty one is the status's")
+    func unreadableErrors() async throws {
+        // A camera error of a kind this client does not know, as a newer daemon might send.
+        let body = #"{"error":{"code":"lensFault","message":"the lens is stuck","camera":{"case":"lensFault"}}}"#
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write("HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        }) { path in
+            await #expect {
+                _ = try await DaemonClient(socketPath: path).shoot(camera: "a")
+            } throws: { error in
+                guard case .badAnswer(let why) = error as? DaemonClientError else { return false }
+                return why.contains("500")
+            }
+        }
+        try await RawServer.with({ connection in
+            connection.readRequest()
+            connection.write("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+        }) { path in
+            await #expect(throws: DaemonClientError.http(status: 404, code: "404", message: "the daemon answered 404", camera: nil)) {
+                _ = try await DaemonClient(socketPath: path).shoot(camera: nil)
+            }
+        }
+    }
+
     @Test("a server that never answers fails the request at its timeout")
     func silent() async throws {
         try await RawServer.with({ connection in

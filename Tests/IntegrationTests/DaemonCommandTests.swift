@@ -168,6 +168,9 @@ struct DaemonJobTests {
         for name in ["a", "b"] { #expect(try await rig.request("/v1/cameras/\(name)", "-X", "DELETE").status == 200) }
         let only = try await rig.request("/v1/shoot", "-X", "POST")
         #expect(only.status == 200 && only.json?["counter"] as? Int == 2, "\(only.body)")
+        #expect(try await rig.request("/v1/cameras/c", "-X", "DELETE").status == 200)
+        let none = try await rig.request("/v1/shoot", "-X", "POST")
+        #expect(none.status == 503 && none.body.contains("holds no camera"), "\(none.body)")
         try await rig.stop()
     }
 
