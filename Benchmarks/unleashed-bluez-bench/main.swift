@@ -115,7 +115,7 @@ struct Samples {
 }
 
 /// Times `count` requests (a setting read: one request out, one response back).
-func roundTrips(_ camera: ModuleCamera, count: Int) async throws -> Samples {
+func roundTrips(_ camera: isolated ModuleCamera, count: Int) async throws -> Samples {
     var samples = Samples()
     samples.values.reserveCapacity(count)
     for _ in 0..<count {
@@ -167,7 +167,7 @@ func runClient(sockets: Bool) async throws -> ClientRun {
     _ = try await roundTrips(camera, count: 100)  // warm-up
     let threadsBefore = threadContextSwitches()
     let (clientBefore, simBefore, busBefore, switchesBefore) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
-    let samples = try await roundTrips(camera, count: requests)
+    let samples = try await withTaskExecutorPreference(camera.executor) { try await roundTrips(camera, count: requests) }
     let (clientAfter, simAfter, busAfter, switchesAfter) = (ownCPUTime(), cpuTime(of: sim.processIdentifier), cpuTime(of: bus.pid), ownContextSwitches())
     let threadsAfter = threadContextSwitches()
     await camera.close()

@@ -103,11 +103,11 @@ public final class InMemoryLink: Sendable {
 
         public var mtu: Int { shared.mtu }
 
-        public func send(_ packets: [[UInt8]]) async throws(TransportError) {
+        public nonisolated(nonsending) func send(_ packets: [[UInt8]]) async throws(TransportError) {
             try shared.deliver(packets, .toPeripheral)
         }
 
-        public func close() async {
+        public nonisolated(nonsending) func close() async {
             shared.disconnect(reason: "closed by the client")
         }
     }

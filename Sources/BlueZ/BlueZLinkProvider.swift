@@ -20,6 +20,10 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
     /// Whether packets travel on the sockets BlueZ hands out (`AcquireWrite`, `AcquireNotify`)
     /// where it offers them, rather than as D-Bus messages (see ``BlueZTransport``).
     public var acquireSockets: Bool
+    /// The thread the connection, its sessions and its camera run on, which reads the module's
+    /// notification socket too: a notification and the request it answers are one thread's work,
+    /// woken once. Shared by every copy of this provider.
+    public let executor: ExecutorThread?
     /// Set once a link's notification socket ended before delivering anything, which some
     /// devices do on a real BlueZ although the link is up: later links take notifications as
     /// messages (`StartNotify`). Shared by every copy of this provider.
@@ -34,6 +38,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
         self.gatt = gatt
         self.policy = policy
         self.acquireSockets = acquireSockets
+        executor = ExecutorThread(name: "bluez-link")
     }
 
     /// Returns once BlueZ knows the module (it is paired, or a scan saw it). While bluetoothd is
@@ -74,7 +79,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
                     throw error
                 }
                 return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, acquireSockets: acquireSockets,
-                                       notifySocketFailed: notifySocketFailed)
+                                       notifySocketFailed: notifySocketFailed, executor: executor)
             } catch {
                 await client.close()
                 throw error
@@ -92,6 +97,7 @@ struct BlueZModuleLink: ModuleLink {
     let gatt: GATTLayout
     let acquireSockets: Bool
     let notifySocketFailed: SeenFlag
+    let executor: ExecutorThread?
 
     func resolveServices() async throws(LinkError) -> any Transport {
         let tree = await client.tree
@@ -111,7 +117,8 @@ struct BlueZModuleLink: ModuleLink {
         let (client, devicePath, memory) = (client, devicePath, notifySocketFailed)
         do {
             return try await BlueZTransport(client: client, devicePath: devicePath, commandPath: command, eventPath: event,
-                                            mtu: max(23, mtu), sockets: sockets, notifySocketEndedEarly: { memory.set() }) {
+                                            mtu: max(23, mtu), sockets: sockets, readingOn: executor,
+                                            notifySocketEndedEarly: { memory.set() }) {
                 await client.disconnect(devicePath)
                 await client.close()
             }

@@ -40,8 +40,20 @@ public final class BlueZTransport: Transport {
     private let onClose: @Sendable () async -> Void
     private let sink: AsyncStream<TransportEvent>.Continuation
     private let watch: SignalWatch
-    /// The `AcquireNotify` socket, polled on the connection's thread.
-    private let notifyWatch: DescriptorWatch?
+    /// The `AcquireNotify` socket's watch, on the connection's thread or the session's.
+    private let notifyWatch: NotifyWatch?
+
+    private enum NotifyWatch {
+        case bus(DescriptorWatch)
+        case thread(ExecutorThread, Int)
+
+        func cancel() {
+            switch self {
+            case .bus(let watch): watch.cancel()
+            case .thread(let thread, let id): thread.unwatch(id)
+            }
+        }
+    }
     /// The `AcquireWrite` socket while the link is open; nil without one or once closed.
     private let writeSocket: Mutex<Int32?>
 
@@ -51,12 +63,15 @@ public final class BlueZTransport: Transport {
     ///   - mtu: the ATT MTU (the characteristic's `MTU` property): packets are at most `mtu - 3`.
     ///   - sockets: which of the two characteristics offer `AcquireWrite` and `AcquireNotify` (their
     ///     `WriteAcquired` and `NotifyAcquired` properties are present); nil to use neither.
+    ///   - readingOn: the thread that reads the notification socket: the session's own, so that a
+    ///     notification wakes one thread and is handled there; nil for the bus connection's.
     ///   - onClose: takes the link down (disconnect, close the bus connection).
     ///   - notifySocketEndedEarly: called when the `AcquireNotify` socket ends before it has
     ///     delivered a notification, which on some devices it does at once although the link is
     ///     up: the caller can take notifications as messages on the next link.
     init(client: BlueZClient, devicePath: String, commandPath: String, eventPath: String, mtu: Int,
-         sockets: (write: Bool, notify: Bool)?, notifySocketEndedEarly: @escaping @Sendable () -> Void = {},
+         sockets: (write: Bool, notify: Bool)?, readingOn thread: ExecutorThread? = nil,
+         notifySocketEndedEarly: @escaping @Sendable () -> Void = {},
          onClose: @escaping @Sendable () async -> Void) async throws(BlueZError) {
         let connection = client.connection
         self.connection = connection
@@ -72,15 +87,20 @@ public final class BlueZTransport: Transport {
             sink.finish()
         })
         self.watch = watch
-        var notifyWatch: DescriptorWatch?
+        var notifyWatch: NotifyWatch?
         do {
             if sockets?.notify == true, let (socket, _) = await Self.acquire("AcquireNotify", eventPath, client) {
                 let delivered = SeenFlag()
-                notifyWatch = connection.watchDescriptor(socket, readable: {
+                let readable: @Sendable () -> Bool = {
                     let open = Self.readNotifications(socket, into: sink, delivered: delivered)
                     if !open && !delivered.isSet { notifySocketEndedEarly() }
                     return open
-                }, ended: {})
+                }
+                notifyWatch = if let thread {
+                    .thread(thread, thread.watch(descriptor: socket, readable: readable))
+                } else {
+                    .bus(connection.watchDescriptor(socket, readable: readable, ended: {}))
+                }
             } else {
                 try await client.call(eventPath, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
             }
@@ -118,8 +138,10 @@ public final class BlueZTransport: Transport {
     /// The longest value BlueZ takes from a socket in one write.
     static let socketValueLimit = 512
 
-    /// Reads every notification waiting on the `AcquireNotify` socket (one `read`, one ATT
-    /// notification) into `sink`; false once BlueZ has closed it, which it does when the link goes.
+    /// Reads one notification from the `AcquireNotify` socket (one `read`, one ATT notification)
+    /// into `sink`; false once BlueZ has closed it, which it does when the link goes. One per
+    /// wake-up: the poll is level-triggered, so another waiting is read on the next turn, and a
+    /// lone notification (a request's answer) costs no second `read` to learn there is no more.
     /// An empty read is an empty notification unless the socket has hung up.
     private static func readNotifications(_ socket: Int32, into sink: AsyncStream<TransportEvent>.Continuation,
                                           delivered: SeenFlag) -> Bool {
@@ -129,7 +151,7 @@ public final class BlueZTransport: Transport {
                 if count > 0 || (count == 0 && !hungUp(socket)) {
                     delivered.set()
                     sink.yield(.packet(Array(buffer[..<count])))
-                    continue
+                    return true
                 }
                 if count < 0 && errno == EINTR { continue }
                 if count < 0 && errno == EAGAIN { return true }
@@ -158,7 +180,7 @@ public final class BlueZTransport: Transport {
         }
     }
 
-    public func send(_ packets: [[UInt8]]) async throws(TransportError) {
+    public nonisolated(nonsending) func send(_ packets: [[UInt8]]) async throws(TransportError) {
         let limit = mtu - 3
         if let large = packets.first(where: { $0.count > limit }) {
             throw .packetTooLarge(size: large.count, limit: limit)
@@ -183,7 +205,7 @@ public final class BlueZTransport: Transport {
 
     /// Sends each packet as one write on the `AcquireWrite` socket. A full socket (BlueZ has not
     /// yet passed on what is queued) is tried again as `InProgress` is, 10 ms apart.
-    private func sendOnSocket(_ packets: [[UInt8]]) async throws(TransportError) {
+    private nonisolated(nonsending) func sendOnSocket(_ packets: [[UInt8]]) async throws(TransportError) {
         // BlueZ stops reading a socket after an empty read: an empty packet would end the link.
         if packets.contains(where: \.isEmpty) { throw .failed("an empty packet cannot be written to the module") }
         for packet in packets {
@@ -259,7 +281,7 @@ public final class BlueZTransport: Transport {
         releaseSockets()
     }
 
-    public func close() async {
+    public nonisolated(nonsending) func close() async {
         releaseSockets()
         await onClose()
     }

@@ -1,3 +1,4 @@
+internal import CLinux
 import Foundation
 
 /// A serial executor on a thread of its own, with deadline timers that the thread waits for
@@ -15,6 +16,10 @@ import Foundation
 /// It is a task executor too: a task that prefers it (a run's parked shot commands) runs its
 /// nonisolated code here, so that a command released at a deadline goes out at the thread's
 /// priority instead of waiting for a pool thread on a busy machine.
+///
+/// It polls descriptors too (``watch(descriptor:readable:)``): a link whose packets arrive on a
+/// socket reads them here, and the actors that wait for them run here as well, so that a packet
+/// wakes one thread and nothing is handed on to another.
 ///
 /// The thread ends when the executor is released.
 public final class ExecutorThread: SerialExecutor, TaskExecutor, @unchecked Sendable {
@@ -140,6 +145,20 @@ public final class ExecutorThread: SerialExecutor, TaskExecutor, @unchecked Send
 
     /// Whether the caller runs on this thread.
     public var isCurrent: Bool { core.isCurrentThread }
+
+    /// Polls `descriptor` (which should be non-blocking) and calls `readable` on this thread
+    /// whenever it can be read or has hung up, until `readable` returns false or ``unwatch(_:)``
+    /// comes. The thread owns the descriptor from here on and closes it when the watch ends, on
+    /// the thread, so that it is never polled after it is closed. Returns the watch's identifier.
+    public func watch(descriptor: Int32, readable: @escaping @Sendable () -> Bool) -> Int {
+        core.watch(descriptor: descriptor, readable: readable)
+    }
+
+    /// Ends a watch from ``watch(descriptor:readable:)`` and closes its descriptor; a watch
+    /// that has ended is ignored.
+    public func unwatch(_ watch: Int) {
+        core.unwatch(watch)
+    }
 }
 
 /// The thread's queue and timers under one mutex, and its loop. A class apart from
@@ -151,9 +170,25 @@ private final class Core: @unchecked Sendable {
         let action: @Sendable () -> Void
     }
 
+    fileprivate struct Watch {
+        let descriptor: Int32
+        let readable: @Sendable () -> Bool
+    }
+
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// Waiters for the thread's start (``waitForScheduling()``).
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Written to wake the thread from `ppoll` when work comes from another thread.
+    private let wakeDescriptor: Int32
+    /// The thread waits in `ppoll`: work queued from elsewhere must wake it.
+    private var sleeping = false
+    private var watches: [Int: Watch] = [:]
+    private var nextWatch = 0
     private var queue: [Work] = []
+    /// Work taken from ``queue`` in one go, run from `taken` on: an array's `removeFirst` moves
+    /// everything behind it each time.
+    private var batch: [Work] = []
+    private var taken = 0
     private var timers: [Timer] = []
     private var nextTimer = 0
     private var finished = false
@@ -166,15 +201,13 @@ private final class Core: @unchecked Sendable {
         self.name = name
         self.priority = priority
         pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        // Deadlines are monotonic; a wall-clock step must not move them.
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
+        pthread_cond_init(condition, nil)
+        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        precondition(wakeDescriptor >= 0, "cannot make a run thread's eventfd: \(String(cString: strerror(errno)))")
     }
 
     deinit {
+        close(wakeDescriptor)
         pthread_cond_destroy(condition)
         pthread_mutex_destroy(mutex)
         condition.deallocate()
@@ -186,30 +219,60 @@ private final class Core: @unchecked Sendable {
     }
 
     func enqueue(_ work: Work) {
-        locked {
+        wakeIfSleeping(locked {
             queue.append(work)
-            pthread_cond_signal(condition)
-        }
+            return sleeping
+        })
     }
 
     func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Int {
-        locked {
+        let (id, wake) = locked {
             nextTimer += 1
             timers.append(Timer(id: nextTimer, deadline: deadline, action: action))
-            pthread_cond_signal(condition)
-            return nextTimer
+            return (nextTimer, sleeping)
         }
+        wakeIfSleeping(wake)
+        return id
     }
 
     func cancel(_ id: Int) {
         locked { timers.removeAll { $0.id == id } }
     }
 
-    func finish() {
-        locked {
-            finished = true
-            pthread_cond_signal(condition)
+    func watch(descriptor: Int32, readable: @escaping @Sendable () -> Bool) -> Int {
+        let (id, wake) = locked {
+            nextWatch += 1
+            watches[nextWatch] = Watch(descriptor: descriptor, readable: readable)
+            return (nextWatch, sleeping)
         }
+        wakeIfSleeping(wake)
+        return id
+    }
+
+    func unwatch(_ id: Int) {
+        // Closed on the thread, after the poll it may be in has returned.
+        let wake = locked {
+            guard let watch = watches.removeValue(forKey: id) else { return false }
+            queue.append(.closure { close(watch.descriptor) })
+            return sleeping
+        }
+        wakeIfSleeping(wake)
+    }
+
+    func finish() {
+        wakeIfSleeping(locked {
+            finished = true
+            return sleeping
+        })
+    }
+
+    /// Wakes the thread from `ppoll`; the flag is read under the mutex by the caller, and the
+    /// thread sets it there before it polls, so no wake-up is lost and none is spent on a thread
+    /// that is awake (a job queued by a job on the thread costs no system call).
+    private func wakeIfSleeping(_ sleeping: Bool) {
+        guard sleeping else { return }
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, 8)
     }
 
     /// Runs the queued work in the order it came and fires timers when due, until finished
@@ -227,18 +290,33 @@ private final class Core: @unchecked Sendable {
             case .job(let job, let serial, let task): job.runSynchronously(isolatedTo: serial, taskExecutor: task)
             case .closure(let work): work()
             case .timers(let actions): for action in actions { action() }
+            case .readable(let ready): for (id, watch) in ready where !watch.readable() { endWatch(id) }
             }
+        }
+        for watch in locked({ () -> [Watch] in
+            defer { watches.removeAll() }
+            return Array(watches.values)
+        }) {
+            close(watch.descriptor)
         }
     }
 
-    enum Work {
+    fileprivate enum Work {
         case job(UnownedJob, UnownedSerialExecutor, UnownedTaskExecutor)
         case closure(@Sendable () -> Void)
         case timers([@Sendable () -> Void])
+        case readable([(Int, Watch)])
+    }
+
+    /// Ends a watch whose callback said so, unless ``unwatch(_:)`` already did.
+    private func endWatch(_ id: Int) {
+        if let watch = locked({ watches.removeValue(forKey: id) }) { close(watch.descriptor) }
     }
 
     private func nextWork() -> Work? {
-        locked {
+        var descriptors: [pollfd] = []
+        var polled: [Int] = []
+        return locked {
             while true {
                 let now = ContinuousClock.now
                 let due = timers.filter { $0.deadline <= now }
@@ -246,29 +324,53 @@ private final class Core: @unchecked Sendable {
                     timers.removeAll { $0.deadline <= now }
                     return .timers(due.map(\.action))
                 }
-                if !queue.isEmpty { return queue.removeFirst() }
-                if finished { return nil }
-                if let earliest = timers.map(\.deadline).min() {
-                    var wake = Self.monotonicNow(after: now.duration(to: earliest))
-                    pthread_cond_timedwait(condition, mutex, &wake)
-                } else {
-                    pthread_cond_wait(condition, mutex)
+                if taken < batch.count {
+                    defer { taken += 1 }
+                    return batch[taken]
                 }
+                if !queue.isEmpty {
+                    batch.removeAll(keepingCapacity: true)
+                    swap(&batch, &queue)
+                    taken = 1
+                    return batch[0]
+                }
+                if finished { return nil }
+                descriptors.removeAll(keepingCapacity: true)
+                polled.removeAll(keepingCapacity: true)
+                descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
+                for (id, watch) in watches {
+                    descriptors.append(pollfd(fd: watch.descriptor, events: Int16(POLLIN), revents: 0))
+                    polled.append(id)
+                }
+                let wait = timers.map(\.deadline).min().map { Self.timespec(of: now.duration(to: $0)) }
+                sleeping = true
+                pthread_mutex_unlock(mutex)
+                let ready = if var wait {
+                    ppoll(&descriptors, nfds_t(descriptors.count), &wait, nil)
+                } else {
+                    ppoll(&descriptors, nfds_t(descriptors.count), nil, nil)
+                }
+                pthread_mutex_lock(mutex)
+                sleeping = false
+                guard ready > 0 else { continue }
+                if descriptors[0].revents != 0 {
+                    var count: UInt64 = 0
+                    _ = read(wakeDescriptor, &count, 8)
+                }
+                // Looked up again: a watch ended while the thread polled is not called.
+                let readable = zip(polled, descriptors.dropFirst()).compactMap { id, entry in
+                    entry.revents != 0 ? watches[id].map { (id, $0) } : nil
+                }
+                if !readable.isEmpty { return .readable(readable) }
             }
         }
     }
 
-    /// CLOCK_MONOTONIC now plus `delay`: the condition's clock. `ContinuousClock` may count
-    /// time suspended as well, so a wait is checked against it again when it ends.
-    private static func monotonicNow(after delay: Duration) -> timespec {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let (seconds, attoseconds) = delay.components
-        var nanoseconds = Int64(now.tv_nsec) + attoseconds / 1_000_000_000 + 1
-        var wholeSeconds = Int64(now.tv_sec) + seconds
-        wholeSeconds += nanoseconds / 1_000_000_000
-        nanoseconds %= 1_000_000_000
-        return timespec(tv_sec: Int(wholeSeconds), tv_nsec: Int(nanoseconds))
+    /// A wait as `ppoll` takes it. `ContinuousClock` may count time suspended as well, so a wait
+    /// is checked against it again when it ends.
+    private static func timespec(of delay: Duration) -> Glibc.timespec {
+        let (seconds, attoseconds) = max(delay, .zero).components
+        return Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000) + 1)
     }
 
     /// Waits until the thread has asked for its priority, and answers what it got.

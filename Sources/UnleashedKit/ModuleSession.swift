@@ -76,6 +76,14 @@ public actor ModuleSession {
     /// Events, protocol errors and the end of the link, in arrival order. One consumer.
     public nonisolated let events: AsyncStream<SessionEvent>
 
+    /// The thread the session runs on; nil for Swift's shared pool.
+    private nonisolated let executor: ExecutorThread?
+    private nonisolated let poolIsolation = PoolIsolation()
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor?.asUnownedSerialExecutor() ?? poolIsolation.unownedExecutor
+    }
+
     private let transport: any Transport
     private let dialect: any Dialect
     private let clock: any Clock<Duration>
@@ -122,7 +130,7 @@ public actor ModuleSession {
     /// The one timer of the session, set for the earliest resend or timeout due; nil when none
     /// is set. One timer for every request, not one each: a request answered in time (nearly
     /// all of them) costs no task and no wake-up of its own.
-    private var timer: (task: Task<Void, Never>, due: Duration)?
+    private var timer: (cancel: @Sendable () -> Void, due: Duration)?
 
     /// Statistics for diagnostics: requests sent again because no response came in time.
     public private(set) var retransmissions = 0
@@ -139,13 +147,17 @@ public actor ModuleSession {
     ///   id, each time after twice the wait before, until its time limit. The module runs it at
     ///   most once and repeats its answer (PROTOCOL.md §9.2), so a lost packet costs about one
     ///   round trip more, not the request.
+    /// - Parameter executor: the thread to run on, where the link delivers its packets (see
+    ///   ``ModuleLinkProvider/executor``); nil for Swift's shared pool.
     public init(
         transport: any Transport,
         dialect: any Dialect = UnleashedV1(),
         clock: any Clock<Duration> = ContinuousClock(),
         requestTimeout: Duration = .seconds(3),
-        retransmission: RoundTripEstimator.Bounds = .moduleLink
+        retransmission: RoundTripEstimator.Bounds = .moduleLink,
+        executor: ExecutorThread? = nil
     ) throws(SessionError) {
+        self.executor = executor
         self.transport = transport
         self.dialect = dialect
         self.clock = clock
@@ -164,7 +176,9 @@ public actor ModuleSession {
     public func start(clientName: String = "unleashed") async throws(SessionError) -> ModuleIdentity {
         if readLoop == nil {
             let packets = transport.events
-            readLoop = Task { await Self.read(packets, into: self) }
+            // Preferring the session's thread, the loop also wakes there when the link yields a
+            // packet, rather than on the shared pool first.
+            readLoop = Task(executorPreference: executor) { await Self.read(packets, into: self) }
         }
         let versions = Self.supportedVersions
         let response = try await exchange(.hello, Fields {
@@ -249,16 +263,26 @@ public actor ModuleSession {
     /// goes off it looks at every outstanding request and sets itself for the next.
     private func setTimer(for due: Duration) {
         if let timer, timer.due <= due { return }
-        timer?.task.cancel()
+        timer?.cancel()
         let (clock, delay) = (clock, max(due - elapsed(), .zero))
-        timer = (Task { [weak self] in
+        if let executor, clock is ContinuousClock {
+            // On a thread of its own the session's timer is the thread's: setting it makes no
+            // task, and going off wakes no other thread.
+            let id = executor.schedule(at: .now + delay) { [weak self] in
+                Task(executorPreference: executor) { await self?.timerWentOff() }
+            }
+            timer = ({ executor.cancel(id) }, due)
+            return
+        }
+        let task = Task { [weak self] in
             do {
                 try await clock.sleep(for: delay)
             } catch {
                 return
             }
             await self?.timerWentOff()
-        }, due)
+        }
+        timer = ({ task.cancel() }, due)
     }
 
     /// Sends again each request whose wait ran out, waiting twice as long for it next time (and
@@ -366,7 +390,7 @@ public actor ModuleSession {
     private func linkDown(_ reason: String) {
         guard closedReason == nil else { return }
         closedReason = reason
-        timer?.task.cancel()
+        timer?.cancel()
         timer = nil
         for id in Array(pending.keys) { finish(id, with: .failure(.disconnected(reason: reason))) }
         receiver.reset()

@@ -32,10 +32,11 @@ public protocol Transport: Sendable {
     var mtu: Int { get }
     /// Writes the packets of one message to the module's Command characteristic, in order, with
     /// no packet of another message between them. A link may return once the packets are on
-    /// their way and report a refusal later, as ``TransportEvent/sendFailed(_:)``.
-    func send(_ packets: [[UInt8]]) async throws(TransportError)
+    /// their way and report a refusal later, as ``TransportEvent/sendFailed(_:)``. It runs on
+    /// the caller's executor (the session's), so that a send is no hand-over to another thread.
+    nonisolated(nonsending) func send(_ packets: [[UInt8]]) async throws(TransportError)
     /// Packets and link changes from the module. There is one consumer: the session.
     var events: AsyncStream<TransportEvent> { get }
     /// Takes the link down; idempotent.
-    func close() async
+    nonisolated(nonsending) func close() async
 }

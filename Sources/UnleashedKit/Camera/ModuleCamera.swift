@@ -23,7 +23,17 @@ public struct ModuleCameraTiming: Hashable, Sendable {
 public actor ModuleCamera: Camera {
     public nonisolated let identity: CameraIdentity
 
-    private let connection: ModuleConnection
+    /// The thread this camera runs on, its connection's (see ``ModuleLinkProvider/executor``);
+    /// nil for Swift's shared pool. A caller that prefers it for its task
+    /// (`withTaskExecutorPreference`) makes a request and its answer one thread's work.
+    public nonisolated var executor: ExecutorThread? { connection.executor }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor?.asUnownedSerialExecutor() ?? poolIsolation.unownedExecutor
+    }
+
+    private nonisolated let poolIsolation = PoolIsolation()
+    private nonisolated let connection: ModuleConnection
     private let clock: any Clock<Duration>
     private let timing: ModuleCameraTiming
     private let hub = CameraEventHub()

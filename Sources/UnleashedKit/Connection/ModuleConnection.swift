@@ -75,6 +75,15 @@ public actor ModuleConnection {
     /// What the module said in its last successful handshake.
     public private(set) var identity: ModuleIdentity?
 
+    /// The provider's thread, where this connection, its sessions and its camera run; nil for
+    /// Swift's shared pool.
+    public nonisolated let executor: ExecutorThread?
+    private nonisolated let poolIsolation = PoolIsolation()
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor?.asUnownedSerialExecutor() ?? poolIsolation.unownedExecutor
+    }
+
     private var machine: ConnectionStateMachine
     private let provider: any ModuleLinkProvider
     private let dialect: any Dialect
@@ -108,6 +117,7 @@ public actor ModuleConnection {
         seed: UInt64 = .random(in: .min ... .max)
     ) {
         self.provider = provider
+        executor = provider.executor
         self.timing = timing
         self.dialect = dialect
         self.clock = clock
@@ -304,7 +314,7 @@ public actor ModuleConnection {
         guard linkGeneration == generation else { return }
         do {
             session = try ModuleSession(transport: transport, dialect: dialect, clock: clock, requestTimeout: timing.requestTimeout,
-                                        retransmission: timing.retransmission)
+                                        retransmission: timing.retransmission, executor: executor)
             apply(.servicesResolved)
         } catch {
             apply(.servicesMissing(error.description))

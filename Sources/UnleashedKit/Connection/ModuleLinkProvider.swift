@@ -24,7 +24,19 @@ public protocol ModuleLinkProvider: Sendable {
     func discover(timeout: Duration) async throws(LinkError)
     /// Opens a link to the module found by ``discover(timeout:)``.
     func connect() async throws(LinkError) -> any ModuleLink
+    /// The thread the connection, its sessions and its camera run on, for a link whose packets
+    /// arrive on a descriptor that thread polls: the packet and the request waiting for it are
+    /// then one thread's work. Nil (the default) runs them on Swift's shared pool.
+    var executor: ExecutorThread? { get }
 }
+
+extension ModuleLinkProvider {
+    public var executor: ExecutorThread? { nil }
+}
+
+/// The isolation of an actor that may run on an ``ExecutorThread`` or, without one, as any
+/// actor does: a plain actor to lend its executor.
+actor PoolIsolation {}
 
 /// A link that is up but whose GATT service has not been looked at yet.
 public protocol ModuleLink: Sendable {
