@@ -134,7 +134,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sim",
-            dependencies: ["CameraKit", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["CameraKit", "CommandCore", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Simulator/unleashed-sim",
             swiftSettings: strict
         ),

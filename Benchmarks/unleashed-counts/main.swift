@@ -34,8 +34,12 @@ let arguments = CommandLine.arguments
 let usage = "usage: unleashed-counts check [--update] | run codec|session|bluez|bluez-messages REQUESTS [BUS-ADDRESS]"
 let warmUp = 20
 
+/// Reads a setting `count` times, as a client of the library that prefers the camera's thread
+/// does (where it has one): on BlueZ, a request and its answer are then that thread's alone.
 func readSettings(_ camera: ModuleCamera, count: Int) async throws {
-    for _ in 0..<count { _ = try await camera.value(of: .iso) }
+    try await withTaskExecutorPreference(camera.executor) {
+        for _ in 0..<count { _ = try await camera.value(of: .iso) }
+    }
 }
 
 func run(_ workload: String, requests: Int, busAddress: String?) async throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandCore
 import DBus
 import FakeBlueZ
 import Foundation
@@ -123,10 +124,13 @@ struct BlueZCommand: AsyncParsableCommand {
             log("cannot serve on \(target): \(error)")
             throw ExitCode(EX_UNAVAILABLE)
         }
+        // Watched before the line that says the fake is ready, so that no SIGTERM is lost; on
+        // one the fake stops cleanly, releasing its names on the bus.
+        let stop: @Sendable () -> Void = { Task { await fake.stop() } }
+        let signals = CommandCore.SignalWatch([SIGTERM: stop, SIGINT: stop])
+        defer { signals.disarm() }
         // Written unbuffered: whoever started the simulator waits for this line.
         FileHandle.standardOutput.write(Data("ready\n".utf8))
-        let signals = Self.stopSignals { Task { await fake.stop() } }
-        defer { signals.forEach { $0.cancel() } }
         if let reason = await fake.waitUntilEnded() {
             log("stopping: \(reason)")
             throw ExitCode(EX_UNAVAILABLE)
@@ -134,14 +138,4 @@ struct BlueZCommand: AsyncParsableCommand {
         log("stopped")
     }
 
-    /// Calls `stop` on SIGTERM or SIGINT instead of dying, so the names are released cleanly.
-    private static func stopSignals(_ stop: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-        [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler(handler: stop)
-            source.resume()
-            return source
-        }
-    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CameraKit
+import CommandCore
 import Foundation
 import PTPIPCamera
 import UnleashedKit
@@ -115,8 +116,13 @@ struct PTPIPCommand: AsyncParsableCommand {
             log("cannot listen on \(host):\(port): \(error)")
             throw ExitCode(EX_UNAVAILABLE)
         }
+        let (stopRequests, stopRequested) = AsyncStream<Void>.makeStream()
+        // Watched before the line that says the camera listens: a SIGTERM sent as soon as it is
+        // read (a test done with the camera at once) is never ignored and lost.
+        let signals = SignalWatch([SIGTERM: { stopRequested.yield() }, SIGINT: { stopRequested.yield() }])
+        defer { signals.disarm() }
         Self.printLine(#"{"listening":"\#(host):\#(server.port)"}"#)
-        await Self.waitForStopSignal()
+        for await _ in stopRequests { break }
         await server.stop()
         log("stopped")
     }
@@ -126,17 +132,4 @@ struct PTPIPCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    /// Returns on SIGTERM or SIGINT instead of dying, so the server stops cleanly.
-    private static func waitForStopSignal() async {
-        let (signals, continuation) = AsyncStream<Void>.makeStream()
-        let sources = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { continuation.yield() }
-            source.resume()
-            return source
-        }
-        defer { sources.forEach { $0.cancel() } }
-        for await _ in signals { return }
-    }
 }

@@ -189,6 +189,10 @@ private final class Core: @unchecked Sendable {
     /// everything behind it each time.
     private var batch: [Work] = []
     private var taken = 0
+    /// What the thread polls, and the watch each entry after the first (the wake-up) is for:
+    /// kept between turns so that a poll allocates nothing.
+    private var descriptors: [pollfd] = []
+    private var polled: [Int] = []
     private var timers: [Timer] = []
     private var nextTimer = 0
     private var finished = false
@@ -314,15 +318,17 @@ private final class Core: @unchecked Sendable {
     }
 
     private func nextWork() -> Work? {
-        var descriptors: [pollfd] = []
-        var polled: [Int] = []
-        return locked {
+        locked {
             while true {
-                let now = ContinuousClock.now
-                let due = timers.filter { $0.deadline <= now }
-                if !due.isEmpty {
-                    timers.removeAll { $0.deadline <= now }
-                    return .timers(due.map(\.action))
+                // Looked at only when there are timers: most turns have none, and cost no clock
+                // read and no array.
+                if !timers.isEmpty {
+                    let now = ContinuousClock.now
+                    if timers.contains(where: { $0.deadline <= now }) {
+                        let due = timers.filter { $0.deadline <= now }
+                        timers.removeAll { $0.deadline <= now }
+                        return .timers(due.map(\.action))
+                    }
                 }
                 if taken < batch.count {
                     defer { taken += 1 }
@@ -342,7 +348,7 @@ private final class Core: @unchecked Sendable {
                     descriptors.append(pollfd(fd: watch.descriptor, events: Int16(POLLIN), revents: 0))
                     polled.append(id)
                 }
-                let wait = timers.map(\.deadline).min().map { Self.timespec(of: now.duration(to: $0)) }
+                let wait = timers.lazy.map(\.deadline).min().map { Self.timespec(of: ContinuousClock.now.duration(to: $0)) }
                 sleeping = true
                 pthread_mutex_unlock(mutex)
                 let ready = if var wait {

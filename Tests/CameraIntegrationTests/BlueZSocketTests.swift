@@ -70,6 +70,31 @@ struct BlueZSocketTests {
         await nextSession.close()
     }
 
+    @Test("a camera over BlueZ runs on its link's thread, which reads the notifications: a caller preferring it has every answer there")
+    func linkThread() async throws {
+        let (bus, fake) = try await Self.fake()
+        defer { Task { await fake.stop() } }
+        let provider = BlueZLinkProvider(bus: .address(bus.address), module: Self.module)
+        let camera = try await ModuleCamera(connection: ModuleConnection(provider: provider), name: Self.module)
+        let thread = try #require(camera.executor)
+        #expect(thread === provider.executor)
+        /// Where code isolated to the camera runs.
+        func onCameraThread(_ camera: isolated ModuleCamera) -> Bool { thread.isCurrent }
+        #expect(await onCameraThread(camera))
+        let answeredOnThread = try await withTaskExecutorPreference(thread) {
+            var all = true
+            for _ in 0..<50 {
+                _ = try await camera.value(of: .iso)
+                all = all && thread.isCurrent
+            }
+            return all
+        }
+        #expect(answeredOnThread)
+        // A caller on the shared pool is answered too, with a hand-over each way.
+        #expect(try await camera.value(of: .iso) == camera.value(of: .iso))
+        await camera.close()
+    }
+
     @Test("a link lost while on sockets ends the session's requests at once, as the notification socket hangs up")
     func lostLink() async throws {
         let (bus, fake) = try await Self.fake()

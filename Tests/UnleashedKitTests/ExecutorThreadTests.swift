@@ -107,6 +107,90 @@ private final class Firings: Sendable {
         #expect(await task.value == [true, true])
     }
 
+    /// A connected pair of datagram sockets, both non-blocking: one end for the thread to watch.
+    private static func socketPair() throws -> (watched: Int32, other: Int32) {
+        var ends: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
+        for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+        return (ends[0], ends[1])
+    }
+
+    /// The socket `descriptor` names now (its inode), nil once closed. Compared rather than
+    /// checked for being open: tests running beside this one reuse a closed number at once.
+    private static func inode(_ descriptor: Int32) -> UInt? {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 ? UInt(status.st_ino) : nil
+    }
+
+    @Test func aWatchedDescriptorIsReadOnTheThreadOnePacketAtATimeInOrder() async throws {
+        let thread = ExecutorThread(name: "test")
+        let (watched, other) = try Self.socketPair()
+        defer { close(other) }
+        let read = Mutex<[(UInt8, Bool)]>([])
+        _ = thread.watch(descriptor: watched) {
+            var byte: UInt8 = 0
+            if Glibc.read(watched, &byte, 1) == 1 { read.withLock { $0.append((byte, thread.isCurrent)) } }
+            return true
+        }
+        for byte: UInt8 in 1...20 {
+            var value = byte
+            #expect(send(other, &value, 1, 0) == 1)
+        }
+        let start = ContinuousClock.now
+        while read.withLock({ $0.count }) < 20 {
+            try #require(ContinuousClock.now - start < .seconds(30), "the thread did not read the packets")
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(read.withLock { $0.map(\.0) } == Array(1...20))
+        #expect(read.withLock { $0.allSatisfy(\.1) }, "read off the thread")
+    }
+
+    @Test func aWatchEndsAndClosesItsDescriptorWhenItsCallbackSaysSoOrWhenUnwatched() async throws {
+        let thread = ExecutorThread(name: "test")
+        // The callback says it is done once the other end hangs up.
+        let (first, firstPeer) = try Self.socketPair()
+        let firstSocket = Self.inode(first)
+        let calls = Mutex(0)
+        _ = thread.watch(descriptor: first) {
+            calls.withLock { $0 += 1 }
+            var byte: UInt8 = 0
+            return Glibc.read(first, &byte, 1) > 0
+        }
+        close(firstPeer)
+        // Unwatched while the thread waits in its poll.
+        let (second, secondPeer) = try Self.socketPair()
+        let secondSocket = Self.inode(second)
+        defer { close(secondPeer) }
+        let unwatched = thread.watch(descriptor: second) { Issue.record("an idle descriptor was reported readable"); return true }
+        try await Task.sleep(for: .milliseconds(20))
+        thread.unwatch(unwatched)
+        let start = ContinuousClock.now
+        while Self.inode(first) == firstSocket || Self.inode(second) == secondSocket {
+            try #require(ContinuousClock.now - start < .seconds(30), "a watch that ended left its descriptor open")
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(calls.withLock { $0 } == 1, "a watch went on being called after it ended")
+        // The thread goes on with its other work.
+        #expect(await thread.perform { thread.isCurrent })
+    }
+
+    @Test func workQueuedFromElsewhereWakesTheThreadFromItsPoll() async throws {
+        let thread = ExecutorThread(name: "test")
+        let (watched, other) = try Self.socketPair()
+        defer { close(other) }
+        _ = thread.watch(descriptor: watched) { true }
+        // The thread sleeps in its poll with nothing due; each of these must wake it.
+        for _ in 0..<50 {
+            try await Task.sleep(for: .milliseconds(1))
+            #expect(await thread.perform { thread.isCurrent })
+        }
+        let firings = Firings()
+        try await Task.sleep(for: .milliseconds(5))
+        _ = thread.schedule(at: .now + .milliseconds(5)) { firings.record("timer") }
+        try await firings.wait(for: 1)
+    }
+
     @Test func aThreadAskingForNothingReportsItsPriorityUnchanged() {
         #expect(ExecutorThread(name: "test").scheduling == .unchanged)
     }
