@@ -99,10 +99,22 @@ public struct CameraRequest: Sendable {
         return brand
     }
 
+    /// Refuses an option that names a module, camera or adapter with nothing (`--module ""`, an
+    /// unset variable in a script): it would otherwise ask the daemon for a camera with no name,
+    /// or scan for a device called nothing.
+    private func requireNamesGiven() throws(CameraFailure) {
+        for (value, option) in [(module, "--module"), (camera, "--ble-camera"), (adapter, "--adapter")] {
+            if let value, value.allSatisfy(\.isWhitespace) {
+                throw .usage("\(option) was given an empty value; name the \(option == "--adapter" ? "adapter (hci0)" : "device by its address or name")")
+            }
+        }
+    }
+
     /// The camera to open in this process: a camera over its own remote protocol when one is
     /// named, else the module named, else the one remembered (on the adapter named, else on the
     /// remembered module's).
     public func choice() throws(CameraFailure) -> CameraChoice {
+        try requireNamesGiven()
         if module != nil, camera != nil || demoCamera != nil {
             throw .usage("--module names an Unleashed module and --ble-camera or --demo-camera a camera reached directly; use one")
         }
@@ -124,6 +136,7 @@ public struct CameraRequest: Sendable {
     /// answers, else the one the options choose, opened here. `events` says whether the caller
     /// follows the camera's events, so the daemon's camera subscribes to them before returning.
     public func open(daemon: DaemonClient?, events: Bool = true) async throws(CameraFailure) -> OpenedCamera {
+        try requireNamesGiven()
         // A camera named with --ble-camera or --demo-camera is reached from here, not the daemon's.
         if let daemon, camera == nil, demoCamera == nil {
             do {

@@ -32,6 +32,17 @@ struct CommandLineTests {
         _ = try await camera.exitStatus()
     }
 
+    @Test("an empty --module, --ble-camera or --adapter is a usage error naming the option, not a camera called nothing",
+          arguments: [(["shoot", "--module", ""], "--module"), (["--json", "status", "--module", " "], "--module"),
+                      (["shoot", "--ble-camera", ""], "--ble-camera"), (["--demo", "shoot", "--adapter", ""], "--adapter")])
+    func emptyNames(arguments: [String], option: String) async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let result = try await cli.run(arguments: arguments)
+        #expect(result.status == 64, "\(result.stdout) \(result.stderr)")
+        #expect((result.stdout + result.stderr).contains("\(option) was given an empty value"), "\(result.stdout) \(result.stderr)")
+    }
+
     @Test("a negative number an option cannot take says how to write it, in text and in JSON")
     func negativeHint() async throws {
         let cli = CLI()
