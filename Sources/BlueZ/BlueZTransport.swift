@@ -18,7 +18,7 @@ import Synchronization
 /// the largest) is handed to the connection without waiting for BlueZ's reply, as an ATT Write
 /// Command has no answer either: the session goes on at once, a successful reply wakes nobody,
 /// and a failed write arrives later as ``TransportEvent/sendFailed(_:)``.
-public final class BlueZTransport: Transport {
+public final class BlueZTransport: DirectTransport {
     public let mtu: Int
     public let events: AsyncStream<TransportEvent>
 
@@ -54,6 +54,12 @@ public final class BlueZTransport: Transport {
             }
         }
     }
+    /// Where notifications read from the socket go instead of ``events``, once given.
+    private let directReceiver: DirectReceiver
+
+    /// The thread that reads the notification socket, when it is not the bus connection's.
+    public let readingThread: ExecutorThread?
+
     /// The `AcquireWrite` socket while the link is open; nil without one or once closed.
     private let writeSocket: Mutex<Int32?>
 
@@ -88,11 +94,13 @@ public final class BlueZTransport: Transport {
         })
         self.watch = watch
         var notifyWatch: NotifyWatch?
+        let directReceiver = DirectReceiver()
+        self.directReceiver = directReceiver
         do {
             if sockets?.notify == true, let (socket, _) = await Self.acquire("AcquireNotify", eventPath, client) {
                 let delivered = SeenFlag()
                 let readable: @Sendable () -> Bool = {
-                    let open = Self.readNotifications(socket, into: sink, delivered: delivered)
+                    let open = Self.readNotifications(socket, into: sink, direct: directReceiver, delivered: delivered)
                     if !open && !delivered.isSet { notifySocketEndedEarly() }
                     return open
                 }
@@ -109,6 +117,7 @@ public final class BlueZTransport: Transport {
             throw error
         }
         self.notifyWatch = notifyWatch
+        readingThread = if case .thread(let thread, _)? = notifyWatch { thread } else { nil }
         let written = sockets?.write == true ? await Self.acquire("AcquireWrite", commandPath, client) : nil
         writeSocket = Mutex(written?.socket)
         // The socket's MTU is the one its writes are held to, and BlueZ reads a socket's write
@@ -144,13 +153,14 @@ public final class BlueZTransport: Transport {
     /// lone notification (a request's answer) costs no second `read` to learn there is no more.
     /// An empty read is an empty notification unless the socket has hung up.
     private static func readNotifications(_ socket: Int32, into sink: AsyncStream<TransportEvent>.Continuation,
-                                          delivered: SeenFlag) -> Bool {
+                                          direct: DirectReceiver, delivered: SeenFlag) -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: notificationLimit) { buffer in
             while true {
                 let count = read(socket, buffer.baseAddress, buffer.count)
                 if count > 0 || (count == 0 && !hungUp(socket)) {
                     delivered.set()
-                    sink.yield(.packet(Array(buffer[..<count])))
+                    let packet = Array(buffer[..<count])
+                    if let receive = direct.receive { receive(packet) } else { sink.yield(.packet(packet)) }
                     return true
                 }
                 if count < 0 && errno == EINTR { continue }
@@ -170,6 +180,27 @@ public final class BlueZTransport: Transport {
 
     /// Longer than any ATT value (an MTU is at most 517), so that no read is cut short.
     private static let notificationLimit = 1024
+
+    public func deliverPackets(to receive: @escaping @Sendable ([UInt8]) -> Void) {
+        directReceiver.receive = receive
+    }
+
+    /// Set once, before the packets it is for are read, and read for each packet on the reading
+    /// thread; behind a mutex all the same, as it is set from elsewhere. Boxed: a bare closure
+    /// read out of a mutex is written back through a reabstraction thunk, and the thunks pile up,
+    /// one more per packet, until each packet walks thousands of them.
+    private final class DirectReceiver: Sendable {
+        private struct Box: Sendable {
+            let receive: @Sendable ([UInt8]) -> Void
+        }
+
+        private let handler = Mutex<Box?>(nil)
+
+        var receive: (@Sendable ([UInt8]) -> Void)? {
+            get { handler.withLock { $0 }?.receive }
+            set { handler.withLock { $0 = newValue.map(Box.init) } }
+        }
+    }
 
     /// What one signal means for this link, if anything.
     static func event(from message: DBusMessage, devicePath: String, eventPath: String) -> TransportEvent? {

@@ -1,6 +1,5 @@
 import CameraKit
 public import DaemonClient
-import Foundation
 
 /// `unleashed shoot` through the daemon, answered before the command line is parsed.
 ///

@@ -179,6 +179,12 @@ public actor ModuleSession {
             // Preferring the session's thread, the loop also wakes there when the link yields a
             // packet, rather than on the shared pool first.
             readLoop = Task(executorPreference: executor) { await Self.read(packets, into: self) }
+            if let executor, let direct = transport as? any DirectTransport, direct.readingThread === executor {
+                // Read on this session's own thread: each packet is handled where it is read.
+                direct.deliverPackets { [weak self] packet in
+                    self?.assumeIsolated { $0.handle(.packet(packet)) }
+                }
+            }
         }
         let versions = Self.supportedVersions
         let response = try await exchange(.hello, Fields {

@@ -40,3 +40,13 @@ public protocol Transport: Sendable {
     /// Takes the link down; idempotent.
     nonisolated(nonsending) func close() async
 }
+
+/// A link that reads its packets on a thread of its own and can hand them straight to a receiver
+/// there, with no stream and no task between: for a session that runs on that same thread.
+public protocol DirectTransport: Transport {
+    /// The thread the link reads its packets on; nil when it reads them elsewhere.
+    var readingThread: ExecutorThread? { get }
+    /// From now on packets go to `receive`, called on ``readingThread`` as each is read, instead
+    /// of to ``Transport/events``; everything else still comes on ``Transport/events``.
+    func deliverPackets(to receive: @escaping @Sendable ([UInt8]) -> Void)
+}
