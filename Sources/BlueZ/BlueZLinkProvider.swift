@@ -22,7 +22,9 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
     public var acquireSockets: Bool
     /// The thread the connection, its sessions and its camera run on, which reads the module's
     /// notification socket too: a notification and the request it answers are one thread's work,
-    /// woken once. Shared by every copy of this provider.
+    /// woken once. Shared by every copy of this provider. Only a provider that takes the sockets
+    /// has one: over messages a notification arrives on the bus connection's thread whatever
+    /// runs the session, and the link keeps Swift's shared pool, as it always had.
     public let executor: ExecutorThread?
     /// Set once a link's notification socket ended before delivering anything, which some
     /// devices do on a real BlueZ although the link is up: later links take notifications as
@@ -38,7 +40,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
         self.gatt = gatt
         self.policy = policy
         self.acquireSockets = acquireSockets
-        executor = ExecutorThread(name: "bluez-link")
+        executor = acquireSockets ? ExecutorThread(name: "bluez-link") : nil
     }
 
     /// Returns once BlueZ knows the module (it is paired, or a scan saw it). While bluetoothd is

@@ -376,7 +376,12 @@ private final class Core: @unchecked Sendable {
     /// is checked against it again when it ends.
     private static func timespec(of delay: Duration) -> Glibc.timespec {
         let (seconds, attoseconds) = max(delay, .zero).components
-        return Glibc.timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000) + 1)
+        // A nanosecond more, so that the wait does not end just short of the deadline; carried,
+        // as ppoll refuses a nanosecond count of a whole second.
+        let nanoseconds = Int(attoseconds / 1_000_000_000) + 1
+        return nanoseconds == 1_000_000_000
+            ? Glibc.timespec(tv_sec: Int(seconds) + 1, tv_nsec: 0)
+            : Glibc.timespec(tv_sec: Int(seconds), tv_nsec: nanoseconds)
     }
 
     /// Waits until the thread has asked for its priority, and answers what it got.

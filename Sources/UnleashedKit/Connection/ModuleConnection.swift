@@ -313,8 +313,11 @@ public actor ModuleConnection {
     private func resolved(_ transport: any Transport, for linkGeneration: Int) {
         guard linkGeneration == generation else { return }
         do {
+            // On the provider's thread only where the link reads its packets there too: over
+            // messages they arrive on the bus connection's thread, and the session keeps the pool.
+            let readsHere = executor != nil && (transport as? any DirectTransport)?.readingThread === executor
             session = try ModuleSession(transport: transport, dialect: dialect, clock: clock, requestTimeout: timing.requestTimeout,
-                                        retransmission: timing.retransmission, executor: executor)
+                                        retransmission: timing.retransmission, executor: readsHere ? executor : nil)
             apply(.servicesResolved)
         } catch {
             apply(.servicesMissing(error.description))
