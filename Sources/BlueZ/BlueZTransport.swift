@@ -58,7 +58,9 @@ public final class BlueZTransport: DirectTransport {
     private let directReceiver: DirectReceiver
 
     /// The thread that reads the notification socket, when it is not the bus connection's.
-    public let readingThread: ExecutorThread?
+    public var readingThread: ExecutorThread? {
+        if case .thread(let thread, _)? = notifyWatch { thread } else { nil }
+    }
 
     /// The `AcquireWrite` socket while the link is open; nil without one or once closed.
     private let writeSocket: Mutex<Int32?>
@@ -117,7 +119,6 @@ public final class BlueZTransport: DirectTransport {
             throw error
         }
         self.notifyWatch = notifyWatch
-        readingThread = if case .thread(let thread, _)? = notifyWatch { thread } else { nil }
         let written = sockets?.write == true ? await Self.acquire("AcquireWrite", commandPath, client) : nil
         writeSocket = Mutex(written?.socket)
         // The socket's MTU is the one its writes are held to, and BlueZ reads a socket's write
