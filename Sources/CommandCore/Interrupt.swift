@@ -52,6 +52,12 @@ public final class Interrupt {
     /// instead), and returns how it failed, if it did.
     public static func running<Failure: Error>(onInterrupt: (@Sendable () -> Void)?,
                                                _ work: @escaping @Sendable () async throws(Failure) -> Void) async -> Failure? {
+        // The signals are watched before the work starts, so that nothing it prints comes
+        // before they are: a SIGTERM sent on reading its first line is always handled.
+        let cancellation = Cancellation<Failure?>()
+        // A command that handles SIGTERM itself passes `onInterrupt`; for the others SIGTERM
+        // cancels like Ctrl-C.
+        let interrupt = Interrupt(terminate: onInterrupt == nil, onInterrupt ?? { cancellation.cancel() })
         let task = Task { () async -> Failure? in
             do throws(Failure) {
                 try await work()
@@ -60,36 +66,140 @@ public final class Interrupt {
                 return error
             }
         }
-        // A command that handles SIGTERM itself passes `onInterrupt`; for the others SIGTERM
-        // cancels like Ctrl-C.
-        let interrupt = Interrupt(terminate: onInterrupt == nil, onInterrupt ?? { task.cancel() })
+        cancellation.attach(task)
         let failure = await task.value
         interrupt.disarm()
         return failure
     }
+
+    /// A task's cancellation that may be asked for before the task exists.
+    private final class Cancellation<Success: Sendable>: Sendable {
+        private let state = Mutex<(task: Task<Success, Never>?, cancelled: Bool)>((nil, false))
+
+        func cancel() {
+            state.withLock { state in
+                state.cancelled = true
+                return state.task
+            }?.cancel()
+        }
+
+        func attach(_ task: Task<Success, Never>) {
+            let cancelled = state.withLock { state in
+                state.task = task
+                return state.cancelled
+            }
+            if cancelled { task.cancel() }
+        }
+    }
 }
 
-/// Signals handled on a dispatch queue instead of by their default action, until disarmed.
-public final class SignalWatch {
-    private let sources: [Int32: any DispatchSourceSignal]
+/// Signals handled by Swift closures instead of by their default action, until disarmed.
+///
+/// Watching has begun when `init` returns: a program may say it is ready (print its first line,
+/// its address) right after, and a signal sent on reading that is handled, never lost. Each
+/// watch's handlers run on one serial queue, in the order the signals came. Several watches of
+/// one signal all see it; the default action comes back when the last is disarmed.
+///
+/// Why not dispatch's signal sources: one starts watching only once dispatch's own thread has
+/// registered it, some time after `resume()`, and a signal sent in between was ignored (a
+/// command went on after its SIGTERM); and dispatch installs its handler for a signal once per
+/// process, so a second watch after the first was disarmed got the default action. Not to be
+/// mixed in one process with other watchers of the same signal that install their own handler.
+public final class SignalWatch: Sendable {
+    private let id: Int
+    private let numbers: [Int32]
 
     public init(_ handlers: [Int32: @Sendable () -> Void]) {
-        var made: [Int32: any DispatchSourceSignal] = [:]
-        for (number, handler) in handlers {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            made[number] = source
-        }
-        sources = made
+        numbers = Array(handlers.keys)
+        id = SignalRelay.shared.add(handlers)
     }
 
-    /// Gives the signals their default actions back.
+    /// Gives the signals their default actions back, unless another watch still has them.
     public func disarm() {
-        for (number, source) in sources {
-            source.cancel()
-            signal(number, SIG_DFL)
+        SignalRelay.shared.remove(id, numbers: numbers)
+    }
+}
+
+/// Where the process's watched signals go: a handler that writes each signal's number to a
+/// pipe (`write` is safe in a signal handler; nothing else here is), and a dispatch source that
+/// reads the pipe and runs the watches' closures. A signal caught before that source runs waits
+/// in the pipe.
+private final class SignalRelay: Sendable {
+    static let shared = SignalRelay()
+
+    private struct State {
+        var watches: [Int: [Int32: @Sendable () -> Void]] = [:]
+        var nextID = 0
+    }
+    private let state = Mutex(State())
+    /// Kept for the life of the process, as the relay is.
+    private let reader: Mutex<any DispatchSourceRead>
+
+    private init() {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { fatalError("no pipe for signals: \(String(cString: strerror(errno)))") }
+        for end in ends {
+            // A full pipe (thousands of signals unread) drops the newest rather than blocking a handler.
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        signalRelayWriteEnd = ends[1]
+        let readEnd = ends[0]
+        let reader = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: DispatchQueue(label: "unleashed.signals"))
+        reader.setEventHandler {
+            var numbers = [UInt8](repeating: 0, count: 64)
+            while true {
+                let count = read(readEnd, &numbers, numbers.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return }
+                for number in numbers[..<count] { SignalRelay.shared.deliver(Int32(number)) }
+            }
+        }
+        reader.resume()
+        self.reader = Mutex(reader)
+    }
+
+    func add(_ handlers: [Int32: @Sendable () -> Void]) -> Int {
+        state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            state.watches[id] = handlers
+            for number in handlers.keys {
+                var action = sigaction()
+                action.__sigaction_handler.sa_handler = relaySignal
+                sigemptyset(&action.sa_mask)
+                // Calls the handler interrupts are restarted where the kernel can, as with dispatch's handler.
+                action.sa_flags = SA_RESTART
+                sigaction(number, &action, nil)
+            }
+            return id
         }
     }
+
+    func remove(_ id: Int, numbers: [Int32]) {
+        state.withLock { state in
+            guard state.watches.removeValue(forKey: id) != nil else { return }
+            for number in numbers where !state.watches.values.contains(where: { $0[number] != nil }) {
+                signal(number, SIG_DFL)
+            }
+        }
+    }
+
+    private func deliver(_ number: Int32) {
+        let handlers = state.withLock { state in
+            state.watches.keys.sorted().compactMap { state.watches[$0]?[number] }
+        }
+        for handler in handlers { handler() }
+    }
+}
+
+/// The pipe's writing end, for the signal handler: set once, before any handler is installed.
+private nonisolated(unsafe) var signalRelayWriteEnd: Int32 = -1
+
+/// The signal handler: the signal's number into the pipe, errno left as it was.
+private func relaySignal(_ number: Int32) {
+    let saved = errno
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(signalRelayWriteEnd, &byte, 1)
+    errno = saved
 }
