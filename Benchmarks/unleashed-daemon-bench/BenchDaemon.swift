@@ -90,6 +90,13 @@ final class BenchDaemon {
         return process.terminationStatus
     }
 
+    /// Runs `unleashed` (or `binary`) as ``run(_:binary:)`` does, but spawned straight, without
+    /// the wrapper that ties it to this process, and returns when it was spawned: the start of a
+    /// command that is itself being timed (``ChildProcesses/runUntied(_:_:environment:errors:)``).
+    func runTimed(_ arguments: [String], binary: URL? = nil) throws -> (status: Int32, spawned: UInt64) {
+        try ChildProcesses.runUntied((binary ?? unleashed).path, arguments, environment: environment, errors: errorsFile.path)
+    }
+
     /// What the last command run wrote to standard error.
     var lastErrors: String { (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? "" }
 

@@ -1,8 +1,9 @@
 // The daemon's costs, measured on the built binaries (docs/performance.md):
 //   1. a status request through the control socket, as a script's HTTP client sees it;
-//   2. `unleashed shoot` as a process: from its start to the shoot request reaching the module
+//   2. `unleashed shoot` as a process: from its spawn to the shoot request reaching the module
 //      behind the fake bluetoothd, with the daemon running (the CLI asks it) and without (the CLI
-//      connects the module itself), side by side in one run;
+//      connects the module itself), side by side in one run; spawned straight, without the
+//      wrapper every other child runs in (ChildProcesses.runUntied), whose 2 to 3 ms are not the command's;
 //   3. a run's lateness p99 (200 slots 100 ms apart), and how late its shoot requests reached the
 //      module, alone and with 50 API clients (25 polling the status 5 times a second, 25 following
 //      the events), one after the other on the same module;
@@ -52,18 +53,32 @@ let directory = bench.directory
 @MainActor func startDaemon() async throws -> Process { try await bench.start() }
 @MainActor func stopDaemon(_ process: Process) { bench.stop(process) }
 
+/// How a timed command is started.
+enum Start {
+    /// Spawned straight (`ChildProcesses.runUntied`), this build's or another's: the command's own start.
+    case straight(URL?)
+    /// This build in the wrapper that every other child runs in, timed from before Foundation's
+    /// `Process` starts it, as this benchmark timed it until 2026-11-27: the harness's own share.
+    case wrapped
+}
+
 /// Milliseconds from starting `unleashed shoot` to the shoot request reaching the module, for
-/// this build and, in turn run for run, for each of `others`.
-@MainActor func shootLatencies(_ arguments: [String], runs: Int, others: [URL] = []) async throws -> [[Double]] {
-    let binaries: [URL?] = [nil] + others
-    var latencies = Array(repeating: [Double](), count: binaries.count)
+/// each way of starting it in `starts`, in turn run for run.
+@MainActor func shootLatencies(_ arguments: [String], runs: Int, starts: [Start] = [.straight(nil)]) async throws -> [[Double]] {
+    var latencies = Array(repeating: [Double](), count: starts.count)
     for run in 0..<runs {
-        for (index, binary) in binaries.enumerated() {
-            let start = monotonicNanoseconds()
-            let status = try runUnleashed(arguments + ["shoot"], binary: binary)
+        for (index, way) in starts.enumerated() {
+            let status: Int32, start: UInt64
+            switch way {
+            case .straight(let binary):
+                (status, start) = try bench.runTimed(arguments + ["shoot"], binary: binary)
+            case .wrapped:
+                start = monotonicNanoseconds()
+                status = try runUnleashed(arguments + ["shoot"])
+            }
             guard status == 0 else {
-                fail("\(binary?.path ?? "unleashed") \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1): "
-                     + bench.lastErrors)
+                let binary = if case .straight(let binary?) = way { binary.path } else { "unleashed" }
+                fail("\(binary) \((arguments + ["shoot"]).joined(separator: " ")) exited \(status) on run \(run + 1): " + bench.lastErrors)
             }
             guard let request = try await shootRequests(since: start).first else {
                 fail("run \(run + 1): no shoot request reached the module")
@@ -143,9 +158,11 @@ for (process, _) in pollers + followers where process.isRunning { kill(process.p
 
 _ = try runUnleashed(["shoot"])  // warm the page cache for both modes alike
 if let compared { _ = try runUnleashed(["shoot"], binary: compared) }
-let throughDaemonRuns = try await shootLatencies([], runs: shootRuns, others: compared.map { [$0] } ?? [])
+let throughDaemonRuns = try await shootLatencies([], runs: shootRuns,
+                                                 starts: [.straight(nil), .wrapped] + (compared.map { [.straight($0)] } ?? []))
 let throughDaemon = throughDaemonRuns[0]
-let throughCompared = throughDaemonRuns.dropFirst().first
+let throughWrapper = throughDaemonRuns[1]
+let throughCompared = throughDaemonRuns.dropFirst(2).first
 stopDaemon(daemon)
 
 // 2 without it: each command connects the module itself.
@@ -166,11 +183,13 @@ print("""
     status request through the socket (\(statusRequests) requests, one client): \
     p50 \(milliseconds(percentile(50, statusTimes))), p99 \(milliseconds(percentile(99, statusTimes)))
 
-    unleashed shoot, process start to the shoot request at the module (\(shootRuns) runs each):
-      mode              p50          p99          max
-      through daemon    \(milliseconds(percentile(50, throughDaemon)))  \(milliseconds(percentile(99, throughDaemon)))  \(milliseconds(throughDaemon.max() ?? 0))\(
-        throughCompared.map { "\n  --compare build   \(milliseconds(percentile(50, $0)))  \(milliseconds(percentile(99, $0)))  \(milliseconds($0.max() ?? 0))" } ?? "")
-      direct            \(milliseconds(percentile(50, direct)))  \(milliseconds(percentile(99, direct)))  \(milliseconds(direct.max() ?? 0))
+    unleashed shoot, from its spawn to the shoot request at the module (\(shootRuns) runs each):
+      mode                            p50          p99          max
+      through daemon                  \(milliseconds(percentile(50, throughDaemon)))  \(milliseconds(percentile(99, throughDaemon)))  \(milliseconds(throughDaemon.max() ?? 0))\(
+        throughCompared.map { "\n  --compare build                 \(milliseconds(percentile(50, $0)))  \(milliseconds(percentile(99, $0)))  \(milliseconds($0.max() ?? 0))" } ?? "")
+      through daemon, in the wrapper  \(milliseconds(percentile(50, throughWrapper)))  \(milliseconds(percentile(99, throughWrapper)))  \(milliseconds(throughWrapper.max() ?? 0))
+      direct                          \(milliseconds(percentile(50, direct)))  \(milliseconds(percentile(99, direct)))  \(milliseconds(direct.max() ?? 0))
+      (in the wrapper: started by Foundation's Process through setpriv and sh, as every other child is)
 
     a run of 200 slots at 100 ms, p99      alone       with 50 API clients  difference
       lateness (journal)                 \(micros(quiet.latenessP99Micros))    \(micros(loaded.latenessP99Micros))             \(micros(loaded.latenessP99Micros - quiet.latenessP99Micros))
@@ -185,6 +204,7 @@ print("""
 var members: [String: JSONValue] = [
     "statusMs": ["p50": .number(percentile(50, statusTimes)), "p99": .number(percentile(99, statusTimes))],
     "shootThroughDaemonMs": ["p50": .number(percentile(50, throughDaemon)), "p99": .number(percentile(99, throughDaemon))],
+    "shootThroughDaemonInWrapperMs": ["p50": .number(percentile(50, throughWrapper)), "p99": .number(percentile(99, throughWrapper))],
     "shootDirectMs": ["p50": .number(percentile(50, direct)), "p99": .number(percentile(99, direct))],
     "latenessP99Micros": ["alone": .integer(quiet.latenessP99Micros), "with50Clients": .integer(loaded.latenessP99Micros)],
     "arrivalDelayP99Ms": ["alone": .number(quiet.arrivalDelayP99Ms), "with50Clients": .number(loaded.arrivalDelayP99Ms)],

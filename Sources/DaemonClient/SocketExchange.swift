@@ -11,9 +11,12 @@ import Synchronization
 /// Why not the shared HTTP client for plain requests: a command makes one or two requests and
 /// exits, and the client's first request starts NIO's event-loop threads and a connection pool,
 /// which took longer than the daemon takes to answer (docs/performance.md, "Command start").
-/// Here the request is written as soon as the socket connects. NIO's HTTP/1.1 encoder and
-/// parser still do the protocol, driven by hand through an `EmbeddedChannel`, which runs no
-/// threads. Event streams, which stay open, keep using the shared client.
+/// Here the request is written as soon as the socket connects, from the calling task, before a
+/// thread or a parser is set up: those cost more than the daemon takes to act on the request
+/// (the first use of NIO's pipeline types in a new process), so they are made while the daemon
+/// works. The request's head is written by ``requestBytes()``; the answer is read by NIO's
+/// HTTP/1.1 parser, driven by hand through an `EmbeddedChannel`, which runs no threads. Event
+/// streams, which stay open, keep using the shared client.
 struct SocketExchange {
     /// The daemon's answer: its status and body (empty for none).
     struct Answer: Sendable {
@@ -32,11 +35,15 @@ struct SocketExchange {
     /// Sends the request and reads the answer, within `timeout`. Cancelling the task closes the
     /// connection, and the request fails at once.
     func perform(timeout: Duration) async throws(DaemonClientError) -> Answer {
+        let request = try requestBytes()
         let connection = Connection(path: socketPath)
         let deadline = ContinuousClock.now + timeout
-        let connected: Bool
+        let sent: Int
         do throws(DaemonClientError) {
-            connected = try connection.open()
+            // What a connected socket takes at once goes now, without blocking; the rest (a
+            // body larger than the socket's buffer, or all of it while the daemon's backlog is
+            // full) goes from the thread.
+            sent = try connection.open() ? try connection.sendWithoutWaiting(request) : 0
         } catch {
             connection.close()
             throw error
@@ -48,7 +55,7 @@ struct SocketExchange {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Answer, DaemonClientError>, Never>) in
                 Thread.detachNewThread {
                     Thread.current.name = "unleashed-api"
-                    continuation.resume(returning: exchange.run(on: connection, connected: connected, until: deadline))
+                    continuation.resume(returning: exchange.run(on: connection, rest: request[sent...], until: deadline))
                 }
             }
         } onCancel: {
@@ -57,29 +64,52 @@ struct SocketExchange {
         return try result.get()
     }
 
-    private func run(on connection: Connection, connected: Bool,
+    /// The request as HTTP/1.1 writes it (RFC 9112): the request line, `Host`, the headers,
+    /// `Content-Length`, then the body. A method, path or header that cannot be written as it
+    /// is (a line break in a token from the environment, say) fails here, before anything is sent.
+    func requestBytes() throws(DaemonClientError) -> [UInt8] {
+        func token(_ text: String) -> Bool {
+            !text.isEmpty && text.utf8.allSatisfy { $0 < 0x80 && Self.tokenBytes.contains(UInt8($0)) }
+        }
+        guard token(method) else { throw fault("the request cannot be encoded: the method \(method.debugDescription) is not a token") }
+        // The target is sent as given: visible ASCII only, so that no space or line break ends it early.
+        guard path.hasPrefix("/"), path.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw fault("the request cannot be encoded: the path \(path.debugDescription) is not an origin-form target")
+        }
+        let fields = [("Host", "localhost")] + headers + [("Content-Length", String(body?.count ?? 0))]
+        var bytes = Array("\(method) \(path) HTTP/1.1\r\n".utf8)
+        for (name, value) in fields {
+            // A field value is visible characters, spaces and tabs (RFC 9110, 5.5): never CR, LF or NUL.
+            guard token(name), value.utf8.allSatisfy({ $0 == 0x09 || $0 >= 0x20 && $0 != 0x7F }) else {
+                throw fault("the request cannot be encoded: the header \(name.debugDescription) cannot be sent as it is")
+            }
+            bytes += name.utf8
+            bytes += ": ".utf8
+            bytes += value.utf8
+            bytes += "\r\n".utf8
+        }
+        bytes += "\r\n".utf8
+        if let body { bytes += body }
+        return bytes
+    }
+
+    /// The bytes a token may hold (RFC 9110, 5.6.2: `tchar`).
+    private static let tokenBytes = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+
+    private func run(on connection: Connection, rest: ArraySlice<UInt8>,
                      until deadline: ContinuousClock.Instant) -> Result<Answer, DaemonClientError> {
         defer { connection.close() }
         do throws(DaemonClientError) {
-            if !connected { try connection.finishOpening(until: deadline) }
-            let channel = EmbeddedChannel()
+            if !connection.isConnected { try connection.finishOpening(until: deadline) }
+            try connection.send(rest, until: deadline)
+            // Only the parser: the request is already written. It is told the request's head,
+            // as its encoder would tell it, since how an answer ends depends on the method.
+            let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
             defer { _ = try? channel.finish() }
             do {
-                try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path)
-                head.headers.add(name: "Host", value: "localhost")
-                for (name, value) in headers { head.headers.add(name: name, value: value) }
-                head.headers.add(name: "Content-Length", value: String(body?.count ?? 0))
-                try channel.writeOutbound(HTTPClientRequestPart.head(head))
-                if let body, !body.isEmpty {
-                    try channel.writeOutbound(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))))
-                }
-                try channel.writeOutbound(HTTPClientRequestPart.end(nil))
+                try channel.writeOutbound(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path)))
             } catch {
-                throw fault("the request cannot be encoded: \(error)")
-            }
-            while let bytes = try? channel.readOutbound(as: ByteBuffer.self) {
-                try connection.send(bytes.readableBytesView, until: deadline)
+                throw fault("the answer's parser cannot be set up: \(error)")
             }
             return .success(try readAnswer(from: connection, through: channel, until: deadline))
         } catch {
@@ -130,6 +160,7 @@ extension SocketExchange {
     final class Connection: Sendable {
         private struct State {
             var descriptor: Int32 = -1
+            var connected = false
             var abandoned = false
             var closed = false
         }
@@ -182,19 +213,35 @@ extension SocketExchange {
                     Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
                 }
             }
-            if result == 0 { return true }
+            if result == 0 {
+                state.withLock { $0.connected = true }
+                return true
+            }
             let error = errno
             if error == EAGAIN { return false }
             throw .notReachable(socket: path, reason: isAbandoned ? "the request was cancelled" : String(cString: strerror(error)).lowercased())
         }
 
-        func send(_ bytes: ByteBufferView, until deadline: ContinuousClock.Instant) throws(DaemonClientError) {
-            var bytes = bytes[...]
+        /// Whether the socket is connected (``open()`` or ``finishOpening(until:)`` connected it).
+        var isConnected: Bool { state.withLock { $0.connected } }
+
+        /// Sends what the socket takes now, without blocking, and returns how many bytes that was.
+        func sendWithoutWaiting(_ bytes: [UInt8]) throws(DaemonClientError) -> Int {
+            while true {
+                let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if sent >= 0 { return sent }
+                let error = errno
+                if error == EINTR { continue }
+                if error == EAGAIN || error == EWOULDBLOCK { return 0 }
+                throw failure(error)
+            }
+        }
+
+        func send(_ bytes: ArraySlice<UInt8>, until deadline: ContinuousClock.Instant) throws(DaemonClientError) {
+            var bytes = bytes
             while !bytes.isEmpty {
                 setTimeout(SO_SNDTIMEO, until: deadline)
-                let sent = bytes.withContiguousStorageIfAvailable { buffer in
-                    Glibc.send(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
-                } ?? -1
+                let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if sent < 0, errno == EINTR { continue }
                 guard sent > 0 else { throw failure() }
                 bytes = bytes.dropFirst(sent)

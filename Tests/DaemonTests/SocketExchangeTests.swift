@@ -47,6 +47,48 @@ struct SocketExchangeTests {
         #expect(request.hasSuffix("\r\n\r\n{\"ms\":5}"))
     }
 
+    @Test("a token, path or method that would break the request's head fails before anything is sent")
+    func unsendable() async throws {
+        // No socket at this path: an error about the request itself shows it was checked before connecting.
+        let path = "/tmp/unleashed-raw-none-\(UUID().uuidString.prefix(8)).sock"
+        for token in ["t0k\r\nX-Role: admin", "t0k\n", "t\u{0}k"] {
+            let error = await #expect(throws: DaemonClientError.self) {
+                try await DaemonClient(socketPath: path, token: token).request("GET", "/v1/x")
+            }
+            #expect(error == .notReachable(socket: path, reason: "the request cannot be encoded: the header \"Authorization\" cannot be sent as it is"))
+        }
+        for target in ["/v1/x y", "/v1/x\r\nX: 1", "v1/x", ""] {
+            let error = await #expect(throws: DaemonClientError.self) { try await DaemonClient(socketPath: path).request("GET", target) }
+            #expect(error == .notReachable(socket: path, reason: "the request cannot be encoded: the path \(target.debugDescription) is not an origin-form target"))
+        }
+        let error = await #expect(throws: DaemonClientError.self) { try await DaemonClient(socketPath: path).request("GE T", "/v1/x") }
+        #expect(error == .notReachable(socket: path, reason: "the request cannot be encoded: the method \"GE T\" is not a token"))
+        // A tab and text beyond ASCII are a field value's own.
+        let request = try SocketExchange(socketPath: path, method: "GET", path: "/v1/x", headers: [("X-Name", "Kamera\tnördlich")], body: nil).requestBytes()
+        #expect(String(decoding: request, as: UTF8.self) == "GET /v1/x HTTP/1.1\r\nHost: localhost\r\nX-Name: Kamera\tnördlich\r\nContent-Length: 0\r\n\r\n")
+    }
+
+    @Test("a body larger than the socket takes at once is sent whole, from the exchange's thread")
+    func largeBody() async throws {
+        let seen = Seen()
+        let text = String(repeating: "x", count: 400_000)
+        try await RawServer.with({ connection in
+            // More than a Unix socket buffers (208 KiB by default): the client's first send
+            // cannot hold all of it, and the server reads only after a pause.
+            Thread.sleep(forTimeInterval: 0.2)
+            let request = connection.readRequest()
+            seen.request.withLock { $0 = request }
+            connection.write("HTTP/1.1 204 No Content\r\n\r\n")
+        }) { path in
+            let answer = try await DaemonClient(socketPath: path).request("PUT", "/v1/z", body: ["text": .string(text)])
+            #expect(answer == .null)
+        }
+        let request = seen.request.withLock { $0 }
+        #expect(request.hasPrefix("PUT /v1/z HTTP/1.1\r\n"))
+        #expect(request.contains("Content-Length: \(text.utf8.count + 11)\r\n"))
+        #expect(request.hasSuffix("\r\n\r\n{\"text\":\"\(text)\"}"))
+    }
+
     @Test("an error the client cannot read is a bad answer, never a refusal without a camera; an empty one is the status's")
     func unreadableErrors() async throws {
         // A camera error of a kind this client does not know, as a newer daemon might send.
