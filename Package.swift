@@ -62,6 +62,9 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "BlueZ", dependencies: ["CameraProtocols", "CameraRemote", "DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CLinux"),
+        // Types only: MQTT opens libmosquitto at run time (LibMosquitto.swift says why).
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(name: "MQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
         .target(name: "UnleashedKit", dependencies: ["CameraKit", "CLinux", "UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -373,6 +376,11 @@ let package = Package(
                 "CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport",
                 .product(name: "Clocks", package: "swift-clocks"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "MQTTTests",
+            dependencies: ["MQTT", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,139 @@
+import Foundation
+import MQTT
+import Synchronization
+import Testing
+import UnleashedTestSupport
+
+/// The client against a real broker (mosquitto, started by each test on a port of its own).
+@Suite("MQTT through libmosquitto, against mosquitto", .timeLimit(.minutes(2)))
+struct MQTTClientTests {
+    @Test("a message goes out and comes back; a retained one reaches a later subscriber")
+    func roundTrip() async throws {
+        let broker = try await Broker()
+        let (first, firstLog) = try connected(broker, id: "first")
+        defer { first.stop() }
+        try await firstLog.waitFor("connected") { $0.contains(.connected) }
+        try first.subscribe("unleashed/test/#")
+        // Delivered live, a message has its retain flag clear (MQTT 3.1.1, 3.3.1.3); only one
+        // delivered from the broker's store has it set.
+        try first.publish(MQTTMessage(topic: "unleashed/test/ping", text: "hello"))
+        try await firstLog.waitFor("hello back") { $0.contains(.message(MQTTMessage(topic: "unleashed/test/ping", text: "hello"))) }
+
+        try first.publish(MQTTMessage(topic: "unleashed/test/state", text: "{\"frames\":3}", retain: true))
+        let (second, secondLog) = try connected(broker, id: "second")
+        defer { second.stop() }
+        try await secondLog.waitFor("connected") { $0.contains(.connected) }
+        try second.subscribe("unleashed/test/state")
+        try await secondLog.waitFor("the retained state") {
+            $0.contains(.message(MQTTMessage(topic: "unleashed/test/state", text: "{\"frames\":3}", retain: true)))
+        }
+    }
+
+    @Test("a client gone without a goodbye has its will published; one that says goodbye does not")
+    func lastWill() async throws {
+        let broker = try await Broker()
+        let (watcher, watcherLog) = try connected(broker, id: "watcher")
+        defer { watcher.stop() }
+        try await watcherLog.waitFor("connected") { $0.contains(.connected) }
+        try watcher.subscribe("unleashed/+/availability")
+
+        for (id, goodbye) in [("polite", true), ("crashed", false)] {
+            var configuration = MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: id)
+            configuration.keepAlive = 5
+            configuration.will = MQTTMessage(topic: "unleashed/\(id)/availability", text: "offline", retain: true)
+            let client = try MQTTClient(configuration)
+            let log = EventLog(client.events)
+            try client.start()
+            try await log.waitFor("connected") { $0.contains(.connected) }
+            try client.publish(MQTTMessage(topic: "unleashed/\(id)/availability", text: "online", retain: true))
+            try await watcherLog.waitFor("\(id) online") { $0.contains(.message(MQTTMessage(topic: "unleashed/\(id)/availability", text: "online"))) }
+            if goodbye { client.stop() } else { client.drop() }
+        }
+        // The broker notices the silent one after one and a half keep-alives.
+        try await watcherLog.waitFor("crashed offline", timeout: .seconds(15)) {
+            $0.contains(.message(MQTTMessage(topic: "unleashed/crashed/availability", text: "offline")))
+        }
+        #expect(!watcherLog.events.contains(.message(MQTTMessage(topic: "unleashed/polite/availability", text: "offline"))))
+    }
+
+    @Test("the broker killed and started again: the client reconnects by itself and a queued message goes out")
+    func brokerLost() async throws {
+        let broker = try await Broker()
+        var configuration = MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: "survivor")
+        configuration.keepAlive = 5
+        let client = try MQTTClient(configuration)
+        defer { client.stop() }
+        let log = EventLog(client.events)
+        try client.start()
+        try await log.waitFor("connected") { $0.contains(.connected) }
+        broker.stop()
+        try await log.waitFor("the loss") { events in events.contains { if case .disconnected = $0 { true } else { false } } }
+        // Published while the broker is away: QoS 1 is kept and sent once connected again.
+        try client.publish(MQTTMessage(topic: "unleashed/survivor/frames", text: "41", qos: 1, retain: true))
+        try await broker.start()
+        try await log.waitFor("connected again", timeout: .seconds(60)) { $0.filter { $0 == .connected }.count == 2 }
+        let (reader, readerLog) = try connected(broker, id: "reader")
+        defer { reader.stop() }
+        try await readerLog.waitFor("connected") { $0.contains(.connected) }
+        try reader.subscribe("unleashed/survivor/frames")
+        try await readerLog.waitFor("the queued message") {
+            $0.contains(.message(MQTTMessage(topic: "unleashed/survivor/frames", text: "41", retain: true)))
+        }
+    }
+
+    @Test("bad topics and settings are refused before anything is sent; no broker is retried, not a crash")
+    func refusals() async throws {
+        let broker = try await Broker()
+        let client = try MQTTClient(MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: "strict"))
+        defer { client.stop() }
+        #expect(throws: MQTTError.invalid("\"a/+/b\" is not a topic to publish to")) { try client.publish(MQTTMessage(topic: "a/+/b", text: "x")) }
+        #expect(throws: MQTTError.invalid("\"a/#/b\" is not a topic filter")) { try client.subscribe("a/#/b") }
+        #expect(throws: MQTTError.invalid("the broker's port 0 is not a port")) {
+            _ = try MQTTClient(MQTTClient.Configuration(host: "127.0.0.1", port: 0, clientID: "x"))
+        }
+        #expect(throws: MQTTError.invalid("a keep-alive of 2 s: it must be 5 to 65535 s")) {
+            var configuration = MQTTClient.Configuration(host: "127.0.0.1", port: 1883, clientID: "x")
+            configuration.keepAlive = 2
+            _ = try MQTTClient(configuration)
+        }
+        #expect(throws: MQTTError.invalid("the client id is empty")) {
+            _ = try MQTTClient(MQTTClient.Configuration(host: "127.0.0.1", port: 1883, clientID: ""))
+        }
+        // Nobody on this port: the client says so and keeps trying, without failing or crashing.
+        let lonely = try MQTTClient(MQTTClient.Configuration(host: "127.0.0.1", port: try Broker.freePortForTests(), clientID: "lonely"))
+        let log = EventLog(lonely.events)
+        try lonely.start()
+        try await log.waitFor("a failed attempt") { events in events.contains { if case .disconnected = $0 { true } else { false } } }
+        lonely.stop()
+    }
+
+    private func connected(_ broker: Broker, id: String) throws -> (MQTTClient, EventLog) {
+        let client = try MQTTClient(MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: id))
+        let log = EventLog(client.events)
+        try client.start()
+        return (client, log)
+    }
+}
+
+/// Every event a client reported, collected as they come, for a test to wait on.
+final class EventLog: Sendable {
+    private let seen = Mutex<[MQTTClient.Event]>([])
+
+    init(_ events: AsyncStream<MQTTClient.Event>) {
+        Task { [self] in
+            for await event in events { seen.withLock { $0.append(event) } }
+        }
+    }
+
+    var events: [MQTTClient.Event] { seen.withLock { $0 } }
+
+    func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: ([MQTTClient.Event]) -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(events) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("no \(what) within \(timeout); events: \(events)")
+        throw CancellationError()
+    }
+}
