@@ -86,6 +86,7 @@ let package = Package(
                 "CameraKit", "CameraProtocols", "UnleashedKit", "UnleashedAPI",
                 "UnleashedProtocol",
                 "Intervalometer",
+                "MQTT",
                 "CQREncode",
                 "CTurboJPEG",
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -339,7 +340,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "CameraKit", "CameraProtocols", "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
-                "UnleashedAPI", "UnleashedTestSupport",
+                "UnleashedAPI", "UnleashedTestSupport", "MQTT",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,6 +1,7 @@
 import CameraKit
 import CameraProtocols
 import Foundation
+import MQTT
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ extension DaemonConfiguration {
     /// Reads the merged tree over `defaults`: a key that is not written keeps its default.
     static func decode(_ root: ConfigurationNode, defaults: DaemonConfiguration) throws(ConfigurationError) -> DaemonConfiguration {
         var configuration = defaults
-        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "groups", "reconnect", "tokens", "web", "downloads"])
+        let top = try TableReader(root, path: "", known: ["backend", "adapter", "port", "daemon", "modules", "groups", "reconnect", "tokens", "web", "downloads", "mqtt"])
         configuration.backend = try top.value("backend", hint: { "'\($0)' is not a backend; use unleashed or gphoto2" },
                                               Backend.init(rawValue:)) ?? defaults.backend
         configuration.adapter = try top.string("adapter") ?? defaults.adapter
@@ -20,6 +21,9 @@ extension DaemonConfiguration {
         }
         if let node = top.node("web") {
             configuration.web = try decodeWeb(node, over: defaults.web)
+        }
+        if let node = top.node("mqtt") {
+            configuration.mqtt = try decodeMQTT(node, over: defaults.mqtt)
         }
         if let node = top.node("downloads") {
             configuration.downloads = try decodeDownloads(node, over: defaults.downloads)
@@ -77,6 +81,54 @@ extension DaemonConfiguration {
             break
         }
         return web
+    }
+
+    private static func decodeMQTT(_ node: ConfigurationNode, over defaults: MQTTSettings) throws(ConfigurationError) -> MQTTSettings {
+        let table = try TableReader(node, path: "mqtt", known: [
+            "broker", "client_id", "username", "password", "password_file", "ca_file", "topic_prefix", "node",
+            "discovery", "discovery_prefix",
+        ])
+        var mqtt = defaults
+        mqtt.broker = try table.value("broker", hint: {
+            "'\($0)' is not a broker address; write it like mqtt://broker.local:1883 or mqtts://broker.local:8883"
+        }, BrokerAddress.init) ?? defaults.broker
+        guard mqtt.broker != nil else {
+            throw table.error("broker", nil, .missingKey("[mqtt] needs its broker: broker = \"mqtt://broker.local:1883\""))
+        }
+        if let id = try table.string("client_id") {
+            guard !id.isEmpty, id.utf8.count <= 65535 else { throw table.error("client_id", table.node("client_id"), .invalidValue("the client id is empty")) }
+            mqtt.clientID = id
+        }
+        mqtt.username = try table.string("username") ?? defaults.username
+        switch (try table.string("password"), try table.string("password_file")) {
+        case (let password?, nil): mqtt.password = password
+        case (nil, let file?): mqtt.password = try readSecretFile(file, what: "password", key: "password_file", carrier: "an MQTT login", table: table)
+        case (.some, .some): throw table.error("password_file", table.node("password_file"), .invalidValue("give password or password_file, not both"))
+        case (nil, nil): break
+        }
+        if mqtt.password != nil, mqtt.username == nil {
+            throw table.error("username", nil, .missingKey("a password needs its username: username = \"camera-host\""))
+        }
+        mqtt.caFile = try table.string("ca_file") ?? defaults.caFile
+        if mqtt.caFile != nil, mqtt.broker?.tls == false {
+            throw table.error("ca_file", table.node("ca_file"), .invalidValue("a CA file is for TLS: write the broker as mqtts://"))
+        }
+        for (key, hint) in [("topic_prefix", "like unleashed or studio/cameras"), ("discovery_prefix", "like homeassistant")] {
+            guard let prefix = try table.string(key) else { continue }
+            guard MQTTSettings.isTopicPrefix(prefix) else {
+                throw table.error(key, table.node(key), .invalidValue("'\(prefix)' is not a topic prefix: no +, # or empty levels, \(hint)"))
+            }
+            if key == "topic_prefix" { mqtt.topicPrefix = prefix } else { mqtt.discoveryPrefix = prefix }
+        }
+        if let name = try table.string("node") {
+            guard MQTTSettings.isNodeName(name) else {
+                throw table.error("node", table.node("node"), .invalidValue(
+                    "'\(name)' is not a node name: letters, digits, - and _ only (it is one topic level and part of Home Assistant's ids)"))
+            }
+            mqtt.node = name
+        }
+        mqtt.discovery = try table.bool("discovery") ?? defaults.discovery
+        return mqtt
     }
 
     private static func decodeDownloads(_ node: ConfigurationNode, over defaults: Downloads) throws(ConfigurationError) -> Downloads {
@@ -186,7 +238,7 @@ extension DaemonConfiguration {
             }
             secret = token
         case (nil, let file?):
-            secret = try readTokenFile(file, table: table)
+            secret = try readSecretFile(file, what: "token", key: "token_file", carrier: "a client's Authorization header", table: table)
         case (.some, .some):
             throw table.error("token_file", table.node("token_file"), .invalidValue("give token or token_file, not both"))
         case (nil, nil):
@@ -202,8 +254,13 @@ extension DaemonConfiguration {
     /// The secret in a token file, its one line ending dropped. A relative path is taken from
     /// the folder of the configuration file that names it, however that file was named: a
     /// relative path, or a symbolic link (the folder of the file it points to).
-    private static func readTokenFile(_ file: String, table: TableReader) throws(ConfigurationError) -> String {
-        let node = table.node("token_file")
+    /// A secret (`what`: a token, a password) kept in a file of its own (`key` names it): the
+    /// file holds the secret and at most one line ending; a relative path is taken from the
+    /// configuration file's folder. `carrier` says what carries the secret, and so why white
+    /// space cannot be part of it.
+    private static func readSecretFile(_ file: String, what: String, key: String, carrier: String,
+                                       table: TableReader) throws(ConfigurationError) -> String {
+        let node = table.node(key)
         var path = file
         if !path.hasPrefix("/"), let origin = node?.origin.name {
             path = folder(of: origin).appendingPathComponent(file).path
@@ -212,15 +269,15 @@ extension DaemonConfiguration {
         do throws(ConfigurationError) {
             text = try readFile(path)
         } catch {
-            throw table.error("token_file", node, .invalidValue("\(path): \(error.message)"))
+            throw table.error(key, node, .invalidValue("\(path): \(error.message)"))
         }
-        guard var secret = text else { throw table.error("token_file", node, .invalidValue("\(path): no such file")) }
+        guard var secret = text else { throw table.error(key, node, .invalidValue("\(path): no such file")) }
         // "\r\n" is one Character, removed whole.
         if secret.hasSuffix("\n") || secret.hasSuffix("\r\n") { secret.removeLast() }
         guard !hasSurroundingWhitespace(secret) else {
-            throw table.error("token_file", node, .invalidValue(
-                "\(path): the token starts or ends with white space (or has more than one line), which a client's "
-                    + "Authorization header cannot carry; the file holds the token and at most one line ending"))
+            throw table.error(key, node, .invalidValue(
+                "\(path): the \(what) starts or ends with white space (or has more than one line), which \(carrier) "
+                    + "cannot carry; the file holds the \(what) and at most one line ending"))
         }
         return secret
     }

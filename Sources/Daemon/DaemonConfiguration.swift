@@ -1,5 +1,6 @@
 public import CameraKit
 public import CameraProtocols
+public import MQTT
 import Foundation
 import UnleashedKit
 
@@ -87,6 +88,41 @@ public struct DaemonConfiguration: Equatable, Sendable {
         /// The file of paired browsers for a daemon whose journal is at `journal`.
         public func clientsFile(journal: String) -> String {
             clients ?? (journal as NSString).deletingLastPathComponent + "/web-clients.json"
+        }
+    }
+
+    /// The MQTT bridge (`[mqtt]`): off unless ``broker`` is set. The daemon then publishes its
+    /// cameras' state, its jobs' progress and frames, takes commands, and announces its cameras
+    /// to Home Assistant (docs/mqtt.md).
+    public struct MQTTSettings: Equatable, Sendable {
+        public var broker: BrokerAddress?
+        /// nil for `unleashed-NODE`.
+        public var clientID: String?
+        public var username: String?
+        public var password: String?
+        /// The certificate authority a TLS broker is checked against; nil for the system's.
+        public var caFile: String?
+        /// The first levels of every topic.
+        public var topicPrefix = "unleashed"
+        /// This host in topics and ids; nil for the machine's host name.
+        public var node: String?
+        /// Whether cameras are announced to Home Assistant.
+        public var discovery = true
+        public var discoveryPrefix = "homeassistant"
+
+        public init() {}
+
+        /// One or more topic levels, none empty, without wildcards.
+        public static func isTopicPrefix(_ text: String) -> Bool {
+            !text.isEmpty && !text.contains("+") && !text.contains("#") && !text.contains("\u{0}")
+                && text.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty }
+        }
+
+        /// A name fit for one topic level and for Home Assistant's ids.
+        public static func isNodeName(_ text: String) -> Bool {
+            !text.isEmpty && text.count <= 64 && text.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
+            }
         }
     }
 
@@ -187,6 +223,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var web = Web()
     /// The `[downloads]` table.
     public var downloads = Downloads()
+    /// The `[mqtt]` table.
+    public var mqtt = MQTTSettings()
 
     /// The configuration when no file says otherwise.
     public static func defaults(scope: Scope, environment: [String: String]) -> DaemonConfiguration {

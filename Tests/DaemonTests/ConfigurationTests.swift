@@ -1,4 +1,5 @@
 import Foundation
+import MQTT
 import Testing
 @testable import Daemon
 
@@ -475,5 +476,54 @@ struct WebConfigurationTests {
         #expect(try files.failure("[web]\ncertificate = \"/c.pem\"\n")?.contains("web.key: missing; a certificate needs its private key") == true)
         #expect(try files.failure("[web]\nlisten = \"8080\"\n") == "\(files.system):2: web.listen: '8080' is not a listening address; write it like 0.0.0.0:8080")
         #expect(try files.failure("[web]\nport = 8080\n")?.contains("web.port") == true)
+    }
+}
+
+@Suite("[mqtt]") struct MQTTConfigurationTests {
+    @Test("[mqtt] gives the broker, login, TLS, topics and discovery; without it there is no bridge")
+    func read() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.load().mqtt.broker == nil)
+        try files.write("broker.password", "s3cret-broker-word\n")
+        try files.write("unleashed.toml", """
+            [mqtt]
+            broker = "mqtts://broker.studio:8884"
+            client_id = "rig-north"
+            username = "north"
+            password_file = "broker.password"
+            ca_file = "/etc/unleashed/ca.pem"
+            topic_prefix = "studio/cameras"
+            node = "north-pi"
+            discovery = false
+            """)
+        let mqtt = try files.load().mqtt
+        #expect(mqtt.broker == BrokerAddress(host: "broker.studio", port: 8884, tls: true))
+        #expect(mqtt.clientID == "rig-north" && mqtt.username == "north" && mqtt.password == "s3cret-broker-word")
+        #expect(mqtt.caFile == "/etc/unleashed/ca.pem" && mqtt.topicPrefix == "studio/cameras" && mqtt.node == "north-pi")
+        #expect(!mqtt.discovery && mqtt.discoveryPrefix == "homeassistant")
+        try files.write("unleashed.toml", "[mqtt]\nbroker = \"mqtt://[::1]\"\n")
+        let defaults = try files.load().mqtt
+        #expect(defaults.broker == BrokerAddress(host: "::1", port: 1883, tls: false))
+        #expect(defaults.discovery && defaults.topicPrefix == "unleashed" && defaults.node == nil && defaults.clientID == nil)
+    }
+
+    @Test("a bad broker, a password without a user, a CA file without TLS, wildcards and odd names are refused with the key's line")
+    func refusals() throws {
+        let files = try ConfigurationFiles()
+        let hint = "write it like mqtt://broker.local:1883 or mqtts://broker.local:8883"
+        for broker in ["broker.local", "http://broker", "mqtt://", "mqtt://a:0", "mqtt://a:99999", "mqtt://user:pw@broker", "mqtt://broker/x"] {
+            #expect(try files.failure("[mqtt]\nbroker = \"\(broker)\"\n") == "\(files.system):2: mqtt.broker: '\(broker)' is not a broker address; \(hint)")
+        }
+        #expect(try files.failure("[mqtt]\ndiscovery = true\n")?.contains("mqtt.broker: missing; [mqtt] needs its broker") == true)
+        #expect(try files.failure("[mqtt]\nbroker = \"mqtt://b\"\npassword = \"x\"\n")?.contains("mqtt.username: missing; a password needs its username") == true)
+        #expect(try files.failure("[mqtt]\nbroker = \"mqtt://b\"\nca_file = \"/ca.pem\"\n")
+            == "\(files.system):3: mqtt.ca_file: a CA file is for TLS: write the broker as mqtts://")
+        for prefix in ["a/+/b", "#", "a//b", "/a", "a/"] {
+            #expect(try files.failure("[mqtt]\nbroker = \"mqtt://b\"\ntopic_prefix = \"\(prefix)\"\n")?.contains("mqtt.topic_prefix: '\(prefix)' is not a topic prefix") == true, "\(prefix)")
+        }
+        for node in ["north pi", "a/b", "", "kamera-ö"] {
+            #expect(try files.failure("[mqtt]\nbroker = \"mqtt://b\"\nnode = \"\(node)\"\n")?.contains("mqtt.node: '\(node)' is not a node name") == true, "\(node)")
+        }
+        #expect(try files.failure("[mqtt]\nbroker = \"mqtt://b\"\nretain = true\n")?.contains("mqtt.retain") == true)
     }
 }
