@@ -1,6 +1,7 @@
 public import CameraKit
 import Foundation
 import Intervalometer
+import MQTT
 public import Logging
 public import ServiceLifecycle
 import UnixSignals
@@ -65,6 +66,7 @@ public struct DaemonService: Service {
         let watchdog = notifier.watchdogInterval == nil ? nil : Task { try? await SystemdWatchdog(notifier: notifier).run() }
 
         let opening = Task { await cameras.openConfigured(into: registry, configuration: configuration, logger: logger) }
+        let mqtt = startMQTT(cameras: registry, jobs: jobs)
         let reloads = Task { await reloadOnHangup(access: api.access, notifier: notifier) }
         if configuration.service.resumeRuns {
             // Runs wait for their camera: resume once the configured ones had their first chance.
@@ -86,6 +88,9 @@ public struct DaemonService: Service {
         logger.info("stopping: suspending runs, closing the control API and the cameras")
         notify(notifier, .stopping)
         watchdog?.cancel()
+        // Before the runs are suspended: the broker hears `offline` while the daemon still answers.
+        mqtt?.cancel()
+        await mqtt?.value
         settled.cancel()
         reloads.cancel()
         opening.cancel()
@@ -93,6 +98,21 @@ public struct DaemonService: Service {
         await server.stop()
         for entry in await registry.all { await entry.camera.close() }
         logger.info("stopped")
+    }
+
+    /// The MQTT bridge, when `[mqtt]` names a broker; a bridge that cannot start (libmosquitto
+    /// missing) is logged, and the daemon serves without it.
+    private func startMQTT(cameras: CameraRegistry, jobs: JobManager) -> Task<Void, Never>? {
+        guard configuration.mqtt.broker != nil else { return nil }
+        do throws(MQTTError) {
+            let bridge = try MQTTBridge(settings: configuration.mqtt, version: version, cameras: cameras, jobs: jobs,
+                                        groups: configuration.groups, logger: logger)
+            logger.info("mqtt: bridge to \(configuration.mqtt.broker.map(String.init(describing:)) ?? "")")
+            return Task { await bridge.run() }
+        } catch {
+            logger.error("mqtt: the bridge cannot start: \(error)")
+            return nil
+        }
     }
 
     /// The paired browsers, when the web app is served.

@@ -142,7 +142,7 @@ extension JSONValue {
     }
 
     /// A duration in milliseconds: whole when it is, otherwise with the fraction (to the nanosecond).
-    static func milliseconds(_ duration: Duration) -> JSONValue {
+    public static func milliseconds(_ duration: Duration) -> JSONValue {
         let (seconds, attoseconds) = duration.components
         if attoseconds % 1_000_000_000_000_000 == 0 {
             return .integer(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
@@ -151,14 +151,14 @@ extension JSONValue {
     }
 
     /// A duration in seconds: whole when it is, otherwise with the fraction.
-    static func seconds(_ duration: Duration) -> JSONValue {
+    public static func seconds(_ duration: Duration) -> JSONValue {
         let (seconds, attoseconds) = duration.components
         if attoseconds == 0 { return .integer(seconds) }
         return .number(Double(seconds) + Double(attoseconds) / 1e18)
     }
 
     /// The object's members with `extra` added.
-    func merging(_ extra: [String: JSONValue]) -> JSONValue {
+    public func merging(_ extra: [String: JSONValue]) -> JSONValue {
         guard case .object(var members) = self else { return self }
         for (key, value) in extra { members[key] = value }
         return .object(members)

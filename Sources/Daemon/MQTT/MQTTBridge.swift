@@ -1,0 +1,355 @@
+import CameraKit
+import Foundation
+import Intervalometer
+import Logging
+import MQTT
+import UnleashedAPI
+import UnleashedKit
+import UnleashedProtocol
+
+/// The daemon on an MQTT broker (`[mqtt]`, docs/mqtt.md): its cameras' state, their runs and
+/// frames out; shots, shots at a UTC time, and time-lapses started and stopped in. Topics in
+/// ``MQTTTopics``; Home Assistant's discovery in ``HomeAssistantDiscovery``.
+///
+/// Who may command: whoever the broker lets publish on the command topics. The bridge takes
+/// every command that reaches it, so the broker's ACL (and its logins) is the access control,
+/// as Home Assistant's own MQTT entities expect; docs/mqtt.md shows an ACL that keeps the
+/// command topics to named users.
+///
+/// libmosquitto reconnects by itself. On each connection the bridge says `online` and publishes
+/// its retained state and discovery again, so a broker that lost everything catches up. The
+/// runs themselves never wait on the broker: a broker away costs updates, not slots.
+actor MQTTBridge {
+    private let client: MQTTClient
+    private let topics: MQTTTopics
+    private let discovery: HomeAssistantDiscovery?
+    private let cameras: CameraRegistry
+    private let jobs: JobManager
+    private let groups: [DaemonConfiguration.Group]
+    private let logger: Logger
+    /// The cameras announced, by name, with what watches their events.
+    private var announced: [String: Task<Void, Never>] = [:]
+    /// The interval a camera's next time-lapse started here takes, by camera name.
+    private var intervals: [String: Duration] = [:]
+    private var connected = false
+
+    /// The interval of a time-lapse started by the running switch before one is set.
+    static let defaultInterval = Duration.seconds(10)
+    /// The soonest a fire time may be after a command arrives, and the latest.
+    static let fireWindow = Duration.milliseconds(50)...Duration.seconds(3600)
+
+    init(settings: DaemonConfiguration.MQTTSettings, version: String, cameras: CameraRegistry, jobs: JobManager,
+         groups: [DaemonConfiguration.Group], logger: Logger) throws(MQTTError) {
+        guard let broker = settings.broker else { throw .invalid("[mqtt] has no broker") }
+        let node = settings.node ?? Self.hostName()
+        topics = MQTTTopics(prefix: settings.topicPrefix, node: node)
+        var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: settings.clientID ?? "unleashed-\(node)")
+        configuration.username = settings.username
+        configuration.password = settings.password
+        configuration.tls = broker.tls
+        configuration.caFile = settings.caFile
+        configuration.will = MQTTMessage(topic: topics.availability, text: "offline", retain: true)
+        client = try MQTTClient(configuration)
+        discovery = settings.discovery
+            ? HomeAssistantDiscovery(topics: topics, discoveryPrefix: settings.discoveryPrefix, version: version) : nil
+        self.cameras = cameras
+        self.jobs = jobs
+        self.groups = groups
+        self.logger = logger
+    }
+
+    /// Serves until cancelled, then says goodbye (`offline`, retained) and disconnects.
+    func run() async {
+        do {
+            try client.start()
+        } catch {
+            logger.error("mqtt: \(error)")
+            return
+        }
+        let cameraChanges = await cameras.changes()
+        let jobChanges = await jobs.watch()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [client] in
+                for await event in client.events { await self.handle(event) }
+            }
+            group.addTask {
+                for await _ in cameraChanges { await self.camerasChanged() }
+            }
+            group.addTask {
+                for await change in jobChanges.changes { await self.jobChanged(change) }
+            }
+            await withTaskCancellationHandler {
+                await group.next()
+            } onCancel: {
+                jobChanges.control.finish()
+            }
+            group.cancelAll()
+        }
+        for task in announced.values { task.cancel() }
+        try? client.publish(MQTTMessage(topic: topics.availability, text: "offline", retain: true))
+        client.stop()
+    }
+
+    // MARK: - The connection
+
+    private func handle(_ event: MQTTClient.Event) async {
+        switch event {
+        case .connected:
+            connected = true
+            logger.info("mqtt: connected as \(topics.node)")
+            await announceAll()
+        case .disconnected(let reason):
+            if connected { logger.warning("mqtt: \(reason); reconnecting") }
+            connected = false
+        case .message(let message):
+            await command(message)
+        }
+    }
+
+    /// Everything a new connection (or a broker that lost its retained messages) needs.
+    private func announceAll() async {
+        publish(MQTTMessage(topic: topics.availability, text: "online", retain: true))
+        publishClock()
+        for filter in [topics.shootCommands, topics.runningCommands, topics.intervalCommands, topics.fleetShoot, "homeassistant/status"] {
+            do { try client.subscribe(filter) } catch { logger.error("mqtt: \(error)") }
+        }
+        if let discovery { for entity in discovery.daemon() { publish(entity) } }
+        for entry in await cameras.all { await announce(entry) }
+        for (name, _) in announced where !(await cameras.all.contains { $0.name == name }) { forget(name) }
+    }
+
+    private func camerasChanged() async {
+        let entries = await cameras.all
+        for entry in entries where announced[entry.name] == nil { await announce(entry) }
+        for name in announced.keys where !entries.contains(where: { $0.name == name }) { forget(name) }
+    }
+
+    /// Announces a camera and publishes its state now and after each of its events.
+    private func announce(_ entry: CameraRegistry.Entry) async {
+        if let discovery {
+            for entity in discovery.camera(entry.name, model: entry.camera.identity.cameraModel) { publish(entity) }
+        }
+        if announced[entry.name] == nil {
+            let events = await entry.camera.events()
+            announced[entry.name] = Task {
+                for await _ in events {
+                    await self.publishState(entry)
+                }
+            }
+        }
+        await publishState(entry)
+        await publishRun(entry.name)
+    }
+
+    /// A camera forgotten: its entities removed from Home Assistant, its retained state cleared.
+    private func forget(_ name: String) {
+        announced.removeValue(forKey: name)?.cancel()
+        if let discovery {
+            for topic in discovery.cameraTopics(name) { publish(MQTTMessage(topic: topic, payload: [], retain: true)) }
+        }
+        for topic in [topics.cameraState(name), topics.run(name)] { publish(MQTTMessage(topic: topic, payload: [], retain: true)) }
+    }
+
+    private func publishState(_ entry: CameraRegistry.Entry) async {
+        // A camera out of reach answers late or not at all: its last known state meanwhile.
+        guard let status = try? await entry.statusReader.status(waitingAtMost: .seconds(2)) else { return }
+        // Forgotten while its status was read: its cleared state stays cleared.
+        guard announced[entry.name] != nil else { return }
+        publish(MQTTMessage(topic: topics.cameraState(entry.name), text: text(status.json.merging(["name": .string(entry.name)])), retain: true))
+    }
+
+    private func publishClock() {
+        let clock = ClockDiscipline.read()
+        publish(MQTTMessage(topic: topics.clock, text: text(clock.json), retain: true))
+    }
+
+    // MARK: - Jobs
+
+    private func jobChanged(_ change: JobChange) async {
+        switch change {
+        case .job(let snapshot):
+            publish(MQTTMessage(topic: topics.job(Int(snapshot.id)), text: text(snapshot.document.json), retain: true))
+            await publishRun(snapshot.camera, latest: snapshot)
+        case .frame(let frame, let id):
+            publish(MQTTMessage(topic: topics.frames(Int(id)), text: text(JobEvent.frame(frame, job: id).data)))
+            if let snapshot = try? await jobs.job(id) { await publishRun(snapshot.camera, latest: snapshot) }
+        }
+    }
+
+    /// The camera's time-lapse as the switch, the frames and the next-shot sensors read it.
+    private func publishRun(_ name: String, latest: JobSnapshot? = nil) async {
+        let job: JobSnapshot? = if let latest { latest } else { await runningJob(on: name) }
+        let running = job.map { [.waiting, .running, .paused].contains($0.state) } ?? false
+        var document: [String: JSONValue] = [
+            "running": .bool(running),
+            "intervalSeconds": .seconds(intervals[name] ?? Self.defaultInterval),
+            "frames": .int(job?.summary.taken ?? 0),
+            "nextShot": .null,
+            "job": job.map { .integer($0.id) } ?? .null,
+        ]
+        if running, let job, let t0 = job.t0UnixMs {
+            let next = t0 + Int64(job.lastFrame?.frame ?? 0) * job.plan.intervalMs
+            document["nextShot"] = .string(ShootRequest.text(Date(timeIntervalSince1970: Double(next) / 1000)))
+        }
+        publish(MQTTMessage(topic: topics.run(name), text: text(.object(document)), retain: true))
+    }
+
+    private func runningJob(on camera: String) async -> JobSnapshot? {
+        (try? await jobs.jobs())?.first { $0.camera == camera && [.waiting, .running, .paused].contains($0.state) }
+    }
+
+    // MARK: - Commands
+
+    private func command(_ message: MQTTMessage) async {
+        if message.topic == "homeassistant/status" {
+            // Home Assistant started again: it forgets entities it was not told about since.
+            if message.text == "online", let discovery {
+                for entity in discovery.daemon() { publish(entity) }
+                for entry in await cameras.all {
+                    for entity in discovery.camera(entry.name, model: entry.camera.identity.cameraModel) { publish(entity) }
+                }
+            }
+            return
+        }
+        if message.topic == topics.fleetShoot { return await fleetShoot(message) }
+        guard let (level, action) = topics.cameraCommand(message.topic) else { return }
+        guard let entry = await cameras.all.first(where: { MQTTTopics.level($0.name) == level }) else {
+            logger.warning("mqtt: \(message.topic): no camera \(level) here")
+            return
+        }
+        switch action {
+        case .shoot: await shoot(entry, message)
+        case .running: await setRunning(entry, message.text)
+        case .interval: await setInterval(entry.name, message.text)
+        }
+    }
+
+    /// A picture now, or at the UTC time of `{"at": ...}`; the outcome on the camera's shot topic.
+    private func shoot(_ entry: CameraRegistry.Entry, _ message: MQTTMessage) async {
+        let request: ShootRequest
+        do throws(ShootRequest.Refusal) {
+            request = try ShootRequest(payload: message.payload, now: Date())
+        } catch {
+            return publish(MQTTMessage(topic: topics.shot(entry.name), text: text(["ok": false, "error": .string(error.reason)])))
+        }
+        let outcome = await fire(entry, at: request.at)
+        publish(MQTTMessage(topic: topics.shot(entry.name), text: text(outcome)))
+    }
+
+    /// Fires `entry` now or at `at`, and says how it went.
+    private func fire(_ entry: CameraRegistry.Entry, at: Date?) async -> JSONValue {
+        var document: [String: JSONValue] = ["camera": .string(entry.name)]
+        do throws(CameraError) {
+            let shot: Shot
+            if let at {
+                let instant = ContinuousClock.now + .nanoseconds(Int64(at.timeIntervalSinceNow * 1e9))
+                document["at"] = .string(ShootRequest.text(at))
+                shot = try await entry.camera.shoot(at: instant)
+                document["answeredAfterAtMs"] = .milliseconds(ContinuousClock.now - instant)
+            } else {
+                shot = try await entry.camera.shoot()
+            }
+            document["ok"] = true
+            document["shot"] = shot.json
+        } catch {
+            document["ok"] = false
+            document["error"] = .string(error.description)
+        }
+        return .object(document)
+    }
+
+    /// Every camera here (or a group's) at one UTC instant, for `unleashed fleet shoot`; the
+    /// answer, with this host's clock, on ``MQTTTopics/fleetAnswers``.
+    private func fleetShoot(_ message: MQTTMessage) async {
+        let clock = ClockDiscipline.read()
+        var answer: [String: JSONValue] = ["node": .string(topics.node), "clock": clock.json]
+        let request: FleetShootRequest
+        do throws(ShootRequest.Refusal) {
+            request = try FleetShootRequest(payload: message.payload, now: Date())
+        } catch {
+            answer["accepted"] = false
+            answer["reason"] = .string(error.reason)
+            if let id = error.id { answer["id"] = .string(id) }
+            return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+        }
+        answer["id"] = .string(request.id)
+        var entries = await cameras.all
+        if let name = request.group {
+            guard let group = groups.first(where: { $0.name == name }) else {
+                answer["accepted"] = false
+                answer["reason"] = .string("no group \(name) on this host")
+                return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+            }
+            entries = entries.filter { group.cameras.contains($0.name) }
+        }
+        guard !entries.isEmpty else {
+            answer["accepted"] = false
+            answer["reason"] = "no camera on this host"
+            return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+        }
+        answer["accepted"] = true
+        answer["at"] = .string(ShootRequest.text(request.at))
+        let shots = await withTaskGroup(of: JSONValue.self) { group in
+            for entry in entries { group.addTask { await self.fire(entry, at: request.at) } }
+            var shots: [JSONValue] = []
+            for await shot in group { shots.append(shot) }
+            return shots
+        }
+        answer["shots"] = .array(shots.sorted { ($0.objectValue?["camera"]?.stringValue ?? "") < ($1.objectValue?["camera"]?.stringValue ?? "") })
+        publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+    }
+
+    /// `ON` starts a time-lapse at the camera's interval until told to stop; `OFF` stops it.
+    private func setRunning(_ entry: CameraRegistry.Entry, _ payload: String) async {
+        switch payload.trimmingCharacters(in: .whitespacesAndNewlines).uppercased() {
+        case "ON":
+            guard await runningJob(on: entry.name) == nil else { return await publishRun(entry.name) }
+            let interval = intervals[entry.name] ?? Self.defaultInterval
+            let plan = RunPlan(intervalMs: Int64(interval / .milliseconds(1)), stop: .never)
+            do throws(JobError) {
+                let job = try await jobs.submit(camera: entry.name, plan: plan)
+                logger.info("mqtt: time-lapse \(job.id) started on \(entry.name) every \(interval)")
+            } catch {
+                logger.warning("mqtt: time-lapse on \(entry.name) refused: \(error)")
+                await publishRun(entry.name)
+            }
+        case "OFF":
+            guard let job = await runningJob(on: entry.name) else { return await publishRun(entry.name) }
+            _ = try? await jobs.stop(job.id, afterCurrentFrame: false, reason: "stopped over MQTT")
+        default:
+            logger.warning("mqtt: \(topics.runningCommand(entry.name)): '\(payload.prefix(40))' is neither ON nor OFF")
+        }
+    }
+
+    /// The interval, in seconds, of the next time-lapse the switch starts.
+    private func setInterval(_ name: String, _ payload: String) async {
+        guard let seconds = Double(payload.trimmingCharacters(in: .whitespacesAndNewlines)), seconds.isFinite,
+              (0.5...86_400).contains(seconds) else {
+            logger.warning("mqtt: \(topics.intervalCommand(name)): '\(payload.prefix(40))' is not an interval of 0.5 to 86400 s")
+            return await publishRun(name)
+        }
+        intervals[name] = .milliseconds(Int64((seconds * 1000).rounded()))
+        await publishRun(name)
+    }
+
+    // MARK: - Publishing
+
+    private func publish(_ entity: HomeAssistantDiscovery.Entity) {
+        publish(MQTTMessage(topic: entity.topic, text: text(entity.document), retain: true))
+    }
+
+    /// Publishes, or logs why not: the broker being away is not an error (libmosquitto keeps
+    /// QoS 1 messages until it is back).
+    private func publish(_ message: MQTTMessage) {
+        do { try client.publish(message) } catch { logger.error("mqtt: \(error)") }
+    }
+
+    private func text(_ value: JSONValue) -> String { String(decoding: value.data, as: UTF8.self) }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count)
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return MQTTTopics.level(name.split(separator: ".").first.map(String.init) ?? "unleashed")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Where the bridge publishes and listens, under `<prefix>/<node>` (docs/mqtt.md):
+///
+/// | topic | what | retained |
+/// |---|---|---|
+/// | `<prefix>/<node>/availability` | `online`, or `offline` (also the last will) | yes |
+/// | `<prefix>/<node>/cameras/<camera>/state` | the camera's status document, as `GET /v1/cameras/NAME/status` | yes |
+/// | `<prefix>/<node>/cameras/<camera>/shoot` | a command: take a picture now, or at `{"at": UTC time}` | no |
+/// | `<prefix>/<node>/cameras/<camera>/shot` | each picture taken on a command, with its timing | no |
+/// | `<prefix>/<node>/cameras/<camera>/run` | the camera's time-lapse: running, frames, next shot, interval | yes |
+/// | `<prefix>/<node>/cameras/<camera>/running/set` | a command: `ON` starts a time-lapse at the interval, `OFF` stops it | no |
+/// | `<prefix>/<node>/cameras/<camera>/interval/set` | a command: the interval in seconds for the next time-lapse | no |
+/// | `<prefix>/<node>/clock` | the host's clock: synchronised, its estimated error | yes |
+/// | `<prefix>/<node>/jobs/<id>` | a job's progress | yes |
+/// | `<prefix>/<node>/jobs/<id>/frames` | each frame as it is recorded | no |
+/// | `<prefix>/fleet/shoot` | a command to every host: fire at `{"at": UTC time}` | no |
+/// | `<prefix>/<node>/fleet` | this host's answer to each fleet command | no |
+///
+/// A camera's name becomes one topic level as ``level(_:)`` writes it.
+struct MQTTTopics: Sendable, Equatable {
+    let prefix: String
+    let node: String
+
+    var availability: String { "\(base)/availability" }
+    func cameraState(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/state" }
+    func shoot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shoot" }
+    func shot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shot" }
+    func run(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/run" }
+    func runningCommand(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/running/set" }
+    func intervalCommand(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/interval/set" }
+    var clock: String { "\(base)/clock" }
+    func job(_ id: Int) -> String { "\(base)/jobs/\(id)" }
+    func frames(_ id: Int) -> String { "\(base)/jobs/\(id)/frames" }
+    /// Every camera's shoot command, for the one subscription.
+    var shootCommands: String { "\(base)/cameras/+/shoot" }
+    var fleetShoot: String { "\(prefix)/fleet/shoot" }
+    var fleetAnswers: String { "\(base)/fleet" }
+    /// Every host's answers, for whoever sent a fleet command.
+    var allFleetAnswers: String { "\(prefix)/+/fleet" }
+
+    private var base: String { "\(prefix)/\(node)" }
+
+    var runningCommands: String { "\(base)/cameras/+/running/set" }
+    var intervalCommands: String { "\(base)/cameras/+/interval/set" }
+
+    /// What a camera's command topic asks.
+    enum CameraCommand: Sendable, Equatable { case shoot, running, interval }
+
+    /// The camera (as its level) and the command of a topic under ``shootCommands``,
+    /// ``runningCommands`` or ``intervalCommands``; nil for any other topic.
+    func cameraCommand(_ topic: String) -> (level: String, command: CameraCommand)? {
+        let head = "\(base)/cameras/"
+        guard topic.hasPrefix(head) else { return nil }
+        let levels = topic.dropFirst(head.count).split(separator: "/", omittingEmptySubsequences: false)
+        switch levels.count {
+        case 2 where levels[1] == "shoot" && !levels[0].isEmpty: return (String(levels[0]), .shoot)
+        case 3 where levels[1] == "running" && levels[2] == "set" && !levels[0].isEmpty: return (String(levels[0]), .running)
+        case 3 where levels[1] == "interval" && levels[2] == "set" && !levels[0].isEmpty: return (String(levels[0]), .interval)
+        default: return nil
+        }
+    }
+
+    /// A name as one topic level and as part of an id Home Assistant takes: letters, digits,
+    /// `-` and `_` stay, everything else becomes `_`. Two names that differ only there share a
+    /// level; the daemon's names are its own configuration's, where that is easy to avoid.
+    static func level(_ name: String) -> String {
+        let kept = name.unicodeScalars.map { scalar -> Character in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "-" || scalar == "_") ? Character(scalar) : "_"
+        }
+        return kept.isEmpty ? "_" : String(kept)
+    }
+}

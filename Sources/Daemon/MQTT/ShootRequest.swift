@@ -1,0 +1,100 @@
+import Foundation
+import UnleashedAPI
+import UnleashedKit
+import UnleashedProtocol
+
+/// A shoot command's payload: empty, `{}` or Home Assistant's button press for a picture now;
+/// `{"at": "2026-11-27T21:00:00.000Z"}` for one at that UTC instant on this host's clock.
+struct ShootRequest: Sendable, Equatable {
+    /// When to fire; nil for now.
+    var at: Date?
+
+    /// Why a command is refused, for its answer.
+    struct Refusal: Error, Equatable {
+        let reason: String
+        /// The command's id, when it had one to answer under.
+        var id: String?
+    }
+
+    init(payload: [UInt8], now: Date) throws(Refusal) {
+        let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // Home Assistant's MQTT button sends its payload_press ("PRESS" unless set).
+        if text.isEmpty || text == "PRESS" { return }
+        let members = try Self.object(text)
+        at = try members["at"].map { value throws(Refusal) in try Self.fireTime(value, now: now, id: nil) }
+    }
+
+    /// A JSON object, or the refusal that says what it is not.
+    static func object(_ text: String) throws(Refusal) -> [String: JSONValue] {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), let members = value.objectValue else {
+            throw Refusal(reason: "the command is not a JSON object: \(text.prefix(60).debugDescription)")
+        }
+        return members
+    }
+
+    /// `value` as a fire time that can still be met: an ISO 8601 UTC time at least
+    /// ``MQTTBridge/fireWindow``'s lower bound ahead of `now`, and at most its upper bound.
+    static func fireTime(_ value: JSONValue, now: Date, id: String?) throws(Refusal) -> Date {
+        guard let written = value.stringValue, let at = parse(written) else {
+            throw Refusal(reason: "'at' must be a UTC time like 2026-11-27T21:00:00.000Z", id: id)
+        }
+        let ahead = Duration.nanoseconds(Int64((at.timeIntervalSince(now) * 1e9).rounded()))
+        guard ahead >= MQTTBridge.fireWindow.lowerBound else {
+            let late = ahead < .zero ? "\(text(.zero - ahead)) ago" : "only \(text(ahead)) ahead"
+            throw Refusal(reason: "cannot fire at \(written): that was \(late) when the command arrived; "
+                          + "at least \(Self.text(MQTTBridge.fireWindow.lowerBound)) ahead is needed", id: id)
+        }
+        guard ahead <= MQTTBridge.fireWindow.upperBound else {
+            throw Refusal(reason: "cannot fire at \(written): more than an hour ahead; start a time-lapse for that", id: id)
+        }
+        return at
+    }
+
+    private static func text(_ duration: Duration) -> String {
+        duration < .seconds(1) ? "\(Int((duration / .milliseconds(1)).rounded())) ms" : String(format: "%.3f s", (duration / .milliseconds(1)) / 1000)
+    }
+
+    /// An ISO 8601 time with its zone (`Z` or an offset), with or without fractional seconds.
+    static func parse(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)))
+            ?? (try? Date(text, strategy: .iso8601))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+    }
+
+    /// A UTC time as the answers write it, to the nearest millisecond (the format cuts the
+    /// rest off, so half a millisecond is added first: a time read back from its text, a few
+    /// ulps under, writes the same text again).
+    static func text(_ date: Date) -> String {
+        date.addingTimeInterval(0.0005).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
+
+/// `unleashed fleet shoot`'s command to every host: `{"id": "...", "at": UTC time, "group": NAME}`
+/// (the group optional: a host without it answers that it has none).
+struct FleetShootRequest: Sendable, Equatable {
+    var id: String
+    var at: Date
+    var group: String?
+
+    init(payload: [UInt8], now: Date) throws(ShootRequest.Refusal) {
+        let members = try ShootRequest.object(String(decoding: payload, as: UTF8.self))
+        guard let id = members["id"]?.stringValue, !id.isEmpty, id.count <= 64 else {
+            throw ShootRequest.Refusal(reason: "a fleet command needs an 'id' (1 to 64 characters) to answer under")
+        }
+        self.id = id
+        guard let at = members["at"] else { throw ShootRequest.Refusal(reason: "a fleet shot needs its 'at' time", id: id) }
+        self.at = try ShootRequest.fireTime(at, now: now, id: id)
+        if let group = members["group"] {
+            guard let name = group.stringValue, !name.isEmpty else { throw ShootRequest.Refusal(reason: "'group' must be a group's name", id: id) }
+            self.group = name
+        }
+    }
+}
+
+extension ClockDiscipline {
+    /// `{"synchronised", "estimatedErrorMs", "maximumErrorMs"}`.
+    var json: JSONValue {
+        ["synchronised": .bool(synchronised), "estimatedErrorMs": .milliseconds(estimatedError),
+         "maximumErrorMs": .milliseconds(maximumError)]
+    }
+}

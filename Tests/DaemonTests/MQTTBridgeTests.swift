@@ -1,0 +1,256 @@
+@testable import Daemon
+import Foundation
+import Intervalometer
+import Logging
+import MQTT
+import Synchronization
+import Testing
+import UnleashedProtocol
+import UnleashedSimulator
+import UnleashedTestSupport
+
+/// The daemon's bridge against a real broker (mosquitto, started by each test), with simulated
+/// cameras, watched by a second client as Home Assistant or another host would watch it.
+@Suite("the daemon on MQTT", .timeLimit(.minutes(2)))
+struct MQTTBridgeTests {
+    @Test("on connecting it says online, publishes its clock, each camera's state and Home Assistant's discovery")
+    func announces() async throws {
+        try await BridgeRig.with(cameras: ["left", "right wing"]) { rig in
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            try await rig.watcher.waitFor("both states and the clock") { messages in
+                ["unleashed/hostA/cameras/left/state", "unleashed/hostA/cameras/right_wing/state", "unleashed/hostA/clock"]
+                    .allSatisfy { messages[$0] != nil }
+            }
+            let state = try rig.watcher.json("unleashed/hostA/cameras/right_wing/state")
+            #expect(state["name"] == "right wing" && state["connection"] == "ready")
+            let clock = try rig.watcher.json("unleashed/hostA/clock")
+            #expect(clock["synchronised"]?.boolValue != nil && clock["estimatedErrorMs"] != nil)
+            // 1 daemon entity + 7 per camera.
+            try await rig.watcher.waitFor("discovery") { $0.keys.count { $0.hasPrefix("homeassistant/") } == 15 }
+            try HomeAssistantSchema.check(rig.watcher.messages.filter { $0.key.hasPrefix("homeassistant/") }, availability: "unleashed/hostA/availability")
+        }
+    }
+
+    @Test("a shoot command takes a picture and says so; one at a UTC time fires then; a time already past is refused")
+    func shoots() async throws {
+        try await BridgeRig.with(cameras: ["left"]) { rig in
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: "PRESS"))
+            try await rig.watcher.waitFor("a shot") { $0["unleashed/hostA/cameras/left/shot"] != nil }
+            let now = try rig.watcher.json("unleashed/hostA/cameras/left/shot")
+            #expect(now["ok"] == true && now["shot"]?.objectValue?["counter"] == 1)
+
+            let at = Date().addingTimeInterval(0.6)
+            rig.watcher.forget("unleashed/hostA/cameras/left/shot")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: #"{"at": "\#(ShootRequest.text(at))"}"#))
+            try await rig.watcher.waitFor("the timed shot") { $0["unleashed/hostA/cameras/left/shot"] != nil }
+            let timed = try rig.watcher.json("unleashed/hostA/cameras/left/shot")
+            #expect(timed["ok"] == true && timed["at"] == .string(ShootRequest.text(at)), "\(timed) \(ShootRequest.text(at))")
+            // It answered after its time, not before.
+            #expect(Date() >= at)
+
+            rig.watcher.forget("unleashed/hostA/cameras/left/shot")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: #"{"at": "2020-01-01T00:00:00Z"}"#))
+            try await rig.watcher.waitFor("the refusal") { $0["unleashed/hostA/cameras/left/shot"] != nil }
+            let refused = try rig.watcher.json("unleashed/hostA/cameras/left/shot")
+            #expect(refused["ok"] == false)
+            #expect(refused["error"]?.stringValue?.contains("ago when the command arrived") == true)
+        }
+    }
+
+    @Test("a fleet shot fires every camera here at its time and answers with the clock; a bad one is refused by id")
+    func fleetShot() async throws {
+        try await BridgeRig.with(cameras: ["left", "right"]) { rig in
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            let at = Date().addingTimeInterval(0.8)
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f1", "at": "\#(ShootRequest.text(at))"}"#))
+            try await rig.watcher.waitFor("the answer") { $0["unleashed/hostA/fleet"] != nil }
+            let answer = try rig.watcher.json("unleashed/hostA/fleet")
+            #expect(answer["id"] == "f1" && answer["accepted"] == true && answer["node"] == "hostA")
+            #expect(answer["clock"]?.objectValue?["synchronised"] != nil)
+            let shots = answer["shots"]?.arrayValue ?? []
+            #expect(shots.count == 2 && shots.allSatisfy { $0.objectValue?["ok"] == true })
+            #expect(Date() >= at)
+
+            rig.watcher.forget("unleashed/hostA/fleet")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f2", "at": "tomorrow"}"#))
+            try await rig.watcher.waitFor("the refusal") { $0["unleashed/hostA/fleet"] != nil }
+            let refusal = try rig.watcher.json("unleashed/hostA/fleet")
+            #expect(refusal["id"] == "f2" && refusal["accepted"] == false)
+            rig.watcher.forget("unleashed/hostA/fleet")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f3", "at": "\#(ShootRequest.text(Date().addingTimeInterval(5)))", "group": "north"}"#))
+            try await rig.watcher.waitFor("no such group") { $0["unleashed/hostA/fleet"] != nil }
+            #expect(try rig.watcher.json("unleashed/hostA/fleet")["reason"] == "no group north on this host")
+        }
+    }
+
+    @Test("the running switch starts a time-lapse at the interval set, frames come out, and OFF stops it")
+    func timelapse() async throws {
+        try await BridgeRig.with(cameras: ["left"]) { rig in
+            try await rig.watcher.waitFor("the run's state") { $0["unleashed/hostA/cameras/left/run"] != nil }
+            #expect(try rig.watcher.json("unleashed/hostA/cameras/left/run")["running"] == false)
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/interval/set", text: "0.5"))
+            try await rig.watcher.waitFor("the interval") { _ in (try? rig.watcher.json("unleashed/hostA/cameras/left/run")["intervalSeconds"]) == .number(0.5) }
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/running/set", text: "ON"))
+            try await rig.watcher.waitFor("three frames", timeout: .seconds(30)) { _ in
+                ((try? rig.watcher.json("unleashed/hostA/cameras/left/run")["frames"]?.integerValue) ?? 0) >= 3
+            }
+            let run = try rig.watcher.json("unleashed/hostA/cameras/left/run")
+            #expect(run["running"] == true && run["nextShot"]?.stringValue != nil)
+            let job = try #require(run["job"]?.integerValue)
+            #expect(rig.watcher.messages["unleashed/hostA/jobs/\(job)/frames"] != nil)
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/running/set", text: "OFF"))
+            try await rig.watcher.waitFor("stopped") { _ in (try? rig.watcher.json("unleashed/hostA/cameras/left/run")["running"]) == false }
+        }
+    }
+
+    @Test("a camera forgotten is removed from Home Assistant; the bridge stopping says offline")
+    func forgetAndStop() async throws {
+        try await BridgeRig.with(cameras: ["left", "right"]) { rig in
+            try await rig.watcher.waitFor("discovery") { $0.keys.count { $0.hasPrefix("homeassistant/") } == 15 }
+            _ = await rig.registry.remove(named: "right")
+            try await rig.watcher.waitFor("right's entities and state emptied") { messages in
+                messages.filter { $0.key.hasPrefix("homeassistant/") && $0.key.contains("_right_") }.allSatisfy { $0.value.isEmpty }
+                    && messages["unleashed/hostA/cameras/right/state"] == "" && messages["unleashed/hostA/cameras/right/run"] == ""
+            }
+            // Left is still there.
+            #expect(rig.watcher.messages["unleashed/hostA/cameras/left/state"]?.isEmpty == false)
+            rig.bridgeTask.cancel()
+            try await rig.watcher.waitFor("offline") { $0["unleashed/hostA/availability"] == "offline" }
+        }
+    }
+}
+
+/// A registry of simulated cameras, a job manager, the bridge as node `hostA`, and a watcher
+/// subscribed to everything, on a broker of their own.
+struct BridgeRig {
+    let broker: Broker
+    let registry: CameraRegistry
+    let watcher: TopicWatcher
+    let bridgeTask: Task<Void, Never>
+
+    static func with(cameras names: [String], _ body: (BridgeRig) async throws -> Void) async throws {
+        let broker = try await Broker()
+        let registry = CameraRegistry()
+        var demos: [Demo] = []
+        for name in names {
+            let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+            demos.append(demo)
+            await registry.add(demo.camera, name: name, source: "demo")
+        }
+        let jobs = JobManager(journal: MemoryJournal(), cameras: registry)
+        var settings = DaemonConfiguration.MQTTSettings()
+        settings.broker = BrokerAddress(host: "127.0.0.1", port: broker.port, tls: false)
+        settings.node = "hostA"
+        let watcher = try TopicWatcher(broker: broker)
+        try await watcher.waitForSubscription()
+        let bridge = try MQTTBridge(settings: settings, version: "0.0.0-test", cameras: registry, jobs: jobs, groups: [],
+                                    logger: Logger(label: "test.mqtt"))
+        let task = Task { await bridge.run() }
+        let rig = BridgeRig(broker: broker, registry: registry, watcher: watcher, bridgeTask: task)
+        let result: Result<Void, any Error>
+        do { result = .success(try await body(rig)) } catch { result = .failure(error) }
+        task.cancel()
+        await task.value
+        await jobs.suspendAll()
+        watcher.client.stop()
+        for demo in demos { try? await demo.finish() }
+        try result.get()
+    }
+}
+
+/// A client subscribed to every topic, keeping the last payload of each.
+final class TopicWatcher: Sendable {
+    let client: MQTTClient
+    private let latest = Mutex<[String: String]>([:])
+    private let subscribed = Mutex(false)
+
+    init(broker: Broker) throws {
+        client = try MQTTClient(MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: "watcher-\(UUID().uuidString.prefix(8))"))
+        let events = client.events
+        Task { [self] in
+            for await event in events {
+                switch event {
+                case .connected:
+                    try? client.subscribe("#")
+                    try? client.publish(MQTTMessage(topic: "test/subscribed", text: "yes"))
+                case .message(let message):
+                    if message.topic == "test/subscribed" { subscribed.withLock { $0 = true } }
+                    latest.withLock { $0[message.topic] = message.text }
+                case .disconnected: break
+                }
+            }
+        }
+        try client.start()
+    }
+
+    var messages: [String: String] { latest.withLock { $0 } }
+
+    func forget(_ topic: String) { _ = latest.withLock { $0.removeValue(forKey: topic) } }
+
+    func json(_ topic: String) throws -> [String: JSONValue] {
+        let text = try #require(messages[topic], "nothing on \(topic)")
+        return try #require(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)).objectValue, "\(topic): \(text)")
+    }
+
+    func waitForSubscription() async throws {
+        try await waitFor("the watcher's subscription") { _ in subscribed.withLock { $0 } }
+    }
+
+    func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: ([String: String]) -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(messages) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("no \(what) within \(timeout); topics: \(messages.keys.sorted())")
+        throw CancellationError()
+    }
+}
+
+/// The keys Home Assistant's MQTT discovery documents for each platform used here
+/// (home-assistant.io, integrations mqtt, button.mqtt, switch.mqtt, number.mqtt, sensor.mqtt),
+/// and the rules every entity must keep: its topic's shape, a unique id, a device (with
+/// identifiers; a camera through the daemon's), availability from the daemon's will.
+enum HomeAssistantSchema {
+    static let common: Set<String> = ["name", "unique_id", "device", "availability_topic", "payload_available",
+                                      "payload_not_available", "entity_category", "json_attributes_topic", "value_template", "icon"]
+    static let platforms: [String: (required: Set<String>, allowed: Set<String>)] = [
+        "button": (["command_topic"], ["command_topic", "payload_press", "device_class", "qos", "retain"]),
+        "switch": (["command_topic"], ["command_topic", "state_topic", "payload_on", "payload_off", "state_on", "state_off", "device_class", "optimistic"]),
+        "number": (["command_topic"], ["command_topic", "state_topic", "min", "max", "step", "mode", "unit_of_measurement", "device_class"]),
+        "sensor": (["state_topic"], ["state_topic", "unit_of_measurement", "device_class", "state_class", "expire_after", "force_update"]),
+    ]
+    static let deviceKeys: Set<String> = ["identifiers", "name", "manufacturer", "model", "sw_version", "via_device", "connections", "hw_version"]
+
+    static func check(_ configs: [String: String], availability: String) throws {
+        var uniqueIDs: Set<String> = []
+        var hubs: Set<String> = []
+        var vias: Set<String> = []
+        for (topic, text) in configs {
+            let levels = topic.split(separator: "/")
+            try #require(levels.count == 5 && levels[0] == "homeassistant" && levels[4] == "config", "\(topic)")
+            let platform = String(levels[1])
+            let rules = try #require(platforms[platform], "\(topic): no platform \(platform)")
+            #expect(levels[2].allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }, "node id \(levels[2])")
+            #expect(levels[3].allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }, "object id \(levels[3])")
+            let document = try #require(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)).objectValue, "\(topic)")
+            for key in rules.required { #expect(document[key]?.stringValue?.isEmpty == false, "\(topic): \(key)") }
+            for key in document.keys { #expect(common.contains(key) || rules.allowed.contains(key), "\(topic): \(key) is not a key of \(platform)") }
+            let id = try #require(document["unique_id"]?.stringValue, "\(topic): unique_id")
+            #expect(uniqueIDs.insert(id).inserted, "\(id) twice")
+            #expect(document["availability_topic"]?.stringValue == availability, "\(topic)")
+            #expect(document["payload_available"] == "online" && document["payload_not_available"] == "offline")
+            let device = try #require(document["device"]?.objectValue, "\(topic): device")
+            for key in device.keys { #expect(deviceKeys.contains(key), "\(topic): device.\(key)") }
+            let identifiers = (device["identifiers"]?.arrayValue ?? []).compactMap { $0.stringValue }
+            #expect(!identifiers.isEmpty)
+            if let via = device["via_device"]?.stringValue { vias.insert(via) } else { hubs.formUnion(identifiers) }
+            for key in ["command_topic", "state_topic"] {
+                if let target = document[key]?.stringValue { #expect(!target.contains("+") && !target.contains("#"), "\(topic): \(key)") }
+            }
+        }
+        // Every camera's device hangs off the daemon's.
+        #expect(!vias.isEmpty && vias.isSubset(of: hubs), "via_device \(vias) against the daemon's \(hubs)")
+    }
+}
