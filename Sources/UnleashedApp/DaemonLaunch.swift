@@ -1,5 +1,5 @@
 import CameraKit
-import Daemon
+public import Daemon
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -39,6 +39,9 @@ public struct DaemonLaunch: Sendable {
             throw .configuration(error.description)
         }
     }
+
+    /// The `[mqtt]` table: where `unleashed fleet` finds the broker the daemons use.
+    public var mqtt: DaemonConfiguration.MQTTSettings { configuration.mqtt }
 
     /// What the daemon would refuse as it starts, short of binding its socket: a file in the
     /// socket's place, TCP without tokens.

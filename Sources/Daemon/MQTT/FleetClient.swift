@@ -1,0 +1,177 @@
+public import Foundation
+import Synchronization
+public import MQTT
+import UnleashedAPI
+public import UnleashedProtocol
+import UnleashedKit
+
+/// `unleashed fleet`: one command to every host's daemon through the broker, and their answers.
+///
+/// A fleet shot is published once to `<prefix>/fleet/shoot` with an id and a UTC time; each host
+/// fires its cameras at that time on its own clock and answers on `<prefix>/<node>/fleet`. What
+/// the hosts are is what answers: the command waits until the time has passed and `wait` more,
+/// and reports every answer carrying its id.
+public final class FleetClient: Sendable {
+    private let client: MQTTClient
+    private let prefix: String
+
+    /// A client of the broker `settings` names, with an id of its own.
+    public init(settings: DaemonConfiguration.MQTTSettings) throws(MQTTError) {
+        guard let broker = settings.broker else { throw .invalid("no broker: [mqtt] broker = \"mqtt://HOST:PORT\" in the configuration") }
+        var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port,
+                                                     clientID: "unleashed-fleet-\(UUID().uuidString.prefix(8).lowercased())")
+        configuration.username = settings.username
+        configuration.password = settings.password
+        configuration.tls = broker.tls
+        configuration.caFile = settings.caFile
+        client = try MQTTClient(configuration)
+        prefix = settings.topicPrefix
+    }
+
+    /// Fires every host's cameras (or a group's) at `at`, and returns the hosts' answers, each
+    /// as its document (`node`, `accepted`, `reason`, `clock`, `shots`), sorted by node. Waits
+    /// until every host the broker says is online has answered, or `wait` after the time.
+    /// Throws when the broker cannot be reached within `connectTimeout`.
+    public func shoot(at: Date, group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
+        let id = String(UUID().uuidString.prefix(12).lowercased())
+        var command: [String: JSONValue] = ["id": .string(id), "at": .string(ShootRequest.text(at))]
+        if let group { command["group"] = .string(group) }
+        let topics = MQTTTopics(prefix: prefix, node: "+")
+        let deadline = ContinuousClock.now + .nanoseconds(Int64(max(at.timeIntervalSinceNow, 0) * 1e9)) + wait
+        let availability = MQTTTopics(prefix: prefix, node: "+").availability
+        let heard = try await exchange(subscribing: [topics.allFleetAnswers, availability],
+                                       publishing: MQTTMessage(topic: topics.fleetShoot, payload: Array(JSONValue.object(command).data)),
+                                       until: deadline, connectTimeout: connectTimeout) { message -> FleetHeard? in
+            if message.topic.hasSuffix("/availability") {
+                let node = message.topic.dropFirst(self.prefix.count + 1).split(separator: "/").first.map(String.init) ?? ""
+                return .availability(node: node, online: message.text == "online")
+            }
+            guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(message.payload)),
+                  document.objectValue?["id"]?.stringValue == id else { return nil }
+            return .answer(document)
+        } finished: { heard in
+            var online: Set<String> = []
+            var answered: Set<String> = []
+            for item in heard {
+                switch item {
+                case .availability(let node, true): online.insert(node)
+                case .availability(let node, false): online.remove(node)
+                case .answer(let document): answered.insert(document.objectValue?["node"]?.stringValue ?? "")
+                }
+            }
+            return !online.isEmpty && online.isSubset(of: answered)
+        }
+        let answers = heard.compactMap { item -> JSONValue? in if case .answer(let document) = item { document } else { nil } }
+        return answers.sorted { ($0.objectValue?["node"]?.stringValue ?? "") < ($1.objectValue?["node"]?.stringValue ?? "") }
+    }
+
+    /// Every host's retained state as the broker keeps it: `{node: {availability, clock, cameras: {name: state}}}`.
+    public func status(wait: Duration = .milliseconds(800), connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> JSONValue {
+        let messages = try await exchange(subscribing: ["\(prefix)/+/#"], publishing: nil, until: ContinuousClock.now + wait,
+                                          connectTimeout: connectTimeout) { message -> MQTTMessage? in message } finished: { _ in false }
+        var hosts: [String: [String: JSONValue]] = [:]
+        for message in messages where !message.payload.isEmpty {
+            let levels = message.topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard let node = levels.first, node != "fleet" else { continue }
+            let document = (try? JSONDecoder().decode(JSONValue.self, from: Data(message.payload))) ?? .string(message.text)
+            var host = hosts[node] ?? [:]
+            switch levels.dropFirst().first {
+            case "availability": host["availability"] = .string(message.text)
+            case "clock": host["clock"] = document
+            case "cameras" where levels.count == 4:
+                var cameras = host["cameras"]?.objectValue ?? [:]
+                var camera = cameras[levels[2]]?.objectValue ?? [:]
+                camera[levels[3]] = document
+                cameras[levels[2]] = .object(camera)
+                host["cameras"] = .object(cameras)
+            default: continue
+            }
+            hosts[node] = host
+        }
+        return .object(hosts.mapValues { .object($0) })
+    }
+
+    /// Connects, subscribes to `filters`, publishes `message` once subscribed, and collects what
+    /// `keep` keeps of the messages that arrive until `deadline`, or until `finished` says what
+    /// was kept is all. Fails when no connection is made within `connectTimeout`.
+    private func exchange<T: Sendable>(subscribing filters: [String], publishing message: MQTTMessage?, until deadline: ContinuousClock.Instant,
+                                       connectTimeout: Duration, keep: @escaping @Sendable (MQTTMessage) -> T?,
+                                       finished: @Sendable ([T]) -> Bool) async throws(MQTTError) -> [T] {
+        let state = Mutex(ExchangeState<T>())
+        let client = client
+        // Published to a topic of its own after the subscription: the broker handles a client's
+        // packets in order, so once it comes back the subscription is in place, and the command
+        // goes out with its answers sure to be heard.
+        let marker = "\(prefix)/fleet/ready/\(UUID().uuidString.prefix(8))"
+        let events = client.events
+        let consumer = Task {
+            var published = false
+            for await event in events {
+                switch event {
+                case .connected:
+                    state.withLock { $0.connected = true }
+                    do throws(MQTTError) {
+                        for filter in filters { try client.subscribe(filter) }
+                        try client.subscribe(marker)
+                        try client.publish(MQTTMessage(topic: marker, text: "ready"))
+                    } catch {
+                        state.withLock { $0.failure = error }
+                    }
+                case .message(let received) where received.topic == marker:
+                    guard !published, let message else { continue }
+                    published = true
+                    do throws(MQTTError) { try client.publish(message) } catch { state.withLock { $0.failure = error } }
+                case .message(let received):
+                    if let value = keep(received) { state.withLock { $0.kept.append(value) } }
+                case .disconnected:
+                    continue
+                }
+            }
+        }
+        try client.start()
+        let connectBy = ContinuousClock.now + connectTimeout
+        var failure: MQTTError?
+        while ContinuousClock.now < deadline || !state.withLock({ $0.connected }) {
+            let (connected, failed, done) = state.withLock { ($0.connected, $0.failure, finished($0.kept)) }
+            if let failed { failure = failed; break }
+            if done { break }
+            if !connected, ContinuousClock.now >= connectBy {
+                failure = .failed("the broker did not answer within \(connectTimeout)")
+                break
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        client.stop()
+        await consumer.value
+        if let failure { throw failure }
+        return state.withLock { $0.kept }
+    }
+}
+
+/// What an exchange has seen so far.
+private struct ExchangeState<T: Sendable>: Sendable {
+    var connected = false
+    var failure: MQTTError?
+    var kept: [T] = []
+}
+
+/// A fleet shot's time as the command line writes it: `+2s` (from now; any duration
+/// `readDuration` takes) or a UTC time with its zone (`2026-11-27T21:00:00Z`).
+public enum FleetTime {
+    public static func read(_ text: String, now: Date) -> Date? {
+        if text.hasPrefix("+") {
+            guard let ahead = parseDuration(String(text.dropFirst())) else { return nil }
+            return now.addingTimeInterval(Double(ahead / .milliseconds(1)) / 1000)
+        }
+        return ShootRequest.parse(text)
+    }
+
+    /// A time as the answers write it.
+    public static func text(_ date: Date) -> String { ShootRequest.text(date) }
+}
+
+/// What a fleet shot hears: a host's availability (to know whom to wait for), or an answer.
+private enum FleetHeard: Sendable {
+    case availability(node: String, online: Bool)
+    case answer(JSONValue)
+}

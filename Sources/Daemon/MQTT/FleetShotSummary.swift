@@ -1,0 +1,90 @@
+public import Foundation
+public import UnleashedProtocol
+
+/// The hosts' answers to a fleet shot, as `unleashed fleet shoot` prints them, and its exit
+/// status: 0 when every host that answered fired every camera, 65 when one refused or a camera
+/// failed, 69 when no host answered.
+public struct FleetShotSummary: Sendable {
+    public let at: Date
+    public let answers: [JSONValue]
+
+    public init(at: Date, answers: [JSONValue]) {
+        self.at = at
+        self.answers = answers
+    }
+
+    public var status: Int32 {
+        if answers.isEmpty { return 69 }
+        let allFired = answers.allSatisfy { answer in
+            guard let members = answer.objectValue, members["accepted"] == true else { return false }
+            return (members["shots"]?.arrayValue ?? []).allSatisfy { $0.objectValue?["ok"] == true }
+        }
+        return allFired ? 0 : 65
+    }
+
+    public var json: JSONValue {
+        ["at": .string(ShootRequest.text(at)), "hosts": .array(answers)]
+    }
+
+    public var text: String {
+        guard !answers.isEmpty else {
+            return "No host answered the shot at \(ShootRequest.text(at)): is [mqtt] set in their daemons, and the broker the same?"
+        }
+        var lines = ["Shot at \(ShootRequest.text(at)): \(answers.count) host\(answers.count == 1 ? "" : "s") answered"]
+        for answer in answers {
+            let members = answer.objectValue ?? [:]
+            let node = members["node"]?.stringValue ?? "?"
+            guard members["accepted"] == true else {
+                lines.append("  \(node): refused: \(members["reason"]?.stringValue ?? "no reason given")")
+                continue
+            }
+            let shots = (members["shots"]?.arrayValue ?? []).map { shot -> String in
+                let shot = shot.objectValue ?? [:]
+                let camera = shot["camera"]?.stringValue ?? "?"
+                guard shot["ok"] == true else { return "\(camera) failed: \(shot["error"]?.stringValue ?? "?")" }
+                let detail = shot["shot"]?.objectValue ?? [:]
+                let counter = detail["counter"]?.integerValue.map(String.init) ?? "?"
+                // Fired at the time (on the module's own timer where it has one): when the picture was confirmed after it.
+                let after = shot["answeredAfterAtMs"].flatMap(Self.number).map { String(format: "%.0f ms", $0) } ?? "?"
+                return "\(camera) #\(counter) (confirmed \(after) after the time)"
+            }
+            lines.append("  \(node): \(Self.clockText(members["clock"]))  \(shots.joined(separator: "; "))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Each host's line of `unleashed fleet status`.
+    public static func statusText(_ hosts: JSONValue) -> String {
+        let hosts = hosts.objectValue ?? [:]
+        guard !hosts.isEmpty else { return "No host on the broker: no daemon with [mqtt] has connected to it." }
+        return hosts.keys.sorted().map { node in
+            let host = hosts[node]?.objectValue ?? [:]
+            var line = "\(node): \(host["availability"]?.stringValue ?? "unknown")  \(clockText(host["clock"]))"
+            let cameras = host["cameras"]?.objectValue ?? [:]
+            for name in cameras.keys.sorted() {
+                let camera = cameras[name]?.objectValue ?? [:]
+                let state = camera["state"]?.objectValue ?? [:]
+                let run = camera["run"]?.objectValue ?? [:]
+                var parts = [state["connection"]?.stringValue ?? "?"]
+                if let battery = state["moduleBattery"]?.integerValue { parts.append("module \(battery)%") }
+                if run["running"] == true { parts.append("time-lapse, \(run["frames"]?.integerValue ?? 0) frames") }
+                line += "\n  \(state["name"]?.stringValue ?? name): \(parts.joined(separator: ", "))"
+            }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    static func clockText(_ clock: JSONValue?) -> String {
+        guard let clock = clock?.objectValue else { return "clock unknown" }
+        let error = clock["estimatedErrorMs"].flatMap(number).map { String(format: "%.1f ms", $0) } ?? "?"
+        return clock["synchronised"] == true ? "clock ±\(error)" : "clock NOT synchronised (estimate \(error))"
+    }
+
+    private static func number(_ value: JSONValue) -> Double? {
+        switch value {
+        case .integer(let number): Double(number)
+        case .number(let number): number
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import ArgumentParser
+import CommandCore
+import Daemon
+import Foundation
+import MQTT
+import UnleashedApp
+import UnleashedKit
+import UnleashedProtocol
+
+struct FleetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet",
+        abstract: "Fire or watch the daemons of several hosts at once, through their MQTT broker.",
+        discussion: """
+            Every host's daemon with [mqtt] in its configuration takes fleet commands from the \
+            broker (docs/mqtt.md). This command reads the broker's address and login from the same \
+            configuration (--config FILE, or the files the daemon reads), so it runs on any host of \
+            the rig, or on a laptop with that file.
+            """,
+        subcommands: [FleetShootCommand.self, FleetStatusCommand.self]
+    )
+}
+
+/// The options every fleet command shares: where the configuration that names the broker is.
+struct FleetConfigurationOptions: ParsableArguments {
+    @Flag(help: "Read the system service's configuration only.")
+    var system = false
+
+    @Option(help: ArgumentHelp("Read the broker's settings from this configuration file.", valueName: "file"))
+    var config: String?
+
+    func client(_ options: GlobalOptions) throws -> FleetClient {
+        let settings: DaemonConfiguration.MQTTSettings
+        do throws(DaemonLaunchError) {
+            settings = try DaemonLaunch(system: system, file: config, environment: ProcessInfo.processInfo.environment).mqtt
+        } catch {
+            throw options.fail(code: "configuration", error.description, status: .usage)
+        }
+        guard settings.broker != nil else {
+            throw options.fail(code: "configuration", "no [mqtt] broker in the configuration; add broker = \"mqtt://HOST:1883\" (docs/mqtt.md)",
+                               status: .usage)
+        }
+        do throws(MQTTError) {
+            return try FleetClient(settings: settings)
+        } catch {
+            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        }
+    }
+}
+
+struct FleetShootCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shoot",
+        abstract: "Fire every host's cameras at one UTC instant, each on its own clock.",
+        discussion: """
+            Each host fires at the time on its own clock (through the module's own scheduled fire \
+            where it has one), and answers with its clock's estimated error and each camera's shot. \
+            A host refuses a time it cannot meet (less than 50 ms ahead when the command reaches it, \
+            or more than an hour) and says so. Hosts fire together only as closely as their clocks \
+            agree: keep them synchronised (chrony, PTP).
+
+            Exit status: 0 when every host that answered fired every camera; 65 when one refused or \
+            a camera failed; 69 when no host answered.
+            """
+    )
+
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
+    @OptionGroup var where_: FleetConfigurationOptions
+
+    @Option(help: ArgumentHelp("When: +DURATION from now (+2s, +500ms), or a UTC time like 2026-11-27T21:00:00Z.", valueName: "time"))
+    var at = "+2s"
+
+    @Option(help: ArgumentHelp("Only the cameras of this [[groups]] name on each host; hosts without it say so.", valueName: "name"))
+    var group: String?
+
+    @Option(help: ArgumentHelp("How long after the time to wait for the hosts' answers.", valueName: "duration"))
+    var wait = "3s"
+
+    func run() async throws {
+        guard let time = FleetTime.read(at, now: Date()) else {
+            throw options.fail(code: "usage", "--at '\(at)' is neither +DURATION (+2s) nor a UTC time like 2026-11-27T21:00:00Z", status: .usage)
+        }
+        guard let waiting = parseDuration(wait) else {
+            throw options.fail(code: "usage", "--wait '\(wait)' is not a duration like 3s", status: .usage)
+        }
+        let client = try where_.client(options)
+        let answers: [JSONValue]
+        do throws(MQTTError) {
+            answers = try await client.shoot(at: time, group: group, wait: waiting)
+        } catch {
+            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        }
+        let summary = FleetShotSummary(at: time, answers: answers)
+        options.emit(summary.json) { summary.text }
+        if summary.status != 0 { throw ExitCode(summary.status) }
+    }
+}
+
+struct FleetStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show every host on the broker: online or not, its clock, its cameras' state and runs.",
+        discussion: "What the broker keeps of each host (its retained messages), read in under a second."
+    )
+
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
+    @OptionGroup var where_: FleetConfigurationOptions
+
+    func run() async throws {
+        let client = try where_.client(options)
+        let hosts: JSONValue
+        do throws(MQTTError) {
+            hosts = try await client.status()
+        } catch {
+            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        }
+        options.emit(hosts) { FleetShotSummary.statusText(hosts) }
+    }
+}
