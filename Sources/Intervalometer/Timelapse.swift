@@ -245,11 +245,14 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
 
     // MARK: - Running
 
-    /// Checks the plan against the camera, journals the run, waits `startDelay`, and runs it to
-    /// its end. `cameraName` is what the journal calls a run's one camera; the cameras of a rig
-    /// are journalled by their own names, as a list.
+    /// Checks the plan against the camera, journals the run, waits until `startDelay` after the
+    /// call (not after the checks), and runs it to its end. `cameraName` is what the journal
+    /// calls a run's one camera; the cameras of a rig are journalled by their own names, as a list.
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
         defer { finishStreams() }
+        // The delay counts from now, not from after the checks: a fleet's hosts each start at
+        // the instant they were told, however long their camera takes to answer the checks.
+        let asked = clock.now
         try await validate()
         if let hooks {
             let status = await hooks.run(.initialize, frame: nil, environment: [:])
@@ -258,7 +261,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         }
         // Slot 1 lies a little ahead, so that journalling the run (a disk sync) does not make
         // it late; a stop while waiting for it ends the run with no frames.
-        let lead = max(startDelay, Self.preparationTime)
+        let lead = max(startDelay - asked.duration(to: clock.now), Self.preparationTime)
         let t0 = clock.now.advanced(by: lead)
         let t0Wall = wallClock() + lead.wholeMilliseconds
         do {

@@ -9,12 +9,15 @@ public final class Broker: Sendable {
     private let directory: URL
     private let process = Mutex<Process?>(nil)
 
-    public init() async throws {
+    /// - Parameter addresses: where it listens; loopback unless other hosts must reach it
+    ///   (their veth links' addresses, ``NetworkHosts/brokerAddresses``), never every address.
+    public init(listeningOn addresses: [String] = ["127.0.0.1"]) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-broker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
+        let listeners = addresses.map { "listener \(port) \($0)" }.joined(separator: "\n")
         try """
-            listener \(port) 127.0.0.1
+            \(listeners)
             allow_anonymous true
             persistence false
             log_dest none

@@ -33,17 +33,39 @@ public final class FleetClient: Sendable {
     /// until every host the broker says is online has answered, or `wait` after the time.
     /// Throws when the broker cannot be reached within `connectTimeout`.
     public func shoot(at: Date, group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
-        let id = String(UUID().uuidString.prefix(12).lowercased())
-        var command: [String: JSONValue] = ["id": .string(id), "at": .string(ShootRequest.text(at))]
+        var command: [String: JSONValue] = ["at": .string(ShootRequest.text(at))]
         if let group { command["group"] = .string(group) }
-        let topics = MQTTTopics(prefix: prefix, node: "+")
         let deadline = ContinuousClock.now + .nanoseconds(Int64(max(at.timeIntervalSinceNow, 0) * 1e9)) + wait
-        let availability = MQTTTopics(prefix: prefix, node: "+").availability
-        let heard = try await exchange(subscribing: [topics.allFleetAnswers, availability],
-                                       publishing: MQTTMessage(topic: topics.fleetShoot, payload: Array(JSONValue.object(command).data)),
+        return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetShoot, command, until: deadline, connectTimeout: connectTimeout)
+    }
+
+    /// Starts a time-lapse on every host's cameras (or a group's) from `start`, every
+    /// `interval`, for `frames` slots (nil: until stopped), and returns the hosts' answers, each
+    /// naming its job. Waits until every online host has answered, or `wait`.
+    public func timelapse(start: Date, interval: Duration, frames: Int?, group: String?, wait: Duration,
+                          connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
+        var command: [String: JSONValue] = ["start": .string(ShootRequest.text(start)), "intervalMs": .integer(Int64(interval / .milliseconds(1)))]
+        if let frames { command["frames"] = .integer(Int64(frames)) }
+        if let group { command["group"] = .string(group) }
+        return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetTimelapse, command, until: ContinuousClock.now + wait,
+                             connectTimeout: connectTimeout)
+    }
+
+    /// Publishes `command` with an id of its own to `topic`, and returns every host's answer
+    /// carrying that id, sorted by node: once every host the broker lists as online has
+    /// answered, or at `deadline`.
+    private func ask(_ topic: String, _ command: [String: JSONValue], until deadline: ContinuousClock.Instant,
+                     connectTimeout: Duration) async throws(MQTTError) -> [JSONValue] {
+        let id = String(UUID().uuidString.prefix(12).lowercased())
+        var command = command
+        command["id"] = .string(id)
+        let topics = MQTTTopics(prefix: prefix, node: "+")
+        let prefix = prefix
+        let heard = try await exchange(subscribing: [topics.allFleetAnswers, topics.availability],
+                                       publishing: MQTTMessage(topic: topic, payload: Array(JSONValue.object(command).data)),
                                        until: deadline, connectTimeout: connectTimeout) { message -> FleetHeard? in
             if message.topic.hasSuffix("/availability") {
-                let node = message.topic.dropFirst(self.prefix.count + 1).split(separator: "/").first.map(String.init) ?? ""
+                let node = message.topic.dropFirst(prefix.count + 1).split(separator: "/").first.map(String.init) ?? ""
                 return .availability(node: node, online: message.text == "online")
             }
             guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(message.payload)),

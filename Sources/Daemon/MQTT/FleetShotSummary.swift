@@ -53,6 +53,25 @@ public struct FleetShotSummary: Sendable {
         return lines.joined(separator: "\n")
     }
 
+    /// The answers to a fleet time-lapse: each host's job, or why it refused.
+    public var timelapseText: String {
+        guard !answers.isEmpty else {
+            return "No host answered: is [mqtt] set in their daemons, and the broker the same?"
+        }
+        var lines = ["Time-lapse from \(ShootRequest.text(at)): \(answers.count) host\(answers.count == 1 ? "" : "s") answered"]
+        for answer in answers {
+            let members = answer.objectValue ?? [:]
+            let node = members["node"]?.stringValue ?? "?"
+            guard members["accepted"] == true else {
+                lines.append("  \(node): refused: \(members["reason"]?.stringValue ?? "no reason given")")
+                continue
+            }
+            let cameras = (members["cameras"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+            lines.append("  \(node): job \(members["job"]?.integerValue.map(String.init) ?? "?") on \(cameras)  \(Self.clockText(members["clock"]))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// Each host's line of `unleashed fleet status`.
     public static func statusText(_ hosts: JSONValue) -> String {
         let hosts = hosts.objectValue ?? [:]

@@ -110,7 +110,7 @@ actor MQTTBridge {
     private func announceAll() async {
         publish(MQTTMessage(topic: topics.availability, text: "online", retain: true))
         publishClock()
-        for filter in [topics.shootCommands, topics.runningCommands, topics.intervalCommands, topics.fleetShoot, "homeassistant/status"] {
+        for filter in [topics.shootCommands, topics.runningCommands, topics.intervalCommands, topics.fleetShoot, topics.fleetTimelapse, "homeassistant/status"] {
             do { try client.subscribe(filter) } catch { logger.error("mqtt: \(error)") }
         }
         if let discovery { for entity in discovery.daemon() { publish(entity) } }
@@ -212,6 +212,7 @@ actor MQTTBridge {
             return
         }
         if message.topic == topics.fleetShoot { return await fleetShoot(message) }
+        if message.topic == topics.fleetTimelapse { return await fleetTimelapse(message) }
         guard let (level, action) = topics.cameraCommand(message.topic) else { return }
         guard let entry = await cameras.all.first(where: { MQTTTopics.level($0.name) == level }) else {
             logger.warning("mqtt: \(message.topic): no camera \(level) here")
@@ -297,6 +298,47 @@ actor MQTTBridge {
         }
         answer["shots"] = .array(shots.sorted { ($0.objectValue?["camera"]?.stringValue ?? "") < ($1.objectValue?["camera"]?.stringValue ?? "") })
         publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+    }
+
+    /// A time-lapse of every camera here (or a group's) from the fleet's start time, on this
+    /// host's engine and journal: one camera as a job, several as a rig job that fires them
+    /// together. The answer names the job, whose frames go out on its frames topic.
+    private func fleetTimelapse(_ message: MQTTMessage) async {
+        var answer: [String: JSONValue] = ["node": .string(topics.node), "clock": ClockDiscipline.read().json]
+        func refuse(_ reason: String) {
+            answer["accepted"] = false
+            answer["reason"] = .string(reason)
+            publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+        }
+        let request: FleetTimelapseRequest
+        do throws(ShootRequest.Refusal) {
+            request = try FleetTimelapseRequest(payload: message.payload, now: Date())
+        } catch {
+            if let id = error.id { answer["id"] = .string(id) }
+            return refuse(error.reason)
+        }
+        answer["id"] = .string(request.id)
+        var names = await cameras.all.map(\.name)
+        if let group = request.group {
+            guard let members = groups.first(where: { $0.name == group })?.cameras else { return refuse("no group \(group) on this host") }
+            names = names.filter(members.contains)
+        }
+        guard !names.isEmpty else { return refuse("no camera on this host") }
+        let plan = RunPlan(intervalMs: request.intervalMs, stop: request.frames.map { .frames($0) } ?? .never)
+        let delay = Duration.nanoseconds(Int64(max(request.start.timeIntervalSinceNow, 0) * 1e9))
+        do throws(JobError) {
+            let job = names.count == 1
+                ? try await jobs.submit(camera: names[0], plan: plan, startDelay: delay)
+                : try await jobs.submit(rig: names, plan: plan, startDelay: delay)
+            answer["accepted"] = true
+            answer["job"] = .integer(job.id)
+            answer["cameras"] = .array(names.map(JSONValue.string))
+            answer["start"] = .string(ShootRequest.text(request.start))
+            logger.info("mqtt: fleet time-lapse \(request.id) as job \(job.id) on \(names.joined(separator: ", "))")
+            publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+        } catch {
+            refuse("the time-lapse was refused: \(error)")
+        }
     }
 
     /// `ON` starts a time-lapse at the camera's interval until told to stop; `OFF` stops it.

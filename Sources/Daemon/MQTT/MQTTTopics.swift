@@ -15,6 +15,7 @@ import Foundation
 /// | `<prefix>/<node>/jobs/<id>` | a job's progress | yes |
 /// | `<prefix>/<node>/jobs/<id>/frames` | each frame as it is recorded | no |
 /// | `<prefix>/fleet/shoot` | a command to every host: fire at `{"at": UTC time}` | no |
+/// | `<prefix>/fleet/timelapse` | a command to every host: a time-lapse from `{"start": UTC time}` | no |
 /// | `<prefix>/<node>/fleet` | this host's answer to each fleet command | no |
 ///
 /// A camera's name becomes one topic level as ``level(_:)`` writes it.
@@ -35,6 +36,7 @@ struct MQTTTopics: Sendable, Equatable {
     /// Every camera's shoot command, for the one subscription.
     var shootCommands: String { "\(base)/cameras/+/shoot" }
     var fleetShoot: String { "\(prefix)/fleet/shoot" }
+    var fleetTimelapse: String { "\(prefix)/fleet/timelapse" }
     var fleetAnswers: String { "\(base)/fleet" }
     /// Every host's answers, for whoever sent a fleet command.
     var allFleetAnswers: String { "\(prefix)/+/fleet" }

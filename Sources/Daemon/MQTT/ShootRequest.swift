@@ -91,6 +91,53 @@ struct FleetShootRequest: Sendable, Equatable {
     }
 }
 
+/// `unleashed fleet timelapse`'s command to every host: `{"id", "start": UTC time, "intervalMs",
+/// "frames", "group"}` (frames optional: until stopped). Each host runs its cameras (a group's,
+/// with a group) on its own engine from `start`, on its own clock, and journals locally.
+struct FleetTimelapseRequest: Sendable, Equatable {
+    var id: String
+    var start: Date
+    var intervalMs: Int64
+    var frames: Int?
+    var group: String?
+
+    /// The furthest ahead a fleet time-lapse may be set to start.
+    static let longestLead = Duration.seconds(24 * 3600)
+
+    init(payload: [UInt8], now: Date) throws(ShootRequest.Refusal) {
+        let members = try ShootRequest.object(String(decoding: payload, as: UTF8.self))
+        guard let id = members["id"]?.stringValue, !id.isEmpty, id.count <= 64 else {
+            throw ShootRequest.Refusal(reason: "a fleet command needs an 'id' (1 to 64 characters) to answer under")
+        }
+        self.id = id
+        guard let written = members["start"]?.stringValue, let start = ShootRequest.parse(written) else {
+            throw ShootRequest.Refusal(reason: "'start' must be a UTC time like 2026-11-27T21:00:00.000Z", id: id)
+        }
+        let ahead = start.timeIntervalSince(now)
+        guard ahead >= 0.05 else {
+            throw ShootRequest.Refusal(reason: "cannot start at \(written): it had passed (or was under 50 ms away) when the command arrived", id: id)
+        }
+        guard ahead <= Double(Self.longestLead.components.seconds) else {
+            throw ShootRequest.Refusal(reason: "cannot start at \(written): more than a day ahead", id: id)
+        }
+        self.start = start
+        guard let interval = members["intervalMs"]?.integerValue, interval >= 100, interval <= 86_400_000 else {
+            throw ShootRequest.Refusal(reason: "'intervalMs' must be 100 to 86400000", id: id)
+        }
+        intervalMs = interval
+        if let count = members["frames"] {
+            guard let frames = count.integerValue, frames >= 1, frames <= 10_000_000 else {
+                throw ShootRequest.Refusal(reason: "'frames' must be a count of 1 or more", id: id)
+            }
+            self.frames = Int(frames)
+        }
+        if let group = members["group"] {
+            guard let name = group.stringValue, !name.isEmpty else { throw ShootRequest.Refusal(reason: "'group' must be a group's name", id: id) }
+            self.group = name
+        }
+    }
+}
+
 extension ClockDiscipline {
     /// `{"synchronised", "estimatedErrorMs", "maximumErrorMs"}`.
     var json: JSONValue {

@@ -17,7 +17,7 @@ struct FleetCommand: AsyncParsableCommand {
             configuration (--config FILE, or the files the daemon reads), so it runs on any host of \
             the rig, or on a laptop with that file.
             """,
-        subcommands: [FleetShootCommand.self, FleetStatusCommand.self]
+        subcommands: [FleetShootCommand.self, FleetTimelapseCommand.self, FleetStatusCommand.self]
     )
 }
 
@@ -92,6 +92,51 @@ struct FleetShootCommand: AsyncParsableCommand {
         }
         let summary = FleetShotSummary(at: time, answers: answers)
         options.emit(summary.json) { summary.text }
+        if summary.status != 0 { throw ExitCode(summary.status) }
+    }
+}
+
+struct FleetTimelapseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "timelapse",
+        abstract: "Start one time-lapse on every host: the same start and interval, each on its own engine.",
+        discussion: """
+            Each host runs its cameras (a group's with --group) from the start time on its own             clock, journals the frames locally (`unleashed runs` on that host) and publishes them             on the broker; a host with several cameras fires them together, as a rig. The answer             names each host's job; `unleashed fleet status` shows the frames as they come.
+            """
+    )
+
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
+    @OptionGroup var where_: FleetConfigurationOptions
+
+    @Option(help: ArgumentHelp("Start-to-start time between slots, at least 100ms.", valueName: "duration"))
+    var interval: String
+
+    @Option(help: ArgumentHelp("Stop after this many slots; without it, the runs go on until stopped.", valueName: "n"))
+    var frames: Int?
+
+    @Option(help: ArgumentHelp("When slot 1 is due: +DURATION from now, or a UTC time.", valueName: "time"))
+    var start = "+5s"
+
+    @Option(help: ArgumentHelp("Only the cameras of this [[groups]] name on each host.", valueName: "name"))
+    var group: String?
+
+    func run() async throws {
+        guard let every = parseDuration(interval), every >= .milliseconds(100) else {
+            throw options.fail(code: "usage", "--interval '\(interval)' is not a duration of 100ms or more", status: .usage)
+        }
+        if let frames, frames < 1 { throw options.fail(code: "usage", "--frames must be 1 or more", status: .usage) }
+        guard let time = FleetTime.read(start, now: Date()) else {
+            throw options.fail(code: "usage", "--start '\(start)' is neither +DURATION (+5s) nor a UTC time like 2026-11-27T21:00:00Z", status: .usage)
+        }
+        let client = try where_.client(options)
+        let answers: [JSONValue]
+        do throws(MQTTError) {
+            answers = try await client.timelapse(start: time, interval: every, frames: frames, group: group, wait: .seconds(3))
+        } catch {
+            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        }
+        let summary = FleetShotSummary(at: time, answers: answers)
+        options.emit(summary.json) { summary.timelapseText }
         if summary.status != 0 { throw ExitCode(summary.status) }
     }
 }

@@ -1,0 +1,189 @@
+import Foundation
+import Synchronization
+import Testing
+import UnleashedTestSupport
+
+/// Three hosts, each `unleashed daemon` in a network namespace of its own with a simulated
+/// camera, and one mosquitto they reach over veth links: what `unleashed fleet` does to a rig.
+@Suite("a rig across three hosts through a broker", .serialized, .timeLimit(.minutes(5)))
+struct FleetTests {
+    @Test("a shot at one time on every host, a fleet time-lapse of 20 slots through the broker's loss, and the state caught up after")
+    func fleet() async throws {
+        let rig = try await FleetRig(hosts: 3)
+        defer { rig.stop() }
+        if !rig.network.isolated {
+            // Said in the test's output, as the issue asks: the hosts share this network then.
+            print("FleetTests: network namespaces refused (\(rig.network.refusal ?? "?")); the hosts are processes on loopback")
+        }
+        try await rig.waitUntilOnline()
+
+        // A shot at one instant, 1.5 s ahead: every host fires its camera then.
+        let shot = try await rig.fleet(["shoot", "--at", "+1500ms", "--wait", "5s"])
+        #expect(shot.status == 0, "\(shot.stdout) \(shot.stderr)")
+        let answers = try #require(shot.json?["hosts"] as? [[String: Any]], "\(shot.stdout)")
+        #expect(answers.map { $0["node"] as? String } == ["host1", "host2", "host3"])
+        for answer in answers {
+            #expect(answer["accepted"] as? Bool == true)
+            #expect((answer["clock"] as? [String: Any])?["synchronised"] is Bool)
+            let shots = answer["shots"] as? [[String: Any]] ?? []
+            #expect(shots.count == 1 && shots.allSatisfy { $0["ok"] as? Bool == true }, "\(answer)")
+        }
+
+        // A time-lapse of 20 slots at 500 ms, starting together in 2 s.
+        let started = try await rig.fleet(["timelapse", "--interval", "500ms", "--frames", "20", "--start", "+2s"])
+        #expect(started.status == 0, "\(started.stdout) \(started.stderr)")
+        let jobs = try #require(started.json?["hosts"] as? [[String: Any]], "\(started.stdout)")
+        #expect(jobs.count == 3 && jobs.allSatisfy { $0["accepted"] as? Bool == true && $0["job"] is Int }, "\(jobs)")
+        let startText = jobs.first?["start"] as? String ?? ""
+        let start = try #require(FleetRig.date(startText), "\(jobs)")
+
+        // The broker dies 4 s into the run and comes back 3 s later: the runs go on without it.
+        try await Task.sleep(until: .now + .seconds(4))
+        rig.broker.stop()
+        try await Task.sleep(for: .seconds(3))
+        try await rig.broker.start()
+
+        // Each host journalled every slot, on the shared schedule.
+        for (index, host) in rig.network.hosts.enumerated() {
+            let job = try await rig.waitForJob(on: index, id: jobs[index]["job"] as? Int ?? 0)
+            let summary = job["summary"] as? [String: Any] ?? [:]
+            #expect(job["state"] as? String == "finished", "\(host.name): \(job)")
+            #expect(summary["taken"] as? Int == 20, "\(host.name): \(summary)")
+            // t0 on each host's clock is the fleet's start (the same clock here: one kernel).
+            let t0 = try #require(FleetRig.date(job["t0"] as? String ?? ""), "\(job)")
+            #expect(abs(t0.timeIntervalSince(start)) < 0.05, "\(host.name): t0 \(t0) against \(start)")
+        }
+
+        // The broker lost everything retained; the hosts published it again on reconnecting.
+        let status = try await rig.fleet(["status"])
+        let hosts = try #require(status.json, "\(status.stdout)")
+        for host in rig.network.hosts {
+            let state = try #require(hosts[host.name] as? [String: Any], "\(host.name) in \(status.stdout)")
+            #expect(state["availability"] as? String == "online")
+            let cameras = state["cameras"] as? [String: Any] ?? [:]
+            let run = (cameras["cam"] as? [String: Any])?["run"] as? [String: Any]
+            #expect(run?["frames"] as? Int == 20 && run?["running"] as? Bool == false, "\(host.name): \(String(describing: run))")
+        }
+    }
+}
+
+/// The broker, the hosts' network, and one daemon per host with a simulated camera named `cam`.
+final class FleetRig: Sendable {
+    let network: NetworkHosts
+    let broker: Broker
+    let directory: URL
+    private let daemons = Mutex<[Process]>([])
+
+    init(hosts count: Int) async throws {
+        network = NetworkHosts(count: count)
+        broker = try await Broker(listeningOn: network.brokerAddresses)
+        directory = URL(fileURLWithPath: "/tmp/uf-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The fleet command's own configuration: the broker on loopback.
+        try "[mqtt]\nbroker = \"mqtt://127.0.0.1:\(broker.port)\"\n".write(to: directory.appendingPathComponent("fleet.toml"), atomically: true, encoding: .utf8)
+        for host in network.hosts {
+            let folder = directory.appendingPathComponent(host.name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let config = folder.appendingPathComponent("unleashed.toml")
+            try """
+                [daemon]
+                socket = "\(folder.path)/control.sock"
+                journal = "\(folder.path)/journal.sqlite"
+
+                [[modules]]
+                name = "cam"
+                address = "F0:5E:D0:00:00:01"
+
+                [mqtt]
+                broker = "mqtt://\(host.brokerHost):\(broker.port)"
+                node = "\(host.name)"
+                """.write(to: config, atomically: true, encoding: .utf8)
+            let (executable, arguments) = network.command(on: host, Built.unleashed.path, ["--demo", "daemon", "--config", config.path])
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            process.environment = environment(for: host)
+            let log = folder.appendingPathComponent("daemon.log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            try ChildProcesses.run(process)
+            daemons.withLock { $0.append(process) }
+        }
+    }
+
+    func stop() {
+        for process in daemons.withLock({ $0 }) where process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        broker.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func environment(for host: NetworkHosts.Host) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        let folder = directory.appendingPathComponent(host.name).path
+        environment["UNLEASHED_DEMO_STATE"] = folder + "/demo.json"
+        environment["XDG_STATE_HOME"] = folder + "/state"
+        environment["XDG_CONFIG_HOME"] = folder + "/config"
+        environment["UNLEASHED_SOCKET"] = folder + "/control.sock"
+        environment["UNLEASHED_DEMO"] = nil
+        return environment
+    }
+
+    /// `unleashed fleet ARGUMENTS --json` with the fleet's configuration, from this host.
+    func fleet(_ arguments: [String]) async throws -> CommandResult {
+        try await runProgram(Built.unleashed, ["fleet"] + arguments + ["--json", "--config", directory.appendingPathComponent("fleet.toml").path],
+                             environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Waits until every host's daemon says it is online on the broker with its camera's state.
+    func waitUntilOnline(timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var last = ""
+        while ContinuousClock.now < deadline {
+            let status = try await fleet(["status"])
+            last = status.stdout + status.stderr
+            if let hosts = status.json, network.hosts.allSatisfy({ host in
+                let state = hosts[host.name] as? [String: Any]
+                return state?["availability"] as? String == "online" && (state?["cameras"] as? [String: Any])?["cam"] != nil
+            }) { return }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        Issue.record("the hosts did not come online: \(last)\n\(logs)")
+        throw CancellationError()
+    }
+
+    /// The job `id` on host `index` once it has ended, as `unleashed jobs --json` reports it.
+    func waitForJob(on index: Int, id: Int, timeout: Duration = .seconds(60)) async throws -> [String: Any] {
+        let host = network.hosts[index]
+        var environment = environment(for: host)
+        environment["UNLEASHED_DEMO_STATE"] = nil
+        let deadline = ContinuousClock.now + timeout
+        var last: [String: Any] = [:]
+        while ContinuousClock.now < deadline {
+            let listing = try await runProgram(Built.unleashed, ["--json", "jobs"], environment: environment)
+            let jobs = listing.json?["jobs"] as? [[String: Any]] ?? []
+            if let job = jobs.first(where: { $0["id"] as? Int == id }) {
+                last = job
+                if job["state"] as? String != "running", job["state"] as? String != "waiting" { return job }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        Issue.record("job \(id) on \(host.name) did not end: \(last)\n\(logs)")
+        throw CancellationError()
+    }
+
+    var logs: String {
+        network.hosts.map { host in
+            let log = directory.appendingPathComponent(host.name).appendingPathComponent("daemon.log")
+            return "\(host.name): " + ((try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        }.joined(separator: "\n")
+    }
+
+    static func date(_ text: String) -> Date? {
+        (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))) ?? (try? Date(text, strategy: .iso8601))
+    }
+}
