@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 30
 # Every release build uses the same flags, so that one build serves them all.
 RELEASE := -c release --static-swift-stdlib
 
-.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-ramp bench-faults leak-check clean
+.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
 
 setup:
 	scripts/setup
@@ -109,6 +109,10 @@ bench-soak: setup
 # A rig's synchronisation: the spread between the first and last shoot request of a slot at the
 # D-Bus boundary, for 2, 4 and 8 simulated modules, the rig's volley beside a sequential loop
 # (docs/performance.md).
+bench-fleet: setup
+	swift build $(RELEASE) --product unleashed
+	swift run $(RELEASE) unleashed-fleet-bench
+
 bench-sync: setup
 	swift run $(RELEASE) unleashed-sync-bench
 

@@ -234,6 +234,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "unleashed-fleet-bench",
+            dependencies: ["Daemon", "FakeBlueZ", "MQTT", "UnleashedProtocol", "UnleashedTestSupport"],
+            path: "Benchmarks/unleashed-fleet-bench",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "unleashed-sync-bench",
             dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
             path: "Benchmarks/unleashed-sync-bench",
