@@ -90,17 +90,44 @@ struct MQTTBridgeTests {
             try await rig.watcher.waitFor("the run's state") { $0["unleashed/hostA/cameras/left/run"] != nil }
             #expect(try rig.watcher.json("unleashed/hostA/cameras/left/run")["running"] == false)
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/interval/set", text: "0.5"))
-            try await rig.watcher.waitFor("the interval") { _ in (try? rig.watcher.json("unleashed/hostA/cameras/left/run")["intervalSeconds"]) == .number(0.5) }
+            try await rig.watcher.waitFor("the interval") { _ in (rig.watcher.peek("unleashed/hostA/cameras/left/run")?["intervalSeconds"]) == .number(0.5) }
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/running/set", text: "ON"))
             try await rig.watcher.waitFor("three frames", timeout: .seconds(30)) { _ in
-                ((try? rig.watcher.json("unleashed/hostA/cameras/left/run")["frames"]?.integerValue) ?? 0) >= 3
+                ((rig.watcher.peek("unleashed/hostA/cameras/left/run")?["frames"]?.integerValue) ?? 0) >= 3
             }
             let run = try rig.watcher.json("unleashed/hostA/cameras/left/run")
             #expect(run["running"] == true && run["nextShot"]?.stringValue != nil)
             let job = try #require(run["job"]?.integerValue)
             #expect(rig.watcher.messages["unleashed/hostA/jobs/\(job)/frames"] != nil)
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/running/set", text: "OFF"))
-            try await rig.watcher.waitFor("stopped") { _ in (try? rig.watcher.json("unleashed/hostA/cameras/left/run")["running"]) == false }
+            try await rig.watcher.waitFor("stopped") { _ in (rig.watcher.peek("unleashed/hostA/cameras/left/run")?["running"]) == false }
+        }
+    }
+
+    @Test("a shot waiting for its time holds up nothing; garbage on every command topic is refused, and the bridge goes on")
+    func hostileCommands() async throws {
+        try await BridgeRig.with(cameras: ["left"]) { rig in
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            // Half an hour ahead: waits on its own task.
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot",
+                                                       text: #"{"at": "\#(ShootRequest.text(Date().addingTimeInterval(1800)))"}"#))
+            let garbage: [[UInt8]] = [Array("{\"at\":".utf8), [0xFF, 0xFE, 0x00, 0x41], Array(repeating: 0x7B, count: 100_000), Array("ON ON".utf8), Array("-5".utf8), Array("nan".utf8), []]
+            for payload in garbage {
+                for topic in ["unleashed/hostA/cameras/left/shoot", "unleashed/hostA/cameras/left/running/set",
+                              "unleashed/hostA/cameras/left/interval/set", "unleashed/fleet/shoot", "unleashed/fleet/timelapse",
+                              "unleashed/hostA/cameras/nobody/shoot"] {
+                    try rig.watcher.client.publish(MQTTMessage(topic: topic, payload: payload))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            rig.watcher.forget("unleashed/hostA/cameras/left/shot")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: "PRESS"))
+            try await rig.watcher.waitFor("the shot, answered while the other waits") { messages in
+                (rig.watcher.peek("unleashed/hostA/cameras/left/shot")?["ok"]) == true
+            }
+            // Nothing started a run, and the interval is still the default.
+            let run = try rig.watcher.json("unleashed/hostA/cameras/left/run")
+            #expect(run["running"] == false && run["intervalSeconds"] == .integer(10))
         }
     }
 
@@ -187,6 +214,11 @@ final class TopicWatcher: Sendable {
     var messages: [String: String] { latest.withLock { $0 } }
 
     func forget(_ topic: String) { _ = latest.withLock { $0.removeValue(forKey: topic) } }
+
+    /// The topic's last payload as a JSON object, or nil (nothing there yet, or not an object).
+    func peek(_ topic: String) -> [String: JSONValue]? {
+        messages[topic].flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)).objectValue }
+    }
 
     func json(_ topic: String) throws -> [String: JSONValue] {
         let text = try #require(messages[topic], "nothing on \(topic)")

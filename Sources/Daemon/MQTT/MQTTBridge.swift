@@ -70,7 +70,24 @@ actor MQTTBridge {
         let jobChanges = await jobs.watch()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [client] in
-                for await event in client.events { await self.handle(event) }
+                // Each command on a task of its own: a shot an hour ahead must not hold up the
+                // next command, nor the connection's events.
+                await withDiscardingTaskGroup { commands in
+                    for await event in client.events {
+                        guard case .message(let message) = event else {
+                            await self.handle(event)
+                            continue
+                        }
+                        guard await self.admit() else {
+                            self.logger.warning("mqtt: \(message.topic): more than \(Self.commandsInFlight) commands under way; this one is dropped")
+                            continue
+                        }
+                        commands.addTask {
+                            await self.command(message)
+                            await self.finished()
+                        }
+                    }
+                }
             }
             group.addTask {
                 for await _ in cameraChanges { await self.camerasChanged() }
@@ -104,6 +121,21 @@ actor MQTTBridge {
         case .message(let message):
             await command(message)
         }
+    }
+
+    /// Commands under way (shots waiting for their time, fleet shots): a flood of them is
+    /// dropped beyond ``commandsInFlight`` rather than held in memory.
+    private var underWay = 0
+    static let commandsInFlight = 256
+
+    private func admit() -> Bool {
+        guard underWay < Self.commandsInFlight else { return false }
+        underWay += 1
+        return true
+    }
+
+    private func finished() {
+        underWay -= 1
     }
 
     /// Everything a new connection (or a broker that lost its retained messages) needs.
