@@ -87,7 +87,8 @@ public final class FleetClient: Sendable {
         return answers.sorted { ($0.objectValue?["node"]?.stringValue ?? "") < ($1.objectValue?["node"]?.stringValue ?? "") }
     }
 
-    /// Every host's retained state as the broker keeps it: `{node: {availability, clock, cameras: {name: state}}}`.
+    /// Every host's retained state as the broker keeps it:
+    /// `{node: {availability, clock, cameras: {name: {state, run}}, jobs: {id: job}}}`.
     public func status(wait: Duration = .milliseconds(800), connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> JSONValue {
         let messages = try await exchange(subscribing: ["\(prefix)/+/#"], publishing: nil, until: ContinuousClock.now + wait,
                                           connectTimeout: connectTimeout) { message -> MQTTMessage? in message } finished: { _ in false }
@@ -100,6 +101,10 @@ public final class FleetClient: Sendable {
             switch levels.dropFirst().first {
             case "availability": host["availability"] = .string(message.text)
             case "clock": host["clock"] = document
+            case "jobs" where levels.count == 3:
+                var jobs = host["jobs"]?.objectValue ?? [:]
+                jobs[levels[2]] = document
+                host["jobs"] = .object(jobs)
             case "cameras" where levels.count == 4:
                 var cameras = host["cameras"]?.objectValue ?? [:]
                 var camera = cameras[levels[2]]?.objectValue ?? [:]

@@ -72,11 +72,13 @@ public struct FleetShotSummary: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    /// Each host's line of `unleashed fleet status`.
+    /// Each host's line of `unleashed fleet status`, its cameras and its runs, and where the
+    /// rig's runs stand: the slot each host has reached.
     public static func statusText(_ hosts: JSONValue) -> String {
         let hosts = hosts.objectValue ?? [:]
         guard !hosts.isEmpty else { return "No host on the broker: no daemon with [mqtt] has connected to it." }
-        return hosts.keys.sorted().map { node in
+        var slots: [String: Int] = [:]
+        let lines = hosts.keys.sorted().map { node in
             let host = hosts[node]?.objectValue ?? [:]
             var line = "\(node): \(host["availability"]?.stringValue ?? "unknown")  \(clockText(host["clock"]))"
             let cameras = host["cameras"]?.objectValue ?? [:]
@@ -89,8 +91,23 @@ public struct FleetShotSummary: Sendable {
                 if run["running"] == true { parts.append("time-lapse, \(run["frames"]?.integerValue ?? 0) frames") }
                 line += "\n  \(state["name"]?.stringValue ?? name): \(parts.joined(separator: ", "))"
             }
+            // Its running jobs, or else the latest one.
+            let jobs = (host["jobs"]?.objectValue ?? [:]).compactMap { id, job in job.objectValue.map { (Int(id) ?? 0, $0) } }.sorted { $0.0 < $1.0 }
+            let running = jobs.filter { ["running", "waiting", "paused"].contains($0.1["state"]?.stringValue ?? "") }
+            for (id, job) in running.isEmpty ? Array(jobs.suffix(1)) : running {
+                let summary = job["summary"]?.objectValue ?? [:]
+                let slot = job["lastFrame"]?.objectValue?["frame"]?.integerValue.map { Int($0) } ?? 0
+                if !running.isEmpty { slots[node] = max(slots[node] ?? 0, slot) }
+                line += "\n  job \(id) \(job["state"]?.stringValue ?? "?"): slot \(slot), \(summary["taken"]?.integerValue ?? 0) taken, "
+                    + "\(summary["failed"]?.integerValue ?? 0) failed, \(summary["skipped"]?.integerValue ?? 0) skipped"
+            }
             return line
-        }.joined(separator: "\n")
+        }
+        guard slots.count > 1, let lowest = slots.values.min(), let highest = slots.values.max() else { return lines.joined(separator: "\n") }
+        let rig = lowest == highest
+            ? "rig: every running host at slot \(lowest)"
+            : "rig: slots \(lowest) to \(highest) (" + slots.keys.sorted().map { "\($0) \(slots[$0]!)" }.joined(separator: ", ") + ")"
+        return (lines + [rig]).joined(separator: "\n")
     }
 
     static func clockText(_ clock: JSONValue?) -> String {

@@ -1,0 +1,50 @@
+import Daemon
+import Foundation
+import Testing
+import UnleashedProtocol
+
+/// What `unleashed fleet` prints from the hosts' documents, and its exit status.
+struct FleetSummaryTests {
+    private func host(_ slot: Int, state: String = "running", synchronised: Bool = true) -> JSONValue {
+        [
+            "availability": "online",
+            "clock": ["synchronised": .bool(synchronised), "estimatedErrorMs": .number(0.4), "maximumErrorMs": 12],
+            "cameras": ["cam": ["state": ["name": "cam", "connection": "ready", "moduleBattery": 80],
+                                "run": ["running": .bool(state == "running"), "frames": .integer(Int64(slot))]]],
+            "jobs": ["1": ["state": "finished", "summary": ["taken": 20, "failed": 0, "skipped": 0], "lastFrame": ["frame": 20]],
+                     "2": ["state": .string(state), "summary": ["taken": .integer(Int64(slot)), "failed": 0, "skipped": 0],
+                           "lastFrame": ["frame": .integer(Int64(slot))]]],
+        ]
+    }
+
+    @Test("status shows each host, its cameras and running jobs, and the slots the rig has reached")
+    func status() {
+        let text = FleetShotSummary.statusText(["host1": host(12), "host2": host(11, synchronised: false)])
+        #expect(text.contains("host1: online  clock ±0.4 ms"))
+        #expect(text.contains("host2: online  clock NOT synchronised (estimate 0.4 ms)"))
+        #expect(text.contains("  cam: ready, module 80%, time-lapse, 12 frames"))
+        #expect(text.contains("  job 2 running: slot 12, 12 taken, 0 failed, 0 skipped"))
+        #expect(!text.contains("job 1"), "a finished job is shown only when nothing runs")
+        #expect(text.hasSuffix("rig: slots 11 to 12 (host1 12, host2 11)"))
+        #expect(FleetShotSummary.statusText(["host1": host(12), "host2": host(12)]).hasSuffix("rig: every running host at slot 12"))
+        let idle = FleetShotSummary.statusText(["host1": host(20, state: "finished")])
+        #expect(idle.contains("job 2 finished: slot 20") && !idle.contains("rig:"))
+        #expect(FleetShotSummary.statusText([:]).hasPrefix("No host on the broker"))
+    }
+
+    @Test("a shot's exit status: 0 when every host fired every camera, 65 when one refused or failed, 69 when none answered")
+    func shotStatus() {
+        let fired: JSONValue = ["node": "a", "accepted": true, "shots": [["camera": "cam", "ok": true, "answeredAfterAtMs": 61, "shot": ["counter": 3]]]]
+        let failed: JSONValue = ["node": "b", "accepted": true, "shots": [["camera": "cam", "ok": false, "error": "the camera is busy"]]]
+        let refused: JSONValue = ["node": "c", "accepted": false, "reason": "no group north on this host"]
+        let at = Date(timeIntervalSince1970: 1_795_000_000)
+        #expect(FleetShotSummary(at: at, answers: [fired]).status == 0)
+        #expect(FleetShotSummary(at: at, answers: [fired, failed]).status == 65)
+        #expect(FleetShotSummary(at: at, answers: [fired, refused]).status == 65)
+        #expect(FleetShotSummary(at: at, answers: []).status == 69)
+        let text = FleetShotSummary(at: at, answers: [fired, failed, refused]).text
+        #expect(text.contains("a: clock unknown  cam #3 (confirmed 61 ms after the time)"))
+        #expect(text.contains("b: clock unknown  cam failed: the camera is busy"))
+        #expect(text.contains("c: refused: no group north on this host"))
+    }
+}
