@@ -131,6 +131,25 @@ struct MQTTBridgeTests {
         }
     }
 
+    @Test("a setting command sets the camera's setting and says so; an unknown setting or value is refused with the camera's words")
+    func settings() async throws {
+        try await BridgeRig.with(cameras: ["left"]) { rig in
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            let outcome = "unleashed/hostA/cameras/left/settings/shutter-speed"
+            try rig.watcher.client.publish(MQTTMessage(topic: outcome + "/set", text: "1/250"))
+            try await rig.watcher.waitFor("the setting's outcome") { _ in rig.watcher.peek(outcome) != nil }
+            #expect(try rig.watcher.json(outcome)["ok"] == true && rig.watcher.json(outcome)["value"] == "1/250")
+            rig.watcher.forget(outcome)
+            try rig.watcher.client.publish(MQTTMessage(topic: outcome + "/set", text: "fast please"))
+            try await rig.watcher.waitFor("the refusal") { _ in rig.watcher.peek(outcome) != nil }
+            #expect(try rig.watcher.json(outcome)["ok"] == false && rig.watcher.json(outcome)["error"]?.stringValue?.isEmpty == false, "\(rig.watcher.messages[outcome] ?? "")")
+            let unknown = "unleashed/hostA/cameras/left/settings/warp-speed"
+            try rig.watcher.client.publish(MQTTMessage(topic: unknown + "/set", text: "9"))
+            try await rig.watcher.waitFor("the unknown setting") { _ in rig.watcher.peek(unknown) != nil }
+            #expect(try rig.watcher.json(unknown)["ok"] == false)
+        }
+    }
+
     @Test("a camera forgotten is removed from Home Assistant; the bridge stopping says offline")
     func forgetAndStop() async throws {
         try await BridgeRig.with(cameras: ["left", "right"]) { rig in

@@ -57,8 +57,9 @@ struct ShootRequestTests {
         #expect(topics.cameraCommand("studio/cams/north/cameras/left/shoot")! == ("left", .shoot))
         #expect(topics.cameraCommand("studio/cams/north/cameras/left/running/set")! == ("left", .running))
         #expect(topics.cameraCommand("studio/cams/north/cameras/left/interval/set")! == ("left", .interval))
+        #expect(topics.cameraCommand("studio/cams/north/cameras/left/settings/iso/set")! == ("left", .setting("iso")))
         for other in ["studio/cams/north/cameras//shoot", "studio/cams/north/cameras/left/state", "studio/cams/south/cameras/left/shoot",
-                      "studio/cams/north/cameras/left/shoot/x"] {
+                      "studio/cams/north/cameras/left/shoot/x", "studio/cams/north/cameras/left/settings//set"] {
             #expect(topics.cameraCommand(other) == nil, "\(other)")
         }
     }

@@ -142,7 +142,7 @@ actor MQTTBridge {
     private func announceAll() async {
         publish(MQTTMessage(topic: topics.availability, text: "online", retain: true))
         publishClock()
-        for filter in [topics.shootCommands, topics.runningCommands, topics.intervalCommands, topics.fleetShoot, topics.fleetTimelapse, "homeassistant/status"] {
+        for filter in [topics.shootCommands, topics.runningCommands, topics.intervalCommands, topics.settingCommands, topics.fleetShoot, topics.fleetTimelapse, "homeassistant/status"] {
             do { try client.subscribe(filter) } catch { logger.error("mqtt: \(error)") }
         }
         if let discovery { for entity in discovery.daemon() { publish(entity) } }
@@ -254,6 +254,7 @@ actor MQTTBridge {
         case .shoot: await shoot(entry, message)
         case .running: await setRunning(entry, message.text)
         case .interval: await setInterval(entry.name, message.text)
+        case .setting(let name): await set(name, to: message.text, on: entry)
         }
     }
 
@@ -393,6 +394,23 @@ actor MQTTBridge {
         default:
             logger.warning("mqtt: \(topics.runningCommand(entry.name)): '\(payload.prefix(40))' is neither ON nor OFF")
         }
+    }
+
+    /// A camera setting by its name, to the value as a person writes it, as `PUT
+    /// /v1/cameras/{camera}/settings/{setting}` does; the outcome on the setting's topic.
+    private func set(_ name: String, to written: String, on entry: CameraRegistry.Entry) async {
+        var outcome: [String: JSONValue] = ["camera": .string(entry.name), "setting": .string(name)]
+        do throws(CameraError) {
+            guard let setting = SettingID(userName: name) else { throw .unknownSetting(name) }
+            let value = try entry.camera.parse(written.trimmingCharacters(in: .whitespacesAndNewlines), for: setting)
+            let applied = try await entry.camera.set(value)
+            outcome["ok"] = true
+            outcome["value"] = .string(applied.text)
+        } catch {
+            outcome["ok"] = false
+            outcome["error"] = .string(error.description)
+        }
+        publish(MQTTMessage(topic: topics.setting(entry.name, MQTTTopics.level(name)), text: text(.object(outcome))))
     }
 
     /// The interval, in seconds, of the next time-lapse the switch starts.

@@ -11,6 +11,8 @@ import Foundation
 /// | `<prefix>/<node>/cameras/<camera>/run` | the camera's time-lapse: running, frames, next shot, interval | yes |
 /// | `<prefix>/<node>/cameras/<camera>/running/set` | a command: `ON` starts a time-lapse at the interval, `OFF` stops it | no |
 /// | `<prefix>/<node>/cameras/<camera>/interval/set` | a command: the interval in seconds for the next time-lapse | no |
+/// | `<prefix>/<node>/cameras/<camera>/settings/<name>/set` | a command: the setting's value as text (`1/125`) | no |
+/// | `<prefix>/<node>/cameras/<camera>/settings/<name>` | the outcome: `{"ok", "value"}` or `{"ok": false, "error"}` | no |
 /// | `<prefix>/<node>/clock` | the host's clock: synchronised, its estimated error | yes |
 /// | `<prefix>/<node>/jobs/<id>` | a job's progress | yes |
 /// | `<prefix>/<node>/jobs/<id>/frames` | each frame as it is recorded | no |
@@ -45,9 +47,16 @@ struct MQTTTopics: Sendable, Equatable {
 
     var runningCommands: String { "\(base)/cameras/+/running/set" }
     var intervalCommands: String { "\(base)/cameras/+/interval/set" }
+    var settingCommands: String { "\(base)/cameras/+/settings/+/set" }
+    /// Where the outcome of a setting command goes: `{"ok", "value"}` or `{"ok": false, "error"}`.
+    func setting(_ camera: String, _ name: String) -> String { "\(base)/cameras/\(Self.level(camera))/settings/\(name)" }
 
     /// What a camera's command topic asks.
-    enum CameraCommand: Sendable, Equatable { case shoot, running, interval }
+    enum CameraCommand: Sendable, Equatable {
+        case shoot, running, interval
+        /// A setting by the name the CLI and the API use (`shutter-speed`).
+        case setting(String)
+    }
 
     /// The camera (as its level) and the command of a topic under ``shootCommands``,
     /// ``runningCommands`` or ``intervalCommands``; nil for any other topic.
@@ -59,6 +68,8 @@ struct MQTTTopics: Sendable, Equatable {
         case 2 where levels[1] == "shoot" && !levels[0].isEmpty: return (String(levels[0]), .shoot)
         case 3 where levels[1] == "running" && levels[2] == "set" && !levels[0].isEmpty: return (String(levels[0]), .running)
         case 3 where levels[1] == "interval" && levels[2] == "set" && !levels[0].isEmpty: return (String(levels[0]), .interval)
+        case 4 where levels[1] == "settings" && levels[3] == "set" && !levels[0].isEmpty && !levels[2].isEmpty:
+            return (String(levels[0]), .setting(String(levels[2])))
         default: return nil
         }
     }
