@@ -26,18 +26,9 @@ public struct FleetShotSummary: Sendable {
         ["at": .string(ShootRequest.text(at)), "hosts": .array(answers)]
     }
 
+    /// The answers to a fleet shot: each host's clock and cameras' shots, or why it refused.
     public var text: String {
-        guard !answers.isEmpty else {
-            return "No host answered the shot at \(ShootRequest.text(at)): is [mqtt] set in their daemons, and the broker the same?"
-        }
-        var lines = ["Shot at \(ShootRequest.text(at)): \(answers.count) host\(answers.count == 1 ? "" : "s") answered"]
-        for answer in answers {
-            let members = answer.objectValue ?? [:]
-            let node = members["node"]?.stringValue ?? "?"
-            guard members["accepted"] == true else {
-                lines.append("  \(node): refused: \(members["reason"]?.stringValue ?? "no reason given")")
-                continue
-            }
+        lines(title: "Shot at \(ShootRequest.text(at))", none: "the shot at \(ShootRequest.text(at))") { members in
             let shots = (members["shots"]?.arrayValue ?? []).map { shot -> String in
                 let shot = shot.objectValue ?? [:]
                 let camera = shot["camera"]?.stringValue ?? "?"
@@ -48,26 +39,33 @@ public struct FleetShotSummary: Sendable {
                 let after = shot["answeredAfterAtMs"].flatMap(Self.number).map { String(format: "%.0f ms", $0) } ?? "?"
                 return "\(camera) #\(counter) (confirmed \(after) after the time)"
             }
-            lines.append("  \(node): \(Self.clockText(members["clock"]))  \(shots.joined(separator: "; "))")
+            return "\(Self.clockText(members["clock"]))  \(shots.joined(separator: "; "))"
         }
-        return lines.joined(separator: "\n")
     }
 
     /// The answers to a fleet time-lapse: each host's job, or why it refused.
     public var timelapseText: String {
-        guard !answers.isEmpty else {
-            return "No host answered: is [mqtt] set in their daemons, and the broker the same?"
+        lines(title: "Time-lapse from \(ShootRequest.text(at))", none: "the time-lapse") { members in
+            let cameras = (members["cameras"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+            return "job \(members["job"]?.integerValue.map(String.init) ?? "?") on \(cameras)  \(Self.clockText(members["clock"]))"
         }
-        var lines = ["Time-lapse from \(ShootRequest.text(at)): \(answers.count) host\(answers.count == 1 ? "" : "s") answered"]
+    }
+
+    /// A title line, then one line a host: `accepted`'s words for a host that took the command,
+    /// its reason for one that refused.
+    private func lines(title: String, none: String, accepted: ([String: JSONValue]) -> String) -> String {
+        guard !answers.isEmpty else {
+            return "No host answered \(none): is [mqtt] set in their daemons, and the broker the same?"
+        }
+        var lines = ["\(title): \(answers.count) host\(answers.count == 1 ? "" : "s") answered"]
         for answer in answers {
             let members = answer.objectValue ?? [:]
             let node = members["node"]?.stringValue ?? "?"
-            guard members["accepted"] == true else {
+            if members["accepted"] == true {
+                lines.append("  \(node): \(accepted(members))")
+            } else {
                 lines.append("  \(node): refused: \(members["reason"]?.stringValue ?? "no reason given")")
-                continue
             }
-            let cameras = (members["cameras"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
-            lines.append("  \(node): job \(members["job"]?.integerValue.map(String.init) ?? "?") on \(cameras)  \(Self.clockText(members["clock"]))")
         }
         return lines.joined(separator: "\n")
     }

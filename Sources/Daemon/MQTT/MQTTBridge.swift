@@ -148,6 +148,10 @@ actor MQTTBridge {
         if let discovery { for entity in discovery.daemon() { publish(entity) } }
         for entry in await cameras.all { await announce(entry) }
         for (name, _) in announced where !(await cameras.all.contains { $0.name == name }) { forget(name) }
+        // The jobs under way, whose documents a restarted broker lost.
+        for job in (try? await jobs.jobs()) ?? [] where [.waiting, .running, .paused].contains(job.state) {
+            publish(MQTTMessage(topic: topics.job(Int(job.id)), text: text(job.document.json), retain: true))
+        }
     }
 
     private func camerasChanged() async {
@@ -432,7 +436,12 @@ actor MQTTBridge {
 
     /// Publishes, or logs why not: the broker being away is not an error (libmosquitto keeps
     /// QoS 1 messages until it is back).
+    /// Publishes while connected. Without a connection nothing is queued: libmosquitto would
+    /// keep every message of a long outage in memory (a frame every 200 ms is 18,000 an hour),
+    /// and what matters is sent again on reconnecting (``announceAll()``), the frames being in
+    /// the journal.
     private func publish(_ message: MQTTMessage) {
+        guard connected else { return }
         do { try client.publish(message) } catch { logger.error("mqtt: \(error)") }
     }
 

@@ -48,6 +48,24 @@ struct FleetConfigurationOptions: ParsableArguments {
     }
 }
 
+extension FleetConfigurationOptions {
+    /// Asks the hosts through a client of the broker, prints their answers (`text` for people,
+    /// the answers themselves with --json), and exits with what they say.
+    func report(_ options: GlobalOptions, at time: Date, as text: (FleetShotSummary) -> String,
+                _ ask: (FleetClient) async throws(MQTTError) -> [JSONValue]) async throws {
+        let client = try client(options)
+        let answers: [JSONValue]
+        do throws(MQTTError) {
+            answers = try await ask(client)
+        } catch {
+            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        }
+        let summary = FleetShotSummary(at: time, answers: answers)
+        options.emit(summary.json) { text(summary) }
+        if summary.status != 0 { throw ExitCode(summary.status) }
+    }
+}
+
 struct FleetShootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shoot",
@@ -83,16 +101,9 @@ struct FleetShootCommand: AsyncParsableCommand {
         guard let waiting = parseDuration(wait) else {
             throw options.fail(code: "usage", "--wait '\(wait)' is not a duration like 3s", status: .usage)
         }
-        let client = try where_.client(options)
-        let answers: [JSONValue]
-        do throws(MQTTError) {
-            answers = try await client.shoot(at: time, group: group, wait: waiting)
-        } catch {
-            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        try await where_.report(options, at: time, as: \.text) { client throws(MQTTError) in
+            try await client.shoot(at: time, group: group, wait: waiting)
         }
-        let summary = FleetShotSummary(at: time, answers: answers)
-        options.emit(summary.json) { summary.text }
-        if summary.status != 0 { throw ExitCode(summary.status) }
     }
 }
 
@@ -101,7 +112,10 @@ struct FleetTimelapseCommand: AsyncParsableCommand {
         commandName: "timelapse",
         abstract: "Start one time-lapse on every host: the same start and interval, each on its own engine.",
         discussion: """
-            Each host runs its cameras (a group's with --group) from the start time on its own             clock, journals the frames locally (`unleashed runs` on that host) and publishes them             on the broker; a host with several cameras fires them together, as a rig. The answer             names each host's job; `unleashed fleet status` shows the frames as they come.
+            Each host runs its cameras (a group's with --group) from the start time on its own \
+            clock, journals the frames locally (`unleashed runs` on that host) and publishes them \
+            on the broker; a host with several cameras fires them together, as a rig. The answer \
+            names each host's job; `unleashed fleet status` shows the frames as they come.
             """
     )
 
@@ -128,16 +142,9 @@ struct FleetTimelapseCommand: AsyncParsableCommand {
         guard let time = FleetTime.read(start, now: Date()) else {
             throw options.fail(code: "usage", "--start '\(start)' is neither +DURATION (+5s) nor a UTC time like 2026-11-27T21:00:00Z", status: .usage)
         }
-        let client = try where_.client(options)
-        let answers: [JSONValue]
-        do throws(MQTTError) {
-            answers = try await client.timelapse(start: time, interval: every, frames: frames, group: group, wait: .seconds(3))
-        } catch {
-            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        try await where_.report(options, at: time, as: \.timelapseText) { client throws(MQTTError) in
+            try await client.timelapse(start: time, interval: every, frames: frames, group: group, wait: .seconds(3))
         }
-        let summary = FleetShotSummary(at: time, answers: answers)
-        options.emit(summary.json) { summary.timelapseText }
-        if summary.status != 0 { throw ExitCode(summary.status) }
     }
 }
 
