@@ -81,6 +81,34 @@ struct MQTTClientTests {
         }
     }
 
+    @Test("over TLS: a broker whose certificate the given CA signed is reached; checked against the system's CAs instead, it is refused")
+    func tls() async throws {
+        let broker = try await Broker(tls: true)
+        var configuration = MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: "secure")
+        configuration.tls = true
+        configuration.caFile = broker.caFile
+        let client = try MQTTClient(configuration)
+        defer { client.stop() }
+        let log = EventLog(client.events)
+        try client.start()
+        try await log.waitFor("connected over TLS") { $0.contains(.connected) }
+        try client.subscribe("unleashed/tls/#")
+        try client.publish(MQTTMessage(topic: "unleashed/tls/ping", text: "sealed"))
+        try await log.waitFor("the message back") { $0.contains(.message(MQTTMessage(topic: "unleashed/tls/ping", text: "sealed"))) }
+
+        // The broker's CA is not among the system's: the handshake fails, and no connection is made.
+        var untrusting = MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: "untrusting")
+        untrusting.tls = true
+        let refused = try MQTTClient(untrusting)
+        let refusedLog = EventLog(refused.events)
+        try refused.start()
+        // libmosquitto reports a failed handshake as a failed attempt only sometimes; what counts
+        // is that no connection is made while the trusting client's took a fraction of this.
+        try await Task.sleep(for: .seconds(3))
+        #expect(!refusedLog.events.contains(.connected), "\(refusedLog.events)")
+        refused.stop()
+    }
+
     @Test("bad topics and settings are refused before anything is sent; no broker is retried, not a crash")
     func refusals() async throws {
         let broker = try await Broker()

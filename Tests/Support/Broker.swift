@@ -11,11 +11,17 @@ public final class Broker: Sendable {
 
     /// - Parameter addresses: where it listens; loopback unless other hosts must reach it
     ///   (their veth links' addresses, ``NetworkHosts/brokerAddresses``), never every address.
-    public init(listeningOn addresses: [String] = ["127.0.0.1"]) async throws {
+    /// - Parameter tls: TLS only (`mqtts://`), with a certificate for 127.0.0.1 signed by a
+    ///   certificate authority made for this broker alone (``caFile``).
+    public init(listeningOn addresses: [String] = ["127.0.0.1"], tls: Bool = false) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-broker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
-        let listeners = addresses.map { "listener \(port) \($0)" }.joined(separator: "\n")
+        var listeners = addresses.map { "listener \(port) \($0)" }.joined(separator: "\n")
+        if tls {
+            try makeCertificates()
+            listeners += "\ncafile \(caFile)\ncertfile \(directory.path)/server.pem\nkeyfile \(directory.path)/server.key"
+        }
         try """
             \(listeners)
             allow_anonymous true
@@ -28,6 +34,36 @@ public final class Broker: Sendable {
     deinit {
         stop()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The certificate authority that signed a TLS broker's certificate.
+    public var caFile: String { directory.appendingPathComponent("ca.pem").path }
+
+    /// A CA and a server certificate for 127.0.0.1 (by IP, as clients check it), with openssl.
+    private func makeCertificates() throws {
+        let folder = directory.path
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: "\(folder)/san.cnf", atomically: true, encoding: .utf8)
+        let steps = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(folder)/ca.key", "-out", "\(folder)/ca.pem",
+             "-days", "1", "-subj", "/CN=unleashed test CA"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(folder)/server.key", "-out", "\(folder)/server.csr", "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", "\(folder)/server.csr", "-CA", "\(folder)/ca.pem", "-CAkey", "\(folder)/ca.key", "-CAcreateserial",
+             "-out", "\(folder)/server.pem", "-days", "1", "-extfile", "\(folder)/san.cnf"],
+        ]
+        for step in steps {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = step
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try ChildProcesses.run(process)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw FixtureError("openssl \(step.prefix(2).joined(separator: " ")) failed (scripts/setup installs openssl)")
+            }
+        }
+        // Started as root, mosquitto drops to its own user before it reads the key: a test key may be read by all.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: "\(folder)/server.key")
     }
 
     /// The broker's address as the daemon's configuration writes it.
