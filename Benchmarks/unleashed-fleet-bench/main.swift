@@ -38,7 +38,12 @@ let network = NetworkHosts(count: hostCount)
 let broker = try await Broker(listeningOn: network.brokerAddresses)
 let directory = URL(fileURLWithPath: "/tmp/uf-bench-\(getpid())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: directory) }
+// Top-level code ends without releasing its globals: the broker, the namespaces and the folder go here.
+defer {
+    broker.stop()
+    network.remove()
+    try? FileManager.default.removeItem(at: directory)
+}
 
 var buses: [PrivateBus] = []
 var fakes: [FakeBlueZ] = []

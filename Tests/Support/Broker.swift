@@ -22,10 +22,13 @@ public final class Broker: Sendable {
             try makeCertificates()
             listeners += "\ncafile \(caFile)\ncertfile \(directory.path)/server.pem\nkeyfile \(directory.path)/server.key"
         }
+        // `user root`: started as root, mosquitto would drop to its own user, and a change of user
+        // clears the parent-death signal that ends it with this process (ChildProcesses).
         try """
             \(listeners)
             allow_anonymous true
             persistence false
+            user root
             log_dest none
             """.write(to: configFile, atomically: true, encoding: .utf8)
         try await start()
@@ -62,8 +65,6 @@ public final class Broker: Sendable {
                 throw FixtureError("openssl \(step.prefix(2).joined(separator: " ")) failed (scripts/setup installs openssl)")
             }
         }
-        // Started as root, mosquitto drops to its own user before it reads the key: a test key may be read by all.
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: "\(folder)/server.key")
     }
 
     /// The broker's address as the daemon's configuration writes it.

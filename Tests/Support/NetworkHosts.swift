@@ -72,6 +72,12 @@ public final class NetworkHosts: Sendable {
     }
 
     deinit {
+        remove()
+    }
+
+    /// Deletes the links and namespaces (again harmlessly): for a program that exits without
+    /// releasing this, as a benchmark's top-level code does.
+    public func remove() {
         for link in links { _ = Self.ip(["link", "del", link]) }
         for host in hosts { if let namespace = host.namespace { _ = Self.ip(["netns", "del", namespace]) } }
     }

@@ -161,17 +161,22 @@ actor MQTTBridge {
     }
 
     /// Announces a camera and publishes its state now and after each of its events.
+    ///
+    /// A camera forgotten while this awaits is not announced again: it is noted as announced
+    /// before anything is published, and what is published after an await checks it still is.
     private func announce(_ entry: CameraRegistry.Entry) async {
-        if let discovery {
-            for entity in discovery.camera(entry.name, model: entry.camera.identity.cameraModel) { publish(entity) }
-        }
         if announced[entry.name] == nil {
             let events = await entry.camera.events()
+            // Removed while subscribing, or announced meanwhile by another call.
+            guard announced[entry.name] == nil, await cameras.all.contains(where: { $0.name == entry.name }) else { return }
             announced[entry.name] = Task {
                 for await _ in events {
                     await self.publishState(entry)
                 }
             }
+        }
+        if let discovery {
+            for entity in discovery.camera(entry.name, model: entry.camera.identity.cameraModel) { publish(entity) }
         }
         await publishState(entry)
         await publishRun(entry.name)
@@ -215,6 +220,8 @@ actor MQTTBridge {
     /// The camera's time-lapse as the switch, the frames and the next-shot sensors read it.
     private func publishRun(_ name: String, latest: JobSnapshot? = nil) async {
         let job: JobSnapshot? = if let latest { latest } else { await runningJob(on: name) }
+        // Forgotten meanwhile (or never announced): its cleared state stays cleared.
+        guard announced[name] != nil else { return }
         let running = job.map { [.waiting, .running, .paused].contains($0.state) } ?? false
         var document: [String: JSONValue] = [
             "running": .bool(running),
