@@ -342,7 +342,8 @@ extension CameraError: CustomStringConvertible {
                 Self.refusal(operation, reason) + (message.map { " (\($0))" } ?? "")
             }
         case .timedOut(let operation, let after):
-            "the module did not answer \(operation) within \(after.shortDescription); it may or may not have run"
+            // A module's or a camera's remote alike: the words name neither.
+            "no answer to \(operation) within \(after.shortDescription); it may or may not have run"
         case .shotNotReported(let after):
             "the camera accepted the trigger but no picture was confirmed within \(after.shortDescription)"
         case .notConnected(let why):

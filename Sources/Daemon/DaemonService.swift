@@ -47,9 +47,10 @@ public struct DaemonService: Service {
         let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics,
                               runThreadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority)
         let browsers = try webClients()
+        let fleet = configuration.mqtt.broker == nil ? nil : FleetBoard(settings: configuration.mqtt)
         let api = ControlAPI(cameras: registry, jobs: jobs, access: AccessPolicy(configuration: configuration), version: version,
                              metrics: metrics, connector: cameras, configuration: configuration,
-                             browsers: browsers, demo: cameras.simulatesCameras, pictures: pictures)
+                             browsers: browsers, demo: cameras.simulatesCameras, pictures: pictures, fleet: fleet)
         let server = ControlServer(service: configuration.service, api: api, web: configuration.web, logger: logger)
         try await server.start()
         logger.info("unleashed \(version) serving on \(configuration.service.socket)")
@@ -66,7 +67,7 @@ public struct DaemonService: Service {
         let watchdog = notifier.watchdogInterval == nil ? nil : Task { try? await SystemdWatchdog(notifier: notifier).run() }
 
         let opening = Task { await cameras.openConfigured(into: registry, configuration: configuration, logger: logger) }
-        let mqtt = startMQTT(cameras: registry, jobs: jobs)
+        let mqtt = startMQTT(cameras: registry, jobs: jobs, board: fleet)
         let reloads = Task { await reloadOnHangup(access: api.access, notifier: notifier) }
         if configuration.service.resumeRuns {
             // Runs wait for their camera: resume once the configured ones had their first chance.
@@ -102,11 +103,11 @@ public struct DaemonService: Service {
 
     /// The MQTT bridge, when `[mqtt]` names a broker; a bridge that cannot start (libmosquitto
     /// missing) is logged, and the daemon serves without it.
-    private func startMQTT(cameras: CameraRegistry, jobs: JobManager) -> Task<Void, Never>? {
+    private func startMQTT(cameras: CameraRegistry, jobs: JobManager, board: FleetBoard?) -> Task<Void, Never>? {
         guard configuration.mqtt.broker != nil else { return nil }
         do throws(MQTTError) {
             let bridge = try MQTTBridge(settings: configuration.mqtt, version: version, cameras: cameras, jobs: jobs,
-                                        groups: configuration.groups, logger: logger)
+                                        groups: configuration.groups, board: board, logger: logger)
             logger.info("mqtt: bridge to \(configuration.mqtt.broker.map(String.init(describing:)) ?? "")")
             return Task { await bridge.run() }
         } catch {

@@ -74,6 +74,8 @@ public enum API {
 
     public static let status = Endpoint<NoDocument, DaemonStatus>(.get, version + "/status")
     public static let groups = Endpoint<NoDocument, GroupList>(.get, version + "/groups")
+    /// Every host on the MQTT broker, for the web app's rig view.
+    public static let fleet = Endpoint<NoDocument, FleetDocument>(.get, version + "/fleet")
     /// Every camera's events, each naming its camera.
     public static let events = Endpoint<NoDocument, CameraEventMessage>(.get, version + "/events", streams: true)
 
@@ -125,7 +127,7 @@ public enum API {
     /// Every route of version 1, for the server's checks (a known path asked with another
     /// method is 405, not 404) and for the contract test against docs/api/openapi.yaml.
     public static let routes: [Route] = [
-        status.route, groups.route, events.route, shootOnlyCamera.route, cameras.route, connect.route, camera.route, disconnect.route,
+        status.route, groups.route, fleet.route, events.route, shootOnlyCamera.route, cameras.route, connect.route, camera.route, disconnect.route,
         settings.route, setting.route, setSetting.route, shoot.route, bulb.route, focus.route, release.route,
         startVideo.route, stopVideo.route, setTime.route, geotag.route, cameraEvents.route, pictures.route, thumbnail.route,
         startJob.route, jobs.route, job.route, stopJob.route, extraFrame.route, pauseJob.route, continueJob.route,

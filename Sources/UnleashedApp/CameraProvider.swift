@@ -57,7 +57,7 @@ public struct CameraProvider: Sendable {
                                            remoteProtocol: driver.remoteProtocol)
         do throws(CameraError) {
             return try await BLECamera.open(name: name ?? device.name ?? device.address, provider: provider, driver: driver,
-                                            policy: spec.reconnect, timing: RemoteTiming(scanTimeout: spec.scanTimeout),
+                                            policy: spec.reconnect, timing: RemoteTiming(scanTimeout: spec.scanTimeout, stepTimeout: spec.stepTimeout),
                                             readyTimeout: .seconds(45))
         } catch {
             throw .camera(error)

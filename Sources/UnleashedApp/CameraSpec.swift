@@ -1,5 +1,6 @@
 public import CameraKit
 public import CameraProtocols
+public import CameraRemote
 public import BlueZ
 public import Foundation
 public import GPhoto2
@@ -123,15 +124,20 @@ public struct BluetoothCameraSpec: Sendable {
     public var pairing: ModuleSpec.Pairing
     /// How the connection comes back after the camera slept or left range.
     public var reconnect: ReconnectPolicy
+    /// How long one step of an operation waits for the camera's answer before it fails as
+    /// "may or may not have run".
+    public var stepTimeout: Duration
 
     public init(camera: String, brand: CameraBrand? = nil, adapter: String? = nil, scanTimeout: Duration = .seconds(10),
-                pairing: ModuleSpec.Pairing = .required, reconnect: ReconnectPolicy = ReconnectPolicy()) {
+                pairing: ModuleSpec.Pairing = .required, reconnect: ReconnectPolicy = ReconnectPolicy(),
+                stepTimeout: Duration = RemoteTiming().stepTimeout) {
         self.camera = camera
         self.brand = brand
         self.adapter = adapter
         self.scanTimeout = scanTimeout
         self.pairing = pairing
         self.reconnect = reconnect
+        self.stepTimeout = stepTimeout
     }
 }
 

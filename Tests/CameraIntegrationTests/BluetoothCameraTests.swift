@@ -21,6 +21,13 @@ struct CameraBench {
     var busAddress: DBusConnection.Bus { .address(bus.address) }
 
     /// Retries soon after a loss, so that a test's outage is short.
+    ///
+    /// Each step waits up to 10 s for the camera's answer, not the 3 s a person gets: under the
+    /// whole suite on two cores the fake bluetoothd, in the test process, has stalled for over
+    /// 3 s, and a step that timed out "may or may not have run", which these tests cannot count.
+    /// A lost answer still fails them, 10 s later.
+    static let stepTimeout = Duration.seconds(10)
+
     static let quickReconnect = ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400), jitter: 0)
 
     static func start(cameras brands: [CameraBrand], modules: Int = 0) async throws -> CameraBench {
@@ -45,7 +52,7 @@ struct CameraBench {
         // The person opens the camera's pairing mode, as its menu says, before pairing.
         #expect(await fake.setCamera(address: address, pairingOpen: true))
         _ = try await operations().pair(address, agent: PairingAgent { _ in .accept })
-        let spec = BluetoothCameraSpec(camera: address, scanTimeout: .seconds(5), reconnect: Self.quickReconnect)
+        let spec = BluetoothCameraSpec(camera: address, scanTimeout: .seconds(5), reconnect: Self.quickReconnect, stepTimeout: Self.stepTimeout)
         return try await CameraProvider.openBluetoothCamera(spec, name: name, bus: busAddress)
     }
 
@@ -156,8 +163,11 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         #expect(!missed.isEmpty, "the outage was not recorded: \(outcomes)")
         let lastMissed = try #require(missed.map(\.frame).max())
         #expect(frames.contains { $0.frame > lastMissed && $0.outcome == .taken }, "the run did not go on after the camera came back: \(outcomes)")
+        // A shot that failed without an answer may have been taken; any other failure was not.
         let taken = frames.filter { $0.outcome == .taken }.count
-        #expect(try await bench.pictures(address) - before == taken)
+        let unanswered = frames.filter { $0.outcome == .failed && ($0.error ?? "").contains("may or may not have run") }.count
+        let counted = try await bench.pictures(address) - before
+        #expect((taken...(taken + unanswered)).contains(counted), "the camera counted \(counted): \(outcomes)")
     }
 
     /// 20 frames at 400 ms (a Canon remote holds the button 200 ms) with the camera in range

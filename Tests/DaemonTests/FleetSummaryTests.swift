@@ -32,6 +32,20 @@ struct FleetSummaryTests {
         #expect(FleetShotSummary.statusText([:]).hasPrefix("No host on the broker"))
     }
 
+    @Test("a stop lists each host's jobs stopped, says when nothing ran, and exits 65 when a job would not stop")
+    func stop() {
+        let stopped: JSONValue = ["node": "a", "accepted": true, "stopped": [["job": 4, "cameras": ["left", "right"], "frames": 12, "lastSlot": 12]]]
+        let idle: JSONValue = ["node": "b", "accepted": true, "stopped": []]
+        let stuck: JSONValue = ["node": "c", "accepted": true, "stopped": [], "failed": [["job": 9, "error": "job 9 is not running"]]]
+        let summary = FleetShotSummary(at: Date(), answers: [stopped, idle])
+        #expect(summary.status == 0)
+        #expect(summary.stopText == "Stop: 2 hosts answered\n  a: job 4 on left, right stopped after slot 12, 12 taken\n  b: nothing was running")
+        let failing = FleetShotSummary(at: Date(), answers: [stopped, stuck])
+        #expect(failing.status == 65)
+        #expect(failing.stopText.hasSuffix("c: job 9 did not stop: job 9 is not running"))
+        #expect(FleetShotSummary(at: Date(), answers: []).stopText.hasPrefix("No host answered the stop"))
+    }
+
     @Test("a shot's exit status: 0 when every host fired every camera, 65 when one refused or failed, 69 when none answered")
     func shotStatus() {
         let fired: JSONValue = ["node": "a", "accepted": true, "shots": [["camera": "cam", "ok": true, "answeredAfterAtMs": 61, "shot": ["counter": 3]]]]

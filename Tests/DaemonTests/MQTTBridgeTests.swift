@@ -84,6 +84,59 @@ struct MQTTBridgeTests {
         }
     }
 
+    @Test("a fleet stop ends the fleet's time-lapse here and lists it; with nothing running it says so; a bad one is refused")
+    func fleetStop() async throws {
+        try await BridgeRig.with(cameras: ["left", "right"]) { rig in
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            let start = ShootRequest.text(Date().addingTimeInterval(0.3))
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/timelapse", text: #"{"id": "t1", "start": "\#(start)", "intervalMs": 300}"#))
+            try await rig.watcher.waitFor("the time-lapse's answer") { $0["unleashed/hostA/fleet"] != nil }
+            let job = try #require(try rig.watcher.json("unleashed/hostA/fleet")["job"]?.integerValue)
+            try await rig.watcher.waitFor("two frames", timeout: .seconds(30)) { _ in
+                ((rig.watcher.peek("unleashed/hostA/jobs/\(job)")?["lastFrame"]?.objectValue?["frame"]?.integerValue) ?? 0) >= 2
+            }
+            // Each camera of the rig job shows it running, with its frames.
+            try await rig.watcher.waitFor("both cameras' runs") { _ in
+                ["left", "right"].allSatisfy { camera in
+                    let run = rig.watcher.peek("unleashed/hostA/cameras/\(camera)/run")
+                    return run?["running"] == true && run?["job"]?.integerValue == job && (run?["frames"]?.integerValue ?? 0) >= 1
+                }
+            }
+
+            rig.watcher.forget("unleashed/hostA/fleet")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/stop", text: #"{"id": "s1", "group": "north"}"#))
+            try await rig.watcher.waitFor("no such group") { $0["unleashed/hostA/fleet"] != nil }
+            #expect(try rig.watcher.json("unleashed/hostA/fleet")["reason"] == "no group north on this host")
+
+            rig.watcher.forget("unleashed/hostA/fleet")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/stop", text: #"{"id": "s2"}"#))
+            try await rig.watcher.waitFor("the stop's answer") { $0["unleashed/hostA/fleet"] != nil }
+            let answer = try rig.watcher.json("unleashed/hostA/fleet")
+            #expect(answer["id"] == "s2" && answer["accepted"] == true)
+            let stopped = try #require(answer["stopped"]?.arrayValue?.first?.objectValue, "\(answer)")
+            #expect(stopped["job"]?.integerValue == job && stopped["cameras"] == ["left", "right"])
+            #expect((stopped["frames"]?.integerValue ?? 0) >= 2)
+            try await rig.watcher.waitFor("the job ended") { _ in
+                rig.watcher.peek("unleashed/hostA/jobs/\(job)")?["state"]?.stringValue == "finished"
+            }
+            let summary = FleetShotSummary(at: Date(), answers: [.object(answer)])
+            #expect(summary.status == 0)
+            #expect(summary.stopText.contains("hostA: job \(job) on left, right stopped after slot"), "\(summary.stopText)")
+
+            rig.watcher.forget("unleashed/hostA/fleet")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/stop", text: #"{"id": "s3"}"#))
+            try await rig.watcher.waitFor("the second stop's answer") { $0["unleashed/hostA/fleet"] != nil }
+            let idle = FleetShotSummary(at: Date(), answers: [.object(try rig.watcher.json("unleashed/hostA/fleet"))])
+            #expect(idle.stopText.hasSuffix("hostA: nothing was running") && idle.status == 0, "\(idle.stopText)")
+
+            rig.watcher.forget("unleashed/hostA/fleet")
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/stop", text: "stop!"))
+            try await rig.watcher.waitFor("the refusal") { $0["unleashed/hostA/fleet"] != nil }
+            let refusal = try rig.watcher.json("unleashed/hostA/fleet")
+            #expect(refusal["accepted"] == false && refusal["reason"]?.stringValue?.hasPrefix("the command is not a JSON object") == true)
+        }
+    }
+
     @Test("the running switch starts a time-lapse at the interval set, frames come out, and OFF stops it")
     func timelapse() async throws {
         try await BridgeRig.with(cameras: ["left"]) { rig in

@@ -7,7 +7,7 @@ import UnleashedTestSupport
 /// camera, and one mosquitto they reach over veth links: what `unleashed fleet` does to a rig.
 @Suite("a rig across three hosts through a broker", .serialized, .timeLimit(.minutes(5)))
 struct FleetTests {
-    @Test("a shot at one time on every host, a fleet time-lapse of 20 slots through the broker's loss, and the state caught up after")
+    @Test("a shot at one time on every host, a fleet time-lapse of 20 slots through the broker's loss, the state caught up after, and a fleet stop")
     func fleet() async throws {
         let rig = try await FleetRig(hosts: 3)
         defer { rig.stop() }
@@ -63,6 +63,22 @@ struct FleetTests {
             let cameras = state["cameras"] as? [String: Any] ?? [:]
             let run = (cameras["cam"] as? [String: Any])?["run"] as? [String: Any]
             #expect(run?["frames"] as? Int == 20 && run?["running"] as? Bool == false, "\(host.name): \(String(describing: run))")
+        }
+
+        // A time-lapse with no end, stopped on every host by one command.
+        let endless = try await rig.fleet(["timelapse", "--interval", "300ms", "--start", "+1s"])
+        let endlessJobs = try #require(endless.json?["hosts"] as? [[String: Any]], "\(endless.stdout)")
+        #expect(endlessJobs.count == 3, "\(endless.stdout)")
+        try await Task.sleep(for: .seconds(2))
+        let stop = try await rig.fleet(["stop"])
+        #expect(stop.status == 0, "\(stop.stdout) \(stop.stderr)")
+        let stopped = try #require(stop.json?["hosts"] as? [[String: Any]], "\(stop.stdout)")
+        #expect(stopped.map { $0["node"] as? String } == ["host1", "host2", "host3"])
+        for (index, answer) in stopped.enumerated() {
+            let jobs = (answer["stopped"] as? [[String: Any]] ?? []).map { $0["job"] as? Int }
+            #expect(jobs == [endlessJobs[index]["job"] as? Int], "\(answer)")
+            let job = try await rig.waitForJob(on: index, id: endlessJobs[index]["job"] as? Int ?? 0)
+            #expect(job["state"] as? String == "finished" && ((job["summary"] as? [String: Any])?["taken"] as? Int ?? 0) >= 1, "\(job)")
         }
     }
 }

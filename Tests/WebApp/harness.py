@@ -65,7 +65,7 @@ class Daemon:
     """`unleashed [--demo] daemon --web 127.0.0.1:0` in a private directory: the demo camera, or
     with `tethered` a camera on PTP/IP through libgphoto2, its pictures saved in `pictures`."""
 
-    def __init__(self, locked=False, port=0, binary=BINARY, tethered=None):
+    def __init__(self, locked=False, port=0, binary=BINARY, tethered=None, extra=""):
         self.port = port
         self.binary = binary
         self.tethered = tethered
@@ -79,6 +79,8 @@ class Daemon:
             if tethered:
                 config.write(f'backend = "gphoto2"\nport = "{tethered.port}"\n\n[downloads]\nfolder = "{self.pictures}"\n\n')
             config.write(f'[daemon]\nsocket = "{self.socket}"\nlocked = {"true" if locked else "false"}\n')
+            config.write(extra)
+        self.config = os.path.join(self.work, "unleashed.toml")
         self.log = open(self.log_path, "w")
         self.start()
 
@@ -165,6 +167,43 @@ class Daemon:
 
     def stop(self):
         self.halt()
+        self.log.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+class Broker:
+    """Debian's mosquitto on a free loopback port, anonymous, for daemons with [mqtt]. It runs as
+    root when the tests do: dropping to its own user would clear the parent-death signal."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.work = tempfile.mkdtemp(prefix="unleashed-web-broker-")
+        config = os.path.join(self.work, "mosquitto.conf")
+        with open(config, "w") as file:
+            file.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+            if os.geteuid() == 0:
+                file.write("user root\n")
+        self.log = open(os.path.join(self.work, "mosquitto.log"), "w")
+        self.process = subprocess.Popen(["mosquitto", "-c", config], stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise AssertionError("mosquitto did not start")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
         self.log.close()
         shutil.rmtree(self.work, ignore_errors=True)
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness import BINARY, PHONE, TABLET, Daemon, TetheredCamera, UnixHTTPConnection, free_port
+from harness import BINARY, PHONE, TABLET, Broker, Daemon, TetheredCamera, UnixHTTPConnection, free_port
 
 
 def frame_number(text):
@@ -475,3 +475,59 @@ def test_pictures_a_camera_saves_show_as_thumbnails(fresh_browser):
     finally:
         tethered.stop()
         camera.stop()
+
+
+def fleet(daemon, *arguments):
+    """`unleashed fleet ...` with the daemon's configuration (its broker), as a host of the rig runs it."""
+    done = subprocess.run([BINARY, "fleet", *arguments, "--config", daemon.config, "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"fleet {' '.join(arguments)}: exit {done.returncode}: {done.stdout}{done.stderr}"
+    return json.loads(done.stdout)
+
+
+def test_the_rig_view_shows_every_host_slot_by_slot(fresh_browser):
+    """Two daemons on one MQTT broker (mosquitto, started here): the rig view of one shows both
+    hosts online, a fleet time-lapse's slots on each as they come, where the rig stands, and the
+    fleet stopped from the command line. Each host's journal is read to check what the page shows."""
+    broker = Broker()
+    hosts = []
+    try:
+        for node in ("north", "south"):
+            hosts.append(Daemon(extra=f'\n[mqtt]\nbroker = "mqtt://127.0.0.1:{broker.port}"\nnode = "{node}"\ndiscovery = false\n'))
+        north, south = hosts
+        browser = fresh_browser()
+        browser.pair(north.url + "/", north.code("viewer"))
+        browser.view("rig")
+        browser.wait(lambda b: len(b.all("#rig-hosts [data-node]")) == 2, "both hosts in the rig view")
+        assert "north (this host)" in browser.text("#rig-hosts [data-node='north'] .title")
+        browser.wait_text("#rig-summary", lambda t: "2 hosts, 2 online" in t and "no time-lapse running" in t, "both online, nothing running")
+
+        answers = fleet(north, "timelapse", "--interval", "500ms", "--frames", "6", "--start", "+1s")
+        jobs = {host["node"]: host["job"] for host in answers["hosts"]}
+        assert sorted(jobs) == ["north", "south"], answers
+        for node in jobs:
+            browser.wait(lambda b: len(b.all(f"#rig-hosts [data-node='{node}'] .slots li.taken")) == 6,
+                         f"six slots taken on {node}", timeout=30)
+        for daemon in hosts:
+            node = "north" if daemon is north else "south"
+            assert daemon.job(jobs[node])["summary"]["taken"] == 6
+            marks = [item.get_attribute("data-slot") for item in browser.all(f"#rig-hosts [data-node='{node}'] .slots li")]
+            assert marks == [str(slot) for slot in range(1, 7)], marks
+        browser.screenshot("rig")
+
+        answers = fleet(north, "timelapse", "--interval", "500ms", "--start", "+1s")
+        endless = {host["node"]: host["job"] for host in answers["hosts"]}
+        browser.wait_text("#rig-summary", lambda t: re.search(r"every running host at slot ([3-9]|\d\d)|hosts at slots", t), "the endless runs under way", timeout=30)
+        stopped = fleet(north, "stop")
+        by_node = {host["node"]: host for host in stopped["hosts"]}
+        assert sorted(by_node) == ["north", "south"], stopped
+        for node, daemon in (("north", north), ("south", south)):
+            assert [job["job"] for job in by_node[node]["stopped"]] == [endless[node]], by_node[node]
+            assert daemon.job(endless[node])["state"] == "finished"
+        browser.wait_text("#rig-summary", lambda t: "no time-lapse running" in t, "the rig stopped", timeout=20)
+        # The only complaint: the page asking for its session before it was paired.
+        assert all("/web/session" in line and "401" in line for line in browser.console()), browser.console()
+    finally:
+        for daemon in hosts:
+            daemon.stop()
+        broker.stop()

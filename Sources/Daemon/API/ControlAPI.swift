@@ -25,6 +25,8 @@ public struct ControlAPI: Sendable {
     let pictures: SavedPictures
     /// What every follower of `/v1/live` is sent, on every listener.
     let liveFeed: LiveFeed
+    /// The hosts on the MQTT broker, when `[mqtt]` is set.
+    let fleet: FleetBoard?
     /// Routes a test adds behind the same middleware, for permissions no route asks for yet.
     var extraRoutes: (@Sendable (RouterGroup<ControlRequestContext>) -> Void)?
 
@@ -40,11 +42,14 @@ public struct ControlAPI: Sendable {
     ///   - browsers: The browsers paired with the web app, when it is served.
     ///   - demo: Whether the cameras are simulated.
     ///   - pictures: The pictures the cameras' backends saved, which the API lists with thumbnails.
+    ///   - fleet: The hosts on the MQTT broker, for `GET /v1/fleet`.
     public init(cameras: CameraRegistry, jobs: JobManager, access: AccessPolicy, version: String,
                 metrics: DaemonMetrics = DaemonMetrics(), connector: (any CameraConnecting)? = nil,
                 configuration: DaemonConfiguration = .defaults(scope: .user, environment: [:]),
-                browsers: WebClients? = nil, demo: Bool = false, pictures: SavedPictures = SavedPictures()) {
+                browsers: WebClients? = nil, demo: Bool = false, pictures: SavedPictures = SavedPictures(),
+                fleet: FleetBoard? = nil) {
         self.pictures = pictures
+        self.fleet = fleet
         self.metrics = metrics
         self.cameras = cameras
         self.jobs = jobs
@@ -73,6 +78,7 @@ public struct ControlAPI: Sendable {
                    feed: liveFeed).add(to: router)
         ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: router)
         MetricsRoutes(metrics: metrics).add(to: router)
+        FleetRoutes(board: fleet).add(to: router)
         WebClientRoutes(browsers: access.browsers).add(to: router)
         Self.refuseOtherMethods(on: router)
         extraRoutes?(router.group(RouterPath(API.version)))

@@ -42,8 +42,10 @@ public enum JobKind: String, Sendable, Hashable {
 public struct JobSnapshot: Sendable, Hashable {
     /// The journal's run id.
     public var id: Int64
-    /// The camera's name in the registry.
+    /// The camera's name in the registry (a rig's names, joined by commas).
     public var camera: String
+    /// Each camera's name: one, or a rig's.
+    public var cameras: [String]
     public var kind: JobKind
     public var state: JobState
     public var plan: RunPlan
@@ -410,7 +412,7 @@ public actor JobManager {
             follower.finish()
         }
         job.followers = [:]
-        let snapshot = JobSnapshot(id: id, camera: job.camera, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
+        let snapshot = JobSnapshot(id: id, camera: job.camera, cameras: job.record.cameras, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
                                    plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: ending.reason, summary: summary,
                                    lastFrame: job.recent.last)
         if ending.state != .running { remember(snapshot) }
@@ -439,7 +441,7 @@ public actor JobManager {
 
     private func snapshot(_ job: Job) -> JobSnapshot {
         let state: JobState = job.paused ? .paused : wallClock() < job.record.t0UnixMs ? .waiting : .running
-        return JobSnapshot(id: job.record.id, camera: job.camera, kind: JobKind(job.record.plan), state: state,
+        return JobSnapshot(id: job.record.id, camera: job.camera, cameras: job.record.cameras, kind: JobKind(job.record.plan), state: state,
                            plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: nil,
                            summary: job.tally.summary, lastFrame: job.recent.last)
     }
@@ -447,7 +449,7 @@ public actor JobManager {
     private func snapshot(of record: RunRecord) throws(JobError) -> JobSnapshot {
         if record.state != .running, let known = endedSnapshots[record.id] { return known }
         let frames = try journalled { try journal.frames(of: record.id) }
-        let snapshot = JobSnapshot(id: record.id, camera: record.camera, kind: JobKind(record.plan), state: JobState(ended: record.state),
+        let snapshot = JobSnapshot(id: record.id, camera: record.camera, cameras: record.cameras, kind: JobKind(record.plan), state: JobState(ended: record.state),
                            plan: record.plan, t0UnixMs: record.t0UnixMs, reason: reason(ended: record),
                            summary: RunSummary(frames: frames), lastFrame: frames.last)
         if record.state != .running { remember(snapshot) }

@@ -51,6 +51,16 @@ public final class FleetClient: Sendable {
                              connectTimeout: connectTimeout)
     }
 
+    /// Stops every host's time-lapses (or those on a group's cameras) now, and returns the
+    /// hosts' answers, each listing the jobs it stopped. Waits until every online host has
+    /// answered, or `wait`.
+    public func stop(group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
+        var command: [String: JSONValue] = [:]
+        if let group { command["group"] = .string(group) }
+        return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetStop, command, until: ContinuousClock.now + wait,
+                             connectTimeout: connectTimeout)
+    }
+
     /// Publishes `command` with an id of its own to `topic`, and returns every host's answer
     /// carrying that id, sorted by node: once every host the broker lists as online has
     /// answered, or at `deadline`.
@@ -90,32 +100,11 @@ public final class FleetClient: Sendable {
     /// Every host's retained state as the broker keeps it:
     /// `{node: {availability, clock, cameras: {name: {state, run}}, jobs: {id: job}}}`.
     public func status(wait: Duration = .milliseconds(800), connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> JSONValue {
-        let messages = try await exchange(subscribing: ["\(prefix)/+/#"], publishing: nil, until: ContinuousClock.now + wait,
+        let messages = try await exchange(subscribing: FleetState.filters(prefix: prefix), publishing: nil, until: ContinuousClock.now + wait,
                                           connectTimeout: connectTimeout) { message -> MQTTMessage? in message } finished: { _ in false }
-        var hosts: [String: [String: JSONValue]] = [:]
-        for message in messages where !message.payload.isEmpty {
-            let levels = message.topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard let node = levels.first, node != "fleet" else { continue }
-            let document = (try? JSONDecoder().decode(JSONValue.self, from: Data(message.payload))) ?? .string(message.text)
-            var host = hosts[node] ?? [:]
-            switch levels.dropFirst().first {
-            case "availability": host["availability"] = .string(message.text)
-            case "clock": host["clock"] = document
-            case "jobs" where levels.count == 3:
-                var jobs = host["jobs"]?.objectValue ?? [:]
-                jobs[levels[2]] = document
-                host["jobs"] = .object(jobs)
-            case "cameras" where levels.count == 4:
-                var cameras = host["cameras"]?.objectValue ?? [:]
-                var camera = cameras[levels[2]]?.objectValue ?? [:]
-                camera[levels[3]] = document
-                cameras[levels[2]] = .object(camera)
-                host["cameras"] = .object(cameras)
-            default: continue
-            }
-            hosts[node] = host
-        }
-        return .object(hosts.mapValues { .object($0) })
+        var fleet = FleetState(prefix: prefix)
+        for message in messages { _ = fleet.take(topic: message.topic, payload: message.payload) }
+        return fleet.statusJSON
     }
 
     /// Connects, subscribes to `filters`, publishes `message` once subscribed, and collects what

@@ -1,9 +1,10 @@
 public import Foundation
 public import UnleashedProtocol
 
-/// The hosts' answers to a fleet shot, as `unleashed fleet shoot` prints them, and its exit
-/// status: 0 when every host that answered fired every camera, 65 when one refused or a camera
-/// failed, 69 when no host answered.
+/// The hosts' answers to a fleet command, as `unleashed fleet shoot`, `timelapse` and `stop`
+/// print them, and its exit status: 0 when every host that answered did it all (fired every
+/// camera, stopped every job), 65 when one refused or a camera or job failed, 69 when no host
+/// answered.
 public struct FleetShotSummary: Sendable {
     public let at: Date
     public let answers: [JSONValue]
@@ -15,11 +16,12 @@ public struct FleetShotSummary: Sendable {
 
     public var status: Int32 {
         if answers.isEmpty { return 69 }
-        let allFired = answers.allSatisfy { answer in
+        let allDone = answers.allSatisfy { answer in
             guard let members = answer.objectValue, members["accepted"] == true else { return false }
             return (members["shots"]?.arrayValue ?? []).allSatisfy { $0.objectValue?["ok"] == true }
+                && (members["failed"]?.arrayValue ?? []).isEmpty
         }
-        return allFired ? 0 : 65
+        return allDone ? 0 : 65
     }
 
     public var json: JSONValue {
@@ -48,6 +50,22 @@ public struct FleetShotSummary: Sendable {
         lines(title: "Time-lapse from \(ShootRequest.text(at))", none: "the time-lapse") { members in
             let cameras = (members["cameras"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
             return "job \(members["job"]?.integerValue.map(String.init) ?? "?") on \(cameras)  \(Self.clockText(members["clock"]))"
+        }
+    }
+
+    /// The answers to a fleet stop: each host's jobs stopped, with their frames, or why not.
+    public var stopText: String {
+        lines(title: "Stop", none: "the stop") { members in
+            let stopped = (members["stopped"]?.arrayValue ?? []).compactMap(\.objectValue).map { job in
+                let cameras = (job["cameras"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+                return "job \(job["job"]?.integerValue.map(String.init) ?? "?") on \(cameras) stopped after slot "
+                    + "\(job["lastSlot"]?.integerValue ?? 0), \(job["frames"]?.integerValue ?? 0) taken"
+            }
+            let failed = (members["failed"]?.arrayValue ?? []).compactMap(\.objectValue).map { job in
+                "job \(job["job"]?.integerValue.map(String.init) ?? "?") did not stop: \(job["error"]?.stringValue ?? "?")"
+            }
+            let all = stopped + failed
+            return all.isEmpty ? "nothing was running" : all.joined(separator: "; ")
         }
     }
 

@@ -26,6 +26,7 @@ actor MQTTBridge {
     private let cameras: CameraRegistry
     private let jobs: JobManager
     private let groups: [DaemonConfiguration.Group]
+    private let board: FleetBoard?
     private let logger: Logger
     /// The cameras announced, by name, with what watches their events.
     private var announced: [String: Task<Void, Never>] = [:]
@@ -38,10 +39,13 @@ actor MQTTBridge {
     /// The soonest a fire time may be after a command arrives, and the latest.
     static let fireWindow = Duration.milliseconds(50)...Duration.seconds(3600)
 
+    /// - Parameter board: Where what the other hosts publish is folded in, for the web app's
+    ///   rig view; nil listens to no other host.
     init(settings: DaemonConfiguration.MQTTSettings, version: String, cameras: CameraRegistry, jobs: JobManager,
-         groups: [DaemonConfiguration.Group], logger: Logger) throws(MQTTError) {
+         groups: [DaemonConfiguration.Group], board: FleetBoard? = nil, logger: Logger) throws(MQTTError) {
         guard let broker = settings.broker else { throw .invalid("[mqtt] has no broker") }
-        let node = settings.node ?? Self.hostName()
+        let node = Self.node(settings)
+        self.board = board
         topics = MQTTTopics(prefix: settings.topicPrefix, node: node)
         var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: settings.clientID ?? "unleashed-\(node)")
         configuration.username = settings.username
@@ -113,11 +117,13 @@ actor MQTTBridge {
         switch event {
         case .connected:
             connected = true
+            board?.setConnected(true)
             logger.info("mqtt: connected as \(topics.node)")
             await announceAll()
         case .disconnected(let reason):
             if connected { logger.warning("mqtt: \(reason); reconnecting") }
             connected = false
+            board?.setConnected(false)
         case .message(let message):
             await command(message)
         }
@@ -142,7 +148,9 @@ actor MQTTBridge {
     private func announceAll() async {
         publish(MQTTMessage(topic: topics.availability, text: "online", retain: true))
         publishClock()
-        for filter in [topics.shootCommands, topics.runningCommands, topics.intervalCommands, topics.settingCommands, topics.fleetShoot, topics.fleetTimelapse, "homeassistant/status"] {
+        let fleetState = board == nil ? [] : FleetState.filters(prefix: topics.prefix)
+        for filter in [topics.shootCommands, topics.runningCommands, topics.intervalCommands, topics.settingCommands, topics.fleetShoot,
+                       topics.fleetTimelapse, topics.fleetStop, "homeassistant/status"] + fleetState {
             do { try client.subscribe(filter) } catch { logger.error("mqtt: \(error)") }
         }
         if let discovery { for entity in discovery.daemon() { publish(entity) } }
@@ -210,10 +218,15 @@ actor MQTTBridge {
         switch change {
         case .job(let snapshot):
             publish(MQTTMessage(topic: topics.job(Int(snapshot.id)), text: text(snapshot.document.json), retain: true))
-            await publishRun(snapshot.camera, latest: snapshot)
+            for camera in snapshot.cameras { await publishRun(camera, latest: snapshot) }
         case .frame(let frame, let id):
             publish(MQTTMessage(topic: topics.frames(Int(id)), text: text(JobEvent.frame(frame, job: id).data)))
-            if let snapshot = try? await jobs.job(id) { await publishRun(snapshot.camera, latest: snapshot) }
+            // The job's retained document follows its frames, so that a reader of the broker
+            // (`fleet status`, another host's rig view) sees the slot it has reached.
+            if let snapshot = try? await jobs.job(id) {
+                publish(MQTTMessage(topic: topics.job(Int(id)), text: text(snapshot.document.json), retain: true))
+                for camera in snapshot.cameras { await publishRun(camera, latest: snapshot) }
+            }
         }
     }
 
@@ -238,12 +251,13 @@ actor MQTTBridge {
     }
 
     private func runningJob(on camera: String) async -> JobSnapshot? {
-        (try? await jobs.jobs())?.first { $0.camera == camera && [.waiting, .running, .paused].contains($0.state) }
+        (try? await jobs.jobs())?.first { $0.cameras.contains(camera) && [.waiting, .running, .paused].contains($0.state) }
     }
 
     // MARK: - Commands
 
     private func command(_ message: MQTTMessage) async {
+        if let board, board.take(message) { return }
         if message.topic == "homeassistant/status" {
             // Home Assistant started again: it forgets entities it was not told about since.
             if message.text == "online", let discovery {
@@ -256,6 +270,7 @@ actor MQTTBridge {
         }
         if message.topic == topics.fleetShoot { return await fleetShoot(message) }
         if message.topic == topics.fleetTimelapse { return await fleetTimelapse(message) }
+        if message.topic == topics.fleetStop { return await fleetStop(message) }
         guard let (level, action) = topics.cameraCommand(message.topic) else { return }
         guard let entry = await cameras.all.first(where: { MQTTTopics.level($0.name) == level }) else {
             logger.warning("mqtt: \(message.topic): no camera \(level) here")
@@ -385,6 +400,51 @@ actor MQTTBridge {
         }
     }
 
+    /// Stops every time-lapse here (a group's: each on one of its cameras) now, for `unleashed
+    /// fleet stop`; the answer lists the jobs stopped, with their frames, and those that would
+    /// not stop with why. A host with nothing running answers that, so the sender hears it.
+    private func fleetStop(_ message: MQTTMessage) async {
+        var answer: [String: JSONValue] = ["node": .string(topics.node), "clock": ClockDiscipline.read().json]
+        let request: FleetStopRequest
+        do throws(ShootRequest.Refusal) {
+            request = try FleetStopRequest(payload: message.payload)
+        } catch {
+            answer["accepted"] = false
+            answer["reason"] = .string(error.reason)
+            if let id = error.id { answer["id"] = .string(id) }
+            return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+        }
+        answer["id"] = .string(request.id)
+        var members: Set<String>?
+        if let name = request.group {
+            guard let group = groups.first(where: { $0.name == name }) else {
+                answer["accepted"] = false
+                answer["reason"] = .string("no group \(name) on this host")
+                return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+            }
+            members = Set(group.cameras)
+        }
+        let running = ((try? await jobs.jobs()) ?? []).filter { job in
+            [.waiting, .running, .paused].contains(job.state) && members.map { !$0.isDisjoint(with: job.cameras) } ?? true
+        }
+        var stopped: [JSONValue] = []
+        var failures: [JSONValue] = []
+        for job in running.sorted(by: { $0.id < $1.id }) {
+            do throws(JobError) {
+                let ended = try await jobs.stop(job.id, afterCurrentFrame: false, reason: "stopped by a fleet command")
+                stopped.append(["job": .integer(ended.id), "cameras": .array(ended.cameras.map(JSONValue.string)),
+                                "frames": .int(ended.summary.taken), "lastSlot": .int(ended.lastFrame?.frame ?? 0)])
+            } catch {
+                failures.append(["job": .integer(job.id), "error": .string("\(error)")])
+            }
+        }
+        answer["accepted"] = true
+        answer["stopped"] = .array(stopped)
+        if !failures.isEmpty { answer["failed"] = .array(failures) }
+        logger.info("mqtt: fleet stop \(request.id): \(stopped.count) job(s) stopped")
+        publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+    }
+
     /// `ON` starts a time-lapse at the camera's interval until told to stop; `OFF` stops it.
     private func setRunning(_ entry: CameraRegistry.Entry, _ payload: String) async {
         switch payload.trimmingCharacters(in: .whitespacesAndNewlines).uppercased() {
@@ -453,6 +513,11 @@ actor MQTTBridge {
     }
 
     private func text(_ value: JSONValue) -> String { String(decoding: value.data, as: UTF8.self) }
+
+    /// This host's name on the broker: `[mqtt] node`, or the host's name.
+    static func node(_ settings: DaemonConfiguration.MQTTSettings) -> String {
+        settings.node ?? hostName()
+    }
 
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)

@@ -14,10 +14,11 @@ import Foundation
 /// | `<prefix>/<node>/cameras/<camera>/settings/<name>/set` | a command: the setting's value as text (`1/125`) | no |
 /// | `<prefix>/<node>/cameras/<camera>/settings/<name>` | the outcome: `{"ok", "value"}` or `{"ok": false, "error"}` | no |
 /// | `<prefix>/<node>/clock` | the host's clock: synchronised, its estimated error | yes |
-/// | `<prefix>/<node>/jobs/<id>` | a job's progress | yes |
+/// | `<prefix>/<node>/jobs/<id>` | a job's progress, on each change and frame | yes |
 /// | `<prefix>/<node>/jobs/<id>/frames` | each frame as it is recorded | no |
 /// | `<prefix>/fleet/shoot` | a command to every host: fire at `{"at": UTC time}` | no |
 /// | `<prefix>/fleet/timelapse` | a command to every host: a time-lapse from `{"start": UTC time}` | no |
+/// | `<prefix>/fleet/stop` | a command to every host: stop its time-lapses (a group's) now | no |
 /// | `<prefix>/<node>/fleet` | this host's answer to each fleet command | no |
 ///
 /// A camera's name becomes one topic level as ``level(_:)`` writes it.
@@ -39,6 +40,7 @@ struct MQTTTopics: Sendable, Equatable {
     var shootCommands: String { "\(base)/cameras/+/shoot" }
     var fleetShoot: String { "\(prefix)/fleet/shoot" }
     var fleetTimelapse: String { "\(prefix)/fleet/timelapse" }
+    var fleetStop: String { "\(prefix)/fleet/stop" }
     var fleetAnswers: String { "\(base)/fleet" }
     /// Every host's answers, for whoever sent a fleet command.
     var allFleetAnswers: String { "\(prefix)/+/fleet" }

@@ -69,25 +69,50 @@ struct ShootRequest: Sendable, Equatable {
     }
 }
 
-/// `unleashed fleet shoot`'s command to every host: `{"id": "...", "at": UTC time, "group": NAME}`
-/// (the group optional: a host without it answers that it has none).
+/// What every fleet command carries: the `id` its answers go under, and an optional `group`
+/// (a host without that group answers that it has none). The rest is the command's own.
+struct FleetCommandHeader: Sendable, Equatable {
+    var id: String
+    var group: String?
+    /// The payload's members, for the command's own fields.
+    var members: [String: JSONValue]
+
+    init(payload: [UInt8]) throws(ShootRequest.Refusal) {
+        members = try ShootRequest.object(String(decoding: payload, as: UTF8.self))
+        guard let id = members["id"]?.stringValue, !id.isEmpty, id.count <= 64 else {
+            throw ShootRequest.Refusal(reason: "a fleet command needs an 'id' (1 to 64 characters) to answer under")
+        }
+        self.id = id
+        if let group = members["group"] {
+            guard let name = group.stringValue, !name.isEmpty else { throw ShootRequest.Refusal(reason: "'group' must be a group's name", id: id) }
+            self.group = name
+        }
+    }
+}
+
+/// `unleashed fleet shoot`'s command to every host: `{"id": "...", "at": UTC time, "group": NAME}`.
 struct FleetShootRequest: Sendable, Equatable {
     var id: String
     var at: Date
     var group: String?
 
     init(payload: [UInt8], now: Date) throws(ShootRequest.Refusal) {
-        let members = try ShootRequest.object(String(decoding: payload, as: UTF8.self))
-        guard let id = members["id"]?.stringValue, !id.isEmpty, id.count <= 64 else {
-            throw ShootRequest.Refusal(reason: "a fleet command needs an 'id' (1 to 64 characters) to answer under")
-        }
-        self.id = id
-        guard let at = members["at"] else { throw ShootRequest.Refusal(reason: "a fleet shot needs its 'at' time", id: id) }
+        let header = try FleetCommandHeader(payload: payload)
+        (id, group) = (header.id, header.group)
+        guard let at = header.members["at"] else { throw ShootRequest.Refusal(reason: "a fleet shot needs its 'at' time", id: id) }
         self.at = try ShootRequest.fireTime(at, now: now, id: id)
-        if let group = members["group"] {
-            guard let name = group.stringValue, !name.isEmpty else { throw ShootRequest.Refusal(reason: "'group' must be a group's name", id: id) }
-            self.group = name
-        }
+    }
+}
+
+/// `unleashed fleet stop`'s command to every host: `{"id", "group"}`. Each host stops its
+/// time-lapses now (a group's: those on one of its cameras), and answers with what it stopped.
+struct FleetStopRequest: Sendable, Equatable {
+    var id: String
+    var group: String?
+
+    init(payload: [UInt8]) throws(ShootRequest.Refusal) {
+        let header = try FleetCommandHeader(payload: payload)
+        (id, group) = (header.id, header.group)
     }
 }
 
@@ -105,11 +130,9 @@ struct FleetTimelapseRequest: Sendable, Equatable {
     static let longestLead = Duration.seconds(24 * 3600)
 
     init(payload: [UInt8], now: Date) throws(ShootRequest.Refusal) {
-        let members = try ShootRequest.object(String(decoding: payload, as: UTF8.self))
-        guard let id = members["id"]?.stringValue, !id.isEmpty, id.count <= 64 else {
-            throw ShootRequest.Refusal(reason: "a fleet command needs an 'id' (1 to 64 characters) to answer under")
-        }
-        self.id = id
+        let header = try FleetCommandHeader(payload: payload)
+        (id, group) = (header.id, header.group)
+        let members = header.members
         guard let written = members["start"]?.stringValue, let start = ShootRequest.parse(written) else {
             throw ShootRequest.Refusal(reason: "'start' must be a UTC time like 2026-11-27T21:00:00.000Z", id: id)
         }
@@ -130,10 +153,6 @@ struct FleetTimelapseRequest: Sendable, Equatable {
                 throw ShootRequest.Refusal(reason: "'frames' must be a count of 1 or more", id: id)
             }
             self.frames = Int(frames)
-        }
-        if let group = members["group"] {
-            guard let name = group.stringValue, !name.isEmpty else { throw ShootRequest.Refusal(reason: "'group' must be a group's name", id: id) }
-            self.group = name
         }
     }
 }

@@ -17,7 +17,7 @@ struct FleetCommand: AsyncParsableCommand {
             configuration (--config FILE, or the files the daemon reads), so it runs on any host of \
             the rig, or on a laptop with that file.
             """,
-        subcommands: [FleetShootCommand.self, FleetTimelapseCommand.self, FleetStatusCommand.self]
+        subcommands: [FleetShootCommand.self, FleetTimelapseCommand.self, FleetStopCommand.self, FleetStatusCommand.self]
     )
 }
 
@@ -144,6 +144,40 @@ struct FleetTimelapseCommand: AsyncParsableCommand {
         }
         try await where_.report(options, at: time, as: \.timelapseText) { client throws(MQTTError) in
             try await client.timelapse(start: time, interval: every, frames: frames, group: group, wait: .seconds(3))
+        }
+    }
+}
+
+struct FleetStopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        abstract: "Stop the time-lapses of every host now (with --group, those on the group's cameras).",
+        discussion: """
+            Each host stops every time-lapse job it runs (a bulb or clip under way is ended and its \
+            frame recorded) and answers with the jobs it stopped and the slot each reached. The \
+            frames stay in each host's journal (`unleashed runs`). A host with nothing running \
+            says so.
+
+            Exit status: 0 when every host that answered stopped all it ran; 65 when one refused \
+            or a job would not stop; 69 when no host answered.
+            """
+    )
+
+    @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
+    @OptionGroup var where_: FleetConfigurationOptions
+
+    @Option(help: ArgumentHelp("Only the time-lapses on this [[groups]] name's cameras; hosts without it say so.", valueName: "name"))
+    var group: String?
+
+    @Option(help: ArgumentHelp("How long to wait for the hosts' answers.", valueName: "duration"))
+    var wait = "3s"
+
+    func run() async throws {
+        guard let waiting = parseDuration(wait) else {
+            throw options.fail(code: "usage", "--wait '\(wait)' is not a duration like 3s", status: .usage)
+        }
+        try await where_.report(options, at: Date(), as: \.stopText) { client throws(MQTTError) in
+            try await client.stop(group: group, wait: waiting)
         }
     }
 }

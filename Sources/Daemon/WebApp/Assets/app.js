@@ -551,7 +551,7 @@
 
   // ---------------------------------------------------------------- views, menu, theme
 
-  const views = ["photo", "timelapse", "video", "settings", "cameras", "jobs", "app"];
+  const views = ["photo", "timelapse", "video", "settings", "cameras", "rig", "jobs", "app"];
   function showView(name) {
     if (!views.includes(name)) name = "photo";
     state.view = name;
@@ -562,6 +562,7 @@
     }
     if (name === "settings") loadSettings();
     if (name === "jobs") loadPictures();
+    if (name === "rig") loadRig();
     if (name !== "jobs") closeJobDetail();
     closeMenu();
     tick();
@@ -1382,6 +1383,55 @@
     }
     if (!items.length) items.push(el("li", { className: "muted", text: "The daemon holds no camera yet. Connect one with `unleashed connect` or list modules in its configuration." }));
     $("camera-list").replaceChildren(...items);
+  }
+
+  // ---------------------------------------------------------------- The rig across hosts (MQTT)
+
+  /** While the rig view is open, the fleet as the daemon hears it on its broker, every second. */
+  let rigTimer = null;
+  async function loadRig() {
+    clearTimeout(rigTimer);
+    if (state.view !== "rig") return;
+    try {
+      renderRig(await api("GET", "/v1/fleet", undefined, { timeoutMs: 5000 }));
+    } catch (error) {
+      setText($("rig-summary"), error.message);
+    }
+    if (state.view === "rig") rigTimer = setTimeout(loadRig, 1000);
+  }
+
+  /** A slot's mark: taken when every camera of the host took it; its counts in words for screen readers. */
+  function slotItem(slot) {
+    const outcome = slot.failed ? "failed" : slot.skipped ? "skipped" : "taken";
+    const words = [slot.taken && `${slot.taken} taken`, slot.failed && `${slot.failed} failed`, slot.skipped && `${slot.skipped} skipped`].filter(Boolean).join(", ");
+    return el("li", { className: outcome, title: `slot ${slot.slot}: ${words}`, "aria-label": `slot ${slot.slot}: ${words}`, "data-slot": String(slot.slot) },
+      outcome === "taken" ? String(slot.slot) : `${slot.slot}${outcome === "failed" ? "✗" : "–"}`);
+  }
+
+  function renderRig(fleet) {
+    if (!fleet.enabled) {
+      setText($("rig-summary"), "This daemon has no MQTT broker: set [mqtt] broker in its configuration to see every host of a rig here (docs/mqtt.md).");
+      $("rig-hosts").replaceChildren();
+      return;
+    }
+    const online = fleet.hosts.filter((host) => host.online).length;
+    const rig = !fleet.rig ? "no time-lapse running"
+      : fleet.rig.lowestSlot === fleet.rig.highestSlot ? `every running host at slot ${fleet.rig.lowestSlot}`
+      : `hosts at slots ${fleet.rig.lowestSlot} to ${fleet.rig.highestSlot}`;
+    setText($("rig-summary"), `${fleet.connected ? "" : "Not connected to the broker; as last heard. "}${fleet.hosts.length} host${fleet.hosts.length === 1 ? "" : "s"}, ${online} online · ${rig}`);
+    $("rig-hosts").replaceChildren(...fleet.hosts.map((host) => {
+      const clock = !host.clock ? "clock unknown"
+        : host.clock.synchronised ? `clock ±${host.clock.estimatedErrorMs.toFixed(1)} ms` : `clock NOT synchronised (estimate ${Math.round(host.clock.estimatedErrorMs)} ms)`;
+      const cameras = host.cameras.map((camera) => `${camera.name} ${camera.connection || "?"}${camera.running ? `, ${camera.frames} frames` : ""}`).join(" · ") || "no camera";
+      return el("li", { "data-node": host.node },
+        el("div", { className: "title" }, el("span", { text: `${host.node}${host.node === fleet.node ? " (this host)" : ""}` }),
+          el("span", { className: host.online ? "" : "muted", text: host.online ? "online" : "offline" })),
+        el("div", { className: "muted small", text: clock }),
+        el("div", { className: "small", text: cameras }),
+        ...host.jobs.map((job) => el("div", { className: "job", "data-job": String(job.id) },
+          el("div", { className: "small", text: `Job ${job.id} ${job.state} · ${job.camera} · slot ${job.slot}: ${job.taken} taken, ${job.failed} failed, ${job.skipped} skipped` }),
+          job.recent.length ? el("ol", { className: "slots", "aria-label": `Job ${job.id}'s latest slots` }, ...job.recent.map(slotItem)) : null)));
+    }));
   }
 
   // ---------------------------------------------------------------- Jobs, history and pictures
