@@ -109,66 +109,91 @@ public final class FleetClient: Sendable {
 
     /// Connects, subscribes to `filters`, publishes `message` once subscribed, and collects what
     /// `keep` keeps of the messages that arrive until `deadline`, or until `finished` says what
-    /// was kept is all. Fails when no connection is made within `connectTimeout`.
+    /// was kept is all. Fails when no connection is made within `connectTimeout`. A client makes
+    /// one exchange: stopping it at the end ends its events.
     private func exchange<T: Sendable>(subscribing filters: [String], publishing message: MQTTMessage?, until deadline: ContinuousClock.Instant,
                                        connectTimeout: Duration, keep: @escaping @Sendable (MQTTMessage) -> T?,
-                                       finished: @Sendable ([T]) -> Bool) async throws(MQTTError) -> [T] {
-        let state = Mutex(ExchangeState<T>())
+                                       finished: @escaping @Sendable ([T]) -> Bool) async throws(MQTTError) -> [T] {
+        let state = ExchangeState<T>()
         let client = client
         // Published to a topic of its own after the subscription: the broker handles a client's
         // packets in order, so once it comes back the subscription is in place, and the command
         // goes out with its answers sure to be heard.
         let marker = "\(prefix)/fleet/ready/\(UUID().uuidString.prefix(8))"
         let events = client.events
-        let consumer = Task {
-            var published = false
-            for await event in events {
-                switch event {
-                case .connected:
-                    state.withLock { $0.connected = true }
-                    do throws(MQTTError) {
-                        for filter in filters { try client.subscribe(filter) }
-                        try client.subscribe(marker)
-                        try client.publish(MQTTMessage(topic: marker, text: "ready"))
-                    } catch {
-                        state.withLock { $0.failure = error }
-                    }
-                case .message(let received) where received.topic == marker:
-                    guard !published, let message else { continue }
-                    published = true
-                    do throws(MQTTError) { try client.publish(message) } catch { state.withLock { $0.failure = error } }
-                case .message(let received):
-                    if let value = keep(received) { state.withLock { $0.kept.append(value) } }
-                case .disconnected:
-                    continue
-                }
-            }
-        }
         try client.start()
         let connectBy = ContinuousClock.now + connectTimeout
-        var failure: MQTTError?
-        while ContinuousClock.now < deadline || !state.withLock({ $0.connected }) {
-            let (connected, failed, done) = state.withLock { ($0.connected, $0.failure, finished($0.kept)) }
-            if let failed { failure = failed; break }
-            if done { break }
-            if !connected, ContinuousClock.now >= connectBy {
-                failure = .failed("the broker did not answer within \(connectTimeout)")
+        // The first to decide ends the exchange: the events as they come (all heard, or a
+        // failure), the connection limit with no connection, or the deadline once connected.
+        let outcome = await withTaskGroup(of: Result<[T], MQTTError>?.self) { group -> Result<[T], MQTTError> in
+            group.addTask {
+                var published = false
+                for await event in events {
+                    switch event {
+                    case .connected:
+                        // Connected only after the deadline: nothing more to wait for.
+                        let late = state.withLock { $0.connected = true; return $0.pastDeadline }
+                        if late { return .success(state.withLock { $0.kept }) }
+                        do throws(MQTTError) {
+                            for filter in filters { try client.subscribe(filter) }
+                            try client.subscribe(marker)
+                            try client.publish(MQTTMessage(topic: marker, text: "ready"))
+                        } catch {
+                            return .failure(error)
+                        }
+                    case .message(let received) where received.topic == marker:
+                        guard !published, let message else { continue }
+                        published = true
+                        do throws(MQTTError) { try client.publish(message) } catch { return .failure(error) }
+                    case .message(let received):
+                        guard let value = keep(received) else { continue }
+                        let kept = state.withLock { $0.kept.append(value); return $0.kept }
+                        if finished(kept) { return .success(kept) }
+                    case .disconnected:
+                        continue
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(until: connectBy)
+                guard !Task.isCancelled, !state.withLock({ $0.connected }) else { return nil }
+                return .failure(.failed("the broker did not answer within \(connectTimeout)"))
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                guard !Task.isCancelled else { return nil }
+                // Not connected yet: the connection, or its limit, decides.
+                let connected = state.withLock { $0.pastDeadline = true; return $0.connected }
+                return connected ? .success(state.withLock { $0.kept }) : nil
+            }
+            var decided: Result<[T], MQTTError> = .success([])
+            while let next = await group.next() {
+                guard let next else { continue }
+                decided = next
                 break
             }
-            try? await Task.sleep(for: .milliseconds(10))
+            group.cancelAll()
+            return decided
         }
         client.stop()
-        await consumer.value
-        if let failure { throw failure }
-        return state.withLock { $0.kept }
+        return try outcome.get()
     }
 }
 
-/// What an exchange has seen so far.
-private struct ExchangeState<T: Sendable>: Sendable {
-    var connected = false
-    var failure: MQTTError?
-    var kept: [T] = []
+/// What an exchange has seen so far, shared by the tasks that decide when it ends.
+private final class ExchangeState<T: Sendable>: Sendable {
+    struct Seen {
+        var connected = false
+        var pastDeadline = false
+        var kept: [T] = []
+    }
+
+    private let seen = Mutex(Seen())
+
+    func withLock<R: Sendable>(_ body: (inout sending Seen) -> sending R) -> R {
+        seen.withLock(body)
+    }
 }
 
 /// A fleet shot's time as the command line writes it: `+2s` (from now; any duration
