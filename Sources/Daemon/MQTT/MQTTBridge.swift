@@ -321,32 +321,17 @@ actor MQTTBridge {
     /// Every camera here (or a group's) at one UTC instant, for `unleashed fleet shoot`; the
     /// answer, with this host's clock, on ``MQTTTopics/fleetAnswers``.
     private func fleetShoot(_ message: MQTTMessage) async {
-        let clock = ClockDiscipline.read()
-        var answer: [String: JSONValue] = ["node": .string(topics.node), "clock": clock.json]
+        var answer = fleetAnswer()
         let request: FleetShootRequest
         do throws(ShootRequest.Refusal) {
             request = try FleetShootRequest(payload: message.payload, now: Date())
         } catch {
-            answer["accepted"] = false
-            answer["reason"] = .string(error.reason)
-            if let id = error.id { answer["id"] = .string(id) }
-            return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+            return refuse(&answer, error.reason, id: error.id)
         }
         answer["id"] = .string(request.id)
-        var entries = await cameras.all
-        if let name = request.group {
-            guard let group = groups.first(where: { $0.name == name }) else {
-                answer["accepted"] = false
-                answer["reason"] = .string("no group \(name) on this host")
-                return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
-            }
-            entries = entries.filter { group.cameras.contains($0.name) }
-        }
-        guard !entries.isEmpty else {
-            answer["accepted"] = false
-            answer["reason"] = "no camera on this host"
-            return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
-        }
+        guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
+        let entries = await cameras.all.filter { names.contains($0.name) }
+        guard !entries.isEmpty else { return refuse(&answer, "no camera on this host") }
         answer["accepted"] = true
         answer["at"] = .string(ShootRequest.text(request.at))
         let shots = await withTaskGroup(of: JSONValue.self) { group in
@@ -363,26 +348,16 @@ actor MQTTBridge {
     /// host's engine and journal: one camera as a job, several as a rig job that fires them
     /// together. The answer names the job, whose frames go out on its frames topic.
     private func fleetTimelapse(_ message: MQTTMessage) async {
-        var answer: [String: JSONValue] = ["node": .string(topics.node), "clock": ClockDiscipline.read().json]
-        func refuse(_ reason: String) {
-            answer["accepted"] = false
-            answer["reason"] = .string(reason)
-            publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
-        }
+        var answer = fleetAnswer()
         let request: FleetTimelapseRequest
         do throws(ShootRequest.Refusal) {
             request = try FleetTimelapseRequest(payload: message.payload, now: Date())
         } catch {
-            if let id = error.id { answer["id"] = .string(id) }
-            return refuse(error.reason)
+            return refuse(&answer, error.reason, id: error.id)
         }
         answer["id"] = .string(request.id)
-        var names = await cameras.all.map(\.name)
-        if let group = request.group {
-            guard let members = groups.first(where: { $0.name == group })?.cameras else { return refuse("no group \(group) on this host") }
-            names = names.filter(members.contains)
-        }
-        guard !names.isEmpty else { return refuse("no camera on this host") }
+        guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
+        guard !names.isEmpty else { return refuse(&answer, "no camera on this host") }
         let plan = RunPlan(intervalMs: request.intervalMs, stop: request.frames.map { .frames($0) } ?? .never)
         let delay = Duration.nanoseconds(Int64(max(request.start.timeIntervalSinceNow, 0) * 1e9))
         do throws(JobError) {
@@ -396,7 +371,7 @@ actor MQTTBridge {
             logger.info("mqtt: fleet time-lapse \(request.id) as job \(job.id) on \(names.joined(separator: ", "))")
             publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
         } catch {
-            refuse("the time-lapse was refused: \(error)")
+            refuse(&answer, "the time-lapse was refused: \(error)")
         }
     }
 
@@ -404,26 +379,17 @@ actor MQTTBridge {
     /// fleet stop`; the answer lists the jobs stopped, with their frames, and those that would
     /// not stop with why. A host with nothing running answers that, so the sender hears it.
     private func fleetStop(_ message: MQTTMessage) async {
-        var answer: [String: JSONValue] = ["node": .string(topics.node), "clock": ClockDiscipline.read().json]
+        var answer = fleetAnswer()
         let request: FleetStopRequest
         do throws(ShootRequest.Refusal) {
             request = try FleetStopRequest(payload: message.payload)
         } catch {
-            answer["accepted"] = false
-            answer["reason"] = .string(error.reason)
-            if let id = error.id { answer["id"] = .string(id) }
-            return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+            return refuse(&answer, error.reason, id: error.id)
         }
         answer["id"] = .string(request.id)
-        var members: Set<String>?
-        if let name = request.group {
-            guard let group = groups.first(where: { $0.name == name }) else {
-                answer["accepted"] = false
-                answer["reason"] = .string("no group \(name) on this host")
-                return publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
-            }
-            members = Set(group.cameras)
-        }
+        guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
+        // Without a group, every job here, including one on a camera since removed.
+        let members = request.group == nil ? nil : Set(names)
         let running = ((try? await jobs.jobs()) ?? []).filter { job in
             [.waiting, .running, .paused].contains(job.state) && members.map { !$0.isDisjoint(with: job.cameras) } ?? true
         }
@@ -443,6 +409,29 @@ actor MQTTBridge {
         if !failures.isEmpty { answer["failed"] = .array(failures) }
         logger.info("mqtt: fleet stop \(request.id): \(stopped.count) job(s) stopped")
         publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+    }
+
+    /// The start of this host's answer to a fleet command: its name and its clock now.
+    private func fleetAnswer() -> [String: JSONValue] {
+        ["node": .string(topics.node), "clock": ClockDiscipline.read().json]
+    }
+
+    /// Answers a fleet command with a refusal and its reason (under the command's id, when it
+    /// had one; an id already in the answer stays).
+    private func refuse(_ answer: inout [String: JSONValue], _ reason: String, id: String? = nil) {
+        answer["accepted"] = false
+        answer["reason"] = .string(reason)
+        if let id { answer["id"] = .string(id) }
+        publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+    }
+
+    /// The cameras a fleet command reaches here: every camera, or the group's that this host
+    /// holds; nil when this host has no such group.
+    private func cameraNames(group name: String?) async -> [String]? {
+        let held = await cameras.all.map(\.name)
+        guard let name else { return held }
+        guard let members = groups.first(where: { $0.name == name })?.cameras else { return nil }
+        return held.filter(members.contains)
     }
 
     /// `ON` starts a time-lapse at the camera's interval until told to stop; `OFF` stops it.
