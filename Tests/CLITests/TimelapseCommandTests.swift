@@ -37,6 +37,16 @@ struct RunFixture {
         try SQLiteJournal(path: journalPath).frames(of: run)
     }
 
+    /// Waits until the journal holds `count` runs: a run is journalled just before its first
+    /// slot, so a command started in the background is then under way, however slowly it started.
+    func waitForRuns(_ count: Int, timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ((try? SQLiteJournal(path: journalPath).runs().count) ?? 0) < count {
+            guard ContinuousClock.now < deadline else { throw FixtureError("no run \(count) in the journal within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     func record(of run: Int64) throws -> RunRecord? {
         try SQLiteJournal(path: journalPath).run(run)
     }

@@ -40,7 +40,9 @@ struct VideoCommandTests {
         #expect(run.t0UnixMs >= Int64(began.timeIntervalSince1970 * 1000) + 1000)
 
         let long = try fixture.launch(["--demo", "--json", "video", "record", "30s"])
-        try await Task.sleep(for: .milliseconds(1500))
+        // Mid-clip: the recording is under way once its run is journalled.
+        try await fixture.waitForRuns(2)
+        try await Task.sleep(for: .milliseconds(500))
         long.signal(SIGINT)
         #expect(try await long.exitStatus() == 130)
         let end = try #require(long.objects.last?["run"] as? [String: Any])
@@ -59,11 +61,7 @@ struct VideoCommandTests {
         defer { fixture.cleanUp() }
         let run = try fixture.launch(["--demo", "--json", "video", "clips", "3s", "--every", "6s", "--frames", "2"])
         // The run is journalled just before its first clip starts, which then lasts 3 s.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while (try? SQLiteJournal(path: fixture.journalPath).runs().isEmpty) ?? true {
-            guard ContinuousClock.now < deadline else { Issue.record("the run did not begin: \(run.errors)"); return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await fixture.waitForRuns(1)
         try await Task.sleep(for: .milliseconds(500))
         run.signal(SIGUSR1)
         #expect(try await run.exitStatus() == 0, "\(run.errors)")

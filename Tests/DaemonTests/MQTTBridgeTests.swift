@@ -88,10 +88,12 @@ struct MQTTBridgeTests {
     func fleetStop() async throws {
         try await BridgeRig.with(cameras: ["left", "right"]) { rig in
             try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
-            let start = ShootRequest.text(Date().addingTimeInterval(0.3))
+            // Far enough ahead that a loaded machine's delivery does not make it a time passed.
+            let start = ShootRequest.text(Date().addingTimeInterval(1.5))
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/timelapse", text: #"{"id": "t1", "start": "\#(start)", "intervalMs": 300}"#))
             try await rig.watcher.waitFor("the time-lapse's answer") { $0["unleashed/hostA/fleet"] != nil }
-            let job = try #require(try rig.watcher.json("unleashed/hostA/fleet")["job"]?.integerValue)
+            let started = try rig.watcher.json("unleashed/hostA/fleet")
+            let job = try #require(started["job"]?.integerValue, "\(started)")
             try await rig.watcher.waitFor("two frames", timeout: .seconds(30)) { _ in
                 ((rig.watcher.peek("unleashed/hostA/jobs/\(job)")?["lastFrame"]?.objectValue?["frame"]?.integerValue) ?? 0) >= 2
             }

@@ -80,12 +80,7 @@ struct BleakClientTests {
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = try FileHandle(forWritingTo: errors)
         try ChildProcesses.run(process)
-        let deadline = ContinuousClock.now + .seconds(50)
-        while process.isRunning && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        await process.exited(within: .seconds(50))
 
         let lines = (try String(contentsOf: output, encoding: .utf8)).split(separator: "\n").map(String.init)
         let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""

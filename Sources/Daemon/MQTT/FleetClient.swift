@@ -73,7 +73,7 @@ public final class FleetClient: Sendable {
         let prefix = prefix
         let heard = try await exchange(subscribing: [topics.allFleetAnswers, topics.availability],
                                        publishing: MQTTMessage(topic: topic, payload: Array(JSONValue.object(command).data)),
-                                       until: deadline, connectTimeout: connectTimeout) { message -> FleetHeard? in
+                                       until: .instant(deadline), connectTimeout: connectTimeout) { message -> FleetHeard? in
             if message.topic.hasSuffix("/availability") {
                 let node = message.topic.dropFirst(prefix.count + 1).split(separator: "/").first.map(String.init) ?? ""
                 return .availability(node: node, online: message.text == "online")
@@ -99,8 +99,9 @@ public final class FleetClient: Sendable {
 
     /// Every host's retained state as the broker keeps it:
     /// `{node: {availability, clock, cameras: {name: {state, run}}, jobs: {id: job}}}`.
-    public func status(wait: Duration = .milliseconds(800), connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> JSONValue {
-        let messages = try await exchange(subscribing: FleetState.filters(prefix: prefix), publishing: nil, until: ContinuousClock.now + wait,
+    public func status(wait: Duration = .milliseconds(500), connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> JSONValue {
+        // The broker sends what it retains as it takes the subscription: `wait` counts from then.
+        let messages = try await exchange(subscribing: FleetState.filters(prefix: prefix), publishing: nil, until: .afterConnecting(wait),
                                           connectTimeout: connectTimeout) { message -> MQTTMessage? in message } finished: { _ in false }
         var fleet = FleetState(prefix: prefix)
         for message in messages { _ = fleet.take(topic: message.topic, payload: message.payload) }
@@ -111,7 +112,7 @@ public final class FleetClient: Sendable {
     /// `keep` keeps of the messages that arrive until `deadline`, or until `finished` says what
     /// was kept is all. Fails when no connection is made within `connectTimeout`. A client makes
     /// one exchange: stopping it at the end ends its events.
-    private func exchange<T: Sendable>(subscribing filters: [String], publishing message: MQTTMessage?, until deadline: ContinuousClock.Instant,
+    private func exchange<T: Sendable>(subscribing filters: [String], publishing message: MQTTMessage?, until deadline: ExchangeDeadline,
                                        connectTimeout: Duration, keep: @escaping @Sendable (MQTTMessage) -> T?,
                                        finished: @escaping @Sendable ([T]) -> Bool) async throws(MQTTError) -> [T] {
         let state = ExchangeState<T>()
@@ -121,6 +122,7 @@ public final class FleetClient: Sendable {
         // goes out with its answers sure to be heard.
         let marker = "\(prefix)/fleet/ready/\(UUID().uuidString.prefix(8))"
         let events = client.events
+        let (connections, connection) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
         try client.start()
         let connectBy = ContinuousClock.now + connectTimeout
         // The first to decide ends the exchange: the events as they come (all heard, or a
@@ -134,6 +136,7 @@ public final class FleetClient: Sendable {
                         // Connected only after the deadline: nothing more to wait for.
                         let late = state.withLock { $0.connected = true; return $0.pastDeadline }
                         if late { return .success(state.withLock { $0.kept }) }
+                        connection.yield(.now)
                         do throws(MQTTError) {
                             for filter in filters { try client.subscribe(filter) }
                             try client.subscribe(marker)
@@ -161,7 +164,15 @@ public final class FleetClient: Sendable {
                 return .failure(.failed("the broker did not answer within \(connectTimeout)"))
             }
             group.addTask {
-                try? await Task.sleep(until: deadline)
+                switch deadline {
+                case .instant(let instant):
+                    try? await Task.sleep(until: instant)
+                case .afterConnecting(let wait):
+                    for await connected in connections {
+                        try? await Task.sleep(until: connected + wait)
+                        break
+                    }
+                }
                 guard !Task.isCancelled else { return nil }
                 // Not connected yet: the connection, or its limit, decides.
                 let connected = state.withLock { $0.pastDeadline = true; return $0.connected }
@@ -179,6 +190,12 @@ public final class FleetClient: Sendable {
         client.stop()
         return try outcome.get()
     }
+}
+
+/// When an exchange stops listening: at an instant, or a while after it has connected.
+private enum ExchangeDeadline: Sendable {
+    case instant(ContinuousClock.Instant)
+    case afterConnecting(Duration)
 }
 
 /// What an exchange has seen so far, shared by the tasks that decide when it ends.
