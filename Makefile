@@ -14,6 +14,9 @@ COMPUTE_TESTS := CameraProtocolsTests UnleashedProtocolTests UnleashedAPITests D
 # Every release build uses the same flags, so that one build serves them all.
 RELEASE := -c release --static-swift-stdlib
 
+# Builds a benchmark with those flags and runs it: `swift run` does not take --static-swift-stdlib.
+bench_run = swift build $(RELEASE) --product $(1) && .build/release/$(1)
+
 .PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
 
 setup:
@@ -77,13 +80,13 @@ fuzz: setup
 	scripts/fuzz $(FUZZ_SECONDS)
 
 bench: setup
-	swift run $(RELEASE) unleashed-bench
+	$(call bench_run,unleashed-bench)
 
 # Time-lapse timing: the engine beside a bare thread's floor, idle and with every core loaded by
 # busy-loop processes, at the normal policy and at real-time priority; --naive adds a
 # sleep-after-each-shot loop (docs/performance.md).
 bench-timing: setup
-	swift run $(RELEASE) unleashed-timing-bench
+	$(call bench_run,unleashed-timing-bench)
 
 # The BlueZ path: request round trip, connect-to-ready and CPU per request through a private
 # dbus-daemon and the fake bluetoothd, beside bleak (from PyPI, in a virtual environment made
@@ -93,19 +96,19 @@ bench-bluez: setup
 	swift build $(RELEASE) --product unleashed-sim
 	test -x .build/bench-venv/bin/python || python3 -m venv .build/bench-venv
 	.build/bench-venv/bin/python -m pip install --quiet --disable-pip-version-check "bleak==$(BLEAK_VERSION)"
-	swift run $(RELEASE) unleashed-bluez-bench
+	$(call bench_run,unleashed-bluez-bench)
 
 # Time-lapse timing over the libgphoto2 backend (the simulated PTP/IP camera, with and without
 # downloads) beside the module backend, in one run (docs/performance.md).
 bench-gphoto2: setup
 	swift build $(RELEASE) --product unleashed-sim
-	swift run $(RELEASE) unleashed-gphoto2-bench
+	$(call bench_run,unleashed-gphoto2-bench)
 
 # The daemon: status requests through its socket, `unleashed shoot` through it and direct, and
 # its idle memory and CPU (docs/performance.md).
 bench-daemon: setup
 	swift build $(RELEASE) --product unleashed
-	swift run $(RELEASE) unleashed-daemon-bench
+	$(call bench_run,unleashed-daemon-bench)
 
 # The daemon under a steady load for an hour (MINUTES=15 for less): a job of slots every 200 ms,
 # 10 event followers and 5 status pollers; its memory, descriptors and threads sampled as it goes,
@@ -113,27 +116,27 @@ bench-daemon: setup
 MINUTES ?= 60
 bench-soak: setup
 	swift build $(RELEASE) --product unleashed
-	swift run $(RELEASE) unleashed-daemon-bench --soak --minutes $(MINUTES)
+	$(call bench_run,unleashed-daemon-bench) --soak --minutes $(MINUTES)
 
 # A rig's synchronisation: the spread between the first and last shoot request of a slot at the
 # D-Bus boundary, for 2, 4 and 8 simulated modules, the rig's volley beside a sequential loop
 # (docs/performance.md).
 bench-fleet: setup
 	swift build $(RELEASE) --product unleashed
-	swift run $(RELEASE) unleashed-fleet-bench
+	$(call bench_run,unleashed-fleet-bench)
 
 bench-sync: setup
-	swift run $(RELEASE) unleashed-sync-bench
+	$(call bench_run,unleashed-sync-bench)
 
 # Exposure ramps through a modelled sunset and sunrise: fixed, threshold, a PID rate ramp and the ramp engine.
 bench-ramp: setup
-	swift run $(RELEASE) unleashed-ramp-bench
+	$(call bench_run,unleashed-ramp-bench)
 
 # Recovery from lost packets: a 500 ms time-lapse on the demo link with no faults and with 5 % of
 # packets dropped, the fixed 1 s wait before a request is sent again beside the timeout learned
 # from the link's round trips, in one run (docs/performance.md).
 bench-faults: setup
-	swift run $(RELEASE) unleashed-faults-bench
+	$(call bench_run,unleashed-faults-bench)
 
 # The D-Bus layer under valgrind: a 10,000-call soak that must lose no memory (docs/performance.md).
 leak-check: setup
