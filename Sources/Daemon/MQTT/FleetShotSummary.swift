@@ -132,7 +132,8 @@ public struct FleetShotSummary: Sendable {
         return clock["synchronised"] == true ? "clock ±\(error)" : "clock NOT synchronised (estimate \(error))"
     }
 
-    private static func number(_ value: JSONValue) -> Double? {
+    /// A JSON number, integer or not, as a Double.
+    static func number(_ value: JSONValue) -> Double? {
         switch value {
         case .integer(let number): Double(number)
         case .number(let number): number

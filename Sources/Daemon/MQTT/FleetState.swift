@@ -86,7 +86,7 @@ struct FleetState: Sendable {
         let hosts = self.hosts.keys.sorted().map { name in
             let host = self.hosts[name]!
             let clock = host.clock?.objectValue.flatMap { clock -> FleetHost.Clock? in
-                guard case .bool(let synchronised)? = clock["synchronised"], let error = clock["estimatedErrorMs"].flatMap(Self.number) else { return nil }
+                guard case .bool(let synchronised)? = clock["synchronised"], let error = clock["estimatedErrorMs"].flatMap(FleetShotSummary.number) else { return nil }
                 return FleetHost.Clock(synchronised: synchronised, estimatedErrorMs: error)
             }
             let cameras = host.cameras.keys.sorted().map { level in
@@ -109,14 +109,6 @@ struct FleetState: Sendable {
     }
 
     static let runningStates: Set<String> = ["waiting", "running", "paused"]
-
-    private static func number(_ value: JSONValue) -> Double? {
-        switch value {
-        case .integer(let number): Double(number)
-        case .number(let number): number
-        default: nil
-        }
-    }
 }
 
 extension FleetState.Host {
