@@ -186,6 +186,33 @@ struct MQTTBridgeTests {
         }
     }
 
+    @Test("commands left retained on the broker are not carried out when the bridge subscribes; a fire time years off is refused, not a crash")
+    func retainedCommands() async throws {
+        let far = #"{"id": "far", "at": "2999-01-01T00:00:00Z"}"#
+        let retained = [MQTTMessage(topic: "unleashed/fleet/shoot", text: far, retain: true),
+                        MQTTMessage(topic: "unleashed/fleet/stop", text: #"{"id": "stop"}"#, retain: true),
+                        MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: "PRESS", retain: true),
+                        MQTTMessage(topic: "unleashed/hostA/cameras/left/running/set", text: "ON", retain: true)]
+        try await BridgeRig.with(cameras: ["left"], retained: retained) { rig in
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            try await rig.watcher.waitFor("the camera's run") { $0["unleashed/hostA/cameras/left/run"] != nil }
+            // A command sent now is carried out, and it is the camera's first picture: the
+            // retained PRESS, delivered first, was not.
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: "{}"))
+            try await rig.watcher.waitFor("the shot") { $0["unleashed/hostA/cameras/left/shot"] != nil }
+            let shot = try rig.watcher.json("unleashed/hostA/cameras/left/shot")
+            #expect(shot["ok"] == true && shot["shot"]?.objectValue?["counter"] == 1, "\(shot)")
+            #expect(try rig.watcher.json("unleashed/hostA/cameras/left/run")["running"] == false)
+            #expect(rig.watcher.messages["unleashed/hostA/fleet"] == nil, "a retained fleet command was answered")
+            // The same far-off time sent live is refused with the reason, and the bridge goes on.
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: far))
+            try await rig.watcher.waitFor("the refusal") { $0["unleashed/hostA/fleet"] != nil }
+            let answer = try rig.watcher.json("unleashed/hostA/fleet")
+            #expect(answer["accepted"] == false && answer["id"] == "far")
+            #expect(answer["reason"]?.stringValue?.contains("not a time near this host's clock") == true, "\(answer)")
+        }
+    }
+
     @Test("a setting command sets the camera's setting and says so; an unknown setting or value is refused with the camera's words")
     func settings() async throws {
         try await BridgeRig.with(cameras: ["left"]) { rig in
@@ -230,7 +257,9 @@ struct BridgeRig {
     let watcher: TopicWatcher
     let bridgeTask: Task<Void, Never>
 
-    static func with(cameras names: [String], _ body: (BridgeRig) async throws -> Void) async throws {
+    /// - Parameter retained: messages published with retain before the bridge starts, as a
+    ///   command left on the broker by a careless sender would be.
+    static func with(cameras names: [String], retained: [MQTTMessage] = [], _ body: (BridgeRig) async throws -> Void) async throws {
         let broker = try await Broker()
         let registry = CameraRegistry()
         var demos: [Demo] = []
@@ -245,6 +274,9 @@ struct BridgeRig {
         settings.node = "hostA"
         let watcher = try TopicWatcher(broker: broker)
         try await watcher.waitForSubscription()
+        for message in retained { try watcher.client.publish(message) }
+        // Stored by the broker once the watcher has seen them.
+        try await watcher.waitFor("the retained messages") { seen in retained.allSatisfy { seen[$0.topic] == $0.text } }
         let bridge = try MQTTBridge(settings: settings, version: "0.0.0-test", cameras: registry, jobs: jobs, groups: [],
                                     logger: Logger(label: "test.mqtt"))
         let task = Task { await bridge.run() }

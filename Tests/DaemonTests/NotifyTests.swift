@@ -128,6 +128,13 @@ struct NotifyTests {
             == "<6>unleashed: ready attempt=2 camera=left")
         #expect(JournaldLogHandler.format(level: .warning, label: "unleashed", message: "two\nlines",
                                           metadata: [:], journal: false) == "WARNING unleashed: two\\nlines")
+        // What came from outside (an MQTT topic, a camera's name) cannot drive the terminal
+        // that reads the log: escape sequences and other control characters are written out.
+        let hostile = "mqtt: cameras/\u{1B}]0;owned\u{07}\u{1B}[2J/shoot\r\u{9B}31m \u{7F}ö"
+        let line = JournaldLogHandler.format(level: .warning, label: "unleashed", message: hostile,
+                                             metadata: ["topic": "\u{1B}[31m"], journal: true)
+        #expect(line == "<4>unleashed: mqtt: cameras/\\u{1B}]0;owned\\u{7}\\u{1B}[2J/shoot\\r\\u{9B}31m \\u{7F}ö topic=\\u{1B}[31m")
+        #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         let priorities = Logger.Level.allCases.map(JournaldLogHandler.priority)
         #expect(priorities == [7, 7, 6, 5, 4, 3, 2])
     }

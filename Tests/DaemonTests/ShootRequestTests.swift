@@ -30,6 +30,19 @@ struct ShootRequestTests {
         #expect(reason(#"{"at": "\#(at(3601))"}"#)?.contains("more than an hour ahead") == true)
         #expect(reason(#"{"at": "21:00"}"#) == "'at' must be a UTC time like 2026-11-27T21:00:00.000Z")
         #expect(reason(#"{"at": 1795000002}"#) == "'at' must be a UTC time like 2026-11-27T21:00:00.000Z")
+        // Times far outside this host's clock are refused, not converted to nanoseconds (which
+        // trapped: Int64 nanoseconds span only 292 years).
+        for far in ["2999-01-01T00:00:00Z", "1700-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"] {
+            #expect(reason(#"{"at": "\#(far)"}"#)?.contains("is not a time near this host's clock") == true, "\(far)")
+            #expect(throws: ShootRequest.Refusal.self) {
+                _ = try FleetShootRequest(payload: Array(#"{"id": "f", "at": "\#(far)"}"#.utf8), now: now)
+            }
+            #expect(throws: ShootRequest.Refusal.self) {
+                _ = try FleetTimelapseRequest(payload: Array(#"{"id": "f", "start": "\#(far)", "intervalMs": 1000}"#.utf8), now: now)
+            }
+        }
+        #expect(Duration.checked(from: now, to: ShootRequest.parse("2999-01-01T00:00:00Z")!) == nil)
+        #expect(Duration.checked(from: now, to: now.addingTimeInterval(-2)) == .seconds(-2))
         #expect(reason("shoot!")?.hasPrefix("the command is not a JSON object") == true)
         #expect(reason("[1]")?.hasPrefix("the command is not a JSON object") == true)
     }

@@ -35,7 +35,7 @@ public final class FleetClient: Sendable {
     public func shoot(at: Date, group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
         var command: [String: JSONValue] = ["at": .string(ShootRequest.text(at))]
         if let group { command["group"] = .string(group) }
-        let deadline = ContinuousClock.now + .nanoseconds(Int64(max(at.timeIntervalSinceNow, 0) * 1e9)) + wait
+        let deadline = ContinuousClock.now + max(Duration.checked(from: Date(), to: at) ?? .zero, .zero) + wait
         return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetShoot, command, until: deadline, connectTimeout: connectTimeout)
     }
 

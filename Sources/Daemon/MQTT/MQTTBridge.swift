@@ -268,6 +268,13 @@ actor MQTTBridge {
             }
             return
         }
+        // A command the broker kept (published with retain) comes again at every subscription:
+        // at each reconnect and each start. A command is an act of the moment, so one delivered
+        // from the broker's store is not carried out (docs/mqtt.md).
+        if message.retain {
+            logger.notice("mqtt: \(message.topic): ignored, a retained message; commands are sent without retain")
+            return
+        }
         if message.topic == topics.fleetShoot { return await fleetShoot(message) }
         if message.topic == topics.fleetTimelapse { return await fleetTimelapse(message) }
         if message.topic == topics.fleetStop { return await fleetStop(message) }
@@ -302,7 +309,7 @@ actor MQTTBridge {
         do throws(CameraError) {
             let shot: Shot
             if let at {
-                let instant = ContinuousClock.now + .nanoseconds(Int64(at.timeIntervalSinceNow * 1e9))
+                let instant = ContinuousClock.now + (Duration.checked(from: Date(), to: at) ?? .zero)
                 document["at"] = .string(ShootRequest.text(at))
                 shot = try await entry.camera.shoot(at: instant)
                 document["answeredAfterAtMs"] = .milliseconds(ContinuousClock.now - instant)
@@ -359,7 +366,7 @@ actor MQTTBridge {
         guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
         guard !names.isEmpty else { return refuse(&answer, "no camera on this host") }
         let plan = RunPlan(intervalMs: request.intervalMs, stop: request.frames.map { .frames($0) } ?? .never)
-        let delay = Duration.nanoseconds(Int64(max(request.start.timeIntervalSinceNow, 0) * 1e9))
+        let delay = max(Duration.checked(from: Date(), to: request.start) ?? .zero, .zero)
         do throws(JobError) {
             let job = names.count == 1
                 ? try await jobs.submit(camera: names[0], plan: plan, startDelay: delay)

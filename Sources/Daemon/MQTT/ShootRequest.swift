@@ -38,7 +38,12 @@ struct ShootRequest: Sendable, Equatable {
         guard let written = value.stringValue, let at = parse(written) else {
             throw Refusal(reason: "'at' must be a UTC time like 2026-11-27T21:00:00.000Z", id: id)
         }
-        let ahead = Duration.nanoseconds(Int64((at.timeIntervalSince(now) * 1e9).rounded()))
+        // A time from outside is checked before it becomes nanoseconds: year 2999 (or 0001) is
+        // past what an Int64 of nanoseconds holds, and the conversion would trap.
+        guard let ahead = Duration.checked(from: now, to: at) else {
+            let side = at < now ? "long past" : "more than an hour ahead"
+            throw Refusal(reason: "cannot fire at \(written): \(side); '\(written)' is not a time near this host's clock", id: id)
+        }
         guard ahead >= MQTTBridge.fireWindow.lowerBound else {
             let late = ahead < .zero ? "\(text(.zero - ahead)) ago" : "only \(text(ahead)) ahead"
             throw Refusal(reason: "cannot fire at \(written): that was \(late) when the command arrived; "
@@ -154,6 +159,17 @@ struct FleetTimelapseRequest: Sendable, Equatable {
             }
             self.frames = Int(frames)
         }
+    }
+}
+
+extension Duration {
+    /// The time from `start` to `end`, or nil when they are more than a century apart. Every
+    /// time taken from outside (a command, a request) goes through this before arithmetic:
+    /// nanoseconds in an Int64 reach only 292 years, and a conversion past that traps.
+    static func checked(from start: Date, to end: Date) -> Duration? {
+        let seconds = end.timeIntervalSince(start)
+        guard seconds.isFinite, abs(seconds) < 100 * 365.25 * 86_400 else { return nil }
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 }
 

@@ -46,14 +46,40 @@ public struct JournaldLogHandler: LogHandler {
 
     /// One log line, without its newline: `<6>label: message key=value` for the journal,
     /// `INFO label: message key=value` otherwise. A message's own line breaks are kept as
-    /// `\n` text so that one message is one journal entry.
+    /// `\n` text so that one message is one journal entry, and every other control character
+    /// as `\u{1B}` text: a log line quotes what came from outside (an MQTT topic, a camera's
+    /// name, a request), and an escape sequence in it must not reach the terminal that reads
+    /// the log.
     public static func format(level: Logger.Level, label: String, message: String,
                               metadata: Logger.Metadata, journal: Bool) -> String {
-        var text = message.replacingOccurrences(of: "\n", with: "\\n")
+        var text = message
         if !metadata.isEmpty {
             text += " " + metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
+        text = escapingControlCharacters(text)
         return journal ? "<\(priority(level))>\(label): \(text)" : "\(level.rawValue.uppercased()) \(label): \(text)"
+    }
+
+    /// `text` with C0 and C1 control characters (and DEL) written out: `\n`, `\r`, `\t`, or
+    /// `\u{XX}`; everything else as it is.
+    public static func escapingControlCharacters(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where isControl(scalar): escaped += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// The syslog priority of a level: `SD_ERR` (3) for `.error`, `SD_DEBUG` (7) for `.debug`
