@@ -13,8 +13,12 @@ import UnleashedSimulator
 @Suite("typed daemon client")
 struct TypedClientTests {
     /// Runs `body` with a client of a server holding a demo camera as "demo", a group and jobs.
-    private static func withServer<T>(_ body: (DaemonClient, Demo) async throws -> T) async throws -> T {
+    private static func withServer<T>(cameraName: String = "demo", _ body: (DaemonClient, Demo) async throws -> T) async throws -> T {
         let (demo, journal, cameras, directory) = try await JobTests.managerParts()
+        if cameraName != "demo" {
+            _ = await cameras.remove(named: "demo")
+            await cameras.add(demo.camera, name: cameraName, source: "demo")
+        }
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let jobs = JobManager(journal: journal, cameras: cameras)
         var configuration = DaemonConfiguration.defaults(scope: .system, environment: [:])
@@ -116,6 +120,17 @@ struct TypedClientTests {
             #expect(released == ConnectedCamera(name: "demo", source: "demo", connected: false))
             let left = try await client.cameras()
             #expect(left.isEmpty)
+        }
+    }
+
+    @Test("a camera whose name needs percent-encoding in the path is found by every route, forgetting it included", .timeLimit(.minutes(1)))
+    func encodedName() async throws {
+        try await Self.withServer(cameraName: "left wing") { client, _ in
+            #expect(try await client.camera("left wing").identity == client.cameras().first?.identity)
+            #expect(try await client.shoot(camera: "left wing").counter == 1)
+            let released = try await client.disconnect(camera: "left wing")
+            #expect(released == ConnectedCamera(name: "left wing", source: "demo", connected: false))
+            #expect(try await client.cameras().isEmpty)
         }
     }
 }

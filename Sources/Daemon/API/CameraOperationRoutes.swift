@@ -131,10 +131,10 @@ struct CameraOperationRoutes: Sendable {
         router.on(API.thumbnail) { request, context in
             try context.authorize(.watch)
             let entry = try await lookUp(context)
-            let raw = try context.parameters.require("name")
+            let name = try context.requirePathParameter("name")
             let thumbnail: Data
             do throws(SavedPictures.ThumbnailError) {
-                thumbnail = try await pictures.thumbnail(camera: entry.name, name: raw.removingPercentEncoding ?? raw)
+                thumbnail = try await pictures.thumbnail(camera: entry.name, name: name)
             } catch {
                 switch error {
                 case .unknown: throw HTTPError(.notFound, message: error.description)
@@ -155,7 +155,7 @@ struct CameraOperationRoutes: Sendable {
     /// when it holds several and the path names none (the request is right; the daemon's state
     /// does not let it choose).
     private func lookUp(_ context: ControlRequestContext) async throws -> CameraRegistry.Entry {
-        let name = context.parameters.get("camera").map { $0.removingPercentEncoding ?? $0 }
+        let name = context.pathParameter("camera")
         do {
             return try await cameras.camera(named: name)
         } catch {
@@ -221,8 +221,7 @@ struct CameraOperationRoutes: Sendable {
     /// The setting the path names, or the error that says it names none: thrown where a
     /// camera error can be answered.
     private static func setting(_ context: ControlRequestContext) throws -> Result<SettingID, CameraError> {
-        let raw = try context.parameters.require("setting")
-        let name = raw.removingPercentEncoding ?? raw
+        let name = try context.requirePathParameter("setting")
         guard let setting = SettingID(userName: name) else { return .failure(.unknownSetting(name)) }
         return .success(setting)
     }

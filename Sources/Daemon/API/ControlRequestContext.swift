@@ -62,4 +62,17 @@ public struct ControlRequestContext: RequestContext {
         }
         throw HTTPError(.forbidden, message: "this needs the operator role; \(client.recognisedAs) has the \(client.role) role")
     }
+
+    /// The path parameter `name` as the client meant it, percent-encoding decoded: the router
+    /// hands it over as written in the path (`left%20wing`), and every route reads its
+    /// parameters through here, so that no route compares a name still encoded.
+    public func pathParameter(_ name: String) -> String? {
+        parameters.get(name).map { $0.removingPercentEncoding ?? $0 }
+    }
+
+    /// ``pathParameter(_:)``, or 400 when the path has none.
+    public func requirePathParameter(_ name: String) throws(HTTPError) -> String {
+        guard let value = pathParameter(name) else { throw HTTPError(.badRequest, message: "the path has no \(name)") }
+        return value
+    }
 }

@@ -123,7 +123,7 @@ struct JobRoutes: Sendable {
 
     /// The job id in the path; a path that names no job by number is a job that does not exist.
     private static func id(_ context: ControlRequestContext) throws -> Int64 {
-        let text = context.parameters.get("id") ?? ""
+        let text = context.pathParameter("id") ?? ""
         guard let id = Int64(text) else { throw HTTPError(.notFound, message: "there is no job \(text)") }
         return id
     }

@@ -26,7 +26,7 @@ struct ModuleRoutes: Sendable {
         }
         router.on(API.disconnect) { _, context -> Response in
             try context.authorize(.operate)
-            let name = try context.parameters.require("camera")
+            let name = try context.requirePathParameter("camera")
             guard let entry = await cameras.remove(named: name) else {
                 throw HTTPError(.notFound, message: CameraLookupError.unknown(name, known: await cameras.all.map(\.name)).description)
             }

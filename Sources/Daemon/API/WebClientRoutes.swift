@@ -39,7 +39,7 @@ struct WebClientRoutes: Sendable {
         }
         router.on(API.revokeWebClient) { _, context -> Response in
             try context.authorize(.operate)
-            let id = try context.parameters.require("client")
+            let id = try context.requirePathParameter("client")
             let browsers = try served()
             do {
                 guard try browsers.revoke(id: id) else {
