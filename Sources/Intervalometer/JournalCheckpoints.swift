@@ -38,6 +38,14 @@ final class JournalCheckpoints: Sendable {
         queue.async { [self] in checkpoint() }
     }
 
+    /// A checkpoint now, on the caller's thread (after any that is under way): for the end of a
+    /// run, so that the main file holds the whole run, and a copy of it (a backup, a file sent
+    /// by mail) lists the run without its `-wal` file beside it.
+    func now() {
+        writesSince.withLock { $0 = 0 }
+        queue.sync { checkpoint() }
+    }
+
     /// A passive checkpoint: as much of the log as no reader still needs. A failure is left for
     /// the next one (or SQLite's own at close): the frames are safe in the log meanwhile.
     private func checkpoint() {

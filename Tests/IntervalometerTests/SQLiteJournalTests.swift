@@ -100,6 +100,23 @@ struct SQLiteJournalTests {
         #expect(try reopened.lastFrame(of: run.id)?.frame == 21)
     }
 
+    @Test("a finished run is in the main file: a copy of the file alone, without its -wal, lists it with its frames")
+    func finishedRunInMainFile() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        // Kept open, as a process that exits without closing anything leaves it.
+        let journal = try SQLiteJournal(path: scratch.path())
+        let run = try journal.begin(plan: plan, t0UnixMs: 1_790_000_000_000, camera: "SIM0001")
+        for frame in 1...5 { try journal.append(taken(frame), to: run.id) }
+        try journal.finish(run: run.id, state: .finished, reason: "300 frames")
+        try FileManager.default.copyItem(atPath: scratch.path(), toPath: scratch.path("copy.sqlite"))
+        let copy = try SQLiteJournal(path: scratch.path("copy.sqlite"), access: .readOnly)
+        #expect(try copy.runs().map(\.id) == [run.id])
+        #expect(try copy.run(run.id)?.state == .finished)
+        #expect(try copy.frames(of: run.id).map(\.frame) == Array(1...5))
+        withExtendedLifetime(journal) {}
+    }
+
     @Test("a frame number and part already recorded for the run is refused; other runs and parts are not")
     func duplicateFrameRefused() throws {
         let scratch = Scratch()
