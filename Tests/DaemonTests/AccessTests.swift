@@ -115,6 +115,11 @@ struct AccessTests {
             let peer = try await Curl.request(socket: socket, path: "/v1/test/operate")
             #expect(peer.status == 403)
             #expect(Self.message(peer)?.hasPrefix("the daemon is locked") == true)
+            // Pairing and revoking browsers: an operator token is locked out, the rig's owner on
+            // the socket is not (a lost phone is revoked without unlocking the rig).
+            let tokenAccess = try await Curl.request(socket: socket, path: "/v1/test/access", arguments: token)
+            #expect(tokenAccess.status == 403 && Self.message(tokenAccess)?.hasPrefix("the daemon is locked") == true)
+            #expect(try await Curl.request(socket: socket, path: "/v1/test/access").status == 200)
         }
     }
 
@@ -202,7 +207,7 @@ struct AccessTests {
     @Test("roles and locked mode give these permissions")
     func permissions() {
         #expect(AccessPolicy.permissions(for: .viewer, locked: false) == [.watch])
-        #expect(AccessPolicy.permissions(for: .operator, locked: false) == [.watch, .shoot, .operate])
+        #expect(AccessPolicy.permissions(for: .operator, locked: false) == [.watch, .shoot, .operate, .access])
         #expect(AccessPolicy.permissions(for: .viewer, locked: true) == [.watch])
         #expect(AccessPolicy.permissions(for: .operator, locked: true) == [.watch, .shoot])
     }

@@ -11,6 +11,10 @@ public enum Permission: String, Sendable, CaseIterable {
     /// Everything that changes the rig: settings, connecting and forgetting modules, starting
     /// and stopping jobs, focus, video, the camera's clock.
     case operate
+    /// Pair and revoke browsers. An operator holds it; the daemon's own user and root on the
+    /// socket keep it while the daemon is locked, so that a lost phone can be revoked without
+    /// unlocking the rig.
+    case access
 }
 
 /// Who is asking, as the access check decided it, for messages and for the permission check.
@@ -56,7 +60,7 @@ public struct ControlRequestContext: RequestContext {
     /// Throws 403 naming what is needed unless the client holds `permission`.
     public func authorize(_ permission: Permission) throws(HTTPError) {
         guard !client.permissions.contains(permission) else { return }
-        if client.locked && permission == .operate && client.role == "operator" {
+        if client.locked && [.operate, .access].contains(permission) && client.role == "operator" {
             throw HTTPError(.forbidden, message: "the daemon is locked: clients may watch and shoot, not change the rig; "
                 + "unlock it in the configuration (daemon.locked = false) and reload")
         }

@@ -6,13 +6,14 @@ import UnleashedProtocol
 
 /// The control API's side of the web app: codes that pair a browser, and the browsers paired,
 /// for `unleashed web code`, `clients` and `revoke`. Pairing a browser gives it a role, so only
-/// an operator may make codes or revoke browsers.
+/// a client with `access` (an operator; while locked, the daemon's own user on the socket) may
+/// make codes or revoke browsers.
 struct WebClientRoutes: Sendable {
     let browsers: WebClients?
 
     func add(to router: Router<ControlRequestContext>) {
         router.on(API.makePairingCode) { request, context -> Response in
-            try context.authorize(.operate)
+            try context.authorize(.access)
             let browsers = try served()
             let body = try await request.body.collect(upTo: ControlAPI.maxBodySize)
             let role: DaemonConfiguration.AccessToken.Role
@@ -38,7 +39,7 @@ struct WebClientRoutes: Sendable {
             return .document(.ok, WebClientList(clients: clients))
         }
         router.on(API.revokeWebClient) { _, context -> Response in
-            try context.authorize(.operate)
+            try context.authorize(.access)
             let id = try context.requirePathParameter("client")
             let browsers = try served()
             do {

@@ -7,7 +7,8 @@ public import Glibc
 #endif
 
 /// Decides who a client is and what it may do: its token or socket peer gives a role, the
-/// locked mode takes `operate` from everyone.
+/// locked mode takes `operate` and `access` from everyone but the daemon's own user and root on
+/// the socket, who keep `access` (pairing and revoking browsers).
 ///
 /// - A request with `Authorization: Bearer SECRET` is the token whose secret it is, on any
 ///   listener; a secret no token has is refused (401), never taken for a lesser role, so that a
@@ -53,9 +54,9 @@ public struct AccessPolicy: Sendable {
     public static func permissions(for role: DaemonConfiguration.AccessToken.Role, locked: Bool) -> Set<Permission> {
         var permissions: Set<Permission> = switch role {
         case .viewer: [.watch]
-        case .operator: [.watch, .shoot, .operate]
+        case .operator: [.watch, .shoot, .operate, .access]
         }
-        if locked { permissions.remove(.operate) }
+        if locked { permissions.subtract([.operate, .access]) }
         return permissions
     }
 
@@ -85,8 +86,11 @@ public struct AccessPolicy: Sendable {
             // Without the peer's user the daemon cannot tell an operator; reading is safe.
             return identity(.viewer, recognisedAs: "an unidentified peer on the socket")
         }
-        let role: Role = uid == 0 || uid == daemonUID ? .operator : peerRole
-        return identity(role, recognisedAs: "uid \(uid) on the socket")
+        guard uid == 0 || uid == daemonUID else { return identity(peerRole, recognisedAs: "uid \(uid) on the socket") }
+        // The rig's owner: an operator, who keeps `access` while locked.
+        var owner = identity(.operator, recognisedAs: "uid \(uid) on the socket")
+        owner.permissions.insert(.access)
+        return owner
     }
 
     private func identity(_ role: Role, recognisedAs: String) -> ClientIdentity {
