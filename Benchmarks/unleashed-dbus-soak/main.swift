@@ -228,7 +228,11 @@ func clientWork(worker: Int, quota: Int, client: DBusConnection, server: DBusCon
             } else {
                 counts.fail("expected NoReply, got \(result)")
             }
-            held.release([sent[0].stringValue ?? ""])
+            // Released once the server holds it: under valgrind the call may reach the server
+            // after its 50 ms, and one released before it arrived would be held for good.
+            let token = sent[0].stringValue ?? ""
+            while !held.has(token) { try? await Task.sleep(for: .milliseconds(2)) }
+            held.release([token])
             done += 1
         default:
             let sent = body(index)

@@ -317,6 +317,9 @@ final class DBusLoop: @unchecked Sendable {
             defer { state.sinks.removeAll() }
             return Array(state.sinks.values)
         }
+        // A call that a handler still holds keeps the loop alive, and the loop its handler: let
+        // go of the handler, so that such a call (and its message) is freed when its holder lets go.
+        methodHandler.withLock { $0 = nil }
         for sink in sinks { sink.finish() }
     }
 

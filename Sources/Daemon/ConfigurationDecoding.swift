@@ -65,13 +65,14 @@ extension DaemonConfiguration {
     }
 
     private static func decodeWeb(_ node: ConfigurationNode, over defaults: Web) throws(ConfigurationError) -> Web {
-        let table = try TableReader(node, path: "web", known: ["listen", "certificate", "key", "clients"])
+        let table = try TableReader(node, path: "web", known: ["listen", "certificate", "key", "clients", "hosts"])
         var web = defaults
         web.listen = try table.value("listen", hint: { "'\($0)' is not a listening address; write it like 0.0.0.0:8080" },
                                      { ListenAddress($0, allowingAnyPort: true) }) ?? defaults.listen
         web.certificate = try table.string("certificate") ?? defaults.certificate
         web.key = try table.string("key") ?? defaults.key
         web.clients = try table.string("clients") ?? defaults.clients
+        web.hosts = try table.strings("hosts") ?? defaults.hosts
         switch (web.certificate, web.key) {
         case (.some, nil):
             throw table.error("key", nil, .missingKey("a certificate needs its private key: key = \"/path/key.pem\""))

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import NIOCore
 import NIOPosix
 import NIOSSL
 public import Logging
@@ -83,6 +84,7 @@ public actor ControlServer {
 
     /// The socket this server placed at its path, to remove at stop and nothing else.
     private var placedSocket: FileIdentity?
+    private let limits: ListenerLimits
 
     /// - Parameters:
     ///   - service: Where the socket goes and the mode it gets, and the TCP address to listen
@@ -90,8 +92,12 @@ public actor ControlServer {
     ///     request.
     ///   - api: The routes and what they reach.
     ///   - web: Where the web app is served, if anywhere; it needs `api` to hold the paired browsers.
+    ///   - limits: What the network listeners grant one client (timeouts, connections at once);
+    ///     by default a share of this process's descriptor limit.
     public init(service: DaemonConfiguration.Service, api: ControlAPI, web: DaemonConfiguration.Web = .init(),
-                logger: Logger = Logger(label: "unleashed.control")) {
+                limits: ListenerLimits? = nil, logger: Logger = Logger(label: "unleashed.control")) {
+        self.limits = limits ?? .forDescriptorLimit(ListenerLimits.descriptorLimit(),
+                                                    listeners: (service.listen == nil ? 0 : 1) + (web.listen == nil ? 0 : 1))
         self.socketPath = service.socket
         self.socketMode = service.socketMode
         self.listen = service.listen
@@ -118,7 +124,7 @@ public actor ControlServer {
         let (outcomes, report) = AsyncStream.makeStream(of: Result<Listening, ControlServerError>.self)
         let (finalPath, mode) = (socketPath, socketMode)
         let router = api.router()
-        var services: [any Service] = [Application(
+        var services: [any Service] = [NamedListener(address: finalPath, service: Application(
             router: router,
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: stagedSocket)),
             onServerRunning: { [logger] _ in
@@ -127,18 +133,20 @@ public actor ControlServer {
                 report.yield(placed.map(Listening.socket))
             },
             eventLoopGroupProvider: .shared(Self.loops),
-            logger: Self.quieter(logger))]
+            logger: Self.quieter(logger)))]
         if let listen {
-            services.append(Application(
+            services.append(NamedListener(address: listen.description, service: Application(
                 router: router,
-                configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port)),
+                server: .http1(configuration: limits.http1),
+                configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port),
+                                                        availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections)),
                 onServerRunning: { [logger] channel in
                     let port = channel.localAddress?.port ?? listen.port
                     logger.info("control API listening on \(listen.host):\(port) (TCP; every request needs a token)")
                     report.yield(.success(.tcp(port: port)))
                 },
                 eventLoopGroupProvider: .shared(Self.loops),
-            logger: Self.quieter(logger)))
+            logger: Self.quieter(logger))))
         }
         if let webService = try webApplication(report: report) { services.append(webService) }
         let group = ServiceGroup(configuration: .init(services: services, logger: logger))
@@ -146,8 +154,10 @@ public actor ControlServer {
             do {
                 try await group.run()
                 report.yield(.failure(.couldNotListen(finalPath, "the server stopped before it listened")))
+            } catch let failure as NamedListener.Failure {
+                report.yield(.failure(.couldNotListen(failure.address, failure.reason)))
             } catch {
-                report.yield(.failure(.couldNotListen(listen.map { "\($0)" } ?? finalPath, "\(error)")))
+                report.yield(.failure(.couldNotListen(finalPath, "\(error)")))
             }
             report.finish()
         }
@@ -193,22 +203,23 @@ public actor ControlServer {
         guard let routes = api.webRoutes(secure: web.certificate != nil) else {
             throw .couldNotListen(address.description, "the web app has no store of paired browsers")
         }
-        var server: HTTPServerBuilder = .http1()
+        var server: HTTPServerBuilder = .http1(configuration: limits.http1)
         if let certificate = web.certificate, let key = web.key {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
-                server = try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey)))
+                server = try .tls(.http1(configuration: limits.http1), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey)))
             } catch {
                 throw .couldNotListen(address.description, "cannot use the certificate \(certificate) with the key \(key): \(error)")
             }
         }
         let scheme = web.certificate == nil ? "http" : "https"
         let browsers = routes.browsers
-        return Application(
-            router: api.router(web: routes),
+        return NamedListener(address: address.description, service: Application(
+            router: api.router(web: routes, hosts: WebHostRule(listenHost: address.host, extra: web.hosts)),
             server: server,
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port),
+                                                    availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections)),
             onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? address.port
                 browsers.url = WebAddress.url(scheme: scheme, listenHost: address.host, port: port)
@@ -216,7 +227,7 @@ public actor ControlServer {
                 report.yield(.success(.web(port: port)))
             },
             eventLoopGroupProvider: .shared(Self.loops),
-            logger: Self.quieter(logger))
+            logger: Self.quieter(logger)))
     }
 
     /// Stops answering, lets requests in flight finish, ends event streams and removes the
@@ -391,5 +402,41 @@ public enum ControlServerError: Error, Equatable, Sendable, CustomStringConverti
         case .noTokenForTCP(let address):
             "cannot listen on \(address): listen is set but no [[tokens]] are configured; a TCP listener needs one"
         }
+    }
+}
+
+/// One listener of the server as a service: the error it ends with names its own address, so
+/// that a web port in use is not blamed on the Unix socket.
+private struct NamedListener: Service {
+    let address: String
+    let service: any Service
+
+    struct Failure: Error {
+        let address: String
+        let reason: String
+    }
+
+    func run() async throws {
+        do {
+            try await service.run()
+        } catch {
+            throw Failure(address: address, reason: Self.reason(error))
+        }
+    }
+
+    /// What went wrong, in words that say what to do.
+    static func reason(_ error: any Error) -> String {
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case EADDRINUSE: return "the address is in use: another program (or another daemon) listens on it"
+            case EADDRNOTAVAIL: return "no interface of this machine has that address"
+            case EACCES: return "permission denied: a port under 1024 needs root or CAP_NET_BIND_SERVICE"
+            default: return "\(io)"
+            }
+        }
+        if let address = error as? SocketAddressError, case .unknown(let host, _) = address {
+            return "'\(host)' is neither an address of this machine nor a name it can resolve"
+        }
+        return "\(error)"
     }
 }

@@ -77,12 +77,18 @@ public struct DaemonConfiguration: Equatable, Sendable {
         public var key: String?
         /// Where the paired browsers are kept; nil for `web-clients.json` beside the journal.
         public var clients: String?
+        /// Names browsers may reach the web app by, beyond this machine's own (its host name,
+        /// `NAME.local`, `NAME.DOMAIN`, `localhost` and its addresses): a request whose `Host`
+        /// is none of them is refused, which closes DNS rebinding to a web page elsewhere.
+        public var hosts: [String]
 
-        public init(listen: ListenAddress? = nil, certificate: String? = nil, key: String? = nil, clients: String? = nil) {
+        public init(listen: ListenAddress? = nil, certificate: String? = nil, key: String? = nil, clients: String? = nil,
+                    hosts: [String] = []) {
             self.listen = listen
             self.certificate = certificate
             self.key = key
             self.clients = clients
+            self.hosts = hosts
         }
 
         /// The file of paired browsers for a daemon whose journal is at `journal`.

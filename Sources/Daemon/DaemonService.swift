@@ -18,25 +18,28 @@ public struct DaemonService: Service {
     private let version: String
     private let cameras: any CameraOpening & CameraConnecting
     private let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    private let notifier: SystemdNotifier
     private let logger: Logger
 
     /// - Parameters:
     ///   - configuration: The configuration read at start.
     ///   - cameras: Opens the cameras the configuration names and any `unleashed connect` asks for.
     ///   - reload: Reads the configuration again, on SIGHUP.
+    ///   - notifier: Tells systemd (`NOTIFY_SOCKET`) that the daemon is ready, reloading, stopping.
     public init(configuration: DaemonConfiguration, version: String, cameras: any CameraOpening & CameraConnecting,
                 reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
+                notifier: SystemdNotifier = SystemdNotifier(),
                 logger: Logger = Logger(label: "unleashed.daemon")) {
         self.configuration = configuration
         self.version = version
         self.cameras = cameras
         self.reload = reload
+        self.notifier = notifier
         self.logger = logger
     }
 
     public func run() async throws {
         ResidentMemory.limitArenas()
-        let notifier = SystemdNotifier()
         let journal = try SQLiteJournal(path: configuration.service.journal)
         let metrics = DaemonMetrics()
         let pictures = SavedPictures()
@@ -66,15 +69,15 @@ public struct DaemonService: Service {
         }
         let watchdog = notifier.watchdogInterval == nil ? nil : Task { try? await SystemdWatchdog(notifier: notifier).run() }
 
+        // The daemon is ready when its own services are, not when every module is: a module
+        // switched off (or a bluetoothd that is down) would otherwise hold start-up until
+        // systemd's TimeoutStartSec killed it, again and again. Modules connect in the
+        // background, and each interrupted run resumes as soon as its cameras are held.
+        let changes = await registry.changes()
         let opening = Task { await cameras.openConfigured(into: registry, configuration: configuration, logger: logger) }
         let mqtt = startMQTT(cameras: registry, jobs: jobs, board: fleet)
         let reloads = Task { await reloadOnHangup(access: api.access, notifier: notifier) }
-        if configuration.service.resumeRuns {
-            // Runs wait for their camera: resume once the configured ones had their first chance.
-            await opening.value
-            let resumed = await jobs.resumeInterrupted()
-            if !resumed.isEmpty { logger.info("resumed runs \(resumed.map(String.init).joined(separator: ", "))") }
-        }
+        let resuming = configuration.service.resumeRuns ? Task { await Self.resume(jobs, as: changes, logger: logger) } : nil
         notify(notifier, .ready("serving on \(configuration.service.socket)"))
         let settled = Task { [logger] in
             // Once the configured cameras had their first attempt, start-up is over.
@@ -94,11 +97,23 @@ public struct DaemonService: Service {
         await mqtt?.value
         settled.cancel()
         reloads.cancel()
+        resuming?.cancel()
         opening.cancel()
         await jobs.suspendAll()
         await server.stop()
         for entry in await registry.all { await entry.camera.close() }
         logger.info("stopped")
+    }
+
+    /// Resumes the interrupted runs whose cameras are held now, then again each time the
+    /// cameras change, until cancelled: a run waits for its own cameras, not for every module.
+    private static func resume(_ jobs: JobManager, as changes: AsyncStream<Void>, logger: Logger) async {
+        var resumed = await jobs.resumeInterrupted()
+        if !resumed.isEmpty { logger.info("resumed runs \(resumed.map(String.init).joined(separator: ", "))") }
+        for await _ in changes {
+            resumed = await jobs.resumeInterrupted(quietly: true)
+            if !resumed.isEmpty { logger.info("resumed runs \(resumed.map(String.init).joined(separator: ", "))") }
+        }
     }
 
     /// The MQTT bridge, when `[mqtt]` names a broker; a bridge that cannot start (libmosquitto

@@ -614,6 +614,6 @@ struct JobTests {
         #expect(try journal.run(record.id)?.state == .running)
         let snapshot = try await jobs.job(record.id)
         #expect(snapshot.state == .suspended)
-        #expect(snapshot.reason == "interrupted; it resumes when the daemon starts with camera attic")
+        #expect(snapshot.reason == "interrupted; it resumes when the daemon holds camera attic")
     }
 }

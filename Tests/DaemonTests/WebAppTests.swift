@@ -65,6 +65,35 @@ struct WebPairingTests {
         #expect(try pairing.redeem("123456", now: until) == .operator)
     }
 
+    @Test("one client's wrong codes lock that client only: the owner's right code, from another address, still pairs")
+    func lockoutPerClient() throws {
+        var pairing = WebPairing()
+        pairing.issue(role: .operator, now: start) { 123_456 }
+        // The fifth wrong code, at second 4, locks this client for a minute.
+        let until = start.addingTimeInterval(64)
+        for second in 0..<20 {
+            // A guesser who keeps trying stays locked, minute after minute.
+            _ = try? pairing.redeem("000000", from: "203.0.113.9", now: start.addingTimeInterval(Double(second)))
+        }
+        #expect(throws: WebPairing.Refusal.locked(until: until)) { try pairing.redeem("123456", from: "203.0.113.9", now: start.addingTimeInterval(30)) }
+        #expect(try pairing.redeem("123456", from: "192.168.1.20", now: start.addingTimeInterval(30)) == .operator)
+    }
+
+    @Test("wrong codes from many clients together void every code; a new code pairs again")
+    func voidedByManyClients() throws {
+        var pairing = WebPairing()
+        pairing.issue(role: .operator, now: start) { 123_456 }
+        for guess in 1..<WebPairing.maxWrongPerIssue {
+            #expect(throws: WebPairing.Refusal.unknown(triesLeft: 4)) {
+                try pairing.redeem(String(format: "%06d", guess), from: "198.51.100.\(guess)", now: start)
+            }
+        }
+        #expect(throws: WebPairing.Refusal.voided) { try pairing.redeem("000000", from: "198.51.100.200", now: start) }
+        #expect(throws: WebPairing.Refusal.self) { try pairing.redeem("123456", from: "192.168.1.20", now: start) }
+        pairing.issue(role: .viewer, now: start) { 654_321 }
+        #expect(try pairing.redeem("654321", from: "192.168.1.20", now: start) == .viewer)
+    }
+
     @Test("a right code resets the count of wrong ones")
     func reset() throws {
         var pairing = WebPairing()

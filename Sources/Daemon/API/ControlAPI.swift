@@ -64,10 +64,12 @@ public struct ControlAPI: Sendable {
 
     /// The routes of one listener; `web` adds the web app's page and pairing, which a browser
     /// reaches before it has a session.
-    func router(web: WebAppRoutes? = nil) -> Router<ControlRequestContext> {
+    /// `hosts` checks each request's `Host` (the web app's listener, which browsers reach).
+    func router(web: WebAppRoutes? = nil, hosts: WebHostRule? = nil) -> Router<ControlRequestContext> {
         let router = Router(context: ControlRequestContext.self)
         // Middleware applies to the routes added after it, and to unknown paths.
         router.add(middleware: JSONErrorMiddleware())
+        if let hosts { router.add(middleware: HostCheckMiddleware(rule: hosts)) }
         router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
         web?.add(to: router)
         router.add(middleware: AccessMiddleware(control: access))
@@ -173,6 +175,20 @@ struct CameraRefusal: Error {
     let status: HTTPResponse.Status
     let error: CameraError
     let message: String
+}
+
+/// Refuses a request whose `Host` is not one of this web app's (``WebHostRule``) with 421.
+struct HostCheckMiddleware<Context: RequestContext>: RouterMiddleware {
+    let rule: WebHostRule
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let host = request.head.authority
+        guard rule.allows(host, on: .current()) else {
+            throw HTTPError(.misdirectedRequest, message: "'\(host ?? "")' is not a name of this web app; "
+                + "if browsers reach it by that name, add it to web.hosts in the configuration")
+        }
+        return try await next(request, context)
+    }
 }
 
 /// Refuses a request whose declared body is larger than `limit`, before any of it is read.

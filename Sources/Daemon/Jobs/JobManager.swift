@@ -279,8 +279,9 @@ public actor JobManager {
 
     /// Resumes every run the journal holds as still running (the daemon stopped, or crashed,
     /// during it) whose camera the registry holds, each on its original schedule. Runs whose
-    /// camera is missing are logged and left for a later start. Returns the ids resumed.
-    public func resumeInterrupted() async -> [Int64] {
+    /// camera is missing are logged (unless `quietly`: a retry as cameras come) and left until
+    /// their cameras are held. Returns the ids resumed.
+    public func resumeInterrupted(quietly: Bool = false) async -> [Int64] {
         let records: [RunRecord]
         do {
             records = try journal.runs()
@@ -294,7 +295,9 @@ public actor JobManager {
             do {
                 found = try await entries(of: record)
             } catch {
-                logger.warning("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold; it is left for later")
+                if !quietly {
+                    logger.warning("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold yet; it resumes when it is")
+                }
                 continue
             }
             do {
@@ -466,7 +469,7 @@ public actor JobManager {
 
     private func reason(ended record: RunRecord) -> String {
         record.endReason ?? suspendReasons[record.id]
-            ?? "interrupted; it resumes when the daemon starts with camera \(record.camera)"
+            ?? "interrupted; it resumes when the daemon holds camera \(record.camera)"
     }
 
     // MARK: - Commands

@@ -34,3 +34,88 @@ enum WebAddress {
         return nil
     }
 }
+
+/// Which `Host` a request to the web app may carry: a name or address of this machine, or one
+/// the configuration adds (`web.hosts`). A page elsewhere that rebinds its own name to this
+/// machine's address (DNS rebinding) sends its own name, and is refused.
+struct WebHostRule: Sendable {
+    /// The listening host, allowed when it is a name or a single address.
+    let listenHost: String
+    /// `web.hosts`, lower case.
+    let extra: Set<String>
+
+    init(listenHost: String, extra: [String]) {
+        self.listenHost = listenHost.lowercased()
+        self.extra = Set(extra.map { $0.lowercased() })
+    }
+
+    /// This machine's names and addresses, as the rule compares them.
+    struct Machine: Sendable {
+        /// The host name's first label, lower case.
+        var name: String
+        /// Every interface's address, as `inet_ntop` writes it (IPv6 without a zone).
+        var addresses: Set<String>
+
+        static func current() -> Machine {
+            var buffer = [CChar](repeating: 0, count: 256)
+            gethostname(&buffer, buffer.count - 1)
+            let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
+            return Machine(name: String(full.split(separator: ".").first ?? ""), addresses: interfaceAddresses())
+        }
+    }
+
+    /// The host a `Host` header names, without its port or brackets, lower case; nil when the
+    /// header is not a host.
+    static func host(of header: String) -> String? {
+        var text = Substring(header.lowercased())
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let rest = text[text.index(after: close)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return nil }
+            text = text[text.index(after: text.startIndex)..<close]
+        } else if let colon = text.lastIndex(of: ":") {
+            guard text[text.index(after: colon)...].allSatisfy(\.isNumber) else { return nil }
+            text = text[..<colon]
+        }
+        if text.hasSuffix(".") { text = text.dropLast() }
+        return text.isEmpty ? nil : String(text)
+    }
+
+    /// Whether `header` names this web app on `machine`.
+    func allows(_ header: String?, on machine: Machine) -> Bool {
+        guard let header, let host = Self.host(of: header) else { return false }
+        if host == "localhost" || host.hasSuffix(".localhost") || extra.contains(host) { return true }
+        if !["0.0.0.0", "::", "*", ""].contains(listenHost), host == listenHost { return true }
+        if machine.addresses.contains(host) { return true }
+        let name = machine.name
+        return !name.isEmpty && (host == name || host.hasPrefix(name + "."))
+    }
+}
+
+/// Every address of every interface of this machine.
+private func interfaceAddresses() -> Set<String> {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0, let first = list else { return ["127.0.0.1", "::1"] }
+    defer { freeifaddrs(list) }
+    var addresses: Set<String> = ["127.0.0.1", "::1"]
+    for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+        guard let address = entry.pointee.ifa_addr else { continue }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                var raw = inet.pointee.sin_addr
+                _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+            }
+        case AF_INET6:
+            address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
+                var raw = inet.pointee.sin6_addr
+                _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+            }
+        default:
+            continue
+        }
+        addresses.insert(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+    return addresses
+}

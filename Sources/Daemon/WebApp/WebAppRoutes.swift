@@ -87,7 +87,7 @@ struct WebAppRoutes: Sendable {
         let name = members["name"]?.stringValue ?? Self.browserName(request.headers[.userAgent] ?? "")
         let client: WebClient
         do {
-            client = try browsers.pair(code: code, name: name)
+            client = try browsers.pair(code: code, name: name, from: WebPairing.clientKey(context.channel.remoteAddress))
         } catch let refusal as WebPairing.Refusal {
             switch refusal {
             case .malformed: throw HTTPError(.badRequest, message: refusal.description)
@@ -95,8 +95,11 @@ struct WebAppRoutes: Sendable {
             case .locked(let until):
                 var headers = HTTPFields()
                 headers[.retryAfter] = String(max(1, Int(until.timeIntervalSinceNow.rounded(.up))))
-                context.logger.warning("web app: too many wrong pairing codes; pairing locked for a minute")
+                context.logger.warning("web app: too many wrong pairing codes from \(context.channel.remoteAddress?.ipAddress ?? "a client"); it is refused for a minute")
                 throw HTTPError(.tooManyRequests, headers: headers, message: refusal.description)
+            case .voided:
+                context.logger.warning("web app: \(WebPairing.maxWrongPerIssue) wrong pairing codes since the last code was made: every code is void; `unleashed web code` makes a new one")
+                throw HTTPError(.tooManyRequests, message: refusal.description)
             }
         } catch let failure as WebClients.StoreError {
             context.logger.error("web app: \(failure)")

@@ -95,9 +95,11 @@ public final class WebClients: Sendable {
     /// Pairs a browser that typed `code`: a client with the code's role, saved before it is
     /// returned. When the last operator code is used up a new one is shown, so the next phone
     /// can pair without a trip to the shell.
-    public func pair(code: String, name: String) throws -> WebClient {
+    /// - Parameter address: Who typed it (``WebPairing/clientKey(_:)``), whose wrong codes are
+    ///   counted apart from others'.
+    public func pair(code: String, name: String, from address: String = "") throws -> WebClient {
         let client: WebClient = try state.withLock { state in
-            let role = try state.pairing.redeem(code, now: now())
+            let role = try state.pairing.redeem(code, from: address, now: now())
             let client = WebClient(id: Self.randomHex(bytes: 4), name: Self.cleanName(name), role: role,
                                    secret: Self.randomHex(bytes: 32), paired: now())
             var clients = state.clients
