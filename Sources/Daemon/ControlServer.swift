@@ -137,9 +137,8 @@ public actor ControlServer {
         if let listen {
             services.append(NamedListener(address: listen.description, service: Application(
                 router: router,
-                server: .http1(configuration: limits.http1),
-                configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port),
-                                                        availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections)),
+                server: .http1(configuration: limits.http1()),
+                configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port)),
                 onServerRunning: { [logger] channel in
                     let port = channel.localAddress?.port ?? listen.port
                     logger.info("control API listening on \(listen.host):\(port) (TCP; every request needs a token)")
@@ -203,12 +202,13 @@ public actor ControlServer {
         guard let routes = api.webRoutes(secure: web.certificate != nil) else {
             throw .couldNotListen(address.description, "the web app has no store of paired browsers")
         }
-        var server: HTTPServerBuilder = .http1(configuration: limits.http1)
+        let http1 = limits.http1()
+        var server: HTTPServerBuilder = .http1(configuration: http1)
         if let certificate = web.certificate, let key = web.key {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
-                server = try .tls(.http1(configuration: limits.http1), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey)))
+                server = try .tls(.http1(configuration: http1), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(privateKey)))
             } catch {
                 throw .couldNotListen(address.description, "cannot use the certificate \(certificate) with the key \(key): \(error)")
             }
@@ -218,8 +218,7 @@ public actor ControlServer {
         return NamedListener(address: address.description, service: Application(
             router: api.router(web: routes, hosts: WebHostRule(listenHost: address.host, extra: web.hosts)),
             server: server,
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port),
-                                                    availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections)),
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
             onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? address.port
                 browsers.url = WebAddress.url(scheme: scheme, listenHost: address.host, port: port)

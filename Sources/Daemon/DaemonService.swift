@@ -18,8 +18,8 @@ public struct DaemonService: Service {
     private let version: String
     private let cameras: any CameraOpening & CameraConnecting
     private let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
-    private let notifier: SystemdNotifier
     private let logger: Logger
+    private let notifier: SystemdNotifier
 
     /// - Parameters:
     ///   - configuration: The configuration read at start.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HummingbirdCore
 import NIOCore
 import NIOHTTPTypes
@@ -47,11 +48,66 @@ public struct ListenerLimits: Sendable, Equatable {
         return Int(clamping: min(limit.rlim_cur, rlim_t(Int.max / 2)))
     }
 
-    /// Hummingbird's HTTP/1 settings for these limits: its idle timeout closes a connection with
-    /// no request under way, which is also one whose request head has not all arrived.
-    var http1: HTTP1Channel.Configuration {
-        HTTP1Channel.Configuration(additionalChannelHandlers: [BodyDeadlineHandler(timeout: bodyTimeout)],
-                                   idleTimeout: .nanoseconds(requestHeadTimeout.nanoseconds))
+    /// Hummingbird's HTTP/1 settings for these limits, for one listener: its idle timeout closes
+    /// a connection with no request under way, which is also one whose request head has not all
+    /// arrived; the handlers close a slow body and a connection past the cap.
+    func http1() -> HTTP1Channel.Configuration {
+        let open = OpenConnections(limit: maxConnections)
+        let bodyTimeout = bodyTimeout
+        return HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionCapHandler(open), BodyDeadlineHandler(timeout: bodyTimeout)],
+            idleTimeout: .nanoseconds(requestHeadTimeout.nanoseconds))
+    }
+}
+
+/// The connections open on one listener, against its cap.
+final class OpenConnections: Sendable {
+    let limit: Int
+    private let count = Atomic<Int>(0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Counts a new connection in; false (and not counted) when the listener is at its cap.
+    func admit() -> Bool {
+        var current = count.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, actual) = count.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            current = actual
+        }
+        return false
+    }
+
+    func release() {
+        count.subtract(1, ordering: .acquiringAndReleasing)
+    }
+}
+
+/// Closes a connection at once when its listener already holds its cap, and counts the others
+/// out when they close. Accepting and closing costs a descriptor for a moment; holding it would
+/// cost it for as long as the client likes, and a process out of descriptors cannot even accept
+/// on its Unix socket.
+final class ConnectionCapHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+
+    private let open: OpenConnections
+    private var admitted = false
+
+    init(_ open: OpenConnections) {
+        self.open = open
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        admitted = open.admit()
+        if !admitted { context.close(promise: nil) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if admitted { open.release() }
+        admitted = false
     }
 }
 
