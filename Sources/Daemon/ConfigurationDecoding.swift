@@ -44,6 +44,14 @@ extension DaemonConfiguration {
         configuration.tokens = try tokens.map { item throws(ConfigurationError) in try decodeToken(item.node, path: item.path) }
         try requireUniqueNames(tokens, configuration.tokens.map(\.name), what: "token")
         try requireUniqueSecrets(tokens, configuration.tokens)
+        if configuration.mqtt.broker != nil {
+            // On the broker a camera's name is one topic level: two names that map to one level
+            // would be one camera to MQTT and Home Assistant.
+            try requireUniqueNames(modules, configuration.modules.map(\.name), what: "module", by: MQTTTopics.level) { name, level in
+                "another module's name is the same MQTT topic level, '\(level)', as '\(name)' (letters, digits, - and _ are kept, "
+                    + "anything else becomes _); rename one, or the broker and Home Assistant would see one camera"
+            }
+        }
         return configuration
     }
 
@@ -314,13 +322,16 @@ extension DaemonConfiguration {
 
     /// Fails on the second of two entries of `items` with the same name, since a name is how
     /// clients pick a module or how logs name a token.
+    /// `key` compares names as something else sees them (an MQTT topic level); `problem` says
+    /// what is wrong with a name whose key is taken.
     private static func requireUniqueNames(_ items: [(path: String, node: ConfigurationNode)], _ names: [String],
-                                           what: String) throws(ConfigurationError) {
+                                           what: String, by key: (String) -> String = { $0 },
+                                           problem: ((_ name: String, _ key: String) -> String)? = nil) throws(ConfigurationError) {
         var seen: Set<String> = []
-        for (item, name) in zip(items, names) where !seen.insert(name).inserted {
+        for (item, name) in zip(items, names) where !seen.insert(key(name)).inserted {
             guard case .table(let entries) = item.node.value, let node = entries.first(where: { $0.key == "name" })?.node else { continue }
             throw ConfigurationError(origin: node.origin.name, line: node.origin.line, key: "\(item.path).name",
-                                     problem: .invalidValue("another \(what) is already named '\(name)'"))
+                                     problem: .invalidValue(problem?(name, key(name)) ?? "another \(what) is already named '\(name)'"))
         }
     }
 }

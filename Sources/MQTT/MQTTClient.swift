@@ -90,8 +90,12 @@ public final class MQTTClient: Sendable {
     private let relay: Unmanaged<Relay>
     private let configuration: Configuration
     private let state = Mutex(State.created)
+    /// What waits between first attempts while the broker has never been reached.
+    private let clock: any Clock<Duration>
+    /// Tries the first connection again until it is made (see ``start()``).
+    private let firstAttempts = Mutex<Task<Void, Never>?>(nil)
 
-    private enum State { case created, started, stopped }
+    private enum State { case created, connecting, started, stopped }
 
     /// The handle, used from any thread: libmosquitto locks inside in threaded mode.
     private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }
@@ -106,7 +110,9 @@ public final class MQTTClient: Sendable {
         }
     }
 
-    public init(_ configuration: Configuration) throws(MQTTError) {
+    /// - Parameter clock: What the first connection's retries wait on.
+    public init(_ configuration: Configuration, clock: any Clock<Duration> = ContinuousClock()) throws(MQTTError) {
+        self.clock = clock
         let library = try LibMosquitto.shared.get()
         guard (1...65535).contains(configuration.port) else { throw .invalid("the broker's port \(configuration.port) is not a port") }
         guard !configuration.host.isEmpty else { throw .invalid("the broker's host is empty") }
@@ -185,18 +191,43 @@ public final class MQTTClient: Sendable {
 
     /// Starts connecting, on libmosquitto's thread; ``Event/connected`` says when it has.
     /// A broker that is not there yet is tried again with back-off.
+    ///
+    /// libmosquitto's thread reconnects a connection it once had, but not one whose first
+    /// attempt failed (its loop ends, or waits on a connection that never was): until the first
+    /// attempt succeeds, this client tries again itself, on `clock`, and starts the thread then.
     public func start() throws(MQTTError) {
         let first = state.withLock { state in
-            defer { if state == .created { state = .started } }
+            defer { if state == .created { state = .connecting } }
             return state == .created
         }
         guard first else { return }
-        let status = library.connectAsync(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
-        // A refused or unreachable first attempt is retried by the loop, like a lost connection.
-        if status != MOSQ_ERR_SUCCESS.rawValue {
-            relay.takeUnretainedValue().continuation.yield(.disconnected("cannot reach the broker yet (\(library.describe(status)))"))
+        if try attempt() { return }
+        // Weakly held: a client let go without stop() ends its attempts with it.
+        let task = Task { [weak self, configuration, clock] in
+            var delay = Duration.seconds(max(configuration.reconnectDelay, 1))
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: delay) } catch { return }
+                guard let self, let made = try? attempt(), !made else { return }
+                delay = min(delay * 2, .seconds(max(configuration.reconnectMaximum, 1)))
+            }
         }
-        try check(library.loopStart(handle.pointer), "libmosquitto's thread")
+        firstAttempts.withLock { $0 = task }
+    }
+
+    /// One first attempt: true once the connection is under way and libmosquitto's thread runs
+    /// it (or the client was stopped meanwhile); false after a refusal, which is reported.
+    private func attempt() throws(MQTTError) -> Bool {
+        try state.withLock { (state: inout State) throws(MQTTError) -> Bool in
+            guard state == .connecting else { return true }
+            let status = library.connectAsync(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
+            guard status == MOSQ_ERR_SUCCESS.rawValue else {
+                relay.takeUnretainedValue().continuation.yield(.disconnected("cannot reach the broker yet (\(library.describe(status)))"))
+                return false
+            }
+            try check(library.loopStart(handle.pointer), "libmosquitto's thread")
+            state = .started
+            return true
+        }
     }
 
     /// Queues `message` for the broker. Without a connection the library keeps QoS 1 and 2
@@ -223,6 +254,7 @@ public final class MQTTClient: Sendable {
             defer { state = .stopped }
             return state == .started
         }
+        firstAttempts.withLock { $0 }?.cancel()
         if wasStarted {
             _ = library.disconnect(handle.pointer)
             _ = library.loopStop(handle.pointer, false)
@@ -237,6 +269,7 @@ public final class MQTTClient: Sendable {
             defer { state = .stopped }
             return state == .started
         }
+        firstAttempts.withLock { $0 }?.cancel()
         if wasStarted { _ = library.loopStop(handle.pointer, true) }
         relay.takeUnretainedValue().continuation.finish()
     }

@@ -290,6 +290,19 @@ final class ConfigurationFiles {
             name = "a"
             address = "AA:BB:CC:DD:EE:02"
             """) == "\(files.system):5: modules[1].name: another module is already named 'a'")
+        // With MQTT, names that are one topic level are one camera there: refused.
+        let colliding = """
+            [[modules]]
+            name = "a b"
+            address = "AA:BB:CC:DD:EE:01"
+            [[modules]]
+            name = "a_b"
+            address = "AA:BB:CC:DD:EE:02"
+
+            """
+        #expect(try files.failure(colliding) == nil)
+        #expect(try files.failure(colliding + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\n")?
+            .hasPrefix("\(files.system):5: modules[1].name: another module's name is the same MQTT topic level, 'a_b', as 'a_b'") == true)
     }
 
     @Test func badTokens() throws {

@@ -213,6 +213,50 @@ struct MQTTBridgeTests {
         }
     }
 
+    @Test("a broker that is down when the bridge starts is connected to once it is up")
+    func brokerLater() async throws {
+        let broker = try await Broker()
+        broker.stop()
+        let registry = CameraRegistry()
+        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+        await registry.add(demo.camera, name: "left", source: "demo")
+        let jobs = JobManager(journal: MemoryJournal(), cameras: registry)
+        var settings = DaemonConfiguration.MQTTSettings()
+        settings.broker = BrokerAddress(host: "127.0.0.1", port: broker.port, tls: false)
+        settings.node = "hostA"
+        let bridge = try MQTTBridge(settings: settings, version: "0.0.0-test", cameras: registry, jobs: jobs, groups: [],
+                                    logger: Logger(label: "test.mqtt"))
+        let task = Task { await bridge.run() }
+        // The bridge's first attempts are refused; then the broker comes up.
+        while !(await bridge.hasTried) { try await Task.sleep(for: .milliseconds(10)) }
+        try await broker.start()
+        let watcher = try TopicWatcher(broker: broker)
+        try await watcher.waitForSubscription()
+        try await watcher.waitFor("online", timeout: .seconds(45)) { $0["unleashed/hostA/availability"] == "online" }
+        task.cancel()
+        await task.value
+        watcher.client.stop()
+        try? await demo.finish()
+    }
+
+    @Test("two cameras whose names are one topic level: the first is on the broker, the second is not, and forgetting the second leaves the first's entities")
+    func collidingNames() async throws {
+        try await BridgeRig.with(cameras: ["a b", "a_b"]) { rig in
+            // 1 daemon entity + 7 for the one camera on the broker.
+            try await rig.watcher.waitFor("one camera's discovery") { $0.keys.count { $0.hasPrefix("homeassistant/") } == 8 }
+            try await rig.watcher.waitFor("its state") { $0["unleashed/hostA/cameras/a_b/state"] != nil }
+            #expect(try rig.watcher.json("unleashed/hostA/cameras/a_b/state")["name"] == "a b")
+            // The second, never announced, is forgotten; a third comes after it, so its discovery
+            // says the bridge has handled the removal.
+            let second = try #require(await rig.registry.remove(named: "a_b"))
+            _ = await rig.registry.add(second.camera, name: "c", source: "demo")
+            try await rig.watcher.waitFor("the third's discovery") { $0.count { $0.key.hasPrefix("homeassistant/") && !$0.value.isEmpty } == 15 }
+            let first = rig.watcher.messages.filter { $0.key.hasPrefix("homeassistant/") && $0.key.contains("/a_b_") }
+            #expect(first.count == 7 && first.allSatisfy { !$0.value.isEmpty }, "\(first.keys.sorted())")
+            #expect(rig.watcher.messages["unleashed/hostA/cameras/a_b/state"]?.isEmpty == false)
+        }
+    }
+
     @Test("a setting command sets the camera's setting and says so; an unknown setting or value is refused with the camera's words")
     func settings() async throws {
         try await BridgeRig.with(cameras: ["left"]) { rig in

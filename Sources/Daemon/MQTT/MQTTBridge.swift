@@ -28,11 +28,17 @@ actor MQTTBridge {
     private let groups: [DaemonConfiguration.Group]
     private let board: FleetBoard?
     private let logger: Logger
+    /// The broker's address, for the log.
+    private let broker: String
     /// The cameras announced, by name, with what watches their events.
     private var announced: [String: Task<Void, Never>] = [:]
     /// The interval a camera's next time-lapse started here takes, by camera name.
     private var intervals: [String: Duration] = [:]
     private var connected = false
+    /// Whether the broker has answered or refused at least once (for tests of a broker that
+    /// comes later), and whether the current outage was logged.
+    private(set) var hasTried = false
+    private var outageLogged = false
 
     /// The interval of a time-lapse started by the running switch before one is set.
     static let defaultInterval = Duration.seconds(10)
@@ -47,6 +53,7 @@ actor MQTTBridge {
         let node = Self.node(settings)
         self.board = board
         topics = MQTTTopics(prefix: settings.topicPrefix, node: node)
+        self.broker = "\(broker)"
         var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: settings.clientID ?? "unleashed-\(node)")
         configuration.username = settings.username
         configuration.password = settings.password
@@ -117,11 +124,18 @@ actor MQTTBridge {
         switch event {
         case .connected:
             connected = true
+            hasTried = true
+            outageLogged = false
             board?.setConnected(true)
-            logger.info("mqtt: connected as \(topics.node)")
+            logger.info("mqtt: connected to \(broker) as \(topics.node)")
             await announceAll()
         case .disconnected(let reason):
-            if connected { logger.warning("mqtt: \(reason); reconnecting") }
+            hasTried = true
+            // Once an outage: a broker down for an hour is one line, not one a retry.
+            if !outageLogged {
+                logger.warning("mqtt: \(broker): \(reason); trying again, with back-off up to 30 s")
+                outageLogged = true
+            }
             connected = false
             board?.setConnected(false)
         case .message(let message):
@@ -173,6 +187,13 @@ actor MQTTBridge {
     /// A camera forgotten while this awaits is not announced again: it is noted as announced
     /// before anything is published, and what is published after an await checks it still is.
     private func announce(_ entry: CameraRegistry.Entry) async {
+        let level = MQTTTopics.level(entry.name)
+        if let other = announced.keys.first(where: { $0 != entry.name && MQTTTopics.level($0) == level }) {
+            // One topic level, two cameras: the second would overwrite the first's state, take its
+            // commands and, once forgotten, remove its entities.
+            logger.error("mqtt: camera '\(entry.name)' is not on the broker: its topic level '\(level)' is camera '\(other)'s; rename one")
+            return
+        }
         if announced[entry.name] == nil {
             let events = await entry.camera.events()
             // Removed while subscribing, or announced meanwhile by another call.
@@ -192,7 +213,9 @@ actor MQTTBridge {
 
     /// A camera forgotten: its entities removed from Home Assistant, its retained state cleared.
     private func forget(_ name: String) {
-        announced.removeValue(forKey: name)?.cancel()
+        // A camera never announced (its level was another's) has nothing here to remove.
+        guard let watching = announced.removeValue(forKey: name) else { return }
+        watching.cancel()
         if let discovery {
             for topic in discovery.cameraTopics(name) { publish(MQTTMessage(topic: topic, payload: [], retain: true)) }
         }
@@ -279,7 +302,7 @@ actor MQTTBridge {
         if message.topic == topics.fleetTimelapse { return await fleetTimelapse(message) }
         if message.topic == topics.fleetStop { return await fleetStop(message) }
         guard let (level, action) = topics.cameraCommand(message.topic) else { return }
-        guard let entry = await cameras.all.first(where: { MQTTTopics.level($0.name) == level }) else {
+        guard let entry = await cameras.all.first(where: { announced[$0.name] != nil && MQTTTopics.level($0.name) == level }) else {
             logger.warning("mqtt: \(message.topic): no camera \(level) here")
             return
         }
