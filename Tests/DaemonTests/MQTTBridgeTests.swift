@@ -257,6 +257,35 @@ struct MQTTBridgeTests {
         }
     }
 
+    @Test("a second daemon with the same node takes it over: the first says so and leaves the broker, instead of both knocking each other off")
+    func sameNode() async throws {
+        try await BridgeRig.with(cameras: ["left"]) { rig in
+            try await rig.watcher.waitFor("the first online") { $0["unleashed/hostA/availability"] == "online" }
+            let firstClaim = try rig.watcher.json("unleashed/hostA/instance")
+            // The second daemon: the same node (and so the same client id), cameras of its own.
+            let registry = CameraRegistry()
+            let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
+            await registry.add(demo.camera, name: "right", source: "demo")
+            let jobs = JobManager(journal: MemoryJournal(), cameras: registry)
+            var settings = DaemonConfiguration.MQTTSettings()
+            settings.broker = BrokerAddress(host: "127.0.0.1", port: rig.broker.port, tls: false)
+            settings.node = "hostA"
+            let second = try MQTTBridge(settings: settings, version: "0.0.0-test", cameras: registry, jobs: jobs, groups: [],
+                                        logger: Logger(label: "test.mqtt.second"))
+            let secondTask = Task { await second.run() }
+            // The first bridge ends by itself; the second keeps the node.
+            await rig.bridgeTask.value
+            try await rig.watcher.waitFor("the second's camera") { $0["unleashed/hostA/cameras/right/state"] != nil }
+            // The first, reconnecting, wrote its claim once more before it read the second's;
+            // the second writes its own again as it reconnects.
+            try await rig.watcher.waitFor("the second's claim") { _ in rig.watcher.peek("unleashed/hostA/instance")?["instance"] != firstClaim["instance"] }
+            try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
+            secondTask.cancel()
+            await secondTask.value
+            try? await demo.finish()
+        }
+    }
+
     @Test("a setting command sets the camera's setting and says so; an unknown setting or value is refused with the camera's words")
     func settings() async throws {
         try await BridgeRig.with(cameras: ["left"]) { rig in

@@ -39,6 +39,10 @@ actor MQTTBridge {
     /// comes later), and whether the current outage was logged.
     private(set) var hasTried = false
     private var outageLogged = false
+    /// This daemon on the broker, against another that takes the same node (``NodeClaim``).
+    private let claim = NodeClaim.current()
+    /// Set once another daemon took this node: the bridge then leaves the broker to it.
+    private var yielded = false
 
     /// The interval of a time-lapse started by the running switch before one is set.
     static let defaultInterval = Duration.seconds(10)
@@ -106,6 +110,10 @@ actor MQTTBridge {
             group.addTask {
                 for await change in jobChanges.changes { await self.jobChanged(change) }
             }
+            group.addTask {
+                // Ends the bridge when another daemon has taken this node.
+                for await _ in self.yieldings {}
+            }
             await withTaskCancellationHandler {
                 await group.next()
             } onCancel: {
@@ -114,9 +122,13 @@ actor MQTTBridge {
             group.cancelAll()
         }
         for task in announced.values { task.cancel() }
-        try? client.publish(MQTTMessage(topic: topics.availability, text: "offline", retain: true))
+        // The node is the other daemon's now: its availability is not this one's to say.
+        if !yielded { try? client.publish(MQTTMessage(topic: topics.availability, text: "offline", retain: true)) }
         client.stop()
     }
+
+    /// Finishes when the bridge yields its node to another daemon.
+    private let (yieldings, yieldSignal) = AsyncStream.makeStream(of: Void.self)
 
     // MARK: - The connection
 
@@ -160,6 +172,10 @@ actor MQTTBridge {
 
     /// Everything a new connection (or a broker that lost its retained messages) needs.
     private func announceAll() async {
+        guard !yielded else { return }
+        // Subscribed first: the broker then hands over the claim another daemon left.
+        do { try client.subscribe(topics.instance) } catch { logger.error("mqtt: \(error)") }
+        publish(MQTTMessage(topic: topics.instance, text: text(claim.json), retain: true))
         publish(MQTTMessage(topic: topics.availability, text: "online", retain: true))
         publishClock()
         let fleetState = board == nil ? [] : FleetState.filters(prefix: topics.prefix)
@@ -280,6 +296,7 @@ actor MQTTBridge {
     // MARK: - Commands
 
     private func command(_ message: MQTTMessage) async {
+        if message.topic == topics.instance { return claimed(message) }
         if let board, board.take(message) { return }
         if message.topic == "homeassistant/status" {
             // Home Assistant started again: it forgets entities it was not told about since.
@@ -312,6 +329,19 @@ actor MQTTBridge {
         case .interval: await setInterval(entry.name, message.text)
         case .setting(let name): await set(name, to: message.text, on: entry)
         }
+    }
+
+    /// Another daemon's claim on this node, retained or live: one that started after this one
+    /// took it over (same client id: the broker drops one of them at each connection, so both
+    /// would knock each other off forever). The older daemon says so and leaves the broker.
+    private func claimed(_ message: MQTTMessage) {
+        guard !yielded, let other = NodeClaim(message.payload), other.instance != claim.instance, other.startedAt > claim.startedAt else { return }
+        yielded = true
+        logger.error("""
+            mqtt: another daemon (host \(other.host), pid \(other.pid)) took node '\(topics.node)' on the broker after this one started; \
+            this one leaves the broker to it. Give each daemon a node of its own: [mqtt] node = "NAME"
+            """)
+        yieldSignal.finish()
     }
 
     /// A picture now, or at the UTC time of `{"at": ...}`; the outcome on the camera's shot topic.
@@ -543,5 +573,39 @@ actor MQTTBridge {
         gethostname(&buffer, buffer.count)
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return MQTTTopics.level(name.split(separator: ".").first.map(String.init) ?? "unleashed")
+    }
+}
+
+/// One daemon's claim on its node: an id of its own for this process, where it runs and when it
+/// started. A claim read back is compared with this daemon's own by `startedAt`: the later one
+/// keeps the node.
+struct NodeClaim: Sendable, Equatable {
+    var instance: String
+    var host: String
+    var pid: Int
+    /// Milliseconds since 1970 on the claimant's clock.
+    var startedAt: Int64
+
+    static func current() -> NodeClaim {
+        NodeClaim(instance: UUID().uuidString.lowercased(), host: MQTTBridge.hostName(), pid: Int(getpid()),
+                  startedAt: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+    }
+
+    init(instance: String, host: String, pid: Int, startedAt: Int64) {
+        (self.instance, self.host, self.pid, self.startedAt) = (instance, host, pid, startedAt)
+    }
+
+    /// A claim read from the broker; nil for anything else (an empty, cleared claim included).
+    init?(_ payload: [UInt8]) {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)), let members = value.objectValue,
+              let instance = members["instance"]?.stringValue, let startedAt = members["startedAt"]?.integerValue else { return nil }
+        self.instance = instance
+        host = members["host"]?.stringValue.map { String($0.prefix(64)) } ?? "?"
+        pid = Int(members["pid"]?.integerValue ?? 0)
+        self.startedAt = startedAt
+    }
+
+    var json: JSONValue {
+        ["instance": .string(instance), "host": .string(host), "pid": .integer(Int64(pid)), "startedAt": .integer(startedAt)]
     }
 }

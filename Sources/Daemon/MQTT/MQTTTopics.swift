@@ -5,6 +5,7 @@ import Foundation
 /// | topic | what | retained |
 /// |---|---|---|
 /// | `<prefix>/<node>/availability` | `online`, or `offline` (also the last will) | yes |
+/// | `<prefix>/<node>/instance` | the daemon that holds the node: instance, host, pid, start | yes |
 /// | `<prefix>/<node>/cameras/<camera>/state` | the camera's status document, as `GET /v1/cameras/NAME/status` | yes |
 /// | `<prefix>/<node>/cameras/<camera>/shoot` | a command: take a picture now, or at `{"at": UTC time}` | no |
 /// | `<prefix>/<node>/cameras/<camera>/shot` | each picture taken on a command, with its timing | no |
@@ -27,6 +28,8 @@ struct MQTTTopics: Sendable, Equatable {
     let node: String
 
     var availability: String { "\(base)/availability" }
+    /// Which daemon holds this node: `{"instance", "host", "pid", "startedAt"}`, retained.
+    var instance: String { "\(base)/instance" }
     func cameraState(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/state" }
     func shoot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shoot" }
     func shot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shot" }
