@@ -13,6 +13,8 @@ public struct DeviceFailure: Error, Hashable, Sendable, CustomStringConvertible 
         case unsupported
         /// The system refused access to the camera (permissions, another program holds it).
         case permissionDenied
+        /// The camera refused to pair (not in pairing mode, or it said no).
+        case pairingRefused
         /// Anything else the camera or its driver reported.
         case failed
         /// The link to a module failed in a way that fits no other kind.
@@ -35,7 +37,7 @@ public struct DeviceFailure: Error, Hashable, Sendable, CustomStringConvertible 
         public var errorKind: CameraError.Kind {
             switch self {
             case .busy: .busy
-            case .cardFull, .unsupported: .refused
+            case .cardFull, .unsupported, .pairingRefused: .refused
             case .permissionDenied: .permission
             case .disconnected, .timedOut, .failed, .link, .versionMismatch: .unavailable
             case .invalidRequest: .internal

@@ -79,7 +79,7 @@ public struct GPhoto2Error: Error, Hashable, Sendable, CustomStringConvertible {
         case .permissionDenied:
             return "could not \(action): access to the camera was denied (\(reported)); "
                 + GPhoto2Error.permissionAdvice
-        case .failed, .link, .versionMismatch, .invalidRequest: return "could not \(action): \(reported)"
+        case .failed, .link, .versionMismatch, .invalidRequest, .pairingRefused: return "could not \(action): \(reported)"
         }
     }
 

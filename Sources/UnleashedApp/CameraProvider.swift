@@ -96,7 +96,7 @@ public struct CameraProvider: Sendable {
             try await client.pair(found.path, serviceUUID: known.services.first?.uuid ?? "", agent: agent)
         } catch .pairingRefused(let reason) {
             let howTo = found.camera?.howToPair ?? "put the camera in pairing mode"
-            throw .camera(.device(DeviceFailure(.permissionDenied, "the camera refused pairing (\(reason)); \(howTo), then try again")))
+            throw .camera(.device(DeviceFailure(.pairingRefused, "the camera refused pairing (\(reason)); \(howTo), then try again")))
         } catch {
             throw .bluetooth(error)
         }

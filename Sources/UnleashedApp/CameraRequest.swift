@@ -108,6 +108,13 @@ public struct CameraRequest: Sendable {
                 throw .usage("\(option) was given an empty value; name the \(option == "--adapter" ? "adapter (hci0)" : "device by its address or name")")
             }
         }
+        // A device's name has no colon: a value with one is an address, and one mistyped would
+        // otherwise be scanned for until the scan gave up, and then "not found".
+        for (value, option) in [(module, "--module"), (camera, "--ble-camera")] {
+            if let value, value.contains(":"), !ModuleSpec.isAddress(value) {
+                throw .usage("\(option) '\(value)' is not a Bluetooth address: six pairs of hex digits, like AA:BB:CC:DD:EE:FF")
+            }
+        }
     }
 
     /// The camera to open in this process: a camera over its own remote protocol when one is

@@ -1,4 +1,5 @@
 import CameraKit
+public import CommandCore
 public import Foundation
 public import Intervalometer
 
@@ -58,6 +59,16 @@ public struct RunQueries: Sendable {
         try read(id) { journal throws(JournalError) in try journal.csv(of: id) }
     }
 
+    /// Writes the run's CSV to `path`, whole or not at all (through a file beside it, renamed).
+    public func exportCSV(of id: Int64, to path: String) throws(RunQueryError) {
+        let text = try csv(of: id)
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw .cannotWrite(path: path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
     private func read<T>(_ id: Int64, _ body: (SQLiteJournal) throws(JournalError) -> T) throws(RunQueryError) -> T {
         guard let journal else { throw .noSuchRun(id) }
         return try Self.access { () throws(JournalError) in try body(journal) }
@@ -80,11 +91,34 @@ public enum RunQueryError: Error, Sendable, Equatable, CustomStringConvertible {
     case noSuchRun(Int64)
     /// The journal cannot be opened or read.
     case journal(String)
+    /// What was read could not be written where it was asked to go.
+    case cannotWrite(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .noSuchRun(let id): "there is no run \(id); `unleashed runs list` shows them"
         case .journal(let why): why
+        case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
+        }
+    }
+
+    /// The code scripts go by, in `--json`.
+    public var code: String {
+        switch self {
+        case .noSuchRun: "noSuchRun"
+        case .journal: "journal"
+        case .cannotWrite: "cannotWrite"
+        }
+    }
+
+    /// How a command exits with it: a run that is not there is the command line's mistake (64),
+    /// a journal that cannot be read is unavailable (69), output that cannot be written an I/O
+    /// error (74).
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .noSuchRun: .usage
+        case .journal: .unavailable
+        case .cannotWrite: .ioError
         }
     }
 }

@@ -80,17 +80,11 @@ struct RunsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let text = try options.journal { () throws(RunQueryError) in try RunQueries().csv(of: id) }
             guard let output else {
-                Output.write(text)
+                Output.write(try options.journal { () throws(RunQueryError) in try RunQueries().csv(of: id) })
                 return
             }
-            do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-            } catch {
-                throw options.fail(code: "cannotWrite", "cannot write \(output): \(error.localizedDescription)",
-                                   status: .unavailable)
-            }
+            try options.journal { () throws(RunQueryError) in try RunQueries().exportCSV(of: id, to: output) }
             options.emit(["run": .integer(id), "output": .string(output)]) { "Wrote run \(id) to \(output)" }
         }
     }
@@ -101,10 +95,8 @@ extension GlobalOptions {
     func journal<T>(_ query: () throws(RunQueryError) -> T) throws(ExitCode) -> T {
         do {
             return try query()
-        } catch .noSuchRun(let id) {
-            throw fail(code: "noSuchRun", RunQueryError.noSuchRun(id).description, status: .usage)
         } catch {
-            throw fail(code: "journal", error.description, status: .unavailable)
+            throw fail(code: error.code, error.description, status: error.exitStatus)
         }
     }
 }

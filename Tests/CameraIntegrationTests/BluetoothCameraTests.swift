@@ -108,6 +108,26 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         #expect(try await bench.pictures(address) == before + 1)
     }
 
+    /// A camera that refuses to pair (its pairing window closed) is a refusal, exit 65 with
+    /// `pairingRefused`, as for a module: not a permission problem (77).
+    @Test func aCameraThatRefusesPairingIsARefusal() async throws {
+        let bench = try await CameraBench.start(cameras: [.sony])
+        defer { Task { await bench.stop() } }
+        let address = CameraBench.address(0)
+        #expect(await bench.fake.setCamera(address: address, pairingOpen: false))
+        let spec = BluetoothCameraSpec(camera: address, scanTimeout: .seconds(5), pairing: .pair(PairingAgent { _ in .accept }),
+                                       reconnect: CameraBench.quickReconnect)
+        let error = await #expect(throws: CameraOpenError.self) {
+            _ = try await CameraProvider.openBluetoothCamera(spec, bus: bench.busAddress)
+        }
+        guard case .camera(let refusal)? = error else {
+            Issue.record("expected the camera's refusal, got \(String(describing: error))")
+            return
+        }
+        #expect(refusal.code == "pairingRefused" && refusal.exitStatus == 65, "\(refusal.code) \(refusal.exitStatus): \(refusal)")
+        #expect(refusal.description.contains("refused pairing"), "\(refusal)")
+    }
+
     /// What the brand's remote lacks is refused before anything is written, naming what it offers.
     @Test(arguments: CameraBrand.allCases)
     func anOperationTheCameraLacksIsRefusedWithWhatItOffers(brand: CameraBrand) async throws {

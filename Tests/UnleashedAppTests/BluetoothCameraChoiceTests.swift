@@ -32,6 +32,18 @@ import UnleashedApp
         }
     }
 
+    /// A mistyped address is refused at once, not scanned for until "not found"; a name is not.
+    @Test func aMalformedAddressIsRefusedAtOnce() throws {
+        for malformed in ["C0:CA:4E:00:00", "C0:CA:4E:00:00:0G", "C0:CA:4E:00:00:02:", "C0-CA:4E:00:00:02"] {
+            #expect(throws: CameraFailure.usage("--ble-camera '\(malformed)' is not a Bluetooth address: six pairs of hex digits, like AA:BB:CC:DD:EE:FF")) {
+                try request(camera: malformed).choice()
+            }
+        }
+        #expect(throws: CameraFailure.self) { try request(module: "F0:5E:D0:00:01").choice() }
+        _ = try request(camera: "GoPro 1234").choice()
+        _ = try request(camera: "c0:ca:4e:00:00:02").choice()
+    }
+
     @Test func optionsThatDoNotGoTogetherAreRefused() {
         #expect(throws: CameraFailure.usage("--demo-camera: 'leica' is not a brand this tool drives; use one of gopro, sony, canon, fujifilm, nikon")) {
             try request(demoCamera: "leica").choice()

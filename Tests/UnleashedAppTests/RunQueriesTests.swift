@@ -1,6 +1,7 @@
 import Foundation
 import Intervalometer
 import Testing
+import CommandCore
 import UnleashedApp
 
 /// `runs` and `timelapse --resume` as the journal answers them, without launching the CLI.
@@ -38,6 +39,27 @@ import UnleashedApp
         #expect(entries.map(\.1.skipped) == [1])
         #expect(try queries.frames(of: run.id).count == 2)
         #expect(throws: RunQueryError.noSuchRun(run.id + 1)) { try queries.frames(of: run.id + 1) }
+    }
+
+    /// `runs export --output`: written whole, or an I/O error (74) naming the path, not "unavailable" (69).
+    @Test func anExportWrittenWholeOrAnIOErrorNamingThePath() throws {
+        let folder = try Folder()
+        let journal = try RunQueries.forWriting(environment: folder.environment)
+        let run = try journal.begin(plan: RunPlan(intervalMs: 5000, stop: .frames(1)), t0UnixMs: 1_795_000_000_000, camera: "SIM")
+        try journal.append(FrameRecord(frame: 1, scheduledMs: 0, sentMs: 1, completedMs: 60, outcome: .taken), to: run.id)
+        let queries = try RunQueries(environment: folder.environment)
+        let written = folder.path + "/run.csv"
+        try queries.exportCSV(of: run.id, to: written)
+        #expect(try String(contentsOfFile: written, encoding: .utf8) == queries.csv(of: run.id))
+        let nowhere = folder.path + "/no-such-folder/run.csv"
+        let error = #expect(throws: RunQueryError.self) { try queries.exportCSV(of: run.id, to: nowhere) }
+        guard case .cannotWrite(let path, _)? = error else {
+            Issue.record("expected cannotWrite, got \(String(describing: error))")
+            return
+        }
+        #expect(path == nowhere)
+        #expect(error?.exitStatus == .ioError && error?.code == "cannotWrite")
+        #expect(RunQueryError.noSuchRun(1).exitStatus == .usage && RunQueryError.journal("x").exitStatus == .unavailable)
     }
 
     @Test func onlyAnInterruptedRunIsResumable() throws {
