@@ -396,7 +396,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CommandCoreTests",
-            dependencies: ["CommandCore"],
+            dependencies: ["CommandCore", "CameraKit", "UnleashedAPI", "UnleashedProtocol"],
             swiftSettings: strict
         ),
         .testTarget(

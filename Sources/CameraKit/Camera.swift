@@ -179,13 +179,19 @@ public struct Shot: Hashable, Sendable {
     /// Requests to the camera sent again while this picture was taken because no answer came in
     /// time (a lost packet): what held up a shot that took long. 0 where the driver cannot tell.
     public var resent: Int
+    /// False when the camera's protocol never says a picture was taken (Nikon's, Fujifilm's,
+    /// Canon's basic remote): the trigger was sent and the link took it, nothing more is known,
+    /// and ``latency`` is the write's. ``counter`` then counts triggers sent.
+    public var confirmed: Bool
 
-    public init(counter: Int, latency: Duration, cameraTime: UInt64? = nil, confirmedByCounter: Bool = false, resent: Int = 0) {
+    public init(counter: Int, latency: Duration, cameraTime: UInt64? = nil, confirmedByCounter: Bool = false, resent: Int = 0,
+                confirmed: Bool = true) {
         self.counter = counter
         self.latency = latency
         self.cameraTime = cameraTime
         self.confirmedByCounter = confirmedByCounter
         self.resent = resent
+        self.confirmed = confirmed
     }
 }
 

@@ -128,7 +128,7 @@ public actor BLECamera: Camera {
         let started = ContinuousClock.now
         try await driver.shoot(context)
         shotCounter += 1
-        let shot = Shot(counter: shotCounter, latency: ContinuousClock.now - started)
+        let shot = Shot(counter: shotCounter, latency: ContinuousClock.now - started, confirmed: driver.confirmsShots)
         hub.yield(.shotCompleted(counter: shotCounter, cameraTime: nil))
         return shot
     }

@@ -34,9 +34,12 @@ public protocol CameraRemoteDriver: Sendable {
     /// codes say why (Sony's 0x90: the remote setting is off); nil leaves the generic message.
     func explain(_ error: ATTError, during operation: String) -> CameraError?
 
+    /// Whether ``shoot(_:)`` returns on the camera's word that a picture was taken; false for a
+    /// protocol with no shot feedback, whose shots are reported "sent, not confirmed".
+    var confirmsShots: Bool { get }
+
     /// Takes one picture; returns when the camera confirmed it, or at once when this protocol
-    /// has no confirmation (then ``Shot/confirmedByCounter`` is false and the latency is the
-    /// write's).
+    /// has no confirmation (``confirmsShots`` false: the latency is the write's).
     func shoot(_ remote: RemoteContext) async throws(CameraError)
     /// Half-presses; with `hold` keeps it pressed until ``release(_:)``.
     func focus(_ remote: RemoteContext, hold: Bool) async throws(CameraError) -> FocusResult

@@ -16,11 +16,17 @@ public enum ShotReport {
         ]
         json["cameraTime"] = shot.cameraTime.map { .string(LocalTime.timestamp($0)) }
         if shot.confirmedByCounter { json["confirmedByCounter"] = .bool(true) }
+        json["confirmed"] = .bool(shot.confirmed)
         return .object(json)
     }
 
     public static func text(_ shot: Shot) -> String {
-        "Shot \(shot.counter) taken, reported \(shot.latency.wholeMilliseconds) ms after the trigger"
+        guard shot.confirmed else {
+            // Nothing came back but the link's acknowledgement: say no more than that.
+            return "Shot \(shot.counter) sent, not confirmed: this camera's remote does not report pictures "
+                + "(the trigger was written in \(shot.latency.wholeMilliseconds) ms)"
+        }
+        return "Shot \(shot.counter) taken, reported \(shot.latency.wholeMilliseconds) ms after the trigger"
             + (shot.cameraTime.map { " (camera time \(LocalTime.timestamp($0)))" } ?? "")
             + (shot.confirmedByCounter ? " (report lost; confirmed from the shot counter)" : "")
     }

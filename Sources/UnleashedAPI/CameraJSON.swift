@@ -400,12 +400,13 @@ extension FocusResult {
 }
 
 extension Shot {
-    /// `{"counter", "latencyMs", "cameraTime", "confirmedByCounter"}`, and `"resent"` when a
-    /// request of the shot was sent again.
+    /// `{"counter", "latencyMs", "cameraTime", "confirmedByCounter", "confirmed"}`, and
+    /// `"resent"` when a request of the shot was sent again.
     public var json: JSONValue {
         var members: [String: JSONValue] = [
             "counter": .int(counter), "latencyMs": .milliseconds(latency),
             "cameraTime": cameraTime.map(JSONValue.unsigned) ?? .null, "confirmedByCounter": .bool(confirmedByCounter),
+            "confirmed": .bool(confirmed),
         ]
         if resent > 0 { members["resent"] = .int(resent) }
         return .object(members)
@@ -420,7 +421,9 @@ extension Shot {
         self.init(counter: try cursor.member("counter").int(), latency: try cursor.member("latencyMs").milliseconds(),
                   cameraTime: try cursor.optional("cameraTime")?.integer(UInt64.self),
                   confirmedByCounter: try cursor.member("confirmedByCounter").bool(),
-                  resent: try cursor.optional("resent")?.int() ?? 0)
+                  resent: try cursor.optional("resent")?.int() ?? 0,
+                  // Absent from a daemon older than the member: its shots were all confirmed.
+                  confirmed: try cursor.optional("confirmed")?.bool() ?? true)
     }
 }
 

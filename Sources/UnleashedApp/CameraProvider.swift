@@ -86,11 +86,18 @@ public struct CameraProvider: Sendable {
         } catch {
             throw .bluetooth(error)
         }
+        // A brand named against the camera's own advertisement would drive it through another
+        // brand's protocol: it never pairs nor answers as that brand would, and the words that
+        // follow ("not paired") would send the person in circles.
+        if let named = spec.brand, let advertised = found.camera?.brand, named != advertised {
+            throw .camera(.invalidArgument("camera \(spec.camera) advertises itself as a \(advertised.displayName), not a \(named.displayName): "
+                + "leave out --brand (the advertisement names the brand) or name the right one"))
+        }
         guard let brand = spec.brand ?? found.camera?.brand, let known = CameraAdvertisement.remoteProtocol(of: brand) else { return nil }
         guard known.requiresBond && !found.paired else { return (found, brand) }
         guard case .pair(let agent) = spec.pairing else {
-            throw .camera(.device(DeviceFailure(.permissionDenied, "camera \(spec.camera) is not paired: run `unleashed pair \(spec.camera)` "
-                + "with the camera in pairing mode")))
+            throw .camera(.device(DeviceFailure(.permissionDenied, "the \(brand.displayName) camera \(spec.camera) is not paired: "
+                + "run `unleashed pair \(spec.camera)` with the camera in pairing mode")))
         }
         do throws(BlueZError) {
             try await client.pair(found.path, serviceUUID: known.services.first?.uuid ?? "", agent: agent)

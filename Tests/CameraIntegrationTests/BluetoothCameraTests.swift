@@ -106,6 +106,10 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         let shot = try await camera.shoot()
         #expect(shot.counter == 1)
         #expect(try await bench.pictures(address) == before + 1)
+        // Only a protocol that reports the picture may call the shot confirmed (the simulated
+        // Canon speaks the basic remote, which does not).
+        let reports: [CameraBrand: Bool] = [.gopro: true, .sony: true, .canon: false, .fujifilm: false, .nikon: false]
+        #expect(shot.confirmed == reports[brand], "\(brand)")
     }
 
     /// A camera that refuses to pair (its pairing window closed) is a refusal, exit 65 with
@@ -126,6 +130,24 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         }
         #expect(refusal.code == "pairingRefused" && refusal.exitStatus == 65, "\(refusal.code) \(refusal.exitStatus): \(refusal)")
         #expect(refusal.description.contains("refused pairing"), "\(refusal)")
+    }
+
+    /// A brand named against the camera's advertisement is refused at once, naming both, rather
+    /// than driven through the wrong protocol ("not paired", again and again).
+    @Test func aBrandThatIsNotTheCamerasIsRefusedNamingBoth() async throws {
+        let bench = try await CameraBench.start(cameras: [.nikon])
+        defer { Task { await bench.stop() } }
+        let address = CameraBench.address(0)
+        let spec = BluetoothCameraSpec(camera: address, brand: .sony, scanTimeout: .seconds(5), reconnect: CameraBench.quickReconnect)
+        let error = await #expect(throws: CameraOpenError.self) {
+            _ = try await CameraProvider.openBluetoothCamera(spec, bus: bench.busAddress)
+        }
+        guard case .camera(let refusal)? = error else {
+            Issue.record("expected a usage error, got \(String(describing: error))")
+            return
+        }
+        #expect(refusal.code == "invalidArgument" && refusal.exitStatus == 64)
+        #expect(refusal.description.contains("advertises itself as a Nikon, not a Sony"), "\(refusal)")
     }
 
     /// What the brand's remote lacks is refused before anything is written, naming what it offers.

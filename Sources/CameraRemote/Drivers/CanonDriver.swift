@@ -12,6 +12,8 @@ public import CameraProtocols
 public struct CanonDriver: CameraRemoteDriver {
     public var remoteProtocol: any CameraRemoteProtocol.Type { Canon.self }
     public var capabilities: Capabilities { [.shoot, .focus, .video] }
+    /// The remote's buttons are written; the camera says nothing back of a picture.
+    public var confirmsShots: Bool { false }
     public var subscriptions: [GATTCharacteristicID] { [] }
 
     /// The name the camera lists this remote under; it must stay the same between connections.
@@ -97,6 +99,8 @@ public struct CanonDriver: CameraRemoteDriver {
 public struct CanonSmartDriver: CameraRemoteDriver {
     public var remoteProtocol: any CameraRemoteProtocol.Type { Canon.self }
     public var capabilities: Capabilities { [.shoot, .video, .geotag] }
+    /// The shooting state goes back to idle once the picture is taken.
+    public var confirmsShots: Bool { true }
     public var subscriptions: [GATTCharacteristicID] { [Canon.handshakeName, Canon.shootingState, Canon.locationStatus] }
 
     /// The stable 16-byte id the camera knows this computer by.

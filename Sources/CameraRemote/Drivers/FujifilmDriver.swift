@@ -37,6 +37,8 @@ public struct FujifilmDriver: CameraRemoteDriver {
 
     public var remoteProtocol: any CameraRemoteProtocol.Type { Fujifilm.self }
     public var capabilities: Capabilities { [.shoot, .focus, .bulb, .geotag] }
+    /// The shutter is written; the camera does not report the picture.
+    public var confirmsShots: Bool { false }
 
     /// The camera's notifications, subscribed before the pairing writes so that its registration
     /// notification cannot come before the wait for it. A secure camera's optional ones are

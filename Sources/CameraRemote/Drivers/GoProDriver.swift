@@ -17,6 +17,8 @@ import Foundation
 public struct GoProDriver: CameraRemoteDriver {
     public var remoteProtocol: any CameraRemoteProtocol.Type { GoPro.self }
     public var capabilities: Capabilities { [.shoot, .video, .setTime] }
+    /// The camera's status says when it is done with the capture.
+    public var confirmsShots: Bool { true }
     public var subscriptions: [GATTCharacteristicID] { GoPro.responseCharacteristics }
     /// 3 s, as Open GoPro asks: HERO11 bodies powered down with 30 s.
     public let keepAliveInterval: Duration?

@@ -29,6 +29,8 @@ public struct NikonDriver: CameraRemoteDriver {
 
     public var remoteProtocol: any CameraRemoteProtocol.Type { Nikon.self }
     public var capabilities: Capabilities { [.shoot] }
+    /// The remote button is written; the camera does not report the picture.
+    public var confirmsShots: Bool { false }
     /// The remote indication first, then the handshake's, as the ML-L7 does.
     public var subscriptions: [GATTCharacteristicID] { [Nikon.remoteIndication, Nikon.pairing] }
 

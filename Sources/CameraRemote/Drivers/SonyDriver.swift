@@ -12,6 +12,8 @@ import Foundation
 public struct SonyDriver: CameraRemoteDriver {
     public var remoteProtocol: any CameraRemoteProtocol.Type { Sony.self }
     public var capabilities: Capabilities { [.shoot, .focus, .bulb, .video, .geotag] }
+    /// The camera reports its shutter active.
+    public var confirmsShots: Bool { true }
     public var subscriptions: [GATTCharacteristicID] { [Sony.status] }
 
     /// How long a half-press waits for focus before it counts as failed (a dark or featureless
