@@ -1,7 +1,7 @@
 import CameraKit
 public import Foundation
 public import Intervalometer
-import UnleashedKit
+public import UnleashedKit
 
 /// Why the words of a command line make no plan: a usage error (exit status 64), with the code
 /// a `--json` error carries (`usage`, `invalidDuration`, `programFile`, `invalidArgument`).
@@ -48,33 +48,57 @@ public enum PlanText {
     }
 
     /// The next local time of day `text` (`06:30`, `18:30:15`) names after `moment`.
-    public static func localTime(_ text: String, for option: String, after moment: Date) throws(PlanRefusal) -> Date {
-        guard let date = LocalTime.next(text, after: moment) else {
-            throw PlanRefusal("\(option): '\(text)' is not a time of day; write it like 06:30 or 18:30:15")
+    public static func localTime(_ text: String, for option: String, after moment: Date,
+                                 clock: LocalClock = .system) throws(PlanRefusal) -> LocalTime.Resolved {
+        do throws(LocalTime.Failure) {
+            return try LocalTime.next(text, after: moment, clock: clock)
+        } catch {
+            switch error {
+            case .notATime:
+                throw PlanRefusal("\(option): '\(text)' is not a time of day; write it like 06:30 or 18:30:15")
+            case .skipped(let date):
+                throw PlanRefusal("\(option) \(text) does not exist on \(date.dateText) here: the clocks go forward over it that night; "
+                    + "choose a time outside the skipped hour", code: "skippedTime")
+            }
         }
-        return date
     }
 }
 
-/// A time of day (`--start-at`, `--until`) that falls on a later day than today: it has passed
-/// today, or comes after the run's start. Told so that no one is surprised by a run that starts
-/// or stops a day later than they meant.
+/// A time of day (`--start-at`, `--until`) that may surprise: it falls on a later day than
+/// today (it has passed today, or comes after the run's start), or the clock reads it twice that
+/// night (the clocks go back). Told so that no one is surprised by a run that starts or stops a
+/// day, or an hour, other than they meant.
 public struct PlanNotice: Hashable, Sendable {
     public let option: String
     public let text: String
     public let moment: Date
-    /// `tomorrow`, or the date.
+    /// `today`, `tomorrow`, or the date.
     public let day: String
+    /// 1 or 2 when the time comes twice that day: which of the two this is.
+    public let occurrence: Int?
+    /// The clock's offset from UTC at the moment, in seconds.
+    public let offset: Int
 
-    /// Nil when `moment` is today.
-    init?(_ option: String, _ text: String, _ moment: Date, now: Date) {
-        guard LocalTime.daysAhead(of: moment, from: now) > 0 else { return nil }
-        (self.option, self.text, self.moment) = (option, text, moment)
-        day = LocalTime.day(of: moment, from: now)
+    /// Nil when `resolved` is today and comes once.
+    init?(_ option: String, _ text: String, _ resolved: LocalTime.Resolved, now: Date, clock: LocalClock = .system) {
+        let laterDay = LocalTime.daysAhead(of: resolved.instant, from: now, clock: clock) > 0
+        guard laterDay || resolved.occurrence != nil else { return nil }
+        (self.option, self.text, self.moment) = (option, text, resolved.instant)
+        (occurrence, offset) = (resolved.occurrence, resolved.offset)
+        day = LocalTime.day(of: resolved.instant, from: now, clock: clock)
     }
 
+    /// The code scripts go by: `repeatedTime` when the time comes twice, else `laterDay`.
+    public var code: String { occurrence == nil ? "laterDay" : "repeatedTime" }
+
     public var message: String {
-        let when = day == "tomorrow" ? day : "on \(day)"
+        let when = day == "today" ? "today" : day == "tomorrow" ? day : "on \(day)"
+        if let occurrence {
+            let which = occurrence == 1 ? "the first" : "the second"
+            return "\(option) \(text) comes twice \(when) (the clocks go back an hour): "
+                + (option == "--start-at" ? "the run starts at \(which)" : "the run stops at \(which)")
+                + ", \(text) \(LocalTime.offsetText(offset))"
+        }
         return option == "--start-at"
             ? "\(option) \(text) is \(when): \(text) has passed today, so the run starts \(when) at \(text)"
             : "\(option) \(text) is \(when): the run stops at the first \(text) after it starts, \(when)"
@@ -110,9 +134,9 @@ public struct StartRequest: Hashable, Sendable {
             return (.milliseconds(delay), nil)
         }
         if let startAt {
-            let moment = try PlanText.localTime(startAt, for: "--start-at", after: now)
-            let seconds = moment.timeIntervalSince(now)
-            return (.milliseconds(Int64(max(seconds, 0) * 1000)), PlanNotice("--start-at", startAt, moment, now: now))
+            let resolved = try PlanText.localTime(startAt, for: "--start-at", after: now)
+            let seconds = resolved.instant.timeIntervalSince(now)
+            return (.milliseconds(Int64(max(seconds, 0) * 1000)), PlanNotice("--start-at", startAt, resolved, now: now))
         }
         return (.zero, nil)
     }
@@ -194,7 +218,7 @@ public struct ScheduleRequest: Hashable, Sendable {
         if let duration { return (.duration(milliseconds: try PlanText.milliseconds(duration, for: "--duration")), nil) }
         let text = until ?? ""
         let end = try PlanText.localTime(text, for: "--until", after: start)
-        return (.until(unixMilliseconds: Int64(end.timeIntervalSince1970 * 1000)), PlanNotice("--until", text, end, now: now))
+        return (.until(unixMilliseconds: Int64(end.instant.timeIntervalSince1970 * 1000)), PlanNotice("--until", text, end, now: now))
     }
 
     /// An absolute path to an executable hook, so that a resumed run finds it from anywhere.

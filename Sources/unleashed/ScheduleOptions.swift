@@ -75,15 +75,19 @@ extension GlobalOptions {
     }
 
     /// Tells what the schedule does that one might not expect: a time of day that falls on a
-    /// later day. On standard error always, a terminal or not; with --json also as a
+    /// later day, or comes twice that night. On standard error always, a terminal or not; with --json also as a
     /// `{"note": {...}}` line on standard output, ahead of the run's records.
     func tell(_ notes: [PlanNotice]) {
         for note in notes {
             Output.note("note: \(note.message)")
             guard json else { continue }
-            Output.line(Output.json(["note": ["code": "laterDay", "option": .string(note.option), "time": .string(note.text),
-                                              "day": .string(note.day), "message": .string(note.message),
-                                              "at": .string(Output.timestamp(UInt64(max(note.moment.timeIntervalSince1970 * 1000, 0))))]]))
+            var members: [String: JSONValue] = [
+                "code": .string(note.code), "option": .string(note.option), "time": .string(note.text),
+                "day": .string(note.day), "message": .string(note.message),
+                "at": .string(Output.timestamp(UInt64(max(note.moment.timeIntervalSince1970 * 1000, 0)))),
+            ]
+            if let occurrence = note.occurrence { members["occurrence"] = .integer(Int64(occurrence)) }
+            Output.line(Output.json(["note": .object(members)]))
         }
     }
 

@@ -14,10 +14,10 @@ struct ScheduleSurpriseTests {
         return offset == 0 ? "Etc/GMT" : "Etc/GMT\(offset > 0 ? "-" : "+")\(abs(offset))"
     }
 
-    private func launch(_ fixture: RunFixture, _ arguments: [String]) throws -> BackgroundRun {
+    private func launch(_ fixture: RunFixture, _ arguments: [String], zone: String = Self.zoneAtNoon()) throws -> BackgroundRun {
         var environment = ProcessInfo.processInfo.environment
         environment["UNLEASHED_DEMO_STATE"] = fixture.cli.stateFile.path
-        environment["TZ"] = Self.zoneAtNoon()
+        environment["TZ"] = zone
         environment.merge(fixture.environment) { _, new in new }
         return try BackgroundRun(CLI.binary, arguments, environment: environment)
     }
@@ -38,6 +38,34 @@ struct ScheduleSurpriseTests {
         #expect(run.errors.contains("note: --start-at 11:00 is tomorrow: 11:00 has passed today, so the run starts tomorrow at 11:00"),
                 "\(run.errors)")
         #expect(run.frames.isEmpty)
+    }
+
+    /// A POSIX TZ rule that glibc honours (and Foundation's zone does not: it fell back to UTC,
+    /// 13 h 45 min off): the time of day is read on the process's own clock.
+    @Test("--start-at under a POSIX TZ rule is that zone's time, not UTC's")
+    func posixZone() async throws {
+        let fixture = try RunFixture()
+        defer { fixture.cleanUp() }
+        // Five minutes ago on that clock, so the run starts tomorrow; a zone where that is still
+        // today (just after midnight) is swapped for one 18 h away.
+        var (zone, offset) = ("<+1345>-13:45", 13 * 3600 + 45 * 60)
+        var local = Date().addingTimeInterval(TimeInterval(offset - 300))
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        if utc.component(.hour, from: local) == 0 && utc.component(.minute, from: local) < 10 {
+            (zone, offset) = ("<-0415>+04:15", -(4 * 3600 + 15 * 60))
+            local = Date().addingTimeInterval(TimeInterval(offset - 300))
+        }
+        let text = String(format: "%02d:%02d", utc.component(.hour, from: local), utc.component(.minute, from: local))
+        let run = try launch(fixture, ["--demo", "--json", "timelapse", "--interval", "1s", "--frames", "2", "--start-at", text], zone: zone)
+        try await run.waitFor("the note") { $0.objects.contains { $0["note"] != nil } }
+        run.signal(SIGINT)
+        #expect(try await run.exitStatus() == 130)
+        let note = try #require(run.objects.first?["note"] as? [String: Any], "\(run.output)")
+        let at = try #require((note["at"] as? String).flatMap { ISO8601DateFormatter.withFractions.date(from: $0) })
+        // A day less five minutes (and the seconds of this minute) from now.
+        let expected: ClosedRange<TimeInterval> = 85_800...86_400
+        #expect(expected.contains(at.timeIntervalSinceNow), "\(zone) \(text): \(at)")
     }
 
     /// Every limit is tested on `PlanRequest`; these show the refusal as each command prints it.
