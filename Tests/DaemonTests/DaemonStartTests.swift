@@ -7,6 +7,7 @@ import Logging
 import ServiceLifecycle
 import Testing
 import UnleashedSimulator
+import UnleashedTestSupport
 
 /// The daemon's start-up as systemd sees it, through a notify socket standing in for systemd's,
 /// with one configured module that never answers (switched off, or bluetoothd down).
@@ -52,7 +53,7 @@ struct DaemonStartTests {
         let group = ServiceGroup(configuration: .init(services: [service], logger: Logger(label: "test.start")))
         let running = Task { try await group.run() }
 
-        #expect(await Self.next(notify)?.hasPrefix("READY=1") == true)
+        #expect(await notify.next()?.hasPrefix("READY=1") == true)
         // The resumed run takes its frames on nik, though 'absent' never connects.
         for await event in shots {
             if case .shotCompleted = event { break }
@@ -62,15 +63,8 @@ struct DaemonStartTests {
 
         await group.triggerGracefulShutdown()
         try await running.value
-        #expect(await Self.next(notify) == "STOPPING=1")
+        #expect(await notify.next() == "STOPPING=1")
         #expect(try journal.run(interrupted.id)?.state == .running, "suspended, to resume at the next start")
         try? await demo.finish()
-    }
-
-    /// The next notification, read on a thread of its own (the read blocks, up to 30 s).
-    private static func next(_ socket: NotifySocket) async -> String? {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: socket.receive()) }
-        }
     }
 }

@@ -21,6 +21,19 @@ struct DaemonCommandTests {
         #expect(!FileManager.default.fileExists(atPath: rig.socket), "a clean stop removes the socket")
     }
 
+    /// The unit's view: with a configured module switched off, the daemon still says READY=1
+    /// (systemd would otherwise kill it at TimeoutStartSec, again and again), serves the module
+    /// that is there, and ends on SIGTERM.
+    @Test("a configured module that is absent: READY=1 under a notify socket, the other served, SIGTERM ends it")
+    func absentModule() async throws {
+        let rig = try await DaemonRig(modules: 1, configured: 2)
+        let notify = try NotifySocket(abstract: false)
+        try await rig.start(expectingReady: 1, extraEnvironment: ["NOTIFY_SOCKET": notify.address])
+        #expect(await notify.next()?.hasPrefix("READY=1") == true, "\(rig.daemonLog)")
+        #expect(try await rig.unleashed("--module", "a", "shoot").status == 0)
+        #expect(try await rig.stop(SIGTERM) == 0, "\(rig.daemonLog)")
+    }
+
     @Test("unleashed connect asks the daemon to connect a module and keep it; disconnect asks it to let go")
     func connectThroughDaemon() async throws {
         let rig = try await DaemonRig(modules: 3, configured: 2)

@@ -63,11 +63,12 @@ final class DaemonRig: Sendable {
     var daemonLog: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// Starts the daemon and waits until it answers with every module connected.
-    func start(expectingReady ready: Int? = nil, timeout: Duration = .seconds(60)) async throws {
+    /// - Parameter extraEnvironment: added to ``environment`` for the daemon alone (`NOTIFY_SOCKET`).
+    func start(expectingReady ready: Int? = nil, timeout: Duration = .seconds(60), extraEnvironment: [String: String] = [:]) async throws {
         let process = Process()
         process.executableURL = Built.unleashed
         process.arguments = ["daemon", "--config", configFile.path]
-        process.environment = environment
+        process.environment = environment.merging(extraEnvironment) { _, extra in extra }
         if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
