@@ -47,8 +47,8 @@ extension DaemonConfiguration {
         if configuration.mqtt.broker != nil {
             // On the broker a camera's name is one topic level: two names that map to one level
             // would be one camera to MQTT and Home Assistant.
-            try requireUniqueNames(modules, configuration.modules.map(\.name), what: "module", by: MQTTTopics.level) { name, level in
-                "another module's name is the same MQTT topic level, '\(level)', as '\(name)' (letters, digits, - and _ are kept, "
+            try requireUniqueNames(modules, configuration.modules.map(\.name), what: "module", by: MQTTTopics.level) { name, earlier, level in
+                "'\(name)' is the same MQTT topic level as module '\(earlier)', '\(level)' (letters, digits, - and _ are kept, "
                     + "anything else becomes _); rename one, or the broker and Home Assistant would see one camera"
             }
         }
@@ -326,12 +326,16 @@ extension DaemonConfiguration {
     /// what is wrong with a name whose key is taken.
     private static func requireUniqueNames(_ items: [(path: String, node: ConfigurationNode)], _ names: [String],
                                            what: String, by key: (String) -> String = { $0 },
-                                           problem: ((_ name: String, _ key: String) -> String)? = nil) throws(ConfigurationError) {
-        var seen: Set<String> = []
-        for (item, name) in zip(items, names) where !seen.insert(key(name)).inserted {
+                                           problem: ((_ name: String, _ earlier: String, _ key: String) -> String)? = nil) throws(ConfigurationError) {
+        var seen: [String: String] = [:]
+        for (item, name) in zip(items, names) {
+            guard let earlier = seen[key(name)] else {
+                seen[key(name)] = name
+                continue
+            }
             guard case .table(let entries) = item.node.value, let node = entries.first(where: { $0.key == "name" })?.node else { continue }
             throw ConfigurationError(origin: node.origin.name, line: node.origin.line, key: "\(item.path).name",
-                                     problem: .invalidValue(problem?(name, key(name)) ?? "another \(what) is already named '\(name)'"))
+                                     problem: .invalidValue(problem?(name, earlier, key(name)) ?? "another \(what) is already named '\(name)'"))
         }
     }
 }

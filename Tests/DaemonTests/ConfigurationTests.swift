@@ -302,7 +302,7 @@ final class ConfigurationFiles {
             """
         #expect(try files.failure(colliding) == nil)
         #expect(try files.failure(colliding + "[mqtt]\nbroker = \"mqtt://127.0.0.1:1883\"\n")?
-            .hasPrefix("\(files.system):5: modules[1].name: another module's name is the same MQTT topic level, 'a_b', as 'a_b'") == true)
+            .hasPrefix("\(files.system):5: modules[1].name: 'a_b' is the same MQTT topic level as module 'a b', 'a_b'") == true)
     }
 
     @Test func badTokens() throws {
