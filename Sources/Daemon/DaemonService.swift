@@ -98,6 +98,9 @@ public struct DaemonService: Service {
         settled.cancel()
         reloads.cancel()
         resuming?.cancel()
+        // Ended before the runs are suspended: a resume under way would otherwise start a run
+        // after the suspension, on cameras about to close.
+        await resuming?.value
         opening.cancel()
         await jobs.suspendAll()
         await server.stop()

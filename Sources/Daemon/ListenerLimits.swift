@@ -12,7 +12,7 @@ import Glibc
 /// nobody on the network can hold the daemon's descriptors: a connection that sends no whole
 /// request head in ``requestHeadTimeout`` (from connecting, or from its last answer) is
 /// closed, and so is one whose body takes longer than ``bodyTimeout``; past
-/// ``maxConnections`` at once the listener stops accepting until one closes. The connections
+/// ``maxConnections`` at once each new connection is closed as soon as it is accepted. The connections
 /// of all network listeners stay below the process's descriptor limit with a reserve to spare,
 /// so that the Unix socket, the journal and the Bluetooth link always have descriptors.
 public struct ListenerLimits: Sendable, Equatable {

@@ -210,8 +210,9 @@ public final class SQLiteJournal: RunJournal {
             return db.changesCount
         }
         if changed == 0 { throw .runNotFound(path: path, run: run) }
-        // A run's end is where its frames are copied into the main file: a process that exits
-        // next closes nothing, and its log would otherwise hold the whole run.
+        // A run's end is where its frames are copied into the main file (as far as no reader
+        // still holds an older view): a process that exits next closes nothing, and its log
+        // would otherwise hold the whole run.
         checkpoints.now()
     }
 
@@ -233,7 +234,6 @@ public final class SQLiteJournal: RunJournal {
             try db.execute(sql: "DELETE FROM owner WHERE run = ? AND pid = ? AND bootID = ? AND startTicks = ?",
                            arguments: [run, me.pid, me.bootID, me.startTicks])
         }
-        checkpoints.now()
     }
 
     /// The process that owns `run`, when one that is still alive does.

@@ -95,7 +95,7 @@ public final class MQTTClient: Sendable {
     /// Tries the first connection again until it is made (see ``start()``).
     private let firstAttempts = Mutex<Task<Void, Never>?>(nil)
 
-    private enum State { case created, connecting, started, stopped }
+    private enum State { case created, connecting, attempting, started, stopped }
 
     /// The handle, used from any thread: libmosquitto locks inside in threaded mode.
     private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }
@@ -217,14 +217,29 @@ public final class MQTTClient: Sendable {
     /// One first attempt: true once the connection is under way and libmosquitto's thread runs
     /// it (or the client was stopped meanwhile); false after a refusal, which is reported.
     private func attempt() throws(MQTTError) -> Bool {
-        try state.withLock { (state: inout State) throws(MQTTError) -> Bool in
-            guard state == .connecting else { return true }
-            let status = library.connectAsync(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
+        // The attempt runs outside the lock (a broker's name may take seconds to resolve), so
+        // that stop() is never held up by it; `attempting` keeps a second attempt out.
+        let mine = state.withLock { state in
+            guard state == .connecting else { return false }
+            state = .attempting
+            return true
+        }
+        guard mine else { return true }
+        let status = library.connectAsync(handle.pointer, configuration.host, Int32(configuration.port), Int32(configuration.keepAlive))
+        return try state.withLock { (state: inout State) throws(MQTTError) -> Bool in
+            // Stopped meanwhile: nothing more to do; the handle is destroyed with the client.
+            guard state == .attempting else { return true }
             guard status == MOSQ_ERR_SUCCESS.rawValue else {
+                state = .connecting
                 relay.takeUnretainedValue().continuation.yield(.disconnected("cannot reach the broker yet (\(library.describe(status)))"))
                 return false
             }
-            try check(library.loopStart(handle.pointer), "libmosquitto's thread")
+            do throws(MQTTError) {
+                try check(library.loopStart(handle.pointer), "libmosquitto's thread")
+            } catch {
+                state = .stopped
+                throw error
+            }
             state = .started
             return true
         }

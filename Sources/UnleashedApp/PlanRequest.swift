@@ -95,7 +95,7 @@ public struct PlanNotice: Hashable, Sendable {
         let when = day == "today" ? "today" : day == "tomorrow" ? day : "on \(day)"
         if let occurrence {
             let which = occurrence == 1 ? "the first" : "the second"
-            return "\(option) \(text) comes twice \(when) (the clocks go back an hour): "
+            return "\(option) \(text) comes twice \(when) (the clocks go back): "
                 + (option == "--start-at" ? "the run starts at \(which)" : "the run stops at \(which)")
                 + ", \(text) \(LocalTime.offsetText(offset))"
         }

@@ -46,16 +46,17 @@ struct ScheduleSurpriseTests {
     func posixZone() async throws {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
-        // Five minutes ago on that clock, so the run starts tomorrow; a zone where that is still
-        // today (just after midnight) is swapped for one 18 h away.
+        // Five minutes ago on that clock, so the run starts tomorrow. Just after midnight there,
+        // five minutes ago was yesterday, and the run would start today: that zone is swapped
+        // for one 18 h away.
         var (zone, offset) = ("<+1345>-13:45", 13 * 3600 + 45 * 60)
-        var local = Date().addingTimeInterval(TimeInterval(offset - 300))
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = TimeZone(identifier: "UTC")!
-        if utc.component(.hour, from: local) == 0 && utc.component(.minute, from: local) < 10 {
+        let localNow = Date().addingTimeInterval(TimeInterval(offset))
+        if utc.component(.hour, from: localNow) == 0 && utc.component(.minute, from: localNow) < 10 {
             (zone, offset) = ("<-0415>+04:15", -(4 * 3600 + 15 * 60))
-            local = Date().addingTimeInterval(TimeInterval(offset - 300))
         }
+        let local = Date().addingTimeInterval(TimeInterval(offset - 300))
         let text = String(format: "%02d:%02d", utc.component(.hour, from: local), utc.component(.minute, from: local))
         let run = try launch(fixture, ["--demo", "--json", "timelapse", "--interval", "1s", "--frames", "2", "--start-at", text], zone: zone)
         try await run.waitFor("the note") { $0.objects.contains { $0["note"] != nil } }

@@ -139,13 +139,14 @@ struct ListenerLimitsTests {
 
     @Test("the Host rule: names and addresses of this machine, web.hosts, ports and brackets")
     func hostRule() {
-        let machine = WebHostRule.Machine(name: "tripod", addresses: ["127.0.0.1", "::1", "192.168.1.40", "fe80::1"])
+        let machine = WebHostRule.Machine(name: "tripod", domains: ["fritz.box"], addresses: ["127.0.0.1", "::1", "192.168.1.40", "fe80::1"])
         let rule = WebHostRule(listenHost: "0.0.0.0", extra: ["Camera.Example.org"])
         for allowed in ["tripod", "tripod.local", "tripod.fritz.box:8080", "192.168.1.40:8080", "[::1]:8080", "[fe80::1]",
                         "localhost", "app.localhost", "camera.example.org", "camera.example.org.:443"] {
             #expect(rule.allows(allowed, on: machine), "\(allowed)")
         }
-        for refused in [nil, "", "attacker.example", "tripodx", "192.168.1.41", "[::2]", "tripod:http", "[::1", "camera.example.org.evil"] {
+        for refused in [nil, "", "attacker.example", "tripodx", "192.168.1.41", "[::2]", "tripod:http", "[::1", "camera.example.org.evil",
+                        "tripod.attacker.example", "tripod.fritz.box.attacker.example", "tripod.local.attacker.example"] {
             #expect(!rule.allows(refused, on: machine), "\(refused ?? "nil")")
         }
         #expect(WebHostRule(listenHost: "pi.lan", extra: []).allows("pi.lan:8080", on: machine))

@@ -76,4 +76,20 @@ struct ShootRequestTests {
             #expect(topics.cameraCommand(other) == nil, "\(other)")
         }
     }
+
+    @Test("a node claim gives way only to a daemon that started later and is not a leftover or a claim from the future")
+    func nodeClaims() {
+        let me = NodeClaim(instance: "me", host: "tripod", pid: 10, startedAt: 1_000_000)
+        let now = Date(timeIntervalSince1970: 1_100)
+        // Another host's later daemon: its pid is not this host's to check.
+        #expect(me.yields(to: NodeClaim(instance: "b", host: "pier", pid: 20, startedAt: 1_050_000), now: now, isAlive: { _ in false }))
+        #expect(!me.yields(to: NodeClaim(instance: "b", host: "pier", pid: 20, startedAt: 900_000), now: now), "an older one")
+        #expect(!me.yields(to: me, now: now), "its own")
+        #expect(!me.yields(to: NodeClaim(instance: "b", host: "pier", pid: 20, startedAt: 1_100_000 + 3_600_000), now: now, isAlive: { _ in true }),
+                "dated an hour ahead")
+        // This host's: given way to only while that process lives.
+        let sameHost = NodeClaim(instance: "b", host: "tripod", pid: 30, startedAt: 1_050_000)
+        #expect(!me.yields(to: sameHost, now: now, isAlive: { _ in false }))
+        #expect(me.yields(to: sameHost, now: now, isAlive: { _ in true }))
+    }
 }

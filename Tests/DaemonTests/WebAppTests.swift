@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Synchronization
+import NIOCore
 import Testing
 import UnleashedTestSupport
 import UnleashedKit
@@ -92,6 +93,15 @@ struct WebPairingTests {
         #expect(throws: WebPairing.Refusal.self) { try pairing.redeem("123456", from: "192.168.1.20", now: start) }
         pairing.issue(role: .viewer, now: start) { 654_321 }
         #expect(try pairing.redeem("654321", from: "192.168.1.20", now: start) == .viewer)
+    }
+
+    @Test("a client is its IPv4 address, its IPv6 address's /64, or an IPv4 address mapped into IPv6 by a dual-stack listener")
+    func clientKeys() throws {
+        #expect(WebPairing.clientKey(try SocketAddress(ipAddress: "203.0.113.9", port: 1)) == "203.0.113.9")
+        #expect(WebPairing.clientKey(try SocketAddress(ipAddress: "::ffff:192.0.2.7", port: 1)) == "192.0.2.7")
+        #expect(WebPairing.clientKey(try SocketAddress(ipAddress: "2001:db8:1:2:3:4:5:6", port: 1)) == "2001:0db8:0001:0002::/64")
+        #expect(WebPairing.clientKey(try SocketAddress(ipAddress: "2001:db8:1:2:ffff::1", port: 1)) == "2001:0db8:0001:0002::/64")
+        #expect(WebPairing.clientKey(nil) == "local")
     }
 
     @Test("a right code resets the count of wrong ones")

@@ -61,8 +61,9 @@ public struct ControlRequestContext: RequestContext {
     public func authorize(_ permission: Permission) throws(HTTPError) {
         guard !client.permissions.contains(permission) else { return }
         if client.locked && [.operate, .access].contains(permission) && client.role == "operator" {
+            let owner = permission == .access ? "; or run the command as the daemon's own user (or root) on its socket" : ""
             throw HTTPError(.forbidden, message: "the daemon is locked: clients may watch and shoot, not change the rig; "
-                + "unlock it in the configuration (daemon.locked = false) and reload")
+                + "unlock it in the configuration (daemon.locked = false) and reload" + owner)
         }
         throw HTTPError(.forbidden, message: "this needs the operator role; \(client.recognisedAs) has the \(client.role) role")
     }

@@ -296,7 +296,7 @@ public actor JobManager {
                 found = try await entries(of: record)
             } catch {
                 if !quietly {
-                    logger.warning("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold yet; it resumes when it is")
+                    logger.notice("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold yet; it resumes when it does")
                 }
                 continue
             }
@@ -304,7 +304,8 @@ public actor JobManager {
                 resumed.append(try await launch(on: found.entries, isRig: found.isRig, plan: record.plan, .resumed(record)))
                 logger.info("resumed job \(record.id) on camera \(record.camera)")
             } catch {
-                logger.error("cannot resume job \(record.id): \(error)")
+                // Retried at each change of the cameras: said once, at start, as an error.
+                logger.log(level: quietly ? .debug : .error, "cannot resume job \(record.id): \(error)")
             }
         }
         return resumed

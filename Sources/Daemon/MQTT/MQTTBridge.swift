@@ -122,8 +122,12 @@ actor MQTTBridge {
             group.cancelAll()
         }
         for task in announced.values { task.cancel() }
-        // The node is the other daemon's now: its availability is not this one's to say.
-        if !yielded { try? client.publish(MQTTMessage(topic: topics.availability, text: "offline", retain: true)) }
+        // The node is the other daemon's now: its availability and claim are not this one's.
+        if !yielded {
+            try? client.publish(MQTTMessage(topic: topics.availability, text: "offline", retain: true))
+            // A clean stop leaves no claim behind for a later start to weigh.
+            try? client.publish(MQTTMessage(topic: topics.instance, payload: [], retain: true))
+        }
         client.stop()
     }
 
@@ -212,8 +216,10 @@ actor MQTTBridge {
         }
         if announced[entry.name] == nil {
             let events = await entry.camera.events()
-            // Removed while subscribing, or announced meanwhile by another call.
-            guard announced[entry.name] == nil, await cameras.all.contains(where: { $0.name == entry.name }) else { return }
+            // Removed while subscribing, or announced meanwhile by another call (this camera, or
+            // another of its topic level).
+            guard announced[entry.name] == nil, !announced.keys.contains(where: { MQTTTopics.level($0) == level }),
+                  await cameras.all.contains(where: { $0.name == entry.name }) else { return }
             announced[entry.name] = Task {
                 for await _ in events {
                     await self.publishState(entry)
@@ -335,8 +341,9 @@ actor MQTTBridge {
     /// took it over (same client id: the broker drops one of them at each connection, so both
     /// would knock each other off forever). The older daemon says so and leaves the broker.
     private func claimed(_ message: MQTTMessage) {
-        guard !yielded, let other = NodeClaim(message.payload), other.instance != claim.instance, other.startedAt > claim.startedAt else { return }
+        guard !yielded, let other = NodeClaim(message.payload), claim.yields(to: other, now: Date()) else { return }
         yielded = true
+        board?.setConnected(false)
         logger.error("""
             mqtt: another daemon (host \(other.host), pid \(other.pid)) took node '\(topics.node)' on the broker after this one started; \
             this one leaves the broker to it. Give each daemon a node of its own: [mqtt] node = "NAME"
@@ -607,5 +614,17 @@ struct NodeClaim: Sendable, Equatable {
 
     var json: JSONValue {
         ["instance": .string(instance), "host": .string(host), "pid": .integer(Int64(pid)), "startedAt": .integer(startedAt)]
+    }
+
+    /// Whether this daemon gives its node up to `other`: another daemon that started after
+    /// this one and is not a leftover. A claim dated more than a minute ahead of this host's
+    /// clock is refused (a clock gone wrong, or a claim written to push daemons off), and so is
+    /// one from this host whose process is gone (a clock set back across a power cut makes the
+    /// dead daemon's claim look newer than this one's).
+    func yields(to other: NodeClaim, now: Date, isAlive: (Int) -> Bool = { kill(pid_t($0), 0) == 0 || errno == EPERM }) -> Bool {
+        guard other.instance != instance, other.startedAt > startedAt else { return false }
+        guard Double(other.startedAt) <= (now.timeIntervalSince1970 + 60) * 1000 else { return false }
+        if other.host == host, !isAlive(other.pid) { return false }
+        return true
     }
 }

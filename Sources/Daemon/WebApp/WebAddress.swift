@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -53,14 +54,44 @@ struct WebHostRule: Sendable {
     struct Machine: Sendable {
         /// The host name's first label, lower case.
         var name: String
+        /// The domains this machine's name lives in: the host name's own, and those of
+        /// /etc/resolv.conf (`domain`, `search`), lower case.
+        var domains: Set<String> = []
         /// Every interface's address, as `inet_ntop` writes it (IPv6 without a zone).
         var addresses: Set<String>
 
+        /// Read afresh at most every few seconds: an address a DHCP lease changes is taken up
+        /// soon, without reading the interfaces at every request.
         static func current() -> Machine {
+            let now = ContinuousClock.now
+            return cache.withLock { cached in
+                if let (machine, readAt) = cached, readAt.duration(to: now) < .seconds(5) { return machine }
+                let machine = read()
+                cached = (machine, now)
+                return machine
+            }
+        }
+
+        private static let cache = Mutex<(Machine, ContinuousClock.Instant)?>(nil)
+
+        private static func read() -> Machine {
             var buffer = [CChar](repeating: 0, count: 256)
             gethostname(&buffer, buffer.count - 1)
             let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
-            return Machine(name: String(full.split(separator: ".").first ?? ""), addresses: interfaceAddresses())
+            let labels = full.split(separator: ".")
+            var domains = Set(resolverDomains())
+            if labels.count > 1 { domains.insert(labels.dropFirst().joined(separator: ".")) }
+            return Machine(name: String(labels.first ?? ""), domains: domains, addresses: interfaceAddresses())
+        }
+
+        /// `domain` and `search` of /etc/resolv.conf.
+        private static func resolverDomains() -> [String] {
+            guard let text = try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8) else { return [] }
+            return text.split(separator: "\n").flatMap { line -> [String] in
+                let words = line.split(whereSeparator: \.isWhitespace)
+                guard let first = words.first, first == "domain" || first == "search" else { return [] }
+                return words.dropFirst().map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) }
+            }
         }
     }
 
@@ -87,8 +118,11 @@ struct WebHostRule: Sendable {
         if host == "localhost" || host.hasSuffix(".localhost") || extra.contains(host) { return true }
         if !["0.0.0.0", "::", "*", ""].contains(listenHost), host == listenHost { return true }
         if machine.addresses.contains(host) { return true }
+        // The machine's own name, bare, in .local, or in one of its own domains: never any
+        // name that merely starts with it (tripod.attacker.example).
         let name = machine.name
-        return !name.isEmpty && (host == name || host.hasPrefix(name + "."))
+        guard !name.isEmpty else { return false }
+        return host == name || host == name + ".local" || machine.domains.contains { host == name + "." + $0 }
     }
 }
 

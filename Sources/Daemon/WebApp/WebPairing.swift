@@ -136,10 +136,15 @@ public struct WebPairing: Sendable, Equatable {
     /// `local`.
     public static func clientKey(_ address: SocketAddress?) -> String {
         switch address {
-        case .v4(let v4)?:
-            return v4.host
+        case .v4?:
+            return address?.ipAddress ?? "local"
         case .v6(let v6)?:
-            let prefix = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0.prefix(8)) }
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+            // An IPv4 peer of a dual-stack listener (::ffff:a.b.c.d) is its IPv4 address.
+            if bytes.prefix(10).allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+                return bytes.suffix(4).map(String.init).joined(separator: ".")
+            }
+            let prefix = Array(bytes.prefix(8))
             return stride(from: 0, to: 8, by: 2).map { String(format: "%02x%02x", prefix[$0], prefix[$0 + 1]) }.joined(separator: ":") + "::/64"
         default:
             return "local"
