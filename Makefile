@@ -32,31 +32,33 @@ demo: build
 # which their children inherit; scripts/check-leftovers then fails if any of them is still running.
 test: TEST_RUN = make-test-$$PPID
 test: setup
-	python3 Protocol/tools/make_vectors.py --check
-	swift build --build-tests
+	@scripts/step --start
+	scripts/step "vectors" python3 Protocol/tools/make_vectors.py --check
+	scripts/step "debug build with tests" swift build --build-tests
 # Tests of pure computation (codecs over every input, property tests, the API documents checked by
 # a Python script) run first, in a process of their own. Swift's concurrency pool has one thread a
 # core: on two cores such a test holds one thread for seconds, and two hold both, and then the
 # fakes that other tests run in their process (a bluetoothd, a module, an MQTT bridge) answer
 # nothing for as long: a stall of 4.8 s was measured, and camera shots timed out at 10 s.
-	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --skip-build $(COMPUTE_TESTS:%=--filter %)
+	scripts/step "swift tests: computation" env UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --skip-build $(COMPUTE_TESTS:%=--filter %)
 # Swift Testing starts every test at once unless told otherwise: on two cores, 750 tests starting
 # their daemons, buses and Python mocks together starve each other for half a minute, long enough
 # for the real-clock exchanges inside (a demo shot's 3 s answer limit) to time out. 32 at a time
 # took 103 s where all at once took 93 to 98 s, on two cores.
-	UNLEASHED_TEST_RUN=$(TEST_RUN) SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=32 swift test --skip-build --skip GPhoto2Tests $(COMPUTE_TESTS:%=--skip %)
+	scripts/step "swift tests: the rest" env UNLEASHED_TEST_RUN=$(TEST_RUN) SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=32 swift test --skip-build --skip GPhoto2Tests $(COMPUTE_TESTS:%=--skip %)
 # libgphoto2 waits on its PTP/IP sockets with select(), which aborts the process on a descriptor
 # past 1023; the rest of the suite, in parallel, holds over a thousand at its peak. So the tests
 # that open libgphoto2 in the test process run in a process of their own.
-	UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --filter GPhoto2Tests
-	swift build $(RELEASE) --product unleashed-sim
-	swift build $(RELEASE) --product unleashed-counts
-	UNLEASHED_TEST_RUN=$(TEST_RUN) .build/release/unleashed-counts check
-	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
-	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/web-test
-	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
-	UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
-	scripts/check-leftovers $(TEST_RUN)
+	scripts/step "swift tests: libgphoto2" env UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --filter GPhoto2Tests
+	scripts/step "release build: unleashed-sim" swift build $(RELEASE) --product unleashed-sim
+	scripts/step "release build: unleashed-counts" swift build $(RELEASE) --product unleashed-counts
+	scripts/step "counts (callgrind)" env UNLEASHED_TEST_RUN=$(TEST_RUN) .build/release/unleashed-counts check
+	scripts/step "API contract (schemathesis)" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
+	scripts/step "web app (chromium)" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/web-test
+	scripts/step "leak check (valgrind)" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
+	scripts/step "fuzz" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
+	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
+	@scripts/step --table
 
 # Allocations and instructions per request (codec, in-process session, BlueZ over its sockets and over D-Bus messages), counted
 # under valgrind and checked against Benchmarks/unleashed-counts/thresholds-<toolchain>.json.
