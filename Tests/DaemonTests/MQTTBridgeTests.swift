@@ -228,7 +228,7 @@ struct MQTTBridgeTests {
                                     logger: Logger(label: "test.mqtt"))
         let task = Task { await bridge.run() }
         // The bridge's first attempts are refused; then the broker comes up.
-        while !(await bridge.hasTried) { try await Task.sleep(for: .milliseconds(10)) }
+        await bridge.firstAttempt()
         try await broker.start()
         let watcher = try TopicWatcher(broker: broker)
         try await watcher.waitForSubscription()

@@ -35,9 +35,10 @@ actor MQTTBridge {
     /// The interval a camera's next time-lapse started here takes, by camera name.
     private var intervals: [String: Duration] = [:]
     private var connected = false
-    /// Whether the broker has answered or refused at least once (for tests of a broker that
-    /// comes later), and whether the current outage was logged.
-    private(set) var hasTried = false
+    /// Whether the broker has answered or refused at least once, with who waits for that
+    /// (``firstAttempt()``), and whether the current outage was logged.
+    private var hasTried = false
+    private var triedWaiters: [CheckedContinuation<Void, Never>] = []
     private var outageLogged = false
     /// This daemon on the broker, against another that takes the same node (``NodeClaim``).
     private let claim = NodeClaim.current()
@@ -140,13 +141,13 @@ actor MQTTBridge {
         switch event {
         case .connected:
             connected = true
-            hasTried = true
+            attempted()
             outageLogged = false
             board?.setConnected(true)
             logger.info("mqtt: connected to \(broker) as \(topics.node)")
             await announceAll()
         case .disconnected(let reason):
-            hasTried = true
+            attempted()
             // Once an outage: a broker down for an hour is one line, not one a retry.
             if !outageLogged {
                 logger.warning("mqtt: \(broker): \(reason); trying again, with back-off up to 30 s")
@@ -157,6 +158,19 @@ actor MQTTBridge {
         case .message(let message):
             await command(message)
         }
+    }
+
+    /// Returns once the broker has answered or refused the bridge's first attempt: for a test
+    /// of a broker that comes up later, so that it comes up after a refusal.
+    func firstAttempt() async {
+        guard !hasTried else { return }
+        await withCheckedContinuation { triedWaiters.append($0) }
+    }
+
+    private func attempted() {
+        hasTried = true
+        for waiter in triedWaiters { waiter.resume() }
+        triedWaiters.removeAll()
     }
 
     /// Commands under way (shots waiting for their time, fleet shots): a flood of them is
