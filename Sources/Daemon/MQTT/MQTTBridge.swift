@@ -590,10 +590,7 @@ actor MQTTBridge {
     }
 
     static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        gethostname(&buffer, buffer.count)
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return MQTTTopics.level(name.split(separator: ".").first.map(String.init) ?? "unleashed")
+        MQTTTopics.level(WebHostRule.Machine.hostName().split(separator: ".").first.map(String.init) ?? "unleashed")
     }
 }
 

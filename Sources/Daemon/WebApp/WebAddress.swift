@@ -18,21 +18,7 @@ enum WebAddress {
 
     /// The first IPv4 address of an interface that is up and not loopback.
     private static func networkAddress() -> String? {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return nil }
-        defer { freeifaddrs(list) }
-        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
-            let flags = Int32(entry.pointee.ifa_flags)
-            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                  flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0 else { continue }
-            var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
-                var raw = inet.pointee.sin_addr
-                _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-            }
-            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-        return nil
+        interfaceAddresses().first { $0.ipv4 && $0.up && !$0.loopback }?.text
     }
 }
 
@@ -75,13 +61,18 @@ struct WebHostRule: Sendable {
         private static let cache = Mutex<(Machine, ContinuousClock.Instant)?>(nil)
 
         private static func read() -> Machine {
-            var buffer = [CChar](repeating: 0, count: 256)
-            gethostname(&buffer, buffer.count - 1)
-            let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
-            let labels = full.split(separator: ".")
+            let labels = hostName().lowercased().split(separator: ".")
             var domains = Set(resolverDomains())
             if labels.count > 1 { domains.insert(labels.dropFirst().joined(separator: ".")) }
-            return Machine(name: String(labels.first ?? ""), domains: domains, addresses: interfaceAddresses())
+            return Machine(name: String(labels.first ?? ""), domains: domains,
+                           addresses: Set(interfaceAddresses().map(\.text)).union(["127.0.0.1", "::1"]))
+        }
+
+        /// The machine's host name as the kernel has it (`gethostname`).
+        static func hostName() -> String {
+            var buffer = [CChar](repeating: 0, count: 256)
+            gethostname(&buffer, buffer.count - 1)
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
 
         /// `domain` and `search` of /etc/resolv.conf.
@@ -126,16 +117,18 @@ struct WebHostRule: Sendable {
     }
 }
 
-/// Every address of every interface of this machine.
-private func interfaceAddresses() -> Set<String> {
+/// Every address of every interface of this machine, in the kernel's order, as `inet_ntop`
+/// writes it (IPv6 without a zone).
+private func interfaceAddresses() -> [(text: String, ipv4: Bool, up: Bool, loopback: Bool)] {
     var list: UnsafeMutablePointer<ifaddrs>?
-    guard getifaddrs(&list) == 0, let first = list else { return ["127.0.0.1", "::1"] }
+    guard getifaddrs(&list) == 0, let first = list else { return [] }
     defer { freeifaddrs(list) }
-    var addresses: Set<String> = ["127.0.0.1", "::1"]
+    var addresses: [(text: String, ipv4: Bool, up: Bool, loopback: Bool)] = []
     for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
         guard let address = entry.pointee.ifa_addr else { continue }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        switch Int32(address.pointee.sa_family) {
+        let family = Int32(address.pointee.sa_family)
+        switch family {
         case AF_INET:
             address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
                 var raw = inet.pointee.sin_addr
@@ -149,7 +142,9 @@ private func interfaceAddresses() -> Set<String> {
         default:
             continue
         }
-        addresses.insert(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        let flags = Int32(entry.pointee.ifa_flags)
+        addresses.append((String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                          family == AF_INET, flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) != 0))
     }
     return addresses
 }
