@@ -1,5 +1,5 @@
 import ArgumentParser
-import CommandCore
+import ProcessSignals
 import DBus
 import FakeBlueZ
 import Foundation
@@ -127,7 +127,7 @@ struct BlueZCommand: AsyncParsableCommand {
         // Watched before the line that says the fake is ready, so that no SIGTERM is lost; on
         // one the fake stops cleanly, releasing its names on the bus.
         let stop: @Sendable () -> Void = { Task { await fake.stop() } }
-        let signals = CommandCore.SignalWatch([SIGTERM: stop, SIGINT: stop])
+        let signals = ProcessSignals.SignalWatch([SIGTERM: stop, SIGINT: stop])
         defer { signals.disarm() }
         // Written unbuffered: whoever started the simulator waits for this line.
         FileHandle.standardOutput.write(Data("ready\n".utf8))

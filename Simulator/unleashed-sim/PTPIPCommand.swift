@@ -1,6 +1,6 @@
 import ArgumentParser
 import CameraKit
-import CommandCore
+import ProcessSignals
 import Foundation
 import PTPIPCamera
 import UnleashedKit

@@ -1,4 +1,5 @@
 public import CommandCore
+import ProcessSignals
 import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
 import CommandCore
+import ProcessSignals
 import Foundation
 import Intervalometer
 import Synchronization

@@ -1,4 +1,4 @@
-import CommandCore
+import ProcessSignals
 import Glibc
 import Synchronization
 import Testing
