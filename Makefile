@@ -4,20 +4,28 @@ ifneq ($(wildcard /opt/swift/usr/bin/swift),)
 export PATH := /opt/swift/usr/bin:$(PATH)
 endif
 
-FUZZ_SECONDS ?= 30
+# check-long fuzzes each target this long, two at a time (one a core).
+FUZZ_SECONDS ?= 300
+FUZZ_JOBS ?= 2
 
 # The test targets (and suites) of pure computation, run apart from the rest (see `test`).
-COMPUTE_TESTS := CameraProtocolsTests UnleashedProtocolTests UnleashedAPITests DaemonTests.ConfigurationFuzzTests
+COMPUTE_TESTS := CameraProtocolsTests FuzzCorpusTests UnleashedProtocolTests UnleashedAPITests DaemonTests.ConfigurationFuzzTests
 
 # Release builds link the Swift runtime and Foundation into each program: a command then starts in
 # about half the time (no shared libraries to load and bind; docs/performance.md, "Command start").
 # Every release build uses the same flags, so that one build serves them all.
 RELEASE := -c release --static-swift-stdlib
 
-# Builds a benchmark with those flags and runs it: `swift run` does not take --static-swift-stdlib.
-bench_run = swift build $(RELEASE) --product $(1) && .build/release/$(1)
+# The benchmarks are a package of their own (Benchmarks/Package.swift), so that the test build
+# compiles none of them. It builds the programs they drive (unleashed, unleashed-sim) too, into
+# the same directory, where each benchmark looks for them beside itself.
+BENCH := swift build --package-path Benchmarks $(RELEASE)
+BENCH_BIN := Benchmarks/.build/release
 
-.PHONY: setup build demo test counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
+# Builds a benchmark with those flags and runs it: `swift run` does not take --static-swift-stdlib.
+bench_run = $(BENCH) --product $(1) && $(BENCH_BIN)/$(1)
+
+.PHONY: setup build demo test check-long counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
 
 setup:
 	scripts/setup
@@ -49,14 +57,25 @@ test: setup
 # libgphoto2 waits on its PTP/IP sockets with select(), which aborts the process on a descriptor
 # past 1023; the rest of the suite, in parallel, holds over a thousand at its peak. So the tests
 # that open libgphoto2 in the test process run in a process of their own.
-	scripts/step "swift tests: libgphoto2" env UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --filter GPhoto2Tests
-	scripts/step "release build: unleashed-sim" swift build $(RELEASE) --product unleashed-sim
-	scripts/step "release build: unleashed-counts" swift build $(RELEASE) --product unleashed-counts
-	scripts/step "counts (callgrind)" env UNLEASHED_TEST_RUN=$(TEST_RUN) .build/release/unleashed-counts check
+	scripts/step "swift tests: libgphoto2" env UNLEASHED_TEST_RUN=$(TEST_RUN) swift test --skip-build --filter GPhoto2Tests
 	scripts/step "API contract (schemathesis)" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/api-contract
 	scripts/step "web app (chromium)" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/web-test
+	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
+	@scripts/step --table
+
+# What make test leaves out for its time, run before a release (docs/testing.md): the counts of
+# the release build under callgrind, the D-Bus layer under valgrind, every fuzz target for
+# FUZZ_SECONDS, and the API contract at ten times make test's depth. Nothing here is skipped
+# from make test's own steps: this adds to them.
+check-long: TEST_RUN = make-check-long-$$PPID
+check-long: setup
+	@scripts/step --start
+	scripts/step "release build: unleashed-sim" $(BENCH) --product unleashed-sim
+	scripts/step "release build: unleashed-counts" $(BENCH) --product unleashed-counts
+	scripts/step "counts (callgrind)" env UNLEASHED_TEST_RUN=$(TEST_RUN) $(BENCH_BIN)/unleashed-counts check
 	scripts/step "leak check (valgrind)" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
-	scripts/step "fuzz" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/fuzz $(FUZZ_SECONDS)
+	scripts/step "fuzz ($(FUZZ_SECONDS) s a target)" env UNLEASHED_TEST_RUN=$(TEST_RUN) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz $(FUZZ_SECONDS)
+	scripts/step "API contract at depth (schemathesis)" env UNLEASHED_TEST_RUN=$(TEST_RUN) API_CONTRACT_EXAMPLES=300 scripts/api-contract
 	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
 	@scripts/step --table
 
@@ -64,14 +83,14 @@ test: setup
 # under valgrind and checked against Benchmarks/unleashed-counts/thresholds-<toolchain>.json.
 # `make counts-update` records new thresholds, for a deliberate change.
 counts: setup
-	swift build $(RELEASE) --product unleashed-sim
-	swift build $(RELEASE) --product unleashed-counts
-	.build/release/unleashed-counts check
+	$(BENCH) --product unleashed-sim
+	$(BENCH) --product unleashed-counts
+	$(BENCH_BIN)/unleashed-counts check
 
 counts-update: setup
-	swift build $(RELEASE) --product unleashed-sim
-	swift build $(RELEASE) --product unleashed-counts
-	.build/release/unleashed-counts check --update
+	$(BENCH) --product unleashed-sim
+	$(BENCH) --product unleashed-counts
+	$(BENCH_BIN)/unleashed-counts check --update
 
 # Regenerates Protocol/vectors from Protocol/tools/make_vectors.py (an implementation of
 # PROTOCOL.md independent of the Swift codec).
@@ -79,7 +98,7 @@ vectors:
 	python3 Protocol/tools/make_vectors.py
 
 fuzz: setup
-	scripts/fuzz $(FUZZ_SECONDS)
+	FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz $(FUZZ_SECONDS)
 
 bench: setup
 	$(call bench_run,unleashed-bench)
@@ -95,7 +114,7 @@ bench-timing: setup
 # here) on the same fake and the in-process link (docs/performance.md).
 BLEAK_VERSION = 3.1.0
 bench-bluez: setup
-	swift build $(RELEASE) --product unleashed-sim
+	$(BENCH) --product unleashed-sim
 	test -x .build/bench-venv/bin/python || python3 -m venv .build/bench-venv
 	.build/bench-venv/bin/python -m pip install --quiet --disable-pip-version-check "bleak==$(BLEAK_VERSION)"
 	$(call bench_run,unleashed-bluez-bench)
@@ -103,13 +122,13 @@ bench-bluez: setup
 # Time-lapse timing over the libgphoto2 backend (the simulated PTP/IP camera, with and without
 # downloads) beside the module backend, in one run (docs/performance.md).
 bench-gphoto2: setup
-	swift build $(RELEASE) --product unleashed-sim
+	$(BENCH) --product unleashed-sim
 	$(call bench_run,unleashed-gphoto2-bench)
 
 # The daemon: status requests through its socket, `unleashed shoot` through it and direct, and
 # its idle memory and CPU (docs/performance.md).
 bench-daemon: setup
-	swift build $(RELEASE) --product unleashed
+	$(BENCH) --product unleashed
 	$(call bench_run,unleashed-daemon-bench)
 
 # The daemon under a steady load for an hour (MINUTES=15 for less): a job of slots every 200 ms,
@@ -117,14 +136,14 @@ bench-daemon: setup
 # and the slope of its memory once warmed up (docs/performance.md).
 MINUTES ?= 60
 bench-soak: setup
-	swift build $(RELEASE) --product unleashed
+	$(BENCH) --product unleashed
 	$(call bench_run,unleashed-daemon-bench) --soak --minutes $(MINUTES)
 
 # A rig's synchronisation: the spread between the first and last shoot request of a slot at the
 # D-Bus boundary, for 2, 4 and 8 simulated modules, the rig's volley beside a sequential loop
 # (docs/performance.md).
 bench-fleet: setup
-	swift build $(RELEASE) --product unleashed
+	$(BENCH) --product unleashed
 	$(call bench_run,unleashed-fleet-bench)
 
 bench-sync: setup
@@ -147,7 +166,7 @@ leak-check: setup
 # The web app: its weight, a shot's way from the camera to the page, and a run's lateness with
 # and without 20 pages following it (docs/performance.md).
 bench-web: setup
-	swift build $(RELEASE) --product unleashed
+	$(BENCH) --product unleashed
 	Benchmarks/web-bench/bench-web
 
 # The web app's screenshots in docs/screenshots, made by its browser tests at phone size.
@@ -156,4 +175,4 @@ screenshots: setup
 	UNLEASHED_SCREENSHOTS=$(CURDIR)/docs/screenshots scripts/web-test -k screenshots
 
 clean:
-	rm -rf .build .build-fuzz
+	rm -rf .build .build-fuzz Benchmarks/.build

@@ -27,6 +27,12 @@ let package = Package(
         .library(name: "DaemonClient", targets: ["DaemonClient"]),
         .library(name: "UnleashedApp", targets: ["UnleashedApp"]),
         .executable(name: "unleashed-sim", targets: ["unleashed-sim"]),
+        // For the benchmarks' package (Benchmarks/Package.swift), which the test build does not compile.
+        .library(name: "SimulatedCameras", targets: ["SimulatedCameras"]),
+        .library(name: "FakeBlueZ", targets: ["FakeBlueZ"]),
+        .library(name: "PTPIPCamera", targets: ["PTPIPCamera"]),
+        .library(name: "MQTT", targets: ["MQTT"]),
+        .library(name: "UnleashedTestSupport", targets: ["UnleashedTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -141,7 +147,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sim",
-            dependencies: ["CameraKit", "CommandCore", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["CameraKit", "ProcessSignals", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Simulator/unleashed-sim",
             swiftSettings: strict
         ),
@@ -150,6 +156,7 @@ let package = Package(
             dependencies: [
                 "CameraKit",
                 "CommandCore",
+                "ProcessSignals",
                 "CameraProtocols",
                 "CameraRemote",
                 "SimulatedCameras",
@@ -167,9 +174,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Only the C library and Dispatch: the simulator links it without the HTTP client.
+        .target(name: "ProcessSignals", swiftSettings: strict),
         .target(
             name: "CommandCore",
-            dependencies: ["CameraKit", "DaemonClient", "UnleashedKit", "UnleashedProtocol"],
+            dependencies: ["CameraKit", "DaemonClient", "ProcessSignals", "UnleashedKit", "UnleashedProtocol"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -177,6 +186,7 @@ let package = Package(
             dependencies: [
                 "CameraKit",
                 "CommandCore",
+                "ProcessSignals",
                 "UnleashedApp",
                 "BlueZ",
                 "GPhoto2",
@@ -191,74 +201,6 @@ let package = Package(
             ],
             swiftSettings: strict,
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
-        ),
-        .executableTarget(
-            name: "unleashed-bench",
-            dependencies: ["CameraKit", "UnleashedProtocol"],
-            path: "Benchmarks/unleashed-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-timing-bench",
-            dependencies: ["Intervalometer", "UnleashedKit", "UnleashedSimulator"],
-            path: "Benchmarks/unleashed-timing-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-faults-bench",
-            dependencies: ["CameraKit", "Intervalometer", "UnleashedKit", "UnleashedSimulator"],
-            path: "Benchmarks/unleashed-faults-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-bluez-bench",
-            dependencies: ["BlueZ", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-bluez-bench",
-            exclude: ["bleak-client.py"],
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-counts",
-            dependencies: ["BlueZ", "CameraKit", "DBus", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-counts",
-            exclude: ["thresholds-6.3.json"],
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-gphoto2-bench",
-            dependencies: ["CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-gphoto2-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-daemon-bench",
-            dependencies: ["DaemonClient", "UnleashedAPI", "Intervalometer", "FakeBlueZ", "UnleashedProtocol", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-daemon-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-fleet-bench",
-            dependencies: ["Daemon", "FakeBlueZ", "MQTT", "UnleashedProtocol", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-fleet-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-sync-bench",
-            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "BlueZ", "DBus", "FakeBlueZ", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-sync-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-ramp-bench",
-            dependencies: ["Intervalometer", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-ramp-bench",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "unleashed-dbus-soak",
-            dependencies: ["DBus", "UnleashedTestSupport"],
-            path: "Benchmarks/unleashed-dbus-soak",
-            swiftSettings: strict
         ),
         .target(
             name: "UnleashedTestSupport",
@@ -290,6 +232,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "CameraProtocolsTests", dependencies: ["CameraKit", "CameraProtocols"], swiftSettings: strict),
+        // The fuzz targets, built here without sanitizers so that FuzzCorpusTests replays the
+        // committed corpus (Tests/Fuzz/corpus) in the ordinary test build; scripts/fuzz builds
+        // the same files with libFuzzer.
+        .target(name: "FuzzTargets", dependencies: ["CameraKit", "CameraProtocols", "UnleashedProtocol"],
+                path: "Tests/Fuzz/Targets", swiftSettings: strict),
+        .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(
             name: "CameraRemoteTests",
             dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "UnleashedKit", "Intervalometer"],
@@ -394,6 +342,7 @@ let package = Package(
             dependencies: ["MQTT", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
+        .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"], swiftSettings: strict),
         .testTarget(
             name: "CommandCoreTests",
             dependencies: ["CommandCore", "CameraKit", "UnleashedAPI", "UnleashedProtocol"],

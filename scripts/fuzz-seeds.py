@@ -2,7 +2,7 @@
 """Turns golden vectors into libFuzzer seeds.
 
   fuzz-seeds.py VECTORS_DIR OUT_DIR        protocol v1 vectors, in the input layout of
-                                           Tests/Fuzz/ProtocolFuzzer.swift
+                                           Tests/Fuzz/Targets/ProtocolFuzz.swift
   fuzz-seeds.py --camera BRAND.json OUT_DIR  a camera brand's from-camera vectors, as raw bytes
 """
 import json

@@ -133,9 +133,9 @@ func check(update: Bool) async throws -> Bool {
     if !passed {
         print("""
             unleashed-counts: a count grew past its limit. Find what the request now does more of
-            (valgrind --tool=callgrind .build/release/unleashed-counts run WORKLOAD 200, then
+            (valgrind --tool=callgrind Benchmarks/.build/release/unleashed-counts run WORKLOAD 200, then
             callgrind_annotate); if the growth is deliberate, record it with
-            `.build/release/unleashed-counts check --update` and say why in the commit.
+            `make counts-update` and say why in the commit.
             """)
     }
     return passed
