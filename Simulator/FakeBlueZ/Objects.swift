@@ -20,15 +20,15 @@ extension FakeBlueZ {
     }
 
     func emitInterfacesAdded(_ path: String, _ interfaces: [String: [String: DBusValue]]) {
-        bluez?.emit(path: "/", interface: InterfaceSpec.objectManager.name, member: "InterfacesAdded",
-                    [.objectPath(path), Self.interfacesValue(interfaces)])
+        emit(path: "/", interface: InterfaceSpec.objectManager.name, member: "InterfacesAdded",
+             [.objectPath(path), Self.interfacesValue(interfaces)])
     }
 
     /// Removes an object and announces it with `InterfacesRemoved`.
     func unexport(_ path: String) {
         guard let interfaces = objects.removeValue(forKey: path) else { return }
-        bluez?.emit(path: "/", interface: InterfaceSpec.objectManager.name, member: "InterfacesRemoved",
-                    [.objectPath(path), .strings(interfaces.keys.sorted())])
+        emit(path: "/", interface: InterfaceSpec.objectManager.name, member: "InterfacesRemoved",
+             [.objectPath(path), .strings(interfaces.keys.sorted())])
     }
 
     /// Changes properties and announces those that changed with `PropertiesChanged`; `announceAll`
@@ -44,8 +44,15 @@ extension FakeBlueZ {
         let invalidated = invalidating.filter { properties.removeValue(forKey: $0) != nil }
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
         objects[path]?[interface] = properties
-        bluez?.emit(path: path, interface: InterfaceSpec.properties.name, member: "PropertiesChanged",
-                    [.string(interface), .properties(changed), .strings(invalidated)])
+        emit(path: path, interface: InterfaceSpec.properties.name, member: "PropertiesChanged",
+             [.string(interface), .properties(changed), .strings(invalidated)])
+    }
+
+    /// Every signal `org.bluez` sends goes out here, counted (`signals`).
+    private func emit(path: String, interface: String, member: String, _ body: [DBusValue]) {
+        guard let bluez else { return }
+        count("signals")
+        bluez.emit(path: path, interface: interface, member: member, body)
     }
 
     static func interfacesValue(_ interfaces: [String: [String: DBusValue]]) -> DBusValue {
@@ -57,6 +64,7 @@ extension FakeBlueZ {
     /// Answers one call to `org.bluez`: finds the object, the interface and the method with this
     /// exact signature, or answers as libdbus and gdbus would.
     func handleBlueZ(_ call: DBusIncomingCall) async {
+        count("bluezCalls")
         let message = call.message
         let path = message.path ?? ""
         let interfaces: Set<String>? = path == "/"
