@@ -40,10 +40,9 @@ struct RunFixture {
     /// Waits until the journal holds `count` runs: a run is journalled just before its first
     /// slot, so a command started in the background is then under way, however slowly it started.
     func waitForRuns(_ count: Int, timeout: Duration = .seconds(20)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ((try? SQLiteJournal(path: journalPath).runs().count) ?? 0) < count {
-            guard ContinuousClock.now < deadline else { throw FixtureError("no run \(count) in the journal within \(timeout)") }
-            try await Task.sleep(for: .milliseconds(50))
+        // The journal is the command's file, written by another process.
+        try await poll("run \(count) in the journal", timeout: timeout, every: .milliseconds(50)) {
+            ((try? SQLiteJournal(path: journalPath).runs().count) ?? 0) >= count
         }
     }
 

@@ -174,7 +174,8 @@ struct MQTTBridgeTests {
                     try rig.watcher.client.publish(MQTTMessage(topic: topic, payload: payload))
                 }
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // The bridge takes messages in order: every answer to the garbage comes before the
+            // PRESS's, so the wait below sees the PRESS's, whatever came between.
             rig.watcher.forget("unleashed/hostA/cameras/left/shot")
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: "PRESS"))
             try await rig.watcher.waitFor("the shot, answered while the other waits") { messages in
@@ -368,8 +369,8 @@ struct BridgeRig {
 /// A client subscribed to every topic, keeping the last payload of each.
 final class TopicWatcher: Sendable {
     let client: MQTTClient
-    private let latest = Mutex<[String: String]>([:])
-    private let subscribed = Mutex(false)
+    /// The last payload of each topic; the watcher's own `test/subscribed` says it is subscribed.
+    private let latest = Observed<[String: String]>([:])
 
     init(broker: Broker) throws {
         client = try MQTTClient(MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: "watcher-\(UUID().uuidString.prefix(8))"))
@@ -381,8 +382,7 @@ final class TopicWatcher: Sendable {
                     try? client.subscribe("#")
                     try? client.publish(MQTTMessage(topic: "test/subscribed", text: "yes"))
                 case .message(let message):
-                    if message.topic == "test/subscribed" { subscribed.withLock { $0 = true } }
-                    latest.withLock { $0[message.topic] = message.text }
+                    latest.update { $0[message.topic] = message.text }
                 case .disconnected: break
                 }
             }
@@ -390,9 +390,9 @@ final class TopicWatcher: Sendable {
         try client.start()
     }
 
-    var messages: [String: String] { latest.withLock { $0 } }
+    var messages: [String: String] { latest.value }
 
-    func forget(_ topic: String) { _ = latest.withLock { $0.removeValue(forKey: topic) } }
+    func forget(_ topic: String) { latest.update { $0.removeValue(forKey: topic) } }
 
     /// The topic's last payload as a JSON object, or nil (nothing there yet, or not an object).
     func peek(_ topic: String) -> [String: JSONValue]? {
@@ -405,17 +405,17 @@ final class TopicWatcher: Sendable {
     }
 
     func waitForSubscription() async throws {
-        try await waitFor("the watcher's subscription") { _ in subscribed.withLock { $0 } }
+        try await waitFor("the watcher's subscription") { $0["test/subscribed"] != nil }
     }
 
-    func waitFor(_ what: String, timeout: Duration = .seconds(20), _ condition: ([String: String]) -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(messages) { return }
-            try await Task.sleep(for: .milliseconds(10))
+    /// Waits until `condition` holds on the last payloads, each message waking it.
+    func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: @escaping @Sendable ([String: String]) -> Bool) async throws {
+        do {
+            try await latest.wait(what, timeout: timeout, until: condition)
+        } catch {
+            Issue.record("no \(what); topics: \(messages.keys.sorted())")
+            throw error
         }
-        Issue.record("no \(what) within \(timeout); topics: \(messages.keys.sorted())")
-        throw CancellationError()
     }
 }
 

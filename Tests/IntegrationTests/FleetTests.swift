@@ -166,19 +166,22 @@ final class FleetRig: Sendable {
 
     /// Waits until every host's daemon says it is online on the broker with its camera's state.
     func waitUntilOnline(timeout: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + timeout
         var last = ""
-        while ContinuousClock.now < deadline {
-            let status = try await fleet(["status"])
-            last = status.stdout + status.stderr
-            if let hosts = status.json, network.hosts.allSatisfy({ host in
-                let state = hosts[host.name] as? [String: Any]
-                return state?["availability"] as? String == "online" && (state?["cameras"] as? [String: Any])?["cam"] != nil
-            }) { return }
-            try await Task.sleep(for: .milliseconds(300))
+        do {
+            // Each host's state is on the broker, read by a command: polled.
+            try await poll("every host online", timeout: timeout, every: .milliseconds(300)) {
+                let status = try await fleet(["status"])
+                last = status.stdout + status.stderr
+                guard let hosts = status.json else { return false }
+                return network.hosts.allSatisfy { host in
+                    let state = hosts[host.name] as? [String: Any]
+                    return state?["availability"] as? String == "online" && (state?["cameras"] as? [String: Any])?["cam"] != nil
+                }
+            }
+        } catch {
+            Issue.record("the hosts did not come online: \(last)\n\(logs)")
+            throw error
         }
-        Issue.record("the hosts did not come online: \(last)\n\(logs)")
-        throw CancellationError()
     }
 
     /// The job `id` on host `index` once it has ended, as `unleashed jobs --json` reports it.
@@ -186,16 +189,16 @@ final class FleetRig: Sendable {
         let host = network.hosts[index]
         var environment = environment(for: host)
         environment["UNLEASHED_DEMO_STATE"] = nil
-        let deadline = ContinuousClock.now + timeout
         var last: [String: Any] = [:]
-        while ContinuousClock.now < deadline {
+        // The job is the host's daemon's, read by a command: polled.
+        if (try? await poll("job \(id) on \(host.name) to end", timeout: timeout, every: .milliseconds(300), {
             let listing = try await runProgram(Built.unleashed, ["--json", "jobs"], environment: environment)
             let jobs = listing.json?["jobs"] as? [[String: Any]] ?? []
-            if let job = jobs.first(where: { $0["id"] as? Int == id }) {
-                last = job
-                if job["state"] as? String != "running", job["state"] as? String != "waiting" { return job }
-            }
-            try await Task.sleep(for: .milliseconds(300))
+            guard let job = jobs.first(where: { $0["id"] as? Int == id }) else { return false }
+            last = job
+            return job["state"] as? String != "running" && job["state"] as? String != "waiting"
+        })) != nil {
+            return last
         }
         Issue.record("job \(id) on \(host.name) did not end: \(last)\n\(logs)")
         throw CancellationError()

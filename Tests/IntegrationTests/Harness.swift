@@ -83,10 +83,13 @@ final class SimulatedBluetooth: Sendable {
     /// under way), however slowly a loaded machine starts the command.
     func waitForWrites(_ count: Int, timeout: Duration = .seconds(60)) async throws {
         let start = try await stats()["writes"] ?? 0
-        let deadline = ContinuousClock.now + timeout
-        while try await (stats()["writes"] ?? 0) < start + count {
-            guard ContinuousClock.now < deadline else { throw FixtureError("no progress in \(timeout): \(simLog)") }
-            try await Task.sleep(for: .milliseconds(50))
+        do {
+            // The counters are the simulator process's, read over the bus: nothing announces a change.
+            try await poll("\(count) packets to the modules", timeout: timeout, every: .milliseconds(50)) {
+                try await (stats()["writes"] ?? 0) >= start + count
+            }
+        } catch let error as FixtureError {
+            throw FixtureError("\(error.description): \(simLog)")
         }
     }
 

@@ -104,11 +104,7 @@ final class SimulatedTetheredCamera: Sendable {
 
     /// Waits until the simulator has printed `count` event lines named `event`.
     func waitForEvents(_ event: String, count: Int, timeout: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while events(event).count < count {
-            guard ContinuousClock.now < deadline else { throw FixtureError("no \(count) '\(event)' events in \(timeout)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await poll("\(count) '\(event)' events", timeout: timeout) { events(event).count >= count }
     }
 
     /// The files on the simulated card, by name.

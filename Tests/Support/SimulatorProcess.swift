@@ -10,12 +10,14 @@ public final class SimulatorProcess: Sendable {
     }()
 
     private let process: Process
-    private let shared = Shared()
+    private let state = Observed(State())
 
-    /// What the pipe and termination handlers fill in.
-    private final class Shared: Sendable {
-        let collected = Mutex<(output: String, errors: String)>(("", ""))
-        let exit = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
+    /// What the process printed, and its end once its output has been read to the end.
+    private struct State: Sendable {
+        var output = ""
+        var errors = ""
+        /// Set once the process has exited and what it wrote has been read.
+        var exitStatus: Int32?
     }
 
     public init(_ arguments: [String]) throws {
@@ -30,21 +32,12 @@ public final class SimulatorProcess: Sendable {
         process.standardOutput = output
         process.standardError = errors
         self.process = process
-        output.fileHandleForReading.readabilityHandler = { [shared] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            shared.collected.withLock { $0.output += text }
-        }
-        errors.fileHandleForReading.readabilityHandler = { [shared] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            shared.collected.withLock { $0.errors += text }
-        }
-        process.terminationHandler = { [shared] process in
-            let waiters = shared.exit.withLock { state in
-                state.status = process.terminationStatus
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: process.terminationStatus) }
+        let outputReader = PipeCollector(output) { [state] chunk in state.update { $0.output += String(decoding: chunk, as: UTF8.self) } }
+        let errorsReader = PipeCollector(errors) { [state] chunk in state.update { $0.errors += String(decoding: chunk, as: UTF8.self) } }
+        process.terminationHandler = { [state] process in
+            outputReader.drain()
+            errorsReader.drain()
+            state.update { $0.exitStatus = process.terminationStatus }
         }
         try ChildProcesses.run(process)
     }
@@ -54,31 +47,23 @@ public final class SimulatorProcess: Sendable {
     }
 
     public var pid: Int32 { process.processIdentifier }
-    public var output: String { shared.collected.withLock { $0.output } }
-    public var errors: String { shared.collected.withLock { $0.errors } }
+    public var output: String { state.value.output }
+    public var errors: String { state.value.errors }
 
-    /// Waits until stdout has printed `text`.
-    public func waitForOutput(_ text: String, timeout: Duration = .seconds(20)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !output.contains(text) {
-            guard ContinuousClock.now < deadline, process.isRunning || output.contains(text) else {
-                throw FixtureError("unleashed-sim did not print \(text.debugDescription); stderr: \(errors)")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+    /// Waits until stdout has printed `text`; fails if the process ends without printing it.
+    public func waitForOutput(_ text: String, timeout: Duration = .seconds(60)) async throws {
+        let seen = try await state.wait("unleashed-sim to print \(text.debugDescription)", timeout: timeout) {
+            $0.output.contains(text) || $0.exitStatus != nil
+        }
+        guard seen.output.contains(text) else {
+            throw FixtureError("unleashed-sim did not print \(text.debugDescription); stderr: \(seen.errors)")
         }
     }
 
-    /// Waits for the process to end; its exit status. Output still in the pipes is read first.
+    /// Waits for the process to end, with all it printed read; its exit status.
     public func exitStatus() async -> Int32 {
-        let status = await withCheckedContinuation { continuation in
-            let known = shared.exit.withLock { state in
-                if state.status == nil { state.waiters.append(continuation) }
-                return state.status
-            }
-            if let known { continuation.resume(returning: known) }
-        }
-        try? await Task.sleep(for: .milliseconds(50))
-        return status
+        let ended = try? await state.wait("unleashed-sim to end", timeout: .seconds(120)) { $0.exitStatus != nil }
+        return ended?.exitStatus ?? -1
     }
 
     /// Sends SIGTERM and waits for the process to end.
