@@ -113,7 +113,8 @@ struct DBusMockTests {
         let link = try await BlueZLinkProvider(bus: .address(mock.bus.address), module: MockBlueZ.address).connect()
         let transport = try await link.resolveServices()
         let session = try ModuleSession(transport: transport, requestTimeout: .seconds(60))
-        let started = ContinuousClock.now
+        // The refusal is the answer, not a wait for the request's time limit: the error is the
+        // refused write, where the time limit's would be a timeout.
         do {
             _ = try await session.start()
             Issue.record("a hello whose write was refused succeeded")
@@ -124,8 +125,6 @@ struct DBusMockTests {
             }
             #expect(reason.contains("NotPermitted"))
         }
-        // The refusal is the answer: no wait for the request's time limit.
-        #expect(ContinuousClock.now - started < .seconds(30))
         await session.close()
     }
 

@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test func malformedInputIsAnErrorNotACrash() {
+    @Test func malformedInputIsAnErrorNotACrash() throws {
         #expect(throws: MalformedMessage.self) { try Canon.RemoteControl(decoding: []) }
         #expect(throws: MalformedMessage.self) { try Canon.RemoteControl(decoding: [0x8C, 0x00]) }
         #expect(throws: MalformedMessage.self) { try Canon.RemoteControl(decoding: [0x81]) }
@@ -135,7 +135,7 @@ import Testing
                 _ = try? Canon.SmartIdentify(decoding: pair, on: Canon.handshakeControl)
             }
         }
-        var random = SystemRandomNumberGenerator()
+        var random = try TestSeed.forTest().generator()
         for _ in 0..<3000 {
             let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             _ = try? Canon.RemoteIdentify(decoding: bytes)

@@ -119,7 +119,7 @@ import Testing
         #expect(Sony.UTCTime(unixMilliseconds: milliseconds) == expected)
     }
 
-    @Test func malformedInputIsAnErrorNotACrash() {
+    @Test func malformedInputIsAnErrorNotACrash() throws {
         #expect(throws: MalformedMessage.self) { try Sony.Status(decoding: []) }
         #expect(throws: MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x3F]) }
         #expect(throws: MalformedMessage.self) { try Sony.Status(decoding: [0x02, 0x11, 0x20]) }
@@ -140,7 +140,7 @@ import Testing
                 _ = try? Sony.Advertisement(manufacturerData: [0x03, 0x00, 0x64, 0x00] + pair)
             }
         }
-        var random = SystemRandomNumberGenerator()
+        var random = try TestSeed.forTest().generator()
         for _ in 0..<3000 {
             let bytes = (0..<Int.random(in: 0...100, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             _ = try? Sony.Status(decoding: bytes)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Daemon
+import UnleashedTestSupport
 
 /// Garbage, truncated and mangled configuration text must give an error, never a crash.
 @Suite struct ConfigurationFuzzTests {
@@ -40,7 +41,8 @@ import Testing
     }
 
     @Test func randomBytesAndMutationsNeverCrash() throws {
-        var generator = SplitMix64(seed: 7)
+        let seed = try TestSeed.forTest()
+        var generator = seed.generator()
         let alphabet = Array("[]{}=\"'.,#\n 0o1x:-_abcdefghijklmnopqrstuvwxyz\\\t\u{00e9}".utf8) + [0xFF, 0x00, 0x80]
         for round in 0..<300 {
             var bytes = Array(Self.valid.utf8)
@@ -63,18 +65,5 @@ import Testing
                      "[" + String(repeating: "a.", count: 100_000) + "b]"] {
             if case .success = try load(text) { Issue.record("nested garbage loaded") }
         }
-    }
-}
-
-/// A small seeded generator, so that a failing round can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

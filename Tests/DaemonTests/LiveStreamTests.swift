@@ -325,7 +325,9 @@ struct LiveStreamTests {
     /// A stream for each change: `other` added as "second", then removed.
     private static func resyncs(_ rig: Rig, _ other: Demo) async throws {
         for change in ["added", "removed"] {
-            try await Self.live(rig, timeLimit: 40) { live in
+            // curl's own limit is past the suite's two minutes: a stream that ends within the
+            // test was ended by the server.
+            try await Self.live(rig, timeLimit: 600) { live in
                 let snapshot = try await live.opening()
                 #expect(snapshot.cameras.cameras.map(\.name) == (change == "added" ? ["demo"] : ["demo", "second"]))
                 if change == "added" {
@@ -343,10 +345,8 @@ struct LiveStreamTests {
                     return
                 }
                 #expect(reason.contains("cameras changed"), "\(reason)")
-                // The server ends the stream after it: curl sees the end well before its own limit.
-                let resynced = ContinuousClock.now
-                #expect(try await live.next() == nil, "nothing after resync")
-                #expect(ContinuousClock.now - resynced < .seconds(20), "camera \(change): the server ended the stream, not curl's limit")
+                // The server ends the stream after it (curl's limit lies beyond the test's).
+                #expect(try await live.next() == nil, "camera \(change): nothing after resync, and the server ended the stream")
             }
         }
     }

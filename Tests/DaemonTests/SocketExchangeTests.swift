@@ -120,29 +120,29 @@ struct SocketExchangeTests {
             connection.readRequest()
             connection.waitForClose()
         }) { path in
-            let started = ContinuousClock.now
             let error = await #expect(throws: DaemonClientError.self) {
                 try await DaemonClient(socketPath: path).request("GET", "/v1/x", timeout: .milliseconds(300))
             }
+            // The words say what ended the request: its timeout, not the server nor a cancellation.
             #expect(error == .notReachable(socket: path, reason: "it did not answer in time"))
-            // Coarse: a loaded machine delays the waiting task, but nothing like a hang.
-            #expect(ContinuousClock.now - started < .seconds(10))
         }
     }
 
     @Test("cancelling the task ends a request the server holds, at once")
     func cancelled() async throws {
+        let (held, holding) = AsyncStream.makeStream(of: Void.self)
         try await RawServer.with({ connection in
             connection.readRequest()
+            holding.yield()
             connection.waitForClose()
         }) { path in
             let request = Task { try await DaemonClient(socketPath: path).request("GET", "/v1/x") }
-            try await Task.sleep(for: .milliseconds(100))
-            let started = ContinuousClock.now
+            // Cancelled once the server holds the request, so that it is the waiting that ends.
+            for await _ in held { break }
             request.cancel()
             let result = await request.result
-            // Far below the request's own time limit (two minutes): the cancellation ended it.
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // The words below say the cancellation ended it, not the request's own time limit
+            // (two minutes, past the suite's one).
             guard case .failure(let error as DaemonClientError) = result else {
                 Issue.record("expected a failure, got \(result)")
                 return

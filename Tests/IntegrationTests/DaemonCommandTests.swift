@@ -282,19 +282,19 @@ struct DaemonJobTests {
         let rig = try await DaemonRig(modules: 1)
         try await rig.start()
         #expect(try await rig.unleashed("settings", "set", "shutter-speed", "bulb").status == 0)
-        let submitted = try await rig.unleashed("--json", "timelapse", "--interval", "25s", "--frames", "3", "--bulb", "20s", "--detach")
+        // A ten-minute exposure: the daemon that exits and records it as ended early did not
+        // wait for it, whatever the machine's speed.
+        let submitted = try await rig.unleashed("--json", "timelapse", "--interval", "700s", "--frames", "3", "--bulb", "600s", "--detach")
         let id = try #require((submitted.json?["job"] as? [String: Any])?["id"] as? Int, "\(submitted.stderr)")
-        // Well inside the exposure, however slowly the job got going.
+        // Inside the exposure, however slowly the job got going.
         try await Task.sleep(for: .milliseconds(2500))
-        let stopped = ContinuousClock.now
         #expect(try await rig.stop(SIGTERM) == 0, "\(rig.daemonLog)")
-        #expect(ContinuousClock.now - stopped < .seconds(10), "the daemon did not wait for the 20 s exposure")
         let shown = try await rig.unleashed("--json", "runs", "show", "\(id)")
         let frames = try #require(shown.json?["frames"] as? [[String: Any]], "\(shown.stderr)")
         #expect(frames.count == 1)
         let frame = try #require(frames.first)
         #expect(frame["outcome"] as? String == "taken")
-        #expect((frame["exposure"] as? String)?.hasPrefix("bulb 20000ms, ended early after") == true, "\(frame)")
+        #expect((frame["exposure"] as? String)?.hasPrefix("bulb 600000ms, ended early after") == true, "\(frame)")
         let run = try #require(shown.json?["run"] as? [String: Any])
         #expect(run["state"] as? String == "running", "left resumable: \(run)")
         // The module's shutter is free: a plain shot works at once, straight through BlueZ.

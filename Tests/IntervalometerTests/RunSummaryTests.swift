@@ -1,11 +1,12 @@
 @testable import Intervalometer
 import Testing
-import UnleashedKit
+import UnleashedTestSupport
 
 struct RunSummaryTests {
     @Test("the summary's percentiles are every value's, by nearest rank, for any number of slots")
-    func percentilesAreExact() {
-        var random = SplitMix64(seed: 24)
+    func percentilesAreExact() throws {
+        let seed = try TestSeed.forTest()
+        var random = seed.generator()
         for count in [1, 2, 3, 99, 100, 101, 1000, 4321] {
             let lateness = (0..<count).map { _ in Int64.random(in: 0...3000, using: &random) }
             let frames = lateness.enumerated().map { index, micros in
@@ -13,15 +14,16 @@ struct RunSummaryTests {
             }
             let summary = RunSummary(frames: frames)
             let sorted = lateness.sorted()
-            #expect(summary.p50LatenessMicros == RunSummary.percentile(50, of: sorted), "\(count) slots")
-            #expect(summary.p99LatenessMicros == RunSummary.percentile(99, of: sorted), "\(count) slots")
-            #expect(summary.maxLatenessMicros == sorted.last, "\(count) slots")
+            #expect(summary.p50LatenessMicros == RunSummary.percentile(50, of: sorted), "\(count) slots, \(seed)")
+            #expect(summary.p99LatenessMicros == RunSummary.percentile(99, of: sorted), "\(count) slots, \(seed)")
+            #expect(summary.maxLatenessMicros == sorted.last, "\(count) slots, \(seed)")
         }
     }
 
     @Test("a tally holds the distinct values, not one per slot: a day at 200 ms costs what its first hour did")
-    func tallyDoesNotGrowWithSlots() {
-        var random = SplitMix64(seed: 7)
+    func tallyDoesNotGrowWithSlots() throws {
+        let seed = try TestSeed.forTest()
+        var random = seed.generator()
         var values = RunSummary.Occurrences()
         var afterAnHour = 0
         for slot in 1...432_000 {
@@ -29,7 +31,7 @@ struct RunSummaryTests {
             values.add(slot % 1000 == 0 ? Int64.random(in: 0...50_000, using: &random) : Int64.random(in: 100...900, using: &random))
             if slot == 18_000 { afterAnHour = values.distinct }
         }
-        #expect(values.distinct <= afterAnHour + 432, "\(afterAnHour) after an hour, \(values.distinct) after a day")
-        #expect(values.distinct < 1_300)
+        #expect(values.distinct <= afterAnHour + 432, "\(afterAnHour) after an hour, \(values.distinct) after a day, \(seed)")
+        #expect(values.distinct < 1_300, "\(seed)")
     }
 }

@@ -4,6 +4,7 @@ import GRDB
 @testable import Intervalometer
 import Testing
 import UnleashedKit
+import UnleashedTestSupport
 
 /// A directory of its own for one test's journal files.
 private struct Scratch {
@@ -171,15 +172,16 @@ struct SQLiteJournalTests {
         let scratch = Scratch()
         defer { scratch.remove() }
         try FileManager.default.createDirectory(at: scratch.directory, withIntermediateDirectories: true)
-        var generator = SystemRandomNumberGenerator()
+        let seed = try TestSeed.forTest()
+        var generator = seed.generator()
         let bytes = (0..<8192).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         try Data(bytes).write(to: URL(fileURLWithPath: scratch.path()))
         do {
             _ = try SQLiteJournal(path: scratch.path())
-            Issue.record("random bytes opened as a journal")
+            Issue.record("random bytes opened as a journal, \(seed)")
         } catch {
             guard case .corrupt(let path, _) = error else {
-                Issue.record("expected .corrupt, got \(error)")
+                Issue.record("expected .corrupt, got \(error), \(seed)")
                 return
             }
             #expect(path == scratch.path())

@@ -2,6 +2,7 @@ import Foundation
 import UnleashedKit
 import Synchronization
 import Testing
+import UnleashedTestSupport
 
 /// An actor that runs on an ``ExecutorThread`` and reports where its code ran.
 private actor Pinned {
@@ -26,11 +27,7 @@ private final class Firings: Sendable {
     }
 
     func wait(for count: Int) async throws {
-        let start = ContinuousClock.now
-        while fired.withLock({ $0.count }) < count {
-            try #require(ContinuousClock.now - start < .seconds(30), "the timers did not fire")
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try #require(await eventually(every: .milliseconds(5)) { self.fired.withLock { $0.count } >= count }, "the timers never fired")
     }
 }
 
@@ -136,11 +133,7 @@ private final class Firings: Sendable {
             var value = byte
             #expect(send(other, &value, 1, 0) == 1)
         }
-        let start = ContinuousClock.now
-        while read.withLock({ $0.count }) < 20 {
-            try #require(ContinuousClock.now - start < .seconds(30), "the thread did not read the packets")
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        try #require(await eventually(every: .milliseconds(2)) { read.withLock { $0.count } >= 20 }, "the thread never read the packets")
         #expect(read.withLock { $0.map(\.0) } == Array(1...20))
         #expect(read.withLock { $0.allSatisfy(\.1) }, "read off the thread")
     }
@@ -164,11 +157,8 @@ private final class Firings: Sendable {
         let unwatched = thread.watch(descriptor: second) { Issue.record("an idle descriptor was reported readable"); return true }
         try await Task.sleep(for: .milliseconds(20))
         thread.unwatch(unwatched)
-        let start = ContinuousClock.now
-        while Self.inode(first) == firstSocket || Self.inode(second) == secondSocket {
-            try #require(ContinuousClock.now - start < .seconds(30), "a watch that ended left its descriptor open")
-            try await Task.sleep(for: .milliseconds(2))
-        }
+        try #require(await eventually(every: .milliseconds(2)) { Self.inode(first) != firstSocket && Self.inode(second) != secondSocket },
+                     "a watch that ended left its descriptor open")
         try await Task.sleep(for: .milliseconds(20))
         #expect(calls.withLock { $0 } == 1, "a watch went on being called after it ended")
         // The thread goes on with its other work.
