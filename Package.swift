@@ -231,7 +231,7 @@ let package = Package(
                            "SimulatedCameras", "UnleashedApp", "UnleashedKit", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
-        .testTarget(name: "CameraProtocolsTests", dependencies: ["CameraKit", "CameraProtocols"], swiftSettings: strict),
+        .testTarget(name: "CameraProtocolsTests", dependencies: ["CameraKit", "CameraProtocols", "UnleashedTestSupport"], swiftSettings: strict),
         // The fuzz targets, built here without sanitizers so that FuzzCorpusTests replays the
         // committed corpus (Tests/Fuzz/corpus) in the ordinary test build; scripts/fuzz builds
         // the same files with libFuzzer.

@@ -1,6 +1,7 @@
 import CameraKit
 import CameraProtocols
 import Testing
+import UnleashedTestSupport
 
 @Suite struct CanonTests {
     let file: GoldenVectorFile

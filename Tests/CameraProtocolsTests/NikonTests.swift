@@ -1,5 +1,6 @@
 import CameraProtocols
 import Testing
+import UnleashedTestSupport
 
 @Suite struct NikonTests {
     let vectors: GoldenVectorFile

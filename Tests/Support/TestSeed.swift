@@ -1,4 +1,5 @@
 public import Foundation
+public import UnleashedKit
 
 /// The seed of a test's random inputs: `UNLEASHED_TEST_SEED` when it is set (decimal, or hex
 /// with `0x`), otherwise one drawn for this test. A test prints it as it begins
@@ -7,10 +8,7 @@ public import Foundation
 ///
 ///     UNLEASHED_TEST_SEED=1234 swift test --skip-build --filter NikonTests
 ///
-/// This file imports nothing but Foundation, and no testing library, because the benchmarks link
-/// this module too and because `Tests/CameraProtocolsTests` compiles the same file (a link to
-/// it): that target does not depend on this module. Its generator is therefore its own
-/// SplitMix64, the same sequence as UnleashedKit's `SplitMix64` for the same seed.
+/// No testing library is imported here: the benchmarks link this module too.
 public struct TestSeed: Sendable, Hashable, CustomStringConvertible {
     /// The environment variable that sets the seed.
     public static let variable = "UNLEASHED_TEST_SEED"
@@ -52,26 +50,9 @@ public struct TestSeed: Sendable, Hashable, CustomStringConvertible {
         "seed \(value) (replay: \(Self.variable)=\(value))"
     }
 
-    /// A generator that gives the same sequence for the same seed.
-    public func generator() -> Generator {
-        Generator(seed: value)
-    }
-
-    /// SplitMix64 (Steele, Lea and Flood): small, fast, and every seed is a good one.
-    public struct Generator: RandomNumberGenerator, Sendable {
-        private var state: UInt64
-
-        public init(seed: UInt64) {
-            state = seed
-        }
-
-        public mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+    /// A generator that gives the same sequence for the same seed: UnleashedKit's SplitMix64.
+    public func generator() -> SplitMix64 {
+        SplitMix64(seed: value)
     }
 
     /// `UNLEASHED_TEST_SEED` is set to something that is not a seed.

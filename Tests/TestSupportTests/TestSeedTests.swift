@@ -1,5 +1,4 @@
 import Testing
-import UnleashedKit
 import UnleashedTestSupport
 
 @Suite("A test's seed: read from UNLEASHED_TEST_SEED or drawn, and replayable")
@@ -15,14 +14,6 @@ struct TestSeedTests {
         // Ranged draws go through the same generator, so they repeat too.
         var third = TestSeed(0x5EED).generator(), fourth = TestSeed(0x5EED).generator()
         #expect((0..<64).map { _ in Int.random(in: 0...1000, using: &third) } == (0..<64).map { _ in Int.random(in: 0...1000, using: &fourth) })
-    }
-
-    @Test("the generator is SplitMix64: the sequence of UnleashedKit's for the same seed")
-    func sameAsUnleashedKit() {
-        for seed: UInt64 in [0, 1, 42, 0xDEAD_BEEF, .max] {
-            var ours = TestSeed(seed).generator(), kit = SplitMix64(seed: seed)
-            #expect((0..<16).map { _ in ours.next() } == (0..<16).map { _ in kit.next() }, "seed \(seed)")
-        }
     }
 
     @Test("the variable is read, in decimal or 0x hex")
