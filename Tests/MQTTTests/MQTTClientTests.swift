@@ -36,6 +36,12 @@ struct MQTTClientTests {
         defer { watcher.stop() }
         try await watcherLog.waitFor("connected") { $0.contains(.connected) }
         try watcher.subscribe("unleashed/+/availability")
+        // The subscription is in place once the watcher's own message on it comes back: from
+        // then on the clients' messages reach it live, not as the broker's retained copies.
+        try watcher.publish(MQTTMessage(topic: "unleashed/watcher/availability", text: "subscribed"))
+        try await watcherLog.waitFor("the watcher's subscription") {
+            $0.contains(.message(MQTTMessage(topic: "unleashed/watcher/availability", text: "subscribed")))
+        }
 
         for (id, goodbye) in [("polite", true), ("crashed", false)] {
             var configuration = MQTTClient.Configuration(host: "127.0.0.1", port: broker.port, clientID: id)

@@ -87,18 +87,32 @@ extension Observed {
 }
 
 /// Waits for a condition on state that tells no one when it changes: another process's answers
-/// to a command, its files. Tests `condition` every `interval`, and fails with `what` if it
-/// never held within `timeout` (a guard against a hang, never a verdict on speed).
+/// to a command, its files. Fails with `what` if it never held within `timeout` (a guard
+/// against a hang, never a verdict on speed).
 ///
 /// Prefer `Observed` wherever something can say that it changed.
 public func poll(_ what: String, timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(20),
                  _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw FixtureError("never happened within \(timeout): \(what)") }
-        // A real sleep: the state is another process's, which sends no notice of a change.
-        try await Task.sleep(for: interval)
+    guard try await eventually(every: interval, giveUpAfter: timeout, condition) else {
+        throw FixtureError("never happened within \(timeout): \(what)")
     }
+}
+
+/// Whether `condition` comes to hold: asked at once, then again every `step`, until it holds, or
+/// `giveUpAfter` has passed, or the task is cancelled. The limit only keeps a test from hanging
+/// on an event that never comes: a test asserts the event (`#require(await eventually { ... },
+/// "... never happened")`), never how long it took, so a slow machine passes where a fast one
+/// does. The one polling loop of the tests: `poll` is this with an error.
+public func eventually(every step: Duration = .milliseconds(10), giveUpAfter limit: Duration = .seconds(60),
+                       _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline, !Task.isCancelled {
+        if try await condition() { return true }
+        // A real sleep: what is tested is another process's state, or a thread's, which sends
+        // no notice of a change.
+        try? await Task.sleep(for: step)
+    }
+    return try await condition()
 }
 
 /// A child's output pipe, read as data comes and, once the child has exited, to what is left:
