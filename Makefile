@@ -70,6 +70,7 @@ test: setup
 check-long: TEST_RUN = make-check-long-$$PPID
 check-long: setup
 	@scripts/step --start
+	scripts/step "debug build: unleashed" swift build --product unleashed
 	scripts/step "release build: unleashed-sim" $(BENCH) --product unleashed-sim
 	scripts/step "release build: unleashed-counts" $(BENCH) --product unleashed-counts
 	scripts/step "counts (callgrind)" env UNLEASHED_TEST_RUN=$(TEST_RUN) $(BENCH_BIN)/unleashed-counts check
