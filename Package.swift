@@ -240,7 +240,7 @@ let package = Package(
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(
             name: "CameraRemoteTests",
-            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "UnleashedKit", "Intervalometer"],
+            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "UnleashedKit", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

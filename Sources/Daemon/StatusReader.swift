@@ -22,8 +22,13 @@ public actor StatusReader {
     private var watching = false
     private var watch: Task<Void, Never>?
 
-    public init(camera: any Camera) {
+    /// When an answer was read and how old it is, on `now`'s clock: a test freezes it to tell
+    /// an answer dropped for a change from one that aged out.
+    private let now: @Sendable () -> ContinuousClock.Instant
+
+    public init(camera: any Camera, now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         self.camera = camera
+        self.now = now
     }
 
     deinit {
@@ -33,7 +38,7 @@ public actor StatusReader {
     /// The camera's status, read now or shared with a read under way, or an answer read since
     /// the last change.
     public func status() async throws(CameraError) -> CameraStatus {
-        if let answer, ContinuousClock.now - answer.read < Self.maximumAge { return answer.status }
+        if let answer, now() - answer.read < Self.maximumAge { return answer.status }
         await watchForChanges()
         if let reading, reading.generation == generation { return try await reading.task.value.get() }
         let camera = camera
@@ -50,7 +55,7 @@ public actor StatusReader {
         if reading?.generation == started { reading = nil }
         if case .success(let status) = result {
             lastAnswer = status
-            if generation == started { answer = (status, .now) }
+            if generation == started { answer = (status, now()) }
         }
         return try result.get()
     }
@@ -60,7 +65,7 @@ public actor StatusReader {
     /// within `limit`, else the last status read, however old. The read goes on and keeps its
     /// answer for the next client.
     public func status(waitingAtMost limit: Duration) async throws(CameraError) -> CameraStatus {
-        if let answer, ContinuousClock.now - answer.read < Self.maximumAge { return answer.status }
+        if let answer, now() - answer.read < Self.maximumAge { return answer.status }
         let (outcomes, outcome) = AsyncStream.makeStream(of: Result<CameraStatus, CameraError>?.self)
         // The read is not awaited here: past the limit it goes on, and its answer is kept.
         Task {

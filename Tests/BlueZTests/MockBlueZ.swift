@@ -28,12 +28,12 @@ final class MockBlueZ: Sendable {
         process.standardError = FileHandle.nullDevice
         try ChildProcesses.run(process)
         control = try await DBusConnection.open(.address(bus.address))
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try await control.nameOwner("org.bluez") == nil {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                throw FixtureError("python-dbusmock's bluez5 template did not start: scripts/setup installs python3-dbusmock for \(Self.python)")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        // The mock's name on the bus is the sign it is up (a NameOwnerChanged match would race its start).
+        let named = try await eventually(every: .milliseconds(50)) {
+            try await control.nameOwner("org.bluez") != nil || !process.isRunning
+        }
+        guard named, try await control.nameOwner("org.bluez") != nil else {
+            throw FixtureError("python-dbusmock's bluez5 template did not start: scripts/setup installs python3-dbusmock for \(Self.python)")
         }
         _ = try await mock("AddAdapter", [.string("hci0"), .string("unleashed-test")])
     }

@@ -48,11 +48,9 @@ struct DemoRecoveryTests {
 
         func startDaemon() async throws -> BackgroundRun {
             let daemon = try BackgroundRun(CLI.binary, ["daemon", "--demo", "--config", config.path], environment: environment)
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await cli.run("--json", "status", environment: client).status != 0 {
-                guard ContinuousClock.now < deadline else { throw DaemonTestError("the daemon did not answer: \(daemon.errors)") }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            guard try await eventually(every: .milliseconds(100), {
+                try await cli.run("--json", "status", environment: client).status == 0
+            }) else { throw DaemonTestError("the daemon did not answer: \(daemon.errors)") }
             return daemon
         }
 

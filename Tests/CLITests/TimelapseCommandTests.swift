@@ -196,11 +196,10 @@ struct TimelapseCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         // Frame hooks run alongside the run, so the last one may still be writing after it ended.
         var lines: [[String]] = []
-        for _ in 0..<100 {
+        _ = try await eventually(every: .milliseconds(100)) {
             lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
                 .map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
-            if lines.filter({ $0[0] == "frame" }).count >= 3 { break }
-            try await Task.sleep(for: .milliseconds(100))
+            return lines.filter { $0[0] == "frame" }.count >= 3
         }
         #expect(lines.first?.first == "init")
         let start = try #require(lines.first { $0[0] == "start" })

@@ -5,6 +5,7 @@ import Foundation
 import Intervalometer
 import SimulatedCameras
 import Testing
+import UnleashedTestSupport
 import UnleashedKit
 
 /// The GoPro driver against the simulated GoPro, in memory, on short timings. Limits on waits
@@ -30,8 +31,7 @@ import UnleashedKit
         await body.sleep()
         await body.wake()
         let opening = Task { try await Self.open(body) }
-        let began = ContinuousClock.now
-        while await body.requests.count < 3, ContinuousClock.now - began < .seconds(20) { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually(every: .milliseconds(5)) { await body.requests.count >= 3 }
         #expect(await body.requests.allSatisfy { $0 == .getHardwareInfo }, "nothing but the readiness check while the camera boots")
         await body.finishBooting()
         let camera = try await opening.value
@@ -150,8 +150,7 @@ import UnleashedKit
         defer { Task { await camera.close() } }
         _ = try await camera.shoot()
         await body.sleep()
-        let lost = Date()
-        while await camera.connectionState == .ready, Date().timeIntervalSince(lost) < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually(every: .milliseconds(5)) { await camera.connectionState != .ready }
         #expect(await camera.connectionState != .ready)
         await #expect(throws: CameraError.self) { try await camera.shoot() }
         try await Task.sleep(for: .milliseconds(100))

@@ -28,20 +28,22 @@ func startOnEndedThread() async throws -> SimulatorProcess {
         }
         started.value.withLock { $0 = (result, currentThreadID()) }
     }
-    let deadline = ContinuousClock.now + .seconds(30)
-    while true {
-        if let (result, thread) = started.value.withLock({ $0 }),
-           !FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)") {
-            return try result.get()
-        }
-        guard ContinuousClock.now < deadline else { throw FixtureError("the starting thread did not end") }
-        try await Task.sleep(for: .milliseconds(5))
+    // A thread's end is seen in /proc only: polled.
+    var ended: Result<SimulatorProcess, any Error>?
+    _ = await eventually(every: .milliseconds(5)) {
+        guard let (result, thread) = started.value.withLock({ $0 }),
+              !FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)") else { return false }
+        ended = result
+        return true
     }
+    guard let ended else { throw FixtureError("the starting thread did not end") }
+    return try ended.get()
 }
 
 let simulator = try await startOnEndedThread()
 try await simulator.waitForOutput("listening")
 let bus = try await PrivateBus()
 FileHandle.standardOutput.write(Data(#"{"bus": \#(bus.pid), "simulator": \#(simulator.pid)}"#.utf8 + [UInt8(ascii: "\n")]))
-// Killed long before; the bound only keeps a probe whose test went away from waiting forever.
-try await Task.sleep(for: .seconds(120))
+// Waits to be killed; the alarm's default action only ends a probe whose test went away.
+alarm(120)
+while true { pause() }

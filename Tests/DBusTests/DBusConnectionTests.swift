@@ -184,7 +184,7 @@ struct DBusConnectionTests {
         let pending = Task {
             try await client.call("org.unleashed.Test", path: "/x", interface: "a.b", member: "Hang", timeout: .seconds(120))
         }
-        while held.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(await eventually { !held.withLock { $0.isEmpty } }, "the server never held the call")
         bus.stop()
         let failure = await #expect(throws: DBusError.self) { try await pending.value }
         // Ended by the disconnection, not by its (long) timeout.
@@ -230,10 +230,7 @@ struct DBusConnectionTests {
         #expect(received == [[1, 2, 3], [4], [5, 6]], "each packet read as it was written")
         watch.cancel()
         // Closed on the loop: the peer's write then finds no reader.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while send(theirs, [7], 1, Int32(MSG_NOSIGNAL)) == 1, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually { send(theirs, [7], 1, Int32(MSG_NOSIGNAL)) != 1 }
         let (sent, error) = (send(theirs, [7], 1, Int32(MSG_NOSIGNAL)), errno)
         #expect(sent == -1 && error == EPIPE, "the watched end was closed")
         #expect(!ended.withLock { $0 }, "a cancelled watch is not told the connection ended")
@@ -244,9 +241,7 @@ struct DBusConnectionTests {
         let second = ends[1]
         _ = client.watchDescriptor(ends[0], readable: { true }, ended: { ended.withLock { $0 = true } })
         client.close()
-        while !ended.withLock({ $0 }), ContinuousClock.now < deadline + .seconds(10) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually { ended.withLock { $0 } }
         #expect(ended.withLock { $0 })
         let (sentAfter, errorAfter) = (send(second, [7], 1, Int32(MSG_NOSIGNAL)), errno)
         #expect(sentAfter == -1 && errorAfter == EPIPE, "the connection's end closed the watched end")

@@ -166,11 +166,7 @@ struct ControlServerTests {
                 #expect(await iterator.next() == ": subscribed")
                 #expect(demo.camera.eventSubscriberCount == 1)
             }
-            var waited = 0
-            while demo.camera.eventSubscriberCount > 0 && waited < 100 {
-                try await Task.sleep(for: .milliseconds(50))
-                waited += 1
-            }
+            _ = await eventually(every: .milliseconds(50)) { demo.camera.eventSubscriberCount == 0 }
             #expect(demo.camera.eventSubscriberCount == 0, "the subscription ended with the client")
             try await demo.finish()
             #expect(try await Curl.request(socket: socket, path: "/v1/status").status == 200)

@@ -527,10 +527,7 @@ struct JobTests {
             #expect(first.map(\.name) == ["frame"])
             // curl is gone; the server notices the closed connection and lets the follower go
             // (real I/O: the socket's close, polled on the real clock).
-            let deadline = ContinuousClock.now + .seconds(5)
-            while await rig.jobs.followerCount(id) > 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            _ = await eventually(every: .milliseconds(20)) { await rig.jobs.followerCount(id) == 0 }
             #expect(await rig.jobs.followerCount(id) == 0)
             #expect(try await rig.jobs.job(id).state == .running)
         }

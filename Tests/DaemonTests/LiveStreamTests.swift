@@ -181,12 +181,7 @@ struct LiveStreamTests {
 
     /// Whether `condition` holds within `seconds`, asked every 20 ms.
     static func eventually(within seconds: Int = 20, _ condition: () async -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return await condition()
+        await UnleashedTestSupport.eventually(every: .milliseconds(20), giveUpAfter: .seconds(seconds), condition)
     }
 
     @Test("the stream opens with the comment, then a snapshot that says what status, cameras, groups and jobs say, on the daemon's clock")

@@ -54,10 +54,9 @@ struct MetricsTests {
             _ = try await demo.camera.shoot()
             // The events reach the metrics on their own task: wait for them, for a while.
             var shots: Double?
-            for _ in 0..<200 {
+            _ = await eventually {
                 shots = Self.sample("unleashed_shots_total{camera=\"demo\"}", in: metrics.exposition())
-                if shots == 2 { break }
-                try await Task.sleep(for: .milliseconds(10))
+                return shots == 2
             }
             #expect(shots == 2)
             let after = try await Curl.request(socket: socket, path: "/metrics")

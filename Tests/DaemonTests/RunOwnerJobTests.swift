@@ -42,10 +42,7 @@ struct RunOwnerJobTests {
         // Killed, and not yet collected: a zombie owns nothing either. The kernel ends it in
         // its own time, seen in /proc as the journal's owner check sees it.
         kill(cli.processIdentifier, SIGKILL)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while RunOwner.startTicks(of: cli.processIdentifier) != nil, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await eventually(every: .milliseconds(5)) { RunOwner.startTicks(of: cli.processIdentifier) == nil }
         #expect(await daemon.resumeInterrupted() == [record.id])
         await daemon.suspendAll()
     }

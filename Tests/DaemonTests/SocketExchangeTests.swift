@@ -255,6 +255,6 @@ enum RawServer {
         }
         try await body(path)
         // The server thread ends once its client has gone.
-        while done.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually(every: .milliseconds(5)) { done.wait(timeout: .now()) == .success }
     }
 }

@@ -3,6 +3,7 @@ import DaemonClient
 import Foundation
 import Intervalometer
 import Testing
+import UnleashedTestSupport
 import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
@@ -93,9 +94,9 @@ struct TypedClientTests {
             #expect(try await client.continueJob(forever.id).state != "paused")
             #expect(try await client.stopJob(forever.id, when: .now).id == forever.id)
             var last = try await client.job(forever.id)
-            for _ in 0..<50 where last.reason == nil {
-                try await Task.sleep(for: .milliseconds(50))
+            _ = try await eventually(every: .milliseconds(50)) {
                 last = try await client.job(forever.id)
+                return last.reason != nil
             }
             #expect(last.reason?.contains("stopped by") == true, "\(last)")
         }

@@ -113,15 +113,17 @@ enum SocketIO {
 
     /// The next packet, or nil when the other end closed.
     static func receive(_ fd: Int32, timeout: Duration = .seconds(30)) async throws -> [UInt8]? {
-        let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 1024)
-        while ContinuousClock.now < deadline {
+        var received: [UInt8]??
+        // The socket is read without blocking a thread of the pool, which the fake in this process needs.
+        _ = try await eventually(every: .milliseconds(5), giveUpAfter: timeout) {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count > 0 { return Array(buffer[..<count]) }
-            if count == 0 { return nil }
-            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { throw FixtureError("recv: errno \(errno)") }
-            try await Task.sleep(for: .milliseconds(5))
+            if count > 0 { received = .some(Array(buffer[..<count])) }
+            if count == 0 { received = .some(nil) }
+            guard count >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { throw FixtureError("recv: errno \(errno)") }
+            return received != nil
         }
-        throw FixtureError("nothing on the socket within \(timeout)")
+        guard let received else { throw FixtureError("nothing on the socket within \(timeout)") }
+        return received
     }
 }

@@ -168,15 +168,13 @@ final class SignalLog: Sendable {
     /// starve the fake (which runs in this process) for many seconds; a real hang still fails.
     @discardableResult
     func wait(for match: Match, from start: Int = 0, timeout: Duration = .seconds(60)) async throws -> Int {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let found = messages.withLock { messages in
-                messages.indices.dropFirst(start).first { match.test(messages[$0]) }
-            }
-            if let found { return found }
-            try await Task.sleep(for: .milliseconds(5))
+        var found: Int?
+        _ = await eventually(every: .milliseconds(5), giveUpAfter: timeout) {
+            found = messages.withLock { messages in messages.indices.dropFirst(start).first { match.test(messages[$0]) } }
+            return found != nil
         }
-        throw FixtureError("no \(match.describe) within \(timeout)")
+        guard let found else { throw FixtureError("no \(match.describe) within \(timeout)") }
+        return found
     }
 
     /// The position of the first matching signal so far.

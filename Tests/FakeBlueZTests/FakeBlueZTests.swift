@@ -383,18 +383,14 @@ struct FakeBlueZTests {
         try await rig.call("/org/bluez", "org.bluez.AgentManager1", "RegisterAgent",
                            [.objectPath("/test/agent"), .string("DisplayYesNo")], on: agent)
         async let pair = rig.outcome(Rig.firstDevice, "Pair", [], interface: "org.bluez.Device1", on: agent)
-        while !held.withLock({ $0.contains { $0.message.member == "RequestConfirmation" } }) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try #require(await eventually { held.withLock { $0.contains { $0.message.member == "RequestConfirmation" } } })
         let missing = await rig.failure(Rig.adapter, "org.bluez.Adapter1", "RemoveDevice", [.objectPath("/org/bluez/hci0/dev_F0_5E_D0_00_00_09")])
         #expect(missing?.name == "org.bluez.Error.DoesNotExist")
         try await rig.call(Rig.firstDevice, "org.bluez.Device1", "CancelPairing")
         #expect(await pair?.name == "org.bluez.Error.AuthenticationCanceled")
         let none = await rig.failure(Rig.firstDevice, "org.bluez.Device1", "CancelPairing")
         #expect(none?.name == "org.bluez.Error.DoesNotExist")
-        while !held.withLock({ $0.contains { $0.message.member == "Cancel" } }) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try #require(await eventually { held.withLock { $0.contains { $0.message.member == "Cancel" } } })
         agent.close()
         await rig.stop()
     }

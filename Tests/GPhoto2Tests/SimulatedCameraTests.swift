@@ -207,9 +207,9 @@ struct SimulatedCameraTests {
         let sim = try await SimulatedCamera.start()
         #expect(sim.camera.identity.capabilities.contains(.video), "the simulated camera offers open capture, libgphoto2's 'movie'")
         try await sim.camera.startVideo()
-        try await Task.sleep(for: .milliseconds(300))
         let length = try await sim.camera.stopVideo()
-        #expect(length >= .milliseconds(300))
+        // The length runs from the start's answer to the stop's: both went through the camera.
+        #expect(length > .zero)
         await sim.stop()
     }
 

@@ -261,13 +261,10 @@ struct DaemonJobTests {
         try await rig.stop(SIGKILL)
         try await Task.sleep(for: .milliseconds(1500))
         try await rig.start()
-        let deadline = ContinuousClock.now + .seconds(60)
-        var state = ""
-        while state != "finished" {
-            guard ContinuousClock.now < deadline else { Issue.record("the resumed run did not finish: \(rig.daemonLog)"); break }
-            state = (try await rig.request("/v1/jobs/\(id)").json?["state"] as? String) ?? ""
-            try await Task.sleep(for: .milliseconds(200))
+        let finished = try await eventually(every: .milliseconds(200)) {
+            (try await rig.request("/v1/jobs/\(id)").json?["state"] as? String) == "finished"
         }
+        #expect(finished, "the resumed run did not finish: \(rig.daemonLog)")
         let shown = try await rig.unleashed("--json", "runs", "show", "\(id)")
         let frames = try #require(shown.json?["frames"] as? [[String: Any]], "\(shown.stderr)")
         #expect(frames.compactMap { $0["frame"] as? Int } == Array(1...40), "every slot once, in order")
@@ -286,8 +283,12 @@ struct DaemonJobTests {
         // wait for it, whatever the machine's speed.
         let submitted = try await rig.unleashed("--json", "timelapse", "--interval", "700s", "--frames", "3", "--bulb", "600s", "--detach")
         let id = try #require((submitted.json?["job"] as? [String: Any])?["id"] as? Int, "\(submitted.stderr)")
-        // Inside the exposure, however slowly the job got going.
-        try await Task.sleep(for: .milliseconds(2500))
+        // Inside the exposure: the daemon's status says the camera is busy.
+        let exposing = try await eventually(every: .milliseconds(100)) {
+            let cameras = try await rig.status()["cameras"] as? [[String: Any]] ?? []
+            return cameras.contains { ($0["status"] as? [String: Any])?["busy"] as? Bool == true }
+        }
+        #expect(exposing, "the camera never showed busy: \(rig.daemonLog)")
         #expect(try await rig.stop(SIGTERM) == 0, "\(rig.daemonLog)")
         let shown = try await rig.unleashed("--json", "runs", "show", "\(id)")
         let frames = try #require(shown.json?["frames"] as? [[String: Any]], "\(shown.stderr)")
@@ -315,14 +316,15 @@ struct DaemonJobTests {
         let (pollers, followers) = try Curl.apiClients(socket: rig.socket, pollers: 25, followers: 25, polls: 40, outputs: rig.directory)
         let clients = pollers + followers
         defer { for (client, _) in clients where client.isRunning { kill(client.processIdentifier, SIGKILL) } }
-        try await Task.sleep(for: .seconds(1))
+        // Every follower is subscribed once its stream has begun with ": subscribed".
+        let subscribed = await eventually(every: .milliseconds(50)) {
+            followers.allSatisfy { (try? String(contentsOf: $0.1, encoding: .utf8))?.hasPrefix(": subscribed") == true }
+        }
+        #expect(subscribed, "not every follower got its stream")
         let summary = try await runHundredSlots(rig)
         #expect(followers.allSatisfy { $0.0.isRunning }, "every follower was still connected at the end")
         #expect(summary["taken"] as? Int == 100)
-        for (poller, _) in pollers {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while poller.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        for (poller, _) in pollers { _ = await eventually(every: .milliseconds(100)) { !poller.isRunning } }
         for (index, (_, output)) in clients.enumerated() {
             let text = try String(contentsOf: output, encoding: .utf8)
             if index < 25 {
@@ -340,21 +342,18 @@ struct DaemonJobTests {
         let submitted = try await rig.request("/v1/jobs", "-X", "POST", "--data",
                                               "{\"plan\":{\"intervalMs\":100,\"frames\":100,\"overrun\":\"burst\"}}")
         let id = try #require(submitted.json?["id"] as? Int, "\(submitted.body)")
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            let job = try await rig.request("/v1/jobs/\(id)").json
-            if job?["state"] as? String == "finished" { return try #require(job?["summary"] as? [String: Any]) }
-            guard ContinuousClock.now < deadline else { throw FixtureError("job \(id) did not finish: \(rig.daemonLog)") }
-            try await Task.sleep(for: .milliseconds(250))
-        }
+        var job: [String: Any]?
+        guard try await eventually(every: .milliseconds(250), {
+            job = try await rig.request("/v1/jobs/\(id)").json
+            return job?["state"] as? String == "finished"
+        }) else { throw FixtureError("job \(id) did not finish: \(rig.daemonLog)") }
+        return try #require(job?["summary"] as? [String: Any])
     }
 
     private func waitForTaken(_ rig: DaemonRig, job id: Int, atLeast count: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ((try await rig.request("/v1/jobs/\(id)").json?["summary"] as? [String: Any])?["taken"] as? Int ?? 0) < count {
-            guard ContinuousClock.now < deadline else { throw FixtureError("job \(id) took fewer than \(count) frames: \(rig.daemonLog)") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        guard try await eventually(every: .milliseconds(100), {
+            ((try await rig.request("/v1/jobs/\(id)").json?["summary"] as? [String: Any])?["taken"] as? Int ?? 0) >= count
+        }) else { throw FixtureError("job \(id) took fewer than \(count) frames: \(rig.daemonLog)") }
     }
 }
 
@@ -431,13 +430,11 @@ struct DaemonAccessTests {
         try (text + "\n[[tokens]]\nname = \"added\"\ntoken = \"added-later-0123456789\"\nrole = \"viewer\"\n")
             .write(to: rig.configFile, atomically: true, encoding: .utf8)
         kill(try #require(rig.pid), SIGHUP)
-        let deadline = ContinuousClock.now + .seconds(10)
-        var status = 0
-        while status != 200 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            status = try await Curl.request(socket: rig.socket, path: "/v1/status", arguments: bearer).status
+        // The reload is the daemon's, in its own process: polled until the new token is taken.
+        let accepted = try await eventually(every: .milliseconds(100)) {
+            try await Curl.request(socket: rig.socket, path: "/v1/status", arguments: bearer).status == 200
         }
-        #expect(status == 200, "\(rig.daemonLog)")
+        #expect(accepted, "\(rig.daemonLog)")
         #expect(rig.daemonLog.contains("configuration reloaded"))
         try await rig.stop()
     }

@@ -77,16 +77,16 @@ final class DaemonRig: Sendable {
         try ChildProcesses.run(process)
         daemon.withLock { $0 = process }
         let wanted = ready ?? moduleNames.count
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        var ready = false
+        _ = await eventually(every: .milliseconds(100), giveUpAfter: timeout) {
             if let cameras = try? await status()["cameras"] as? [[String: Any]],
                cameras.filter({ ($0["status"] as? [String: Any])?["connection"] as? String == "ready" }).count >= wanted {
-                return
+                ready = true
             }
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                throw FixtureError("the daemon did not get \(wanted) modules ready: \(daemonLog)\n\(bluetooth.simLog)")
-            }
-            try await Task.sleep(for: .milliseconds(100))
+            return ready || !process.isRunning
+        }
+        guard ready else {
+            throw FixtureError("the daemon did not get \(wanted) modules ready: \(daemonLog)\n\(bluetooth.simLog)")
         }
     }
 
@@ -95,10 +95,8 @@ final class DaemonRig: Sendable {
     func stop(_ signal: Int32 = SIGTERM) async throws -> Int32 {
         guard let process = daemon.withLock({ $0 }) else { return -1 }
         kill(process.processIdentifier, signal)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else { throw FixtureError("the daemon did not exit after signal \(signal)") }
-            try await Task.sleep(for: .milliseconds(50))
+        guard await eventually(every: .milliseconds(50), { !process.isRunning }) else {
+            throw FixtureError("the daemon did not exit after signal \(signal)")
         }
         daemon.withLock { $0 = nil }
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus

@@ -46,10 +46,12 @@ struct FleetTests {
         let startText = jobs.first?["start"] as? String ?? ""
         let start = try #require(FleetRig.date(startText), "\(jobs)")
 
-        // The broker dies 4 s into the run and comes back 3 s later: the runs go on without it.
-        try await Task.sleep(until: .now + .seconds(4))
+        // The broker dies a few frames into the run and comes back a few frames later: the runs
+        // go on without it (each host's frames counted from the host, not through the broker).
+        let ids = jobs.map { $0["job"] as? Int ?? 0 }
+        try await rig.waitForTaken(ids, atLeast: 4)
         rig.broker.stop()
-        try await Task.sleep(for: .seconds(3))
+        try await rig.waitForTaken(ids, atLeast: 10)
         try await rig.broker.start()
 
         // Each host journalled every slot, on the shared schedule.
@@ -78,7 +80,7 @@ struct FleetTests {
         let endless = try await rig.fleet(["timelapse", "--interval", "300ms", "--start", "+1s"])
         let endlessJobs = try #require(endless.json?["hosts"] as? [[String: Any]], "\(endless.stdout)")
         #expect(endlessJobs.count == 3, "\(endless.stdout)")
-        try await Task.sleep(for: .seconds(2))
+        try await rig.waitForTaken(endlessJobs.map { $0["job"] as? Int ?? 0 }, atLeast: 1)
         let stop = try await rig.fleet(["stop"])
         #expect(stop.status == 0, "\(stop.stdout) \(stop.stderr)")
         let stopped = try #require(stop.json?["hosts"] as? [[String: Any]], "\(stop.stdout)")
@@ -184,24 +186,42 @@ final class FleetRig: Sendable {
         }
     }
 
-    /// The job `id` on host `index` once it has ended, as `unleashed jobs --json` reports it.
-    func waitForJob(on index: Int, id: Int, timeout: Duration = .seconds(60)) async throws -> [String: Any] {
-        let host = network.hosts[index]
-        var environment = environment(for: host)
+    /// The job `id` on host `index` as `unleashed jobs --json` reports it now, from that host
+    /// (its own daemon, not the broker).
+    func job(on index: Int, id: Int) async throws -> [String: Any]? {
+        var environment = environment(for: network.hosts[index])
         environment["UNLEASHED_DEMO_STATE"] = nil
+        let listing = try await runProgram(Built.unleashed, ["--json", "jobs"], environment: environment)
+        return (listing.json?["jobs"] as? [[String: Any]] ?? []).first { $0["id"] as? Int == id }
+    }
+
+    /// The job `id` on host `index` once it has ended.
+    func waitForJob(on index: Int, id: Int, timeout: Duration = .seconds(60)) async throws -> [String: Any] {
         var last: [String: Any] = [:]
         // The job is the host's daemon's, read by a command: polled.
-        if (try? await poll("job \(id) on \(host.name) to end", timeout: timeout, every: .milliseconds(300), {
-            let listing = try await runProgram(Built.unleashed, ["--json", "jobs"], environment: environment)
-            let jobs = listing.json?["jobs"] as? [[String: Any]] ?? []
-            guard let job = jobs.first(where: { $0["id"] as? Int == id }) else { return false }
+        let ended = try await eventually(every: .milliseconds(300), giveUpAfter: timeout) {
+            guard let job = try await job(on: index, id: id) else { return false }
             last = job
             return job["state"] as? String != "running" && job["state"] as? String != "waiting"
-        })) != nil {
-            return last
         }
-        Issue.record("job \(id) on \(host.name) did not end: \(last)\n\(logs)")
-        throw CancellationError()
+        guard ended else {
+            Issue.record("job \(id) on \(network.hosts[index].name) did not end: \(last)\n\(logs)")
+            throw CancellationError()
+        }
+        return last
+    }
+
+    /// Waits until each host's job (`ids`, by host) has taken at least `count` frames.
+    func waitForTaken(_ ids: [Int], atLeast count: Int) async throws {
+        for (index, id) in ids.enumerated() {
+            let reached = try await eventually(every: .milliseconds(100)) {
+                ((try await job(on: index, id: id)?["summary"] as? [String: Any])?["taken"] as? Int ?? 0) >= count
+            }
+            guard reached else {
+                Issue.record("job \(id) on \(network.hosts[index].name) did not reach \(count) frames\n\(logs)")
+                throw CancellationError()
+            }
+        }
     }
 
     var logs: String {

@@ -36,16 +36,14 @@ final class SimulatedBluetooth: Sendable {
         process.standardError = try FileHandle(forWritingTo: log)
         try ChildProcesses.run(process)
         control = try await DBusConnection.open(.address(bus.address))
-        let deadline = ContinuousClock.now + .seconds(30)
-        while true {
+        var named = false
+        _ = try await eventually(every: .milliseconds(50)) {
             let simulator = try await control.nameOwner("org.unleashed.Simulator")
             let bluez = try await control.nameOwner("org.bluez")
-            if simulator != nil && bluez != nil { break }
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                throw FixtureError("unleashed-sim bluez did not start: \(simLog)")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+            named = simulator != nil && bluez != nil
+            return named || !process.isRunning
         }
+        guard named else { throw FixtureError("unleashed-sim bluez did not start: \(simLog)") }
     }
 
     deinit {

@@ -12,11 +12,9 @@ struct RunOwnerTests {
         try await rig.start()
         let submitted = try await rig.unleashed("--json", "timelapse", "--interval", "250ms", "--frames", "40", "--detach")
         let id = try #require((submitted.json?["job"] as? [String: Any])?["id"] as? Int, "\(submitted.stderr)")
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ((try await rig.request("/v1/jobs/\(id)").json?["summary"] as? [String: Any])?["taken"] as? Int ?? 0) < 3 {
-            guard ContinuousClock.now < deadline else { throw FixtureError("job \(id) did not start: \(rig.daemonLog)") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        guard try await eventually(every: .milliseconds(100), {
+            ((try await rig.request("/v1/jobs/\(id)").json?["summary"] as? [String: Any])?["taken"] as? Int ?? 0) >= 3
+        }) else { throw FixtureError("job \(id) did not start: \(rig.daemonLog)") }
         let daemonPID = try #require(rig.pid)
 
         let refused = try await rig.unleashed("--direct", "--module", "F0:5E:D0:00:00:01", "--json", "timelapse", "--resume", "\(id)")

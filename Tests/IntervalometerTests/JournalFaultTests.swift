@@ -143,7 +143,8 @@ struct JournalFaultTests {
         }
         // Killed: whether or not it was collected yet (a zombie), it owns nothing.
         kill(child.processIdentifier, SIGKILL)
-        try await Task.sleep(for: .milliseconds(200))
+        // The kernel ends it in its own time, seen in /proc as the owner check sees it.
+        _ = await eventually(every: .milliseconds(5)) { RunOwner.startTicks(of: child.processIdentifier) == nil }
         try journal.claim(run: run.id)
         #expect(try journal.liveOwner(of: run.id) == RunOwner.current)
         journal.release(run: run.id)

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import UnleashedTestSupport
 
 /// A deliberately plain PTP/IP client for tests: POSIX sockets polled without blocking a thread
 /// (the simulator under test shares the concurrency pool), bytes
@@ -140,19 +141,17 @@ final class Socket {
     func read(_ count: Int) async throws -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
         var received = 0
-        // Generous, for a loaded machine; a server that never answers still fails the test.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while received < count {
+        var closed = false
+        // Read without blocking a thread of the pool, which the server in this process needs.
+        let complete = try await eventually(every: .milliseconds(2)) {
             let result = bytes[received...].withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if result == 0 { return nil }
-            if result < 0 {
-                guard errno == EAGAIN || errno == EWOULDBLOCK else { throw RawPTPIPClient.ClientError(description: "receive failed: errno \(errno)") }
-                guard ContinuousClock.now < deadline else { throw RawPTPIPClient.ClientError(description: "nothing received for 30 s") }
-                try await Task.sleep(for: .milliseconds(2))
-                continue
-            }
-            received += result
+            if result == 0 { closed = true }
+            if result < 0, errno != EAGAIN, errno != EWOULDBLOCK { throw RawPTPIPClient.ClientError(description: "receive failed: errno \(errno)") }
+            if result > 0 { received += result }
+            return closed || received == count
         }
+        if closed { return nil }
+        guard complete else { throw RawPTPIPClient.ClientError(description: "nothing received within a minute") }
         return bytes
     }
 

@@ -84,12 +84,10 @@ public final class Broker: Sendable {
         broker.standardError = FileHandle.nullDevice
         try ChildProcesses.run(broker)
         process.withLock { $0 = broker }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if Self.accepts(port) { return }
-            guard broker.isRunning else { throw FixtureError("mosquitto exited at once (port \(port) taken?)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        // mosquitto says nowhere that it listens (it logs nowhere): its port is tried.
+        _ = await eventually(every: .milliseconds(20)) { Self.accepts(port) || !broker.isRunning }
+        if Self.accepts(port) { return }
+        guard broker.isRunning else { throw FixtureError("mosquitto exited at once (port \(port) taken?)") }
         stop()
         throw FixtureError("mosquitto did not listen on \(port) within 20 s")
     }

@@ -157,10 +157,7 @@ extension Process {
     /// cooperative pool: on two cores a `waitUntilExit` there, for a daemon's shutdown of a few
     /// seconds, would leave the in-process parts of other tests (a fake bluetoothd) unanswered.
     public func exited(within limit: Duration) async {
-        let deadline = ContinuousClock.now + limit
-        while isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await eventually(every: .milliseconds(20), giveUpAfter: limit) { !isRunning }
         if isRunning { kill(processIdentifier, SIGKILL) }
         // Ended, or killed just now: this returns at once.
         waitUntilExit()

@@ -24,10 +24,7 @@ struct ChildProcessesTests {
 
         probe.signal(SIGKILL)
         #expect(try await probe.exitStatus() == 128 + SIGKILL)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while children.contains(where: \.isAlive), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await eventually(every: .milliseconds(20)) { !children.contains(where: \.isAlive) }
         let outlived = children.filter(\.isAlive).map(\.name)
         #expect(outlived.isEmpty, "\(outlived) outlived their parent")
     }

@@ -31,6 +31,18 @@ PHONE = (360, 740)
 TABLET = (800, 1280)
 
 
+def wait_until(condition, timeout=30, every=0.05):
+    """Whether `condition()` comes to hold within `timeout` seconds, asked every `every`: for
+    state in another process (the daemon's answers, its log, a port), which sends no notice of a
+    change. The limit only guards against a hang; the caller fails naming what never happened."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(every)
+    return condition()
+
+
 class UnixHTTPConnection(http.client.HTTPConnection):
     """HTTP over the daemon's Unix socket, as `curl --unix-socket` speaks it."""
 
@@ -95,15 +107,12 @@ class Daemon:
             [self.binary, *([] if self.tethered else ["--demo"]), "daemon", "--config", os.path.join(self.work, "unleashed.toml"), "--web", f"127.0.0.1:{self.port}"],
             stdout=self.log, stderr=subprocess.STDOUT, env=environment)
         self.url = self._wait_for(r"web app listening on (http://127\.0\.0\.1:\d+)")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        def ready():
             try:
-                if any(camera["status"] and camera["status"]["connection"] == "ready" for camera in self.get("/v1/status")["cameras"]):
-                    break
+                return any(camera["status"] and camera["status"]["connection"] == "ready" for camera in self.get("/v1/status")["cameras"])
             except (OSError, KeyError, TypeError):
-                pass
-            time.sleep(0.1)
-        else:
+                return False
+        if not wait_until(ready, every=0.1):
             raise AssertionError(f"the camera never became ready:\n{self.text()}")
 
     def text(self):
@@ -111,14 +120,12 @@ class Daemon:
             return log.read()
 
     def _wait_for(self, pattern, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            match = re.search(pattern, self.text())
-            if match:
-                return match.group(1)
-            if self.process.poll() is not None:
-                raise AssertionError(f"the daemon exited ({self.process.returncode}):\n{self.text()}")
-            time.sleep(0.05)
+        wait_until(lambda: re.search(pattern, self.text()) or self.process.poll() is not None, timeout)
+        match = re.search(pattern, self.text())
+        if match:
+            return match.group(1)
+        if self.process.poll() is not None:
+            raise AssertionError(f"the daemon exited ({self.process.returncode}):\n{self.text()}")
         raise AssertionError(f"the daemon never logged {pattern!r}:\n{self.text()}")
 
     def logged_code(self):
@@ -185,14 +192,13 @@ class Broker:
                 file.write("user root\n")
         self.log = open(os.path.join(self.work, "mosquitto.log"), "w")
         self.process = subprocess.Popen(["mosquitto", "-c", config], stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        def listening():
             with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.05)
+                return probe.connect_ex(("127.0.0.1", self.port)) == 0
+        # mosquitto logs nowhere that it listens: its port is tried.
+        wait_until(lambda: listening() or self.process.poll() is not None, timeout=10)
+        if listening():
+            return
         self.stop()
         raise AssertionError("mosquitto did not start")
 

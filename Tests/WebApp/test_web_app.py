@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness import BINARY, PHONE, TABLET, Broker, Daemon, TetheredCamera, UnixHTTPConnection, free_port
+from harness import BINARY, PHONE, TABLET, Broker, Daemon, TetheredCamera, UnixHTTPConnection, free_port, wait_until
 
 
 def frame_number(text):
@@ -135,8 +135,8 @@ def test_bulb_focus_and_video_show_what_the_camera_answered(daemon, phone):
 def test_a_timelapse_of_ten_frames_arrives_frame_by_frame(daemon, phone):
     job = start_timelapse(phone, "0.5s", frames=10)
     seen = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def follow():
         text = phone.text("#run-frame")
         number = frame_number(text)
         if number and (not seen or number != seen[-1]):
@@ -147,8 +147,10 @@ def test_a_timelapse_of_ten_frames_arrives_frame_by_frame(daemon, phone):
             last = frame_number(phone.text("#run-frame"))
             if not seen or last != seen[-1]:
                 seen.append(last)
-            break
-        time.sleep(0.05)
+            return True
+        return False
+    # The page is read as it changes, sampled: a frame shown for less than the sampling step may be missed.
+    wait_until(follow)
     assert seen and seen[-1] == 10, f"frames seen on the page: {seen}"
     assert seen == sorted(seen)
     assert len(seen) >= 5, f"the page should follow the run frame by frame, saw {seen}"
@@ -303,9 +305,7 @@ def test_a_reload_during_a_run_catches_up_and_disturbs_nothing(daemon, phone):
     # Closing the page changes nothing either: a run goes on with nobody watching.
     job = start_timelapse(phone, "0.5s", frames=6)
     phone.open("about:blank")
-    deadline = time.monotonic() + 20
-    while daemon.job(job)["state"] != "finished" and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: daemon.job(job)["state"] == "finished", timeout=20, every=0.2)
     assert daemon.job(job)["summary"]["taken"] == 6
     phone.open(daemon.url + "/")
     phone.wait(lambda b: b.find("#app").is_displayed(), "the app again")
