@@ -5,6 +5,7 @@ import Foundation
 import Intervalometer
 import SimulatedCameras
 import Testing
+import UnleashedTestSupport
 import UnleashedKit
 
 /// Opening a driver against a simulated body with the short retry delays a test can afford.
@@ -26,7 +27,8 @@ enum FastRemote {
         _ = try await camera.shoot()
         await body.sleep()
         await #expect(throws: CameraError.self) { _ = try await camera.shoot() }
-        try await Task.sleep(for: .milliseconds(50))
+        // An attempt made while the camera sleeps has failed: the connection retries.
+        #expect(await eventually { await RemoteBodyChecks.retried(camera) }, "no attempt failed while the camera slept")
         await body.wake()
         try await camera.waitUntilReady(timeout: readyTimeout)
         _ = try await camera.shoot()

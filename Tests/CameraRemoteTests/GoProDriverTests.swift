@@ -153,7 +153,8 @@ import UnleashedKit
         _ = await eventually(every: .milliseconds(5)) { await camera.connectionState != .ready }
         #expect(await camera.connectionState != .ready)
         await #expect(throws: CameraError.self) { try await camera.shoot() }
-        try await Task.sleep(for: .milliseconds(100))
+        // An attempt made while the camera sleeps has failed: the connection retries.
+        #expect(await eventually { await RemoteBodyChecks.retried(camera) }, "no attempt failed while the camera slept")
         await body.wake()
         try await camera.waitUntilReady(timeout: .seconds(30))
         _ = try await camera.shoot()

@@ -10,6 +10,12 @@ enum RemoteBodyChecks {
     /// passing on a machine busy enough to hold a task back for seconds.
     static let timing = RemoteTiming(scanTimeout: .seconds(10), stepTimeout: .seconds(5), handshakeTimeout: .seconds(20))
 
+    /// Whether the connection has failed an attempt since it lost the camera: it is retrying.
+    static func retried(_ camera: BLECamera) async -> Bool {
+        if case .reconnecting(let attempt, _) = await camera.connectionState { return attempt >= 2 }
+        return false
+    }
+
     /// The body sleeps (the link drops and the camera refuses a shot), wakes, and the camera
     /// reconnects by itself and shoots again; `camera` has taken no picture yet.
     static func reconnectsAfterSleep(_ camera: BLECamera, _ body: any SimulatedCameraBody) async throws {

@@ -103,9 +103,10 @@ struct DaemonClientTests {
             let remote = try await RemoteCamera.open(client: client, camera: nil, events: false)
             #expect(remote.name == "demo")
             #expect(try await remote.shoot().counter == 1)
+            let subscribers = demo.camera.eventSubscriberCount
             let events = remote.events()
-            // The subscription is made in the background; the daemon confirms it within moments.
-            try await Task.sleep(for: .milliseconds(500))
+            // The subscription is made in the background: the daemon subscribes to the camera for it.
+            try #require(await eventually { demo.camera.eventSubscriberCount > subscribers }, "the daemon never subscribed")
             #expect(try await remote.shoot().counter == 2)
             var seen: Int?
             for await event in events {
@@ -123,7 +124,6 @@ struct DaemonClientTests {
         try await Self.withServer(demo) { client in
             let remote = try await RemoteCamera.open(client: client, camera: "demo")
             try await remote.startVideo()
-            try await Task.sleep(for: .milliseconds(100))
             let clip = try await remote.stopVideo()
             #expect(clip >= .zero)
             try await remote.setTime(WallTime(unixMilliseconds: 1_763_900_000_000, utcOffsetMinutes: 60))

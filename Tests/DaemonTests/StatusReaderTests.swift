@@ -7,16 +7,29 @@ import UnleashedKit
 import UnleashedProtocol
 import UnleashedTestSupport
 
-/// A camera that counts its status reads, each of which takes `readTime`, and reports a
-/// shot as an event when a test calls ``reportShot()``.
+/// A camera that counts its status reads, each of which takes `readTime` (or, `held`, waits
+/// until the test calls ``answerReads()``), and reports a shot as an event when a test calls
+/// ``reportShot()``.
 private actor CountingCamera: Camera {
     nonisolated let identity = CameraIdentity(name: "counting", capabilities: [.shoot], cameraModel: "counting")
     nonisolated let hub = CameraEventHub()
     private let readTime: Duration
+    private var held: Bool
+    private var waiting: [CheckedContinuation<Void, Never>] = []
     private(set) var reads = 0
     private var counter = 0
 
-    init(readTime: Duration) { self.readTime = readTime }
+    init(readTime: Duration = .zero, held: Bool = false) {
+        self.readTime = readTime
+        self.held = held
+    }
+
+    /// Lets the held reads answer, and every later one at once.
+    func answerReads() {
+        held = false
+        for reader in waiting { reader.resume() }
+        waiting = []
+    }
 
     func reportShot() {
         counter += 1
@@ -27,7 +40,9 @@ private actor CountingCamera: Camera {
     func status() async throws(CameraError) -> CameraStatus {
         reads += 1
         let counter = counter
-        try? await Task.sleep(for: readTime)
+        if held { await withCheckedContinuation { waiting.append($0) } }
+        // A read's time on the radio, for the test of many clients sharing one read.
+        if readTime > .zero { try? await Task.sleep(for: readTime) }
         return CameraStatus(connection: .ready, moduleBattery: 90, cameraBattery: 80, storage: .ok, shotsRemaining: 100,
                             cameraPower: .on, exposureMode: .manual, meteredEV: nil, busy: false, shotCounter: counter)
     }
@@ -89,11 +104,13 @@ struct StatusReaderTests {
 
     @Test("an answer read while a change came in is not reused")
     func changeDuringARead() async throws {
-        let camera = CountingCamera(readTime: .milliseconds(200))
+        let camera = CountingCamera(held: true)
         let reader = StatusReader(camera: camera)
         async let first = reader.status()
-        try await Task.sleep(for: .milliseconds(50))
+        // The read is under way (and held there) when the change comes in.
+        try #require(await eventually { await camera.reads == 1 })
         await reader.changed()
+        await camera.answerReads()
         _ = try await first
         _ = try await reader.status()
         #expect(await camera.reads == 2)

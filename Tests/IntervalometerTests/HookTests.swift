@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import UnleashedKit
 import UnleashedProtocol
+import UnleashedTestSupport
 
 /// A hook script in a folder of its own.
 private struct HookScript {
@@ -19,6 +20,10 @@ private struct HookScript {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+
+    /// Whether the script has touched `"$0.name"` (a file next to itself): how a test learns
+    /// how far a hook got, since it cannot see the hook's exit.
+    func touched(_ name: String) -> Bool { FileManager.default.fileExists(atPath: "\(path).\(name)") }
 }
 
 /// Whether a process whose command line contains `marker` still runs.
@@ -32,67 +37,72 @@ private func processRuns(marked marker: String) -> Bool {
 
 @Suite("Hooks: time limits, interrupts, checks and delays", .serialized)
 struct HookTests {
+    // A hook that was cut short has touched "began" and not "ended": the verdict of these tests
+    // is how far the script got, never how long the call took. The time limits of the first two
+    // are seconds, not milliseconds, so that even a loaded machine's shell has begun (and set
+    // its trap) before the limit: what they test is the kill, not a race with the start.
+
     @Test("a hook still running at its time limit is killed, and the call returns")
     func timeout() async throws {
-        // The hook's own child (a sleep of a length no other process has) must end with it.
-        let marker = "sleep 61.\(Int.random(in: 100_000...999_999))"
-        let script = try HookScript(marker)
+        // The hook's own child (a sleep of a length no other process has: this process's id is
+        // unique among the running ones) must end with it.
+        let marker = "sleep 61.\(getpid())"
+        let script = try HookScript("touch \"$0.began\"\n\(marker)\ntouch \"$0.ended\"")
         defer { script.remove() }
-        let hooks = HookRunner(program: script.path, timeout: .milliseconds(300))
-        let began = ContinuousClock.now
+        let hooks = HookRunner(program: script.path, timeout: .seconds(2))
         let status = await hooks.run(.initialize, frame: nil, environment: [:])
-        #expect(status == nil)
-        #expect(ContinuousClock.now - began < .seconds(10))
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(!processRuns(marked: marker), "the hook was killed")
+        #expect(status == nil, "no exit status: the hook was killed")
+        #expect(script.touched("began"), "the hook ran")
+        #expect(!script.touched("ended"), "the hook was killed before its sleep ended")
+        #expect(await eventually { !processRuns(marked: marker) }, "the hook's own child was never killed")
     }
 
     @Test("a hook that ignores SIGTERM is killed all the same")
     func stubbornHook() async throws {
-        let script = try HookScript("trap '' TERM\nsleep 30")
+        // The ignored SIGTERM is inherited by the sleep too: only the SIGKILL that follows ends it.
+        let script = try HookScript("trap '' TERM\ntouch \"$0.began\"\nsleep 30\ntouch \"$0.ended\"")
         defer { script.remove() }
-        let hooks = HookRunner(program: script.path, timeout: .milliseconds(200))
-        let began = ContinuousClock.now
-        _ = await hooks.run(.start, frame: nil, environment: [:])
-        #expect(ContinuousClock.now - began < .seconds(10))
+        let hooks = HookRunner(program: script.path, timeout: .seconds(2))
+        let status = await hooks.run(.start, frame: nil, environment: [:])
+        #expect(status == nil)
+        #expect(script.touched("began"), "the hook ran")
+        #expect(!script.touched("ended"), "the hook ran to its end instead of being killed")
     }
 
     @Test("interrupting the runner ends a waiting hook at once")
     func interrupt() async throws {
-        let script = try HookScript("exec sleep 60")
+        let script = try HookScript("touch \"$0.began\"\nsleep 60\ntouch \"$0.ended\"")
         defer { script.remove() }
-        let hooks = HookRunner(program: script.path)
+        // A time limit far beyond the hook's minute: only the interrupt can end it early.
+        let hooks = HookRunner(program: script.path, timeout: .seconds(3600))
         let interrupter = Task {
-            try await Task.sleep(for: .milliseconds(300))
+            let began = await eventually { script.touched("began") }
             hooks.interrupt()
-            return ContinuousClock.now
+            return began
         }
-        _ = await hooks.run(.stop, frame: nil, environment: [:])
-        let ended = ContinuousClock.now
-        // Timed from the interrupt, so that a loaded machine's slow start of the hook does not
-        // count; the hook itself would have run for a minute, three times the bound.
-        #expect(ended - (try await interrupter.value) < .seconds(20))
+        let status = await hooks.run(.stop, frame: nil, environment: [:])
+        #expect(await interrupter.value, "the hook never began")
+        #expect(status == nil, "no exit status: the hook was killed")
+        #expect(!script.touched("ended"), "the hook ran to its end: the interrupt did not end it")
     }
 
     @Test("a run stopped while its init hook runs stops at once, before it begins")
     func stopDuringInit() async throws {
-        let script = try HookScript("[ \"$ACTION\" = init ] && exec sleep 60\nexit 0")
+        let script = try HookScript("[ \"$ACTION\" = init ] && { touch \"$0.began\"; sleep 60; touch \"$0.ended\"; }\nexit 0")
         defer { script.remove() }
         let journal = MemoryJournal()
+        // A time limit far beyond the hook's minute: only the stop can end it early.
         let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .frames(3), hook: script.path),
                             camera: ScriptedCamera(clock: ContinuousClock()), journal: journal, clock: ContinuousClock(),
-                            wallClock: { 0 }, hooks: HookRunner(program: script.path))
+                            wallClock: { 0 }, hooks: HookRunner(program: script.path, timeout: .seconds(3600)))
         let stopper = Task {
-            try await Task.sleep(for: .milliseconds(300))
-            let asked = ContinuousClock.now
+            let began = await eventually { script.touched("began") }
             await run.stop(reason: "stopped by Ctrl-C")
-            return asked
+            return began
         }
         await #expect(throws: TimelapseError.stoppedBeforeStart("stopped by Ctrl-C")) { _ = try await run.start(cameraName: "scripted") }
-        let ended = ContinuousClock.now
-        // Timed from the stop, as the interrupt above: a loaded machine's slow start of the hook
-        // does not count; the hook itself would have run for a minute, three times the bound.
-        #expect(ended - (try await stopper.value) < .seconds(20))
+        #expect(await stopper.value, "the init hook never began")
+        #expect(!script.touched("ended"), "the init hook ran to its end: the stop did not end it")
         #expect(try journal.runs().isEmpty)
     }
 

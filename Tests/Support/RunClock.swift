@@ -1,15 +1,15 @@
-import Clocks
+public import Clocks
 import Synchronization
 
-/// A manual clock that knows who sleeps on it, for a job manager's runs.
+/// The tests' clock: a manual clock that knows who sleeps on it.
 ///
 /// While ``flowing(_:)`` runs, time moves only when something sleeps on the clock, and then
 /// straight to the earliest deadline: each slot of a run goes out exactly on its deadline however
 /// long a loaded machine takes to drive the camera, and a schedule of minutes passes as fast as
 /// the camera can shoot it. Outside it, time stands still until a test moves it with
 /// ``advance(by:)``. (swift-clocks' `TestClock` cannot say whether anything sleeps, nor when.)
-final class RunClock: Clock, Sendable {
-    typealias Instant = TestClock<Duration>.Instant
+public final class RunClock: Clock, Sendable {
+    public typealias Instant = TestClock<Duration>.Instant
 
     private struct Sleeper {
         let deadline: Instant
@@ -28,19 +28,21 @@ final class RunClock: Clock, Sendable {
 
     private let state = Mutex(State())
 
-    /// The wall clock's reading when this clock starts.
-    static let startUnixMs: Int64 = 1_700_000_000_000
+    public init() {}
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    /// The wall clock's reading when this clock starts.
+    public static let startUnixMs: Int64 = 1_700_000_000_000
+
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .zero }
 
     /// Unix milliseconds now, moving with this clock: what labels a job's `t0` and places a
     /// resumed run on its schedule.
-    var wallClock: @Sendable () -> Int64 {
+    public var wallClock: @Sendable () -> Int64 {
         { [self] in Self.startUnixMs + Instant().duration(to: now).wholeMilliseconds }
     }
 
-    func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let id = state.withLock { state in
             state.lastID += 1
@@ -69,12 +71,12 @@ final class RunClock: Clock, Sendable {
     }
 
     /// Moves the clock `duration` on; every sleep due by then ends.
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         advance(to: now.advanced(by: duration))
     }
 
     /// Moves the clock to `instant` (never back); every sleep due by then ends.
-    func advance(to instant: Instant) {
+    public func advance(to instant: Instant) {
         let due = state.withLock { state in
             state.now = max(state.now, instant)
             let now = state.now
@@ -86,13 +88,13 @@ final class RunClock: Clock, Sendable {
     }
 
     /// The instant at which the wall clock reads `unixMs`.
-    func instant(unixMs: Int64) -> Instant {
+    public func instant(unixMs: Int64) -> Instant {
         Instant().advanced(by: .milliseconds(unixMs - Self.startUnixMs))
     }
 
     /// Runs `body` with time flowing: whenever something sleeps on the clock, it moves to the
     /// earliest deadline, but never past `limit`. Time stands still again once `body` returns.
-    func flowing<T>(until limit: Instant? = nil, _ body: () async throws -> T) async throws -> T {
+    public func flowing<T>(until limit: Instant? = nil, _ body: () async throws -> T) async throws -> T {
         let flow = Task { await moveWhileAsleep(until: limit) }
         let result: Result<T, any Error>
         do { result = .success(try await body()) } catch { result = .failure(error) }
