@@ -210,6 +210,7 @@ extension FakeBlueZ {
     func reportAdvertisements(adapter index: Int, cameraOn: [Bool], cameraSightings: [CameraSighting]) {
         let adapter = adapters[index]
         guard adapter.powered, !adapter.discoveryClients.isEmpty else { return }
+        count("advertisingRounds")
         let filters = adapter.discoveryClients.map { adapter.filters[$0] ?? DiscoveryFilter() }
         var sightings: [Sighting] = []
         for module in modules where module.radio.timeOutOfRange == .zero {

@@ -92,12 +92,13 @@ extension FakeBlueZ {
 
     /// Counters of what clients did and what happened: `connectCalls`, `connectAborts`,
     /// `disconnectCalls`, `pairCalls`, `readCalls`, `writeCalls`, `writes` (values that reached
-    /// a module or a camera), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`;
+    /// a module or a camera), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`,
+    /// `advertisingRounds` (each round of advertisements an adapter reports while discovering);
     /// and the D-Bus messages at `org.bluez`'s end: `bluezCalls` (every method call it took)
     /// and `signals` (every signal it sent).
     public var statistics: [String: Int] {
         let names = ["connectCalls", "connectAborts", "disconnectCalls", "pairCalls", "readCalls", "writeCalls", "writes",
-                     "notifications", "startDiscoveryCalls", "linkLosses", "restarts", "bluezCalls", "signals"]
+                     "notifications", "startDiscoveryCalls", "linkLosses", "restarts", "advertisingRounds", "bluezCalls", "signals"]
         return Dictionary(uniqueKeysWithValues: names.map { ($0, counters[$0] ?? 0) })
     }
 

@@ -88,8 +88,9 @@ struct CameraDeviceTests {
         #expect(ContinuousClock.now - start >= .milliseconds(1500))
         let up = try await rig.signals.wait(for: .changed(Body.path(), "Connected", .bool(true)), from: mark)
         try await rig.signals.wait(for: .changed(Body.path(), "Connected", .bool(false)), from: up)
-        // Still asleep: no advertisement brings the RSSI back.
-        try await Task.sleep(for: Rig.fastTiming.rssiInterval * 2)
+        // Still asleep: no round of advertisements brings the RSSI back.
+        let rounds = await rig.fake.statistics["advertisingRounds"] ?? 0
+        try #require(await eventually { (await rig.fake.statistics["advertisingRounds"] ?? 0) >= rounds + 2 })
         #expect(try await rig.managedObjects()[Body.path()]?[Self.device]?.dictionaryValue?["RSSI"] == nil)
 
         try await rig.control("SetCameraAsleep", [.string(SimulatedCameraCatalog.address(index: 0)), .bool(false)])

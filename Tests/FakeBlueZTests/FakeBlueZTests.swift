@@ -78,7 +78,8 @@ struct FakeBlueZTests {
         try await rig.call(Rig.adapter, "org.bluez.Adapter1", "StartDiscovery")
         try await rig.call(Rig.adapter, "org.bluez.Adapter1", "StartDiscovery", on: other)
         // Several rounds of advertisements go by.
-        try await Task.sleep(for: .milliseconds(600))
+        let rounds = await rig.fake.statistics["advertisingRounds"] ?? 0
+        try #require(await eventually { (await rig.fake.statistics["advertisingRounds"] ?? 0) >= rounds + 3 })
         #expect(try await rig.managedObjects().keys.sorted() == ["/org/bluez", Rig.adapter])
         other.close()
         await rig.stop()
@@ -246,7 +247,8 @@ struct FakeBlueZTests {
         let rig = try await Rig { $0.timing.linkDelay = .seconds(5) }
         try await rig.discover()
         async let connect: DBusError? = rig.outcome(Rig.firstDevice, "Connect", [], interface: "org.bluez.Device1")
-        try await Task.sleep(for: .milliseconds(100))
+        // The first Connect is pending once the fake has taken it.
+        try #require(await eventually { await rig.fake.statistics["connectCalls"] == 1 })
         let second = await rig.failure(Rig.firstDevice, "org.bluez.Device1", "Connect")
         #expect(second?.name == "org.bluez.Error.InProgress")
         try await rig.call(Rig.firstDevice, "org.bluez.Device1", "Disconnect")
