@@ -57,6 +57,8 @@ struct RobustnessTests {
         defer { cli.cleanUp() }
         #expect(try await cli.run("--demo", "settings", "set", "shutter-speed", "bulb").status == 0)
         let bulb = try BackgroundRun(CLI.binary, ["--demo", "bulb", "30s"], environment: environment(cli))
+        // Real time: the command prints nothing until the exposure ends (its clock line is for a
+        // terminal), so nothing says the shutter has opened; 3 s of a 30 s exposure.
         try await Task.sleep(for: .seconds(3))
         bulb.signal(SIGTERM)
         #expect(try await bulb.exitStatus() == 143, "\(bulb.output) \(bulb.errors)")

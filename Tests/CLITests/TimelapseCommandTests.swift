@@ -97,7 +97,8 @@ struct TimelapseCommandTests {
         #expect(try fixture.record(of: Int64(runID))?.state == .running, "killed: still resumable")
         let lastBeforeKill = try #require(journalled.map(\.frame).max())
 
-        // Stay down for a few slots, so that some pass while nothing runs.
+        // Real time: stay down for a few slots of the wall-clock schedule, so that some pass
+        // while nothing runs; passing time is what is tested.
         try await Task.sleep(for: .milliseconds(1200))
         let resumed = try await fixture.run("--demo", "timelapse", "--resume", "\(runID)", "--json")
         #expect(resumed.status == 0, "\(resumed.stderr)")
@@ -258,6 +259,8 @@ struct TimelapseCommandTests {
         // A long exposure, so the signal lands inside it even when the machine running the tests
         // is slow to wake this test.
         let run = try fixture.start("--interval", "25s", "--frames", "3", "--bulb", "20s", "--json")
+        // Real time: the command prints nothing until the frame ends, so nothing says the
+        // shutter has opened; 1.5 s of a 20 s exposure.
         try await Task.sleep(for: .milliseconds(1500))
         run.signal(SIGTERM)
         #expect(try await run.exitStatus() == 143)
@@ -281,7 +284,8 @@ struct TimelapseCommandTests {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
         let run = try fixture.start("--interval", "1s", "--frames", "3", "--start-in", "30s", "--json")
-        try await Task.sleep(for: .milliseconds(1500))
+        // Journalled at once, then waiting out its start delay.
+        try await fixture.waitForRuns(1)
         run.signal(SIGINT)
         #expect(try await run.exitStatus() == 130)
         let end = try #require(run.objects.last?["run"] as? [String: Any])

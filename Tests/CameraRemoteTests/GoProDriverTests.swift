@@ -169,6 +169,8 @@ import UnleashedKit
         let keeping = try await Self.open(kept, driver: GoProDriver(keepAliveInterval: .milliseconds(40), pollInterval: .milliseconds(5)))
         let left = GoProBody(timing: timing)
         let leaving = try await Self.open(left, driver: GoProDriver(keepAliveInterval: nil, pollInterval: .milliseconds(5)))
+        // Real time: the body powers down after 600 ms of its own real-clock silence (GoProBody
+        // reads ContinuousClock), so its keep-alives and power-downs only happen as time passes.
         try await Task.sleep(for: .milliseconds(1500))
         #expect(await kept.autoPowerDowns == 0)
         #expect(await kept.keepAlivesReceived >= 10)

@@ -22,9 +22,13 @@ func startOnEndedThread() async throws -> SimulatorProcess {
         let result = Result { try SimulatorProcess(["ptpip", "--port", "0"]) }
         // The thread ends only once the simulator runs: a child that had not yet asked for the
         // signal when its parent thread ended would not get it.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while case .success(let simulator) = result, !simulator.output.contains("listening"), ContinuousClock.now < deadline {
-            usleep(5_000)
+        if case .success(let simulator) = result {
+            let listening = DispatchSemaphore(value: 0)
+            Task {
+                try? await simulator.waitForOutput("listening")
+                listening.signal()
+            }
+            listening.wait()
         }
         started.value.withLock { $0 = (result, currentThreadID()) }
     }

@@ -379,6 +379,8 @@ struct LiveStreamTests {
             #expect(rig.demo.camera.eventSubscriberCount == others + 1)
             // A shot reaches all three from the one subscription; then the cameras change and all three are told.
             #expect(try await Curl.request(socket: rig.socket, path: "/v1/cameras/demo/shoot", arguments: ["-X", "POST"]).status == 200)
+            // Real time: the shot's event goes to each curl on the server's own tasks, and curl's
+            // output is read only when it ends; no event here says all three have it.
             try await Task.sleep(for: .milliseconds(200))
             #expect(await rig.cameras.remove(named: "demo") != nil)
             for follower in followers {

@@ -259,6 +259,8 @@ struct DaemonJobTests {
         let id = try #require((submitted.json?["job"] as? [String: Any])?["id"] as? Int, "\(submitted.stderr)")
         try await waitForTaken(rig, job: id, atLeast: 5)
         try await rig.stop(SIGKILL)
+        // Real time: stay down for a few slots of the wall-clock schedule, so that some pass
+        // while no daemon runs; passing time is what is tested.
         try await Task.sleep(for: .milliseconds(1500))
         try await rig.start()
         let finished = try await eventually(every: .milliseconds(200)) {

@@ -153,6 +153,7 @@ struct TetheredCommandTests {
         try await camera.waitForEvents("capture", count: 5)
         let port = camera.port
         camera.pullThePlug()
+        // Real time: the camera stays away while slots of the wall-clock schedule pass.
         try await Task.sleep(for: .seconds(2))
         try await camera.start(port: port)
         // The run finds the camera again, however slowly a loaded machine lets it; 60 slots
