@@ -30,10 +30,7 @@ struct CLI {
         }
     }
 
-    static let binary: URL = {
-        if let path = ProcessInfo.processInfo.environment["UNLEASHED_BIN"] { return URL(fileURLWithPath: path) }
-        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed")
-    }()
+    static let binary = Built.unleashed
 
     func run(_ arguments: String..., environment: [String: String] = [:]) async throws -> Result {
         try await run(arguments: arguments, environment: environment)

@@ -3,13 +3,6 @@ import Foundation
 import Synchronization
 import UnleashedTestSupport
 
-/// The built executables, next to the test bundle.
-enum Built {
-    static let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    static let unleashed = directory.appendingPathComponent("unleashed")
-    static let sim = directory.appendingPathComponent("unleashed-sim")
-}
-
 /// A private system bus with the project's fake bluetoothd (`unleashed-sim bluez`) on it, and
 /// the environment that points the `unleashed` command at it.
 final class SimulatedBluetooth: Sendable {

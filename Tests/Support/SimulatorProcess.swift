@@ -3,11 +3,8 @@ import Synchronization
 
 /// One run of `unleashed-sim`, its output collected as it comes.
 public final class SimulatorProcess: Sendable {
-    /// The built binary: $UNLEASHED_SIM_BIN, else `unleashed-sim` next to the test bundle.
-    public static let binary: URL = {
-        if let path = ProcessInfo.processInfo.environment["UNLEASHED_SIM_BIN"] { return URL(fileURLWithPath: path) }
-        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim")
-    }()
+    /// The built binary (``Built/sim``).
+    public static let binary = Built.sim
 
     private let process: Process
     private let state = Observed(State())

@@ -4,7 +4,7 @@ import UnleashedTestSupport
 
 @Suite("Processes a test starts die with it", .timeLimit(.minutes(2)))
 struct ChildProcessesTests {
-    static let probe = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-child-probe")
+    static let probe = Built.childProbe
 
     @Test("a bus and a simulator die when the process that started them is killed with SIGKILL, and not before")
     func dieWithTheirParent() async throws {

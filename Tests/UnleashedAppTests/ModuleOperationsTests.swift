@@ -167,7 +167,7 @@ private final class FakeBluetooth: Sendable {
 
     init(_ arguments: [String] = []) async throws {
         bus = try await PrivateBus()
-        let sim = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("unleashed-sim")
+        let sim = Built.sim
         let (process, line) = try await launchReadingFirstLine(sim.path, ["bluez", "--bus", bus.address] + arguments)
         self.process = process
         guard line == "ready" else {
