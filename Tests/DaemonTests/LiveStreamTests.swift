@@ -367,27 +367,28 @@ struct LiveStreamTests {
         try await Self.withRig { rig in
             #expect(try await Curl.request(socket: rig.socket, path: "/v1/status").status == 200)
             let others = rig.demo.camera.eventSubscriberCount
-            let followers = (0..<3).map { _ in
+            // Each curl writes the stream to a file as it comes, where the test can see it arrive.
+            let outputs = (0..<3).map { _ in FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID()).txt").path }
+            defer { for output in outputs { try? FileManager.default.removeItem(atPath: output) } }
+            let followers = outputs.map { output in
                 Task {
                     try await runProgram(URL(fileURLWithPath: "/usr/bin/curl"),
-                                         ["-sN", "--max-time", "40", "--unix-socket", rig.socket, "http://localhost/v1/live"],
+                                         ["-sN", "--max-time", "40", "-o", output, "--unix-socket", rig.socket, "http://localhost/v1/live"],
                                          environment: ProcessInfo.processInfo.environment)
                 }
             }
+            func received(_ output: String) -> String { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
             #expect(try await Self.eventually { rig.feed.followerCount == 3 }, "three follow")
             #expect(await rig.jobs.watcherCount == 1)
             #expect(rig.demo.camera.eventSubscriberCount == others + 1)
             // A shot reaches all three from the one subscription; then the cameras change and all three are told.
             #expect(try await Curl.request(socket: rig.socket, path: "/v1/cameras/demo/shoot", arguments: ["-X", "POST"]).status == 200)
-            // Real time: the shot's event goes to each curl on the server's own tasks, and curl's
-            // output is read only when it ends; no event here says all three have it.
-            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await Self.eventually { outputs.allSatisfy { received($0).contains("event: shotCompleted") } }, "all three see the shot")
             #expect(await rig.cameras.remove(named: "demo") != nil)
-            for follower in followers {
+            for (follower, output) in zip(followers, outputs) {
                 let result = try await follower.value
                 #expect(result.status == 0)
-                #expect(result.stdout.contains("event: shotCompleted"))
-                #expect(result.stdout.hasSuffix("open the stream again\"}\n\n"))
+                #expect(received(output).hasSuffix("open the stream again\"}\n\n"))
             }
             #expect(try await Self.eventually { await rig.jobs.watcherCount == 0 && rig.feed.followerCount == 0 }, "all let go")
             // The camera left the registry with its status reader: nothing follows it any more.

@@ -1,26 +1,23 @@
 import CameraKit
 import Daemon
 import Foundation
-import Synchronization
 import Testing
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedTestSupport
 
-/// A camera that counts its status reads, each of which takes `readTime` (or, `held`, waits
-/// until the test calls ``answerReads()``), and reports a shot as an event when a test calls
+/// A camera that counts its status reads, which answer at once or, `held`, wait until the test
+/// calls ``answerReads()``, and reports a shot as an event when a test calls
 /// ``reportShot()``.
 private actor CountingCamera: Camera {
     nonisolated let identity = CameraIdentity(name: "counting", capabilities: [.shoot], cameraModel: "counting")
     nonisolated let hub = CameraEventHub()
-    private let readTime: Duration
     private var held: Bool
     private var waiting: [CheckedContinuation<Void, Never>] = []
     private(set) var reads = 0
     private var counter = 0
 
-    init(readTime: Duration = .zero, held: Bool = false) {
-        self.readTime = readTime
+    init(held: Bool = false) {
         self.held = held
     }
 
@@ -41,8 +38,6 @@ private actor CountingCamera: Camera {
         reads += 1
         let counter = counter
         if held { await withCheckedContinuation { waiting.append($0) } }
-        // A read's time on the radio, for the test of many clients sharing one read.
-        if readTime > .zero { try? await Task.sleep(for: readTime) }
         return CameraStatus(connection: .ready, moduleBattery: 90, cameraBattery: 80, storage: .ok, shotsRemaining: 100,
                             cameraPower: .on, exposureMode: .manual, meteredEV: nil, busy: false, shotCounter: counter)
     }
@@ -66,10 +61,20 @@ private actor CountingCamera: Camera {
 struct StatusReaderTests {
     @Test("50 clients asking at once share one read of the camera, and get the same answer")
     func concurrentRequestsShareARead() async throws {
-        let camera = CountingCamera(readTime: .milliseconds(100))
+        // The read is held on the radio until all 50 have asked.
+        let camera = CountingCamera(held: true)
         let reader = StatusReader(camera: camera)
+        let asked = Observed(0)
         let answers = try await withThrowingTaskGroup(of: CameraStatus.self) { group in
-            for _ in 0..<50 { group.addTask { try await reader.status() } }
+            for _ in 0..<50 {
+                group.addTask {
+                    asked.update { $0 += 1 }
+                    return try await reader.status()
+                }
+            }
+            try await asked.wait("all 50 to ask", until: { $0 == 50 })
+            try #require(await eventually { await camera.reads == 1 }, "the first to ask reads")
+            await camera.answerReads()
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(answers.count == 50)
@@ -79,7 +84,7 @@ struct StatusReaderTests {
 
     @Test("an answer is reused while nothing changes; after a change from the API the camera is read again")
     func reuseUntilChanged() async throws {
-        let camera = CountingCamera(readTime: .zero)
+        let camera = CountingCamera()
         let reader = StatusReader(camera: camera)
         _ = try await reader.status()
         _ = try await reader.status()
@@ -91,7 +96,7 @@ struct StatusReaderTests {
 
     @Test("an event from the camera makes the next answer a fresh read that shows it")
     func eventsInvalidate() async throws {
-        let camera = CountingCamera(readTime: .zero)
+        let camera = CountingCamera()
         // Time stands still for the reader: no answer ages out, so only the event can drop it.
         let frozen = ContinuousClock.now
         let reader = StatusReader(camera: camera, now: { frozen })

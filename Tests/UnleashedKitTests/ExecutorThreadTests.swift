@@ -119,6 +119,16 @@ private final class Firings: Sendable {
         return fstat(descriptor, &status) == 0 ? UInt(status.st_ino) : nil
     }
 
+    /// Waits until `thread` sleeps in its `ppoll`, as the kernel reports it
+    /// (`/proc/self/task/TID/wchan`): the thread has done all it was given and waits for more.
+    private static func waitUntilPolling(_ thread: ExecutorThread) async throws {
+        // "PID/task/TID", read on the thread.
+        let task = try #require(await thread.perform { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self") })
+        try #require(await eventually(every: .milliseconds(1)) {
+            (try? String(contentsOfFile: "/proc/\(task)/wchan", encoding: .utf8))?.contains("poll") == true
+        }, "the thread never went back to its poll")
+    }
+
     @Test func aWatchedDescriptorIsReadOnTheThreadOnePacketAtATimeInOrder() async throws {
         let thread = ExecutorThread(name: "test")
         let (watched, other) = try Self.socketPair()
@@ -155,11 +165,12 @@ private final class Firings: Sendable {
         let secondSocket = Self.inode(second)
         defer { close(secondPeer) }
         let unwatched = thread.watch(descriptor: second) { Issue.record("an idle descriptor was reported readable"); return true }
-        try await Task.sleep(for: .milliseconds(20))
+        try await Self.waitUntilPolling(thread)
         thread.unwatch(unwatched)
         try #require(await eventually(every: .milliseconds(2)) { Self.inode(first) != firstSocket && Self.inode(second) != secondSocket },
                      "a watch that ended left its descriptor open")
-        try await Task.sleep(for: .milliseconds(20))
+        // Back in its poll, with nothing left to call.
+        try await Self.waitUntilPolling(thread)
         #expect(calls.withLock { $0 } == 1, "a watch went on being called after it ended")
         // The thread goes on with its other work.
         #expect(await thread.perform { thread.isCurrent })
@@ -172,11 +183,11 @@ private final class Firings: Sendable {
         _ = thread.watch(descriptor: watched) { true }
         // The thread sleeps in its poll with nothing due; each of these must wake it.
         for _ in 0..<50 {
-            try await Task.sleep(for: .milliseconds(1))
+            try await Self.waitUntilPolling(thread)
             #expect(await thread.perform { thread.isCurrent })
         }
         let firings = Firings()
-        try await Task.sleep(for: .milliseconds(5))
+        try await Self.waitUntilPolling(thread)
         _ = thread.schedule(at: .now + .milliseconds(5)) { firings.record("timer") }
         try await firings.wait(for: 1)
     }
