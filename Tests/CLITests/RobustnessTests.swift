@@ -107,19 +107,19 @@ struct RobustnessTests {
                 killer.arguments = ["-S", socket, "kill-server"]
                 try? ChildProcesses.run(killer)
             }
-            // A few refreshes after the first status line, however long the start took.
+            // A few refreshes of the status line: three different ones seen, however long the
+            // start took.
             var rows: [String] = []
             var status: [String] = []
-            let deadline = ContinuousClock.now + .seconds(30)
-            var seenAt: ContinuousClock.Instant?
-            while ContinuousClock.now < deadline {
+            var shown: Set<String> = []
+            let refreshed = try await eventually(every: .milliseconds(250), giveUpAfter: .seconds(30)) {
                 let captured = try await runProgram(URL(fileURLWithPath: tmux), ["-S", socket, "capture-pane", "-p", "-t", session], environment: env)
                 rows = captured.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
                 status = rows.filter { $0.contains("Frame ") || $0.contains("elapsed") || $0.contains("late ") }
-                if !status.isEmpty, seenAt == nil { seenAt = .now }
-                if let seenAt, ContinuousClock.now - seenAt > .seconds(3) { break }
-                try await Task.sleep(for: .milliseconds(250))
+                shown.formUnion(status)
+                return shown.count >= 3
             }
+            #expect(refreshed, "\(width) columns: the status line was not refreshed: \(rows.filter { !$0.isEmpty })")
             #expect(status.count == 1, "\(width) columns: \(rows.filter { !$0.isEmpty })")
             #expect(rows.allSatisfy { $0.count <= width }, "\(width) columns")
         }

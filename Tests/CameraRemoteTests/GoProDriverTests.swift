@@ -169,11 +169,13 @@ import UnleashedKit
         let keeping = try await Self.open(kept, driver: GoProDriver(keepAliveInterval: .milliseconds(40), pollInterval: .milliseconds(5)))
         let left = GoProBody(timing: timing)
         let leaving = try await Self.open(left, driver: GoProDriver(keepAliveInterval: nil, pollInterval: .milliseconds(5)))
-        // Real time: the body powers down after 600 ms of its own real-clock silence (GoProBody
-        // reads ContinuousClock), so its keep-alives and power-downs only happen as time passes.
-        try await Task.sleep(for: .milliseconds(1500))
+        // Until the camera left alone has powered down, and the kept one has had 20 keep-alives
+        // (so more than its 600 ms limit has passed since it was opened, before the other).
+        try await poll("the camera without keep-alive to power down, the other to have 20 keep-alives") {
+            let (powerDowns, keepAlives) = (await left.autoPowerDowns, await kept.keepAlivesReceived)
+            return powerDowns >= 1 && keepAlives >= 20
+        }
         #expect(await kept.autoPowerDowns == 0)
-        #expect(await kept.keepAlivesReceived >= 10)
         #expect(await keeping.connectionState == .ready)
         #expect(await left.autoPowerDowns >= 1, "a driver without keep-alive loses the camera")
         #expect(await left.keepAlivesReceived == 0)
