@@ -93,12 +93,14 @@ extension FakeBlueZ {
     /// Counters of what clients did and what happened: `connectCalls`, `connectAborts`,
     /// `disconnectCalls`, `pairCalls`, `readCalls`, `writeCalls`, `writes` (values that reached
     /// a module or a camera), `notifications`, `startDiscoveryCalls`, `linkLosses`, `restarts`,
-    /// `advertisingRounds` (each round of advertisements an adapter reports while discovering);
-    /// and the D-Bus messages at `org.bluez`'s end: `bluezCalls` (every method call it took)
+    /// `advertisingRounds` (each round of advertisements an adapter reports while discovering),
+    /// `pageTimeouts` (attempts that nothing answered, failed after the page timeout),
+    /// `delayedResolves` (services resolved after the plan's `resolve-delay`); and the D-Bus messages at `org.bluez`'s end: `bluezCalls` (every method call it took)
     /// and `signals` (every signal it sent).
     public var statistics: [String: Int] {
         let names = ["connectCalls", "connectAborts", "disconnectCalls", "pairCalls", "readCalls", "writeCalls", "writes",
-                     "notifications", "startDiscoveryCalls", "linkLosses", "restarts", "advertisingRounds", "bluezCalls", "signals"]
+                     "notifications", "startDiscoveryCalls", "linkLosses", "restarts", "advertisingRounds",
+                     "pageTimeouts", "delayedResolves", "bluezCalls", "signals"]
         return Dictionary(uniqueKeysWithValues: names.map { ($0, counters[$0] ?? 0) })
     }
 

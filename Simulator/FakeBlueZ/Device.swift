@@ -198,12 +198,17 @@ extension FakeBlueZ {
                 try? await Task.sleep(for: delay)
                 guard !Task.isCancelled, let self else { return }
                 if aborting { return await self.perform { $0.abortConnection(path, attempt) } }
+                let unanswered = radio.pageTimeouts
                 do {
                     let link = try await radio.connect()
                     let transport = try await link.resolveServices()
                     await self.perform { $0.linkUp(path, attempt, .module(link: link, transport: transport)) }
                 } catch {
-                    await self.perform { $0.connectionFailed(path, attempt, "\(error)") }
+                    let timedOut = radio.pageTimeouts > unanswered
+                    await self.perform { fake in
+                        if timedOut { fake.count("pageTimeouts") }
+                        fake.connectionFailed(path, attempt, "\(error)")
+                    }
                 }
             }
         case .camera(let index):
@@ -216,7 +221,10 @@ extension FakeBlueZ {
                 guard !outOfRange, await body.isConnectable else {
                     // Nothing answers: the attempt runs to the page timeout, as with a module.
                     try? await Task.sleep(for: SimulatedRadio.pageTimeout)
-                    return await self.perform { $0.connectionFailed(path, attempt, "the camera did not answer (asleep or out of range)") }
+                    return await self.perform { fake in
+                        fake.count("pageTimeouts")
+                        fake.connectionFailed(path, attempt, "the camera did not answer (asleep or out of range)")
+                    }
                 }
                 let (signals, sink) = AsyncStream.makeStream(of: BodySignal.self)
                 await body.connected { sink.yield($0) }
@@ -286,7 +294,9 @@ extension FakeBlueZ {
                 }
             }
         }
-        schedule(after: faults.resolveDelay ?? configuration.timing.resolveDelay) { fake in
+        let planned = faults.resolveDelay
+        schedule(after: planned ?? configuration.timing.resolveDelay) { fake in
+            if planned != nil { fake.count("delayedResolves") }
             fake.resolveServices(path, attempt)
         }
         if device.pairing != nil { startPairing(path) }

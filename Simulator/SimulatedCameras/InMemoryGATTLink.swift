@@ -8,22 +8,27 @@ public struct InMemoryCameraProvider: GATTLinkProvider {
     public let body: any SimulatedCameraBody
     /// How long a connect attempt takes.
     public var connectDelay: Duration
+    /// What the scan and the connect attempt wait on.
+    public let clock: any Clock<Duration>
 
-    public init(body: any SimulatedCameraBody, connectDelay: Duration = .milliseconds(5)) {
+    public init(body: any SimulatedCameraBody, connectDelay: Duration = .milliseconds(5), clock: any Clock<Duration> = ContinuousClock()) {
         self.body = body
         self.connectDelay = connectDelay
+        self.clock = clock
     }
 
     public func discover(timeout: Duration) async throws(GATTError) {
-        let deadline = ContinuousClock.now + timeout
+        // Scans in 20 ms rounds until the camera advertises or the rounds add up to the timeout.
+        var scanned = Duration.zero
         while !(await body.isConnectable) {
-            guard ContinuousClock.now < deadline else { throw .notConnected("the camera is not advertising") }
-            try? await Task.sleep(for: .milliseconds(20))
+            guard scanned < timeout else { throw .notConnected("the camera is not advertising") }
+            try? await clock.sleep(for: .milliseconds(20))
+            scanned += .milliseconds(20)
         }
     }
 
     public func connect() async throws(GATTError) -> any GATTLink {
-        try? await Task.sleep(for: connectDelay)
+        try? await clock.sleep(for: connectDelay)
         guard await body.isConnectable else { throw .notConnected("the camera did not answer (asleep or out of range)") }
         return await InMemoryGATTLink(body: body)
     }

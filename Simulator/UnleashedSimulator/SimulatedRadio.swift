@@ -19,6 +19,7 @@ public final class SimulatedRadio: ModuleLinkProvider {
         var link: InMemoryLink?
         var links = 0
         var connectAttempts = 0
+        var pageTimeouts = 0
         /// Until when (time since the radio was made) the module cannot be reached.
         var outOfRangeUntil: Duration = .zero
     }
@@ -44,6 +45,8 @@ public final class SimulatedRadio: ModuleLinkProvider {
 
     /// How many times a client tried to link.
     public var connectAttempts: Int { state.withLock { $0.connectAttempts } }
+    /// How many attempts nothing answered, each failing after ``pageTimeout``.
+    public var pageTimeouts: Int { state.withLock { $0.pageTimeouts } }
 
     /// Changes the faults of the current link and of every later one.
     public func setFaults(_ faults: LinkFaults) {
@@ -86,6 +89,7 @@ public final class SimulatedRadio: ModuleLinkProvider {
         }
         guard reachable, await module.bootRemaining == .zero else {
             try? await clock.sleep(for: Self.pageTimeout)
+            state.withLock { $0.pageTimeouts += 1 }
             throw .failed("the module did not answer (page timeout)")
         }
         let link = InMemoryLink(mtu: mtu, faults: faults, seed: seed &+ UInt64(number), clock: clock)

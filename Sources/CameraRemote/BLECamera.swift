@@ -15,10 +15,13 @@ public actor BLECamera: Camera {
     private let connection: RemoteConnection
     private let hub = CameraEventHub()
     private let clock: any Clock<Duration>
+    /// Time on ``clock`` since the camera was opened: exposures and clips are timed on the clock
+    /// they wait on.
+    private let elapsed: @Sendable () -> Duration
     private var pump: Task<Void, Never>?
     private var shotCounter = 0
     private var busy = false
-    private var recordingSince: ContinuousClock.Instant?
+    private var recordingSince: Duration?
     private var cameraBattery: Int?
     private var closed = false
 
@@ -59,6 +62,7 @@ public actor BLECamera: Camera {
         self.driver = driver
         self.connection = connection
         self.clock = clock
+        elapsed = stopwatch(clock)
     }
 
     private func startPump() {
@@ -125,10 +129,10 @@ public actor BLECamera: Camera {
 
     public func shoot() async throws(CameraError) -> Shot {
         let context = try await ready(for: "shoot", needs: .shoot)
-        let started = ContinuousClock.now
+        let started = elapsed()
         try await driver.shoot(context)
         shotCounter += 1
-        let shot = Shot(counter: shotCounter, latency: ContinuousClock.now - started, confirmed: driver.confirmsShots)
+        let shot = Shot(counter: shotCounter, latency: elapsed() - started, confirmed: driver.confirmsShots)
         hub.yield(.shotCompleted(counter: shotCounter, cameraTime: nil))
         return shot
     }
@@ -136,7 +140,7 @@ public actor BLECamera: Camera {
     public func bulb(_ duration: Duration) async throws(CameraError) -> BulbExposure {
         guard duration > .zero else { throw .invalidArgument("a bulb exposure must be longer than zero") }
         let context = try await ready(for: "bulb", needs: .bulb)
-        let started = ContinuousClock.now
+        let started = elapsed()
         try await driver.openShutter(context)
         var ending = BulbExposure.Ending.deadline
         do {
@@ -156,21 +160,21 @@ public actor BLECamera: Camera {
         try await closing.value.get()
         shotCounter += 1
         hub.yield(.shotCompleted(counter: shotCounter, cameraTime: nil))
-        let exposed = ContinuousClock.now - started
+        let exposed = elapsed() - started
         return BulbExposure(shot: Shot(counter: shotCounter, latency: exposed), exposed: exposed, ending: ending)
     }
 
     public func startVideo() async throws(CameraError) {
         let context = try await ready(for: "video", needs: .video)
         try await driver.startVideo(context)
-        recordingSince = ContinuousClock.now
+        recordingSince = elapsed()
     }
 
     public func stopVideo() async throws(CameraError) -> Duration {
         let context = try await ready(for: "video", needs: .video)
         try await driver.stopVideo(context)
         defer { recordingSince = nil }
-        return recordingSince.map { ContinuousClock.now - $0 } ?? .zero
+        return recordingSince.map { elapsed() - $0 } ?? .zero
     }
 
     public func setTime(_ time: WallTime) async throws(CameraError) {

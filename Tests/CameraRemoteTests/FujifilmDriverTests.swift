@@ -16,9 +16,10 @@ enum FastRemote {
     static let timing = RemoteTiming(scanTimeout: .seconds(20), stepTimeout: .seconds(10), handshakeTimeout: .seconds(30))
     static let readyTimeout = Duration.seconds(60)
 
-    static func open(_ body: any SimulatedCameraBody, driver: any CameraRemoteDriver) async throws -> BLECamera {
+    static func open(_ body: any SimulatedCameraBody, driver: any CameraRemoteDriver,
+                     clock: any Clock<Duration> = ContinuousClock()) async throws -> BLECamera {
         try await BLECamera.open(name: body.address, provider: InMemoryCameraProvider(body: body), driver: driver,
-                                    policy: policy, timing: timing, readyTimeout: readyTimeout)
+                                    policy: policy, timing: timing, clock: clock, readyTimeout: readyTimeout)
     }
 
     /// Shoots, puts the body to sleep (a shot then fails), wakes it, and shoots again once the
@@ -100,16 +101,19 @@ enum FastRemote {
     @Test func focusBulbAndGeotagReachTheCamera() async throws {
         let body = basic()
         let driver = FujifilmDriver(generation: .basic(token: Self.token), focusTime: .milliseconds(10))
-        let camera = try await FastRemote.open(body, driver: driver)
+        // The bulb is timed on a clock that moves only when the test moves it.
+        let clock = RunClock()
+        let camera = try await FastRemote.open(body, driver: driver, clock: clock)
         #expect(try await camera.focus(hold: true) == .acquired)
         #expect(await body.buttons == .focus)
         try await camera.release()
         #expect(await body.buttons == .release)
-        _ = try await camera.focus(hold: false)
+        // Without hold the driver lets go after its focus time: the clock goes that far, no further.
+        _ = try await clock.flowing(until: clock.now.advanced(by: .milliseconds(10))) { try await camera.focus(hold: false) }
         #expect(await body.buttons == .release)
 
-        let bulb = try await camera.bulb(.milliseconds(60))
-        #expect((bulb.exposed ?? .zero) >= .milliseconds(60))
+        let bulb = try await clock.flowing(until: clock.now.advanced(by: .milliseconds(60))) { try await camera.bulb(.milliseconds(60)) }
+        #expect(bulb.exposed == .milliseconds(60))
         #expect(await body.picturesTaken == 1)
         #expect(await body.buttons == .release)
 

@@ -4,18 +4,19 @@ import CameraRemote
 import SimulatedCameras
 import Testing
 import UnleashedKit
+import UnleashedTestSupport
 
 /// The Sony driver against a simulated Sony body, in memory, through ``BLECamera``.
 @Suite struct SonyDriverTests {
     private static let london = Sony.TimeZoneOffsets(utcOffsetMinutes: 0, daylightSavingMinutes: 60)
 
     private func open(_ body: SonyBody, focusTimeout: Duration = .seconds(10),
-                      timing: RemoteTiming = RemoteBodyChecks.timing) async throws -> BLECamera {
+                      timing: RemoteTiming = RemoteBodyChecks.timing, clock: any Clock<Duration> = ContinuousClock()) async throws -> BLECamera {
         let driver = SonyDriver(focusTimeout: focusTimeout, timeZone: { _ in Self.london })
         return try await BLECamera.open(
             name: "a7", provider: InMemoryCameraProvider(body: body, connectDelay: .milliseconds(1)), driver: driver,
             policy: ReconnectPolicy(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100), jitter: 0),
-            timing: timing, readyTimeout: .seconds(30))
+            timing: timing, clock: clock, readyTimeout: .seconds(30))
     }
 
     @Test func connectsReadsTheModelAndShootsConfirmedByTheShutterReport() async throws {
@@ -74,10 +75,12 @@ import UnleashedKit
 
     @Test func bulbHoldsTheFullPress() async throws {
         let body = SonyBody()
-        let camera = try await open(body)
-        let exposure = try await camera.bulb(.milliseconds(120))
+        // The exposure is timed on a clock that moves only when the test moves it.
+        let clock = RunClock()
+        let camera = try await open(body, clock: clock)
+        let exposure = try await clock.flowing(until: clock.now.advanced(by: .milliseconds(120))) { try await camera.bulb(.milliseconds(120)) }
         #expect(exposure.ending == .deadline)
-        #expect((exposure.exposed ?? .zero) >= .milliseconds(120))
+        #expect(exposure.exposed == .milliseconds(120))
         #expect(await body.picturesTaken == 1)
         #expect(await body.commands == Sony.pressShutter + Sony.releaseShutter)
         await camera.close()
