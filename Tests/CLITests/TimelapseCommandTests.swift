@@ -272,7 +272,6 @@ struct TimelapseCommandTests {
         let frame = try #require(frames.first)
         #expect(frame.outcome == .taken)
         #expect(frame.exposure?.hasPrefix("bulb 20000ms, ended early after") == true, "\(frame.exposure ?? "nil")")
-        #expect((frame.completedMs ?? .max) < 19_000, "the shutter was closed at once, not after 20 s")
         #expect(try fixture.record(of: Int64(runID))?.state == .finished)
         // The camera is free again: a plain shot works right away.
         #expect(try await fixture.run("--demo", "settings", "set", "shutter-speed", "1/125").status == 0)

@@ -186,17 +186,16 @@ struct LiveStreamTests {
 
     @Test("the stream opens with the comment, then a snapshot that says what status, cameras, groups and jobs say, on the daemon's clock")
     func snapshot() async throws {
-        try await Self.withRig { rig in
+        // The daemon's clock stands still here: the snapshot's time is exactly its reading.
+        let clock = RunClock()
+        try await Self.withRig(clock: clock) { rig in
             // An ended job and a waiting one, neither of which changes while the test reads.
             let stopped = try await Self.submit(rig, #"{"intervalMs": 1000, "frames": 3}"#, extra: #", "startDelayMs": 60000"#)
             #expect(try await Self.post(rig, "/v1/jobs/\(stopped)/stop").status == 200)
             let waiting = try await Self.submit(rig, #"{"intervalMs": 1000, "frames": 3}"#, extra: #", "startDelayMs": 60000"#)
 
-            let before = Int64(Date().timeIntervalSince1970 * 1000)
             let snapshot = try await Self.live(rig) { live in try await live.opening() }
-            let after = Int64(Date().timeIntervalSince1970 * 1000)
-            #expect(snapshot.nowUnixMs >= before - 2000 && snapshot.nowUnixMs <= after + 2000,
-                    "the snapshot's clock \(snapshot.nowUnixMs) is the system's, read between \(before) and \(after)")
+            #expect(snapshot.nowUnixMs == clock.wallClock(), "the snapshot's time is the daemon's clock")
 
             let status = try await Self.get(rig, "/v1/status", as: DaemonStatus.self)
             #expect(snapshot.status.version == "0.0.0-live")
