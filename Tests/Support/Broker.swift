@@ -29,7 +29,11 @@ public final class Broker: Sendable {
             allow_anonymous true
             persistence false
             user root
-            log_dest none
+            log_dest file \(logFile.path)
+            log_type error
+            log_type warning
+            log_type notice
+            log_type information
             """.write(to: configFile, atomically: true, encoding: .utf8)
         try await start()
     }
@@ -38,6 +42,10 @@ public final class Broker: Sendable {
         stop()
         try? FileManager.default.removeItem(at: directory)
     }
+
+    /// What the broker logged: connections, refusals and TLS errors, as they come.
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+    private var logFile: URL { directory.appendingPathComponent("mosquitto.log") }
 
     /// The certificate authority that signed a TLS broker's certificate.
     public var caFile: String { directory.appendingPathComponent("ca.pem").path }
@@ -84,7 +92,7 @@ public final class Broker: Sendable {
         broker.standardError = FileHandle.nullDevice
         try ChildProcesses.run(broker)
         process.withLock { $0 = broker }
-        // mosquitto says nowhere that it listens (it logs nowhere): its port is tried.
+        // Its port is tried: mosquitto logs that it opens the socket before it listens.
         _ = await eventually(every: .milliseconds(20)) { Self.accepts(port) || !broker.isRunning }
         if Self.accepts(port) { return }
         guard broker.isRunning else { throw FixtureError("mosquitto exited at once (port \(port) taken?)") }
