@@ -206,6 +206,7 @@ let package = Package(
             name: "UnleashedTestSupport",
             dependencies: [
                 "CameraKit", "Intervalometer",
+                "DBus", "FakeBlueZ",
                 "UnleashedKit",
                 "UnleashedSimulator",
                 .product(name: "Clocks", package: "swift-clocks"),

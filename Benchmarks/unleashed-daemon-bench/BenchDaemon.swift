@@ -34,13 +34,12 @@ final class BenchDaemon {
             fail("no \(unleashed.path): build it with swift build -c release --static-swift-stdlib --product unleashed")
         }
         self.unleashed = unleashed
-        bus = try await PrivateBus()
         var fakeConfiguration = FakeBlueZ.Configuration()
         fakeConfiguration.modules = 1
         fakeConfiguration.profile.batteryDrain = .init(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
         fakeConfiguration.profile.cardCapacity = 1_000_000
-        fake = FakeBlueZ(configuration: fakeConfiguration)
-        try await fake.start(bus: .address(bus.address))
+        let bluez = try await InProcessBlueZ.start(fakeConfiguration)
+        (bus, fake) = (bluez.bus, bluez.fake)
         address = await fake.moduleAddresses[0]
 
         directory = URL(fileURLWithPath: "/tmp/ud-bench-\(getpid())")

@@ -49,13 +49,12 @@ var buses: [PrivateBus] = []
 var fakes: [FakeBlueZ] = []
 var daemons: [Process] = []
 for host in network.hosts {
-    let bus = try await PrivateBus()
     var configuration = FakeBlueZ.Configuration()
     configuration.modules = camerasPerHost
     configuration.profile.batteryDrain = .init(perShot: 0, perVideoMinute: 0, perIdleHour: 0)
     configuration.profile.cardCapacity = 1_000_000
-    let fake = FakeBlueZ(configuration: configuration)
-    try await fake.start(bus: .address(bus.address))
+    let bluez = try await InProcessBlueZ.start(configuration)
+    let (bus, fake) = (bluez.bus, bluez.fake)
     let addresses = await fake.moduleAddresses
     let folder = directory.appendingPathComponent(host.name)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

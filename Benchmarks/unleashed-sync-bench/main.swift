@@ -48,7 +48,6 @@ guard slots >= 10, !sizes.isEmpty, sizes.allSatisfy({ (2...8).contains($0) }) el
 
 // MARK: - The rig: 8 modules behind the fake bluetoothd
 
-let bus = try await PrivateBus()
 // Bodies on mains power (dummy batteries, as studio rigs use) with large cards: the thousands of
 // shots per camera would otherwise empty the simulated batteries or fill the cards.
 var body = CameraProfile.all[0]
@@ -60,9 +59,8 @@ configuration.cameras = brands.map(FakeBlueZ.CameraSource.brand)
 let cameraAddresses = brands.indices.map { SimulatedCameraCatalog.address(index: $0) }
 // Timers up to 45 ppm apart either way, as crystals are.
 configuration.timerDriftPPM = [0: 40, 1: -30, 2: 10, 3: -45, 4: 25, 5: -5, 6: 45, 7: -20]
-let fake = FakeBlueZ(configuration: configuration)
-try await fake.start(bus: .address(bus.address))
-let busAddress = DBusConnection.Bus.address(bus.address)
+let bluez = try await InProcessBlueZ.start(configuration)
+let (bus, fake, busAddress) = (bluez.bus, bluez.fake, bluez.address)
 let addresses = (1...(sizes.max() ?? 8)).map { String(format: "F0:5E:D0:00:00:%02X", $0) }
 do {
     let client = try await BlueZClient.open(bus: busAddress)

@@ -17,11 +17,9 @@ struct BlueZSocketTests {
 
     /// A private bus with the fake and its one module, paired.
     static func fake(mtu: Int? = nil) async throws -> (PrivateBus, FakeBlueZ) {
-        let bus = try await PrivateBus()
         var configuration = FakeBlueZ.Configuration(modules: 1, timing: .quick)
         if let mtu { configuration.mtu = mtu }
-        let fake = FakeBlueZ(configuration: configuration)
-        try await fake.start(bus: .address(bus.address))
+        let (bus, fake) = try await { let bluez = try await InProcessBlueZ.start(configuration); return (bluez.bus, bluez.fake) }()
         let client = try await BlueZClient.open(bus: .address(bus.address))
         let adapter = try await client.adapter(named: nil)
         let device = try await client.findModule(module, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: .seconds(30))

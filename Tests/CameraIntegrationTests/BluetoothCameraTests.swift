@@ -31,12 +31,10 @@ struct CameraBench {
     static let quickReconnect = ReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400), jitter: 0)
 
     static func start(cameras brands: [CameraBrand], modules: Int = 0) async throws -> CameraBench {
-        let bus = try await PrivateBus()
         var configuration = FakeBlueZ.Configuration(modules: modules, timing: .quick)
         configuration.cameras = brands.map(FakeBlueZ.CameraSource.brand)
-        let fake = FakeBlueZ(configuration: configuration)
-        try await fake.start(bus: .address(bus.address))
-        return CameraBench(bus: bus, fake: fake)
+        let bluez = try await InProcessBlueZ.start(configuration)
+        return CameraBench(bus: bluez.bus, fake: bluez.fake)
     }
 
     /// The address of the `index`th camera configured.

@@ -26,11 +26,10 @@ struct FakeBlueZRig {
     static var fastTiming: FakeBlueZ.Timing { .quick }
 
     init(_ configure: (inout FakeBlueZ.Configuration) -> Void = { _ in }) async throws {
-        bus = try await PrivateBus()
         var configuration = FakeBlueZ.Configuration(timing: Self.fastTiming)
         configure(&configuration)
-        fake = FakeBlueZ(configuration: configuration)
-        try await fake.start(bus: .address(bus.address))
+        let bluez = try await InProcessBlueZ.start(configuration)
+        (bus, fake) = (bluez.bus, bluez.fake)
         client = try await DBusConnection.open(.address(bus.address))
         signals = try await SignalLog(client)
     }

@@ -24,14 +24,12 @@ struct FourModules {
     let connections: [ModuleConnection]
 
     static func start() async throws -> FourModules {
-        let bus = try await PrivateBus()
         var configuration = FakeBlueZ.Configuration(modules: 4, timing: .quick)
         configuration.profileOverrides = [3: try #require(CameraProfile.named("canon-r"))]
         // Module timers that run apart, as real crystals do.
         configuration.timerDriftPPM = [0: 40, 1: -30, 2: 10, 3: -45]
-        let fake = FakeBlueZ(configuration: configuration)
-        try await fake.start(bus: .address(bus.address))
-        let address = DBusConnection.Bus.address(bus.address)
+        let bluez = try await InProcessBlueZ.start(configuration)
+        let (bus, fake, address) = (bluez.bus, bluez.fake, bluez.address)
         let client = try await BlueZClient.open(bus: address)
         let adapter = try await client.adapter(named: nil)
         for module in addresses {

@@ -16,7 +16,7 @@ struct ModuleOperationsTests {
     static let second = "F0:5E:D0:00:00:02"
 
     @Test func listsTheAdapterAndScansForTheModules() async throws {
-        let fake = try await FakeBluetooth(["--modules", "2"])
+        let fake = try await SimulatedBluetooth(["--modules", "2"])
         let adapters = try await fake.operations().adapters()
         #expect(adapters.adapters.map(\.name) == ["hci0"])
         #expect(adapters.text.contains("hci0") && adapters.text.contains(" on "))
@@ -29,7 +29,7 @@ struct ModuleOperationsTests {
 
     /// What used to be checked by launching `unleashed pair` against `--faults refuse-pairing`.
     @Test func aRefusedPairingIsAnErrorOfKindRefused() async throws {
-        let fake = try await FakeBluetooth(["--faults", "refuse-pairing"])
+        let fake = try await SimulatedBluetooth(["--faults", "refuse-pairing"])
         let error = await #expect(throws: ModuleCommandError.self) {
             try await fake.operations().pair(Self.first, agent: Self.agent())
         }
@@ -41,7 +41,7 @@ struct ModuleOperationsTests {
 
     /// What used to be checked by launching `unleashed pair` with and without `--yes`.
     @Test func aConfirmationNoOneCanAnswerIsRefusedAndYesConfirmsIt() async throws {
-        let fake = try await FakeBluetooth(["--pairing", "confirm"])
+        let fake = try await SimulatedBluetooth(["--pairing", "confirm"])
         let error = await #expect(throws: ModuleCommandError.self) {
             try await fake.operations().pair(Self.first, agent: Self.agent())
         }
@@ -55,7 +55,7 @@ struct ModuleOperationsTests {
 
     /// What used to be checked by launching `unleashed pair --passkey` with a wrong passkey.
     @Test func aWrongPasskeyIsRefused() async throws {
-        let fake = try await FakeBluetooth(["--pairing", "passkey"])
+        let fake = try await SimulatedBluetooth(["--pairing", "passkey"])
         let shown = try #require(try await fake.simulator("Passkey", [.string(Self.first)]).first?.intValue)
         await #expect(throws: ModuleCommandError.self) {
             try await fake.operations().pair(Self.first, agent: Self.agent(passkey: UInt32((shown + 1) % 1_000_000)))
@@ -64,7 +64,7 @@ struct ModuleOperationsTests {
 
     /// What used to be checked by launching `unleashed --scan-timeout 1s connect` for a module that is not there.
     @Test func aModuleThatIsNotThereIsNotFoundAfterTheScan() async throws {
-        let fake = try await FakeBluetooth()
+        let fake = try await SimulatedBluetooth()
         let error = await #expect(throws: ModuleCommandError.self) {
             try await fake.operations(scanTimeout: .seconds(1)).connect("F0:5E:D0:00:00:99", agent: Self.agent())
         }
@@ -74,11 +74,11 @@ struct ModuleOperationsTests {
 
     /// What used to be checked by launching `unleashed scan` without an adapter and `connect` with one off.
     @Test func noAdapterAndAnAdapterThatIsOff() async throws {
-        let none = try await FakeBluetooth(["--adapters", "0"])
+        let none = try await SimulatedBluetooth(["--adapters", "0"])
         await #expect(throws: ModuleCommandError.bluetooth(.noAdapter)) {
             try await none.operations().scan(for: .seconds(1)) { _ in }
         }
-        let off = try await FakeBluetooth(["--powered", "off"])
+        let off = try await SimulatedBluetooth(["--powered", "off"])
         let error = await #expect(throws: ModuleCommandError.self) {
             try await off.operations().connect(Self.first, agent: Self.agent())
         }
@@ -87,7 +87,7 @@ struct ModuleOperationsTests {
     }
 
     @Test func connectWithoutAnAddressNeedsOneModuleInRange() async throws {
-        let fake = try await FakeBluetooth(["--modules", "2"])
+        let fake = try await SimulatedBluetooth(["--modules", "2"])
         let error = await #expect(throws: ModuleCommandError.self) {
             try await fake.operations().connect(nil, agent: Self.agent())
         }
@@ -98,7 +98,7 @@ struct ModuleOperationsTests {
     /// `disconnect` of a module that is not connected says so; `forget` removes it from BlueZ and
     /// stops remembering it, and a second `forget` finds nothing to remove.
     @Test func disconnectAndForgetAPairedModule() async throws {
-        let fake = try await FakeBluetooth()
+        let fake = try await SimulatedBluetooth()
         let operations = fake.operations()
         _ = try await operations.pair(Self.first, agent: Self.agent())
         try RememberedModule(address: Self.first, name: "Unleashed 0001", adapter: nil).save(to: fake.rememberedFile)
@@ -158,42 +158,8 @@ extension ModuleCommandError: Equatable {
     }
 }
 
-/// A private bus with `unleashed-sim bluez` on it, and a remembered-module file of its own.
-private final class FakeBluetooth: Sendable {
-    let bus: PrivateBus
-    let control: DBusConnection
-    let rememberedFile = FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-module-\(UUID()).json")
-    private let process: Process
-
-    init(_ arguments: [String] = []) async throws {
-        bus = try await PrivateBus()
-        let sim = Built.sim
-        let (process, line) = try await launchReadingFirstLine(sim.path, ["bluez", "--bus", bus.address] + arguments)
-        self.process = process
-        guard line == "ready" else {
-            process.terminate()
-            throw FixtureError("unleashed-sim bluez did not start")
-        }
-        control = try await DBusConnection.open(.address(bus.address))
-    }
-
-    deinit {
-        control.close()
-        kill(process.processIdentifier, SIGKILL)
-        try? FileManager.default.removeItem(at: rememberedFile)
-    }
-
+extension SimulatedBluetooth {
     func operations(scanTimeout: Duration = .seconds(5)) -> ModuleOperations {
         ModuleOperations(adapter: nil, scanTimeout: scanTimeout, bus: .address(bus.address), rememberedFile: rememberedFile)
-    }
-
-    @discardableResult
-    func simulator(_ member: String, _ body: [DBusValue] = []) async throws -> [DBusValue] {
-        try await control.call("org.unleashed.Simulator", path: "/org/unleashed/Simulator", interface: "org.unleashed.Simulator1",
-                               member: member, body)
-    }
-
-    func stats() async throws -> [String: Int] {
-        (try await simulator("Stats").first?.dictionaryValue ?? [:]).compactMapValues(\.intValue)
     }
 }
