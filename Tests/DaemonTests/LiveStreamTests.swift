@@ -36,42 +36,40 @@ struct LiveStreamTests {
     /// all and removes the files. With `clock` the runs wait on it; without, on the real clock.
     static func withRig<T>(clock: RunClock? = nil, _ body: (Rig) async throws -> T) async throws -> T {
         let (demo, journal, cameras, directory) = try await JobTests.managerParts()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let jobs = clock.map { JobTests.manager(journal, cameras, clock: $0) } ?? JobManager(journal: journal, cameras: cameras)
-        var configuration = DaemonConfiguration.defaults(scope: .system, environment: [:])
-        configuration.groups = [DaemonConfiguration.Group(name: "rig", cameras: ["demo"])]
-        var service = configuration.service
-        service.socket = directory + "/run/control.sock"
-        service.listen = DaemonConfiguration.ListenAddress("127.0.0.1:0", allowingAnyPort: true)
-        let browsers = try WebClients(file: nil)
-        let api = ControlAPI(cameras: cameras, jobs: jobs, access: AccessPolicy(tokens: Self.tokens), version: "0.0.0-live",
-                             configuration: configuration, browsers: browsers)
-        let web = DaemonConfiguration.Web(listen: DaemonConfiguration.ListenAddress("127.0.0.1:0", allowingAnyPort: true))
-        let server = ControlServer(service: service, api: api, web: web)
-        try await server.start()
-        let (webPort, tcpPort) = (await server.webPort, await server.tcpPort)
-        let result: Result<T, any Error>
+        var setup = DemoServer.Setup(demo: demo, cameras: cameras, jobs: jobs, directory: directory)
+        setup.configuration.groups = [DaemonConfiguration.Group(name: "rig", cameras: ["demo"])]
+        setup.access = AccessPolicy(tokens: Self.tokens)
+        setup.web = DaemonConfiguration.Web(listen: DaemonConfiguration.ListenAddress("127.0.0.1:0", allowingAnyPort: true))
+        setup.tcp = true
+        setup.version = "0.0.0-live"
+        let served: Result<T, any Error>
         do {
-            guard let webPort, let tcpPort else {
-                throw StreamError("the server did not say its ports: web \(webPort.map(String.init) ?? "none"), "
-                    + "TCP \(tcpPort.map(String.init) ?? "none")")
-            }
-            let rig = Rig(socket: service.socket,
-                          web: WebListenerTests.Running(url: "http://127.0.0.1:\(webPort)", socket: service.socket, browsers: browsers),
-                          tcp: "http://127.0.0.1:\(tcpPort)", jobs: jobs, cameras: cameras, demo: demo, feed: api.liveFeed)
-            result = .success(try await body(rig))
+            served = .success(try await DemoServer.with(setup) { server in try await serve(server) })
         } catch {
-            result = .failure(error)
+            served = .failure(error)
         }
-        if let clock {
-            // A run stopped while it prepares a slot waits for the slot's deadline before it ends.
-            _ = try? await clock.flowing { await jobs.suspendAll() }
-        } else {
-            await jobs.suspendAll()
-        }
-        await server.stop()
+        // The simulator is this rig's, not the server's: finished once the server has stopped.
         try? await demo.finish()
-        return try result.get()
+        return try served.get()
+
+        func serve(_ server: DemoServer) async throws -> T {
+            let (web, tcp) = (await server.webURL, await server.tcpURL)
+            guard let web, let tcp else {
+                throw StreamError("the server did not say its ports: web \(web ?? "none"), TCP \(tcp ?? "none")")
+            }
+            let rig = Rig(socket: server.socket, web: WebListenerTests.Running(url: web, socket: server.socket, browsers: server.browsers),
+                          tcp: tcp, jobs: jobs, cameras: cameras, demo: demo, feed: server.api.liveFeed)
+            let result: Result<T, any Error>
+            do { result = .success(try await body(rig)) } catch { result = .failure(error) }
+            if let clock {
+                // A run stopped while it prepares a slot waits for the slot's deadline before it ends.
+                _ = try? await clock.flowing { await jobs.suspendAll() }
+            } else {
+                await jobs.suspendAll()
+            }
+            return try result.get()
+        }
     }
 
     /// The events of a live stream, read from its lines.

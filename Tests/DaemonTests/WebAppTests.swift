@@ -213,29 +213,18 @@ struct WebListenerTests {
 
     static func withWebServer<T>(locked: Bool = false, certificate: (cert: String, key: String)? = nil, limits: ListenerLimits? = nil,
                                  listen: String = "127.0.0.1:0", _ body: (Running) async throws -> T) async throws -> T {
-        let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
-        let top = "/tmp/unleashed-web-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: top) }
-        var service = DaemonConfiguration.defaults(scope: .system, environment: [:]).service
-        service.socket = top + "/run/control.sock"
-        let web = DaemonConfiguration.Web(listen: DaemonConfiguration.ListenAddress(listen, allowingAnyPort: true),
-                                          certificate: certificate?.cert, key: certificate?.key)
-        let browsers = try WebClients(file: top + "/web-clients.json")
-        let registry = CameraRegistry()
-        await registry.add(demo.camera, name: "demo", source: "demo")
-        let api = ControlAPI(cameras: registry, jobs: JobManager(), access: AccessPolicy(locked: locked), version: "0.0.0-test",
-                             browsers: browsers, demo: true)
-        let server = ControlServer(service: service, api: api, web: web, limits: limits)
-        try await server.start()
-        let port = try #require(await server.webPort)
-        let result: Result<T, any Error>
-        do {
-            result = .success(try await body(Running(url: (certificate == nil ? "http" : "https") + "://127.0.0.1:\(port)",
-                                                     socket: service.socket, browsers: browsers)))
-        } catch { result = .failure(error) }
-        await server.stop()
-        try? await demo.finish()
-        return try result.get()
+        var setup = DemoServer.Setup()
+        setup.web = DaemonConfiguration.Web(listen: DaemonConfiguration.ListenAddress(listen, allowingAnyPort: true),
+                                            certificate: certificate?.cert, key: certificate?.key)
+        setup.access = AccessPolicy(locked: locked)
+        setup.browsersOnDisk = true
+        setup.limits = limits
+        setup.demoMode = true
+        return try await DemoServer.with(setup) { server in
+            let port = try #require(await server.server.webPort)
+            return try await body(Running(url: (certificate == nil ? "http" : "https") + "://127.0.0.1:\(port)",
+                                          socket: server.socket, browsers: server.browsers))
+        }
     }
 
     /// curl with headers shown (`-i`), so that a test reads Set-Cookie and Content-Encoding.
