@@ -273,7 +273,7 @@ let package = Package(
             dependencies: [
                 "CameraKit", "UnleashedSimulator",
                 "UnleashedKit",
-                .product(name: "Clocks", package: "swift-clocks"),
+                "UnleashedTestSupport",
             ],
             swiftSettings: strict
         ),
@@ -334,7 +334,6 @@ let package = Package(
             name: "GPhoto2Tests",
             dependencies: [
                 "CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport",
-                .product(name: "Clocks", package: "swift-clocks"),
             ],
             swiftSettings: strict
         ),
@@ -358,7 +357,6 @@ let package = Package(
             name: "UnleashedAppTests",
             dependencies: [
                 "UnleashedApp", "CommandCore", "Daemon", "CameraProtocols", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -367,7 +367,7 @@ struct JobTests {
             let paused = try await Self.post(rig, "/v1/jobs/\(id)/pause")
             #expect(paused.json?["state"] as? String == "paused")
             // Held for three intervals: no slot may come in that time.
-            rig.clock.advance(by: .milliseconds(600))
+            await rig.clock.advance(by: .milliseconds(600))
             #expect(try journalCount(rig, id) == 1, "no slot is shot while paused")
             let continued = try await Self.post(rig, "/v1/jobs/\(id)/continue")
             #expect(continued.json?["state"] as? String == "running")
@@ -408,7 +408,7 @@ struct JobTests {
         await #expect(throws: JobError.shuttingDown) { try await before.submit(camera: nil, plan: plan) }
 
         // Down for a second after slot 3: slots 4 to 6 pass, and the next start carries on.
-        clock.advance(to: clock.instant(unixMs: t0 + 1600))
+        await clock.advance(to: clock.instant(unixMs: t0 + 1600))
         let after = Self.manager(journal, cameras, clock: clock)
         #expect(await after.resumeInterrupted() == [id])
         let ended = try await clock.flowing { try await Self.followToEnd(after, job: id) }

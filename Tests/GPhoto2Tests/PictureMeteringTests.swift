@@ -1,5 +1,4 @@
 import CameraKit
-import Clocks
 import Foundation
 @testable import GPhoto2
 import Intervalometer
@@ -9,6 +8,7 @@ import Testing
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
+import UnleashedTestSupport
 
 /// The libgphoto2 backend meters by its pictures: each thumbnail, read through the real
 /// libgphoto2 from the simulated PTP/IP camera, against the settings it was taken at.
@@ -62,15 +62,15 @@ struct PictureMeteringTests {
         (6, "1/8000"),  // thirteen stops under: nearly black
     ])
     func startsFromAClippedPicture(_ start: (sceneEV: Int32, shutter: String)) async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let brightness = Mutex<[Double]>([])
         let sim = try await SimulatedCamera.start(timeScale: 0.001, scene: .constant(ExposureStops(twentyFourths: start.sceneEV * 24))) { event in
             if case .capture(_, _, let stops) = event { brightness.withLock { $0.append(stops) } }
         }
         _ = try await sim.camera.set(.shutterSpeed(try #require(ShutterSpeed(text: start.shutter))))
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(20), exposure: .ramp(plan: RampPlan(maxISO: 6400, apertures: ["f/8"], gapMs: 2000)))
-        let ending = try await Timelapse(plan: plan, camera: sim.camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "ptpip")
+        let run = Timelapse(plan: plan, camera: sim.camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
+        let ending = try await clock.flowing { try await run.start(cameraName: "ptpip") }
         await sim.stop()
         #expect(ending.state == .finished, "\(ending.reason)")
         let pictures = brightness.withLock { $0 }
@@ -87,7 +87,7 @@ struct PictureMeteringTests {
     /// The camera starts on auto ISO, whose pictures say nothing of the light.
     @Test("a ramped run over libgphoto2 follows a sunset by the pictures' thumbnails")
     func rampedRunOverLibgphoto2() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let origin = clock.now
         let unix = try #require(ISO8601DateFormatter().date(from: "2026-12-21T14:15:00Z")).timeIntervalSince1970
         let sky = Daylight(latitude: 52.5, longitude: 13.4, startUnixSeconds: unix)
@@ -104,8 +104,8 @@ struct PictureMeteringTests {
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(frameCount),
                            exposure: .ramp(plan: RampPlan(maxISO: 6400, apertures: ["f/2.8"], gapMs: 2000)))
-        let ending = try await Timelapse(plan: plan, camera: sim.camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "ptpip")
+        let run = Timelapse(plan: plan, camera: sim.camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+        let ending = try await clock.flowing { try await run.start(cameraName: "ptpip") }
         await sim.stop()
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: ending.run.id)

@@ -143,6 +143,8 @@ private actor DroppingCamera: Camera {
     private var shots = 0
     let dropAt: Int
     let trouble: Trouble
+    /// The run's clock, on which the trouble lasts its second.
+    let clock: RunClock
 
     /// What happens to the picture at `dropAt`: the link goes down for a second, or the link
     /// loses answers and the picture's requests are sent again, taking a second.
@@ -151,9 +153,10 @@ private actor DroppingCamera: Camera {
         case resentRequests(Int)
     }
 
-    init(dropAt: Int, trouble: Trouble = .linkOutage) {
+    init(dropAt: Int, trouble: Trouble = .linkOutage, clock: RunClock) {
         self.dropAt = dropAt
         self.trouble = trouble
+        self.clock = clock
     }
 
     func events() -> AsyncStream<CameraEvent> {
@@ -176,11 +179,11 @@ private actor DroppingCamera: Camera {
         switch trouble {
         case .linkOutage:
             for sink in sinks { sink.yield(.connection(.reconnecting(attempt: 1, nextDelay: .milliseconds(100)))) }
-            try? await Task.sleep(for: .seconds(1))
+            try? await clock.sleep(for: .seconds(1))
             for sink in sinks { sink.yield(.connection(.ready)) }
             return Shot(counter: shots, latency: .zero)
         case .resentRequests(let count):
-            try? await Task.sleep(for: .seconds(1))
+            try? await clock.sleep(for: .seconds(1))
             return Shot(counter: shots, latency: .seconds(1), resent: count)
         }
     }
@@ -211,10 +214,10 @@ struct SkipReasonTests {
     /// of the slots passed over between them.
     private static func skipped(after trouble: DroppingCamera.Trouble, readAs reason: (Int) -> String) async throws {
         let journal = MemoryJournal()
-        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .never), camera: DroppingCamera(dropAt: 3, trouble: trouble), journal: journal,
-                            clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
-        // The run goes on until the picture after the outage is taken, however late a starved
-        // test process makes the first ones (bounded: a minute).
+        let clock = RunClock()
+        let run = Timelapse(plan: RunPlan(intervalMs: 100, stop: .never), camera: DroppingCamera(dropAt: 3, trouble: trouble, clock: clock),
+                            journal: journal, clock: clock, wallClock: clock.wallClock)
+        // The run goes on until the picture after the outage is taken.
         let stopper = Task {
             var taken = 0
             for await record in run.records where record.outcome == .taken {
@@ -224,7 +227,7 @@ struct SkipReasonTests {
             await run.stop(reason: "seen enough")
         }
         // A run that never took four pictures is ended by the suite's time limit.
-        let ending = try await run.start(cameraName: "dropping")
+        let ending = try await clock.flowing { try await run.start(cameraName: "dropping") }
         await stopper.value
         // The outage comes with the camera's third picture; the slots passed over between that
         // frame and the next one taken were lost to it (a loaded machine may delay which frame

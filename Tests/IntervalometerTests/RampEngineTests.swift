@@ -1,5 +1,4 @@
 import CameraKit
-import Clocks
 import Foundation
 import Intervalometer
 import Testing
@@ -60,15 +59,17 @@ struct RampEngineTests {
 
     @Test("a ramped time-lapse on the test clock: 3 hours at 10 s, every picture exposed within the limits and recorded",
           arguments: scenes)
-    func rampedRunOnTheTestClock(_ scene: (String, String)) async throws {
-        let clock = ImmediateClock<Duration>()
+    func rampedRunOnRunClock(_ scene: (String, String)) async throws {
+        let clock = RunClock()
         let sky = Self.rehearsal(scene.1).sky
         let camera = try SkyCamera(clock: clock, sky: sky)
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(1081),
                            exposure: .ramp(plan: RampPlan(maxISO: 6400, apertures: ["f/2.8"], gapMs: Self.gap.wholeMilliseconds)))
-        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "sky")
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "sky")
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: ending.run.id)
         #expect(frames.count == 1081 && frames.allSatisfy { $0.outcome == .taken }, "\(scene.0): \(frames.filter { $0.outcome != .taken }.prefix(3))")
@@ -92,7 +93,7 @@ struct RampEngineTests {
     }
 
     @Test("a program holds a fixed exposure, then follows the light with an offset that moves between keyframes")
-    func programOnTheTestClock() async throws {
+    func programOnRunClock() async throws {
         let program = try RampProgram(json: Data("""
             {"keyframes": [
               {"at": "0s", "mode": "fixed", "shutter": "1/1000", "iso": 100, "aperture": "f/2.8"},
@@ -102,12 +103,14 @@ struct RampEngineTests {
             """.utf8), intervalMs: 10_000)
         #expect(program.at(.seconds(4500)).evOffset == -0.5, "halfway between 30 min and 2 h (frame 721): half the offset")
         #expect(program.at(.seconds(3 * 3600)).evOffset == -1)
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(1081), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
-        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "sky")
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "sky")
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: ending.run.id)
         #expect(frames.prefix(180).allSatisfy { $0.exposure == "1/1000 ISO 100 f/2.8" }, "the first 30 minutes hold the fixed exposure")
@@ -119,20 +122,22 @@ struct RampEngineTests {
     }
 
     /// Three hours of the December sunset at 10 s by day and 30 s by night; the run's records.
-    static func nightIntervalRun(_ camera: SkyCamera<ImmediateClock<Duration>>, clock: ImmediateClock<Duration>) async throws -> [FrameRecord] {
+    static func nightIntervalRun(_ camera: SkyCamera<RunClock>, clock: RunClock) async throws -> [FrameRecord] {
         let journal = MemoryJournal()
         var ramp = RampPlan(apertures: ["f/2.8"])
         ramp.nightIntervalMs = 30_000
         let plan = RunPlan(intervalMs: 10_000, stop: .duration(milliseconds: 3 * 3_600_000), exposure: .ramp(plan: ramp))
-        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "sky")
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "sky")
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         return try journal.frames(of: ending.run.id)
     }
 
     @Test("the interval follows the light from 10 s by day to 30 s by night, and the night exposures grow into it")
     func intervalRamp() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
         let frames = try await Self.nightIntervalRun(camera, clock: clock)
         #expect(frames.allSatisfy { $0.outcome == .taken })
@@ -157,13 +162,15 @@ struct RampEngineTests {
         #expect(program.at(.seconds(600)).interval == nil, "before the first interval keyframe, the run's own")
         #expect(program.at(.seconds(3600)).interval == .seconds(25), "halfway: halfway between 10 s and 40 s")
         #expect(program.at(.seconds(7200)).interval == .seconds(40))
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 5_000, stop: .duration(milliseconds: 3 * 3_600_000),
                            exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
-        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "sky")
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "sky")
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: ending.run.id)
         #expect(frames.allSatisfy { $0.outcome == .taken })
@@ -189,12 +196,14 @@ struct RampEngineTests {
     ])
     func programmedIntervalsWithoutRoom(_ text: String, _ message: String) async throws {
         let program = try RampProgram(json: Data(text.utf8), intervalMs: 10_000)
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(3), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], program: program)))
         await #expect {
-            _ = try await Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
-                .start(cameraName: "sky")
+            _ = try await clock.flowing {
+                try await Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
+                    .start(cameraName: "sky")
+            }
         } throws: { error in
             guard case .invalidPlan(let refusal)? = error as? TimelapseError else { return false }
             return refusal == message
@@ -203,7 +212,7 @@ struct RampEngineTests {
 
     @Test("slots passed over while the camera is off are spaced by the ramped interval, not the plan's")
     func passedOverSlotsKeepTheRampedInterval() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         // Off for ten minutes after sunset, when the interval has ramped past 20 s.
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky,
                                    offline: .seconds(9000) ..< .seconds(9600))
@@ -221,14 +230,16 @@ struct RampEngineTests {
 
     @Test("a resumed ramped run builds its ramp again and carries on ramping")
     func resumedRamp() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(30), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"])))
         // As the journal holds a run interrupted before its first frame.
         let record = try journal.begin(plan: plan, t0UnixMs: 1_700_000_000_000, camera: "sky")
-        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .resume(record)
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+                .resume(record)
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: record.id)
         #expect(frames.count == 30 && frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil }, "\(frames.prefix(2))")
@@ -236,21 +247,23 @@ struct RampEngineTests {
 
     @Test("a rig ramps each camera by its own meter, on one schedule whose interval fits every camera's exposure")
     func rigRampsEachCamera() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let clear = Self.rehearsal(Self.scenes[1].1).sky
         var cloudy = clear
         cloudy.cloudStops = 2
         // Two bodies with their own ladders, one under passing clouds: their meters disagree.
         let cameras = [try SkyCamera(clock: clock, sky: clear), try SkyCamera(clock: clock, sky: cloudy, profile: .sonyLike)]
         let rig = try #require(Rig([RigCamera(name: "clear", camera: cameras[0]), RigCamera(name: "cloudy", camera: cameras[1])]))
-        // Shutter speeds only: two bulb exposures at once would each move the immediate test clock,
-        // one after the other, and make the slot look twice as long as it is.
+        // Shutter speeds only, as the run was first written for a clock on which two bulb
+        // exposures at once each moved the time, one after the other.
         var ramp = RampPlan(maxISO: 6400, apertures: ["f/2.8"], bulbFromMs: nil, gapMs: Self.gap.wholeMilliseconds)
         ramp.nightIntervalMs = 20_000
         let plan = RunPlan(intervalMs: 10_000, stop: .duration(milliseconds: 3 * 3_600_000), exposure: .ramp(plan: ramp))
         let journal = MemoryJournal()
-        let ending = try await Timelapse(plan: plan, rig: rig, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "rig")
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan, rig: rig, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "rig")
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: ending.run.id)
         #expect(frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil }, "\(frames.filter { $0.outcome != .taken }.prefix(2))")
@@ -274,12 +287,14 @@ struct RampEngineTests {
 
     @Test("slots without a reading keep the exposure the ramp holds, and the run goes on")
     func missingReadingsHoldTheExposure() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky, readingsMissing: [100, 101, 102])
         let journal = MemoryJournal()
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(200), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"])))
-        let ending = try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: "sky")
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+                .start(cameraName: "sky")
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: ending.run.id)
         #expect(frames.count == 200 && frames.allSatisfy { $0.outcome == .taken && $0.ramp != nil },
@@ -294,12 +309,14 @@ struct RampEngineTests {
 
     @Test("a camera that gives no light readings cannot ramp, and the run says so before its first frame")
     func rampNeedsAMeter() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky, meters: false)
         let plan = RunPlan(intervalMs: 10_000, stop: .frames(3), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"])))
         await #expect {
-            _ = try await Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
-                .start(cameraName: "sky")
+            _ = try await clock.flowing {
+                try await Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 1_700_000_000_000 })
+                    .start(cameraName: "sky")
+            }
         } throws: { error in
             guard case .invalidPlan(let message)? = error as? TimelapseError else { return false }
             return message.contains("this camera gives none")
@@ -309,7 +326,7 @@ struct RampEngineTests {
 
     @Test("a ramped run interrupted and resumed carries on its ramp: the same rate, the same exposure, its interval")
     func interruptedRampCarriesOn() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let origin = clock.now
         let wallClock: @Sendable () -> Int64 = { 1_700_000_000_000 + origin.duration(to: clock.now).wholeMilliseconds }
         let camera = try SkyCamera(clock: clock, sky: Self.rehearsal(Self.scenes[1].1).sky)
@@ -319,13 +336,17 @@ struct RampEngineTests {
         }
         // The first 30 frames, then the run as a crash leaves it: still running, in the journal.
         let before = MemoryJournal()
-        let first = try await Timelapse(plan: plan(frames: 30), camera: camera, journal: before, clock: clock, wallClock: wallClock)
-            .start(cameraName: "sky")
+        let first = try await clock.flowing {
+            try await Timelapse(plan: plan(frames: 30), camera: camera, journal: before, clock: clock, wallClock: wallClock)
+                .start(cameraName: "sky")
+        }
         let journal = MemoryJournal()
         let record = try journal.begin(plan: plan(frames: 60), t0UnixMs: first.run.t0UnixMs, camera: "sky")
         for frame in try before.frames(of: first.run.id) { try journal.append(frame, to: record.id) }
-        let ending = try await Timelapse(plan: plan(frames: 60), camera: camera, journal: journal, clock: clock, wallClock: wallClock)
-            .resume(record)
+        let ending = try await clock.flowing {
+            try await Timelapse(plan: plan(frames: 60), camera: camera, journal: journal, clock: clock, wallClock: wallClock)
+                .resume(record)
+        }
         #expect(ending.state == .finished, "\(ending.reason)")
         let frames = try journal.frames(of: record.id)
         #expect(frames.count == 60 && frames.allSatisfy { $0.outcome == .taken }, "\(frames.filter { $0.outcome != .taken }.prefix(2))")

@@ -1,4 +1,3 @@
-import Clocks
 import Foundation
 import GRDB
 @testable import Intervalometer
@@ -370,20 +369,21 @@ struct CommaRigRunTests {
         let scratch = Scratch()
         defer { scratch.remove() }
         let journal = try SQLiteJournal(path: scratch.path())
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let names = ["Studio, left", "right"]
         func rig() throws -> Rig {
             try #require(Rig(names.map { RigCamera(name: $0, camera: ScriptedCamera(clock: clock)) }))
         }
         let plan = RunPlan(intervalMs: 1000, stop: .frames(3))
-        let started = try await Timelapse(plan: plan, rig: rig(), journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .start(cameraName: names.joined(separator: ","))
+        let first = Timelapse(plan: plan, rig: try rig(), journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+        let started = try await clock.flowing { try await first.start(cameraName: names.joined(separator: ",")) }
         #expect(try journal.run(started.run.id)?.cameras == names)
         #expect(Set(try journal.frames(of: started.run.id).compactMap(\.camera)) == Set(names))
 
         let interrupted = try journal.begin(plan: plan, t0UnixMs: 1_700_000_000_000, cameras: names)
-        let resumed = try await Timelapse(plan: plan, rig: rig(), journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
-            .resume(try #require(try journal.run(interrupted.id)))
+        let second = Timelapse(plan: plan, rig: try rig(), journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
+        let record = try #require(try journal.run(interrupted.id))
+        let resumed = try await clock.flowing { try await second.resume(record) }
         #expect(resumed.state == .finished)
         #expect(try journal.run(interrupted.id)?.cameras == names)
         let frames = try journal.frames(of: interrupted.id)

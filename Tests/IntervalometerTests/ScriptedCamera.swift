@@ -1,5 +1,4 @@
 import CameraKit
-import Clocks
 import Intervalometer
 import UnleashedKit
 import UnleashedProtocol
@@ -28,7 +27,7 @@ actor ScriptedCamera<C: Clock<Duration>>: Camera {
     ///   - shotTime: how long picture `n` (from 1) takes.
     ///   - failingStops: how many attempts to stop a recording fail (with a timeout) before
     ///     one succeeds; `Int.max` for never.
-    ///   - passTime: moves the clock by a picture's time (a ``ManualClock``'s advance), so that
+    ///   - passTime: moves the clock by a picture's time (a ``RunClock``'s advance), so that
     ///     the run's own waits are the only sleeps on it; nil sleeps on the clock.
     init(clock: C, shotTime: @escaping @Sendable (Int) -> Duration = { _ in .zero },
          capabilities: Capabilities = [.shoot, .readSettings, .video], failingStops: Int = 0,

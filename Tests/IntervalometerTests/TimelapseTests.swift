@@ -1,5 +1,4 @@
 import CameraKit
-import Clocks
 import Intervalometer
 import Synchronization
 import Testing
@@ -8,8 +7,8 @@ import UnleashedProtocol
 import UnleashedSimulator
 import UnleashedTestSupport
 
-/// Runs a time-lapse on a manual clock that moves only while the run waits, until it ends.
-func runOnManualClock(_ plan: RunPlan, camera: any Camera, clock: ManualClock, journal: MemoryJournal = MemoryJournal())
+/// Runs a time-lapse on a clock that moves only while the run waits, until it ends.
+func runDriven(_ plan: RunPlan, camera: any Camera, clock: RunClock, journal: MemoryJournal = MemoryJournal())
     async throws -> (RunEnding, [FrameRecord]) {
     let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_000_000 })
     return try await drive(run, clock, journal: journal) { try await run.start(cameraName: "test") }
@@ -32,18 +31,18 @@ struct ClockAction: Sendable {
 /// for, making each of `actions` when its time comes first; returns the ending and the frames.
 /// The run is waiting whenever it announces a wait, so time moves only then: no polling, and
 /// every reading the run takes is exact.
-func drive(_ run: Timelapse<ManualClock>, _ clock: ManualClock, journal: MemoryJournal, at actions: [ClockAction] = [],
+func drive(_ run: Timelapse<RunClock>, _ clock: RunClock, journal: MemoryJournal, at actions: [ClockAction] = [],
            _ body: @escaping @Sendable () async throws -> RunEnding) async throws -> (RunEnding, [FrameRecord]) {
     let task = Task { try await body() }
     var pending = actions.sorted { $0.at < $1.at }
     for await deadline in run.waits {
-        if let action = pending.first, deadline.map({ action.at < $0.offset }) ?? true {
+        if let action = pending.first, deadline.map({ RunClock.Instant().advanced(by: action.at) < $0 }) ?? true {
             pending.removeFirst()
-            clock.advance(to: ManualClock.Instant(offset: action.at))
+            await clock.advance(to: RunClock.Instant().advanced(by: action.at))
             // Every control call wakes the run, which then announces its next wait or ends.
             await action.call()
         } else if let deadline {
-            clock.advance(to: deadline)
+            await clock.advance(to: deadline)
         } else {
             Issue.record("the run waits for a control call and the test makes none")
             await run.stop(reason: "the test has no call left")
@@ -57,11 +56,11 @@ func drive(_ run: Timelapse<ManualClock>, _ clock: ManualClock, journal: MemoryJ
 struct TimelapseTests {
     @Test("10,000 frames at 1 s: every slot shot, each command exactly on its deadline, no drift")
     func tenThousandFrames() async throws {
-        // An immediate clock jumps to each deadline the run sleeps until, so 10,000 s pass in
+        // The flowing clock jumps to each deadline the run sleeps until, so 10,000 s pass in
         // moments; time moves only when the run waits, so any drift of ours would show exactly.
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let (run, camera, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(10_000)), clock: clock)
-        let ending = try await run.start(cameraName: "test")
+        let ending = try await clock.flowing { try await run.start(cameraName: "test") }
         #expect(ending.state == .finished)
         let frames = try journal.frames(of: ending.run.id)
         #expect(frames.map(\.frame) == Array(1...10_000))
@@ -78,14 +77,14 @@ struct TimelapseTests {
     static func slowSecondShot(_ n: Int) -> Duration { n == 2 ? .milliseconds(3500) : .milliseconds(100) }
 
     /// A camera whose pictures take ``slowSecondShot(_:)``, moving the clock by it as it works.
-    static func slowSecondCamera(_ clock: ManualClock) -> ScriptedCamera<ManualClock> {
-        ScriptedCamera(clock: clock, shotTime: slowSecondShot, passTime: { clock.advance(by: $0) })
+    static func slowSecondCamera(_ clock: RunClock) -> ScriptedCamera<RunClock> {
+        ScriptedCamera(clock: clock, shotTime: slowSecondShot, passTime: { await clock.advance(by: $0) })
     }
 
     @Test("overrun skip: the slots passed over are recorded as skipped, frame numbers stay on the clock")
     func overrunSkip() async throws {
-        let clock = ManualClock()
-        let (_, frames) = try await runOnManualClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .skip),
+        let clock = RunClock()
+        let (_, frames) = try await runDriven(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .skip),
                                                      camera: Self.slowSecondCamera(clock), clock: clock)
         #expect(frames.map(\.frame) == [1, 2, 3, 4, 5, 6])
         #expect(frames.map(\.outcome) == [.taken, .taken, .skipped, .skipped, .skipped, .taken])
@@ -95,8 +94,8 @@ struct TimelapseTests {
 
     @Test("overrun defer: the late slot is shot when the camera is ready and the schedule re-anchors there")
     func overrunDefer() async throws {
-        let clock = ManualClock()
-        let (_, frames) = try await runOnManualClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .defer),
+        let clock = RunClock()
+        let (_, frames) = try await runDriven(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .defer),
                                                      camera: Self.slowSecondCamera(clock), clock: clock)
         #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6))
         #expect(frames.compactMap(\.sentMs) == [0, 1000, 4500, 5500, 6500, 7500])
@@ -106,8 +105,8 @@ struct TimelapseTests {
 
     @Test("overrun burst: passed slots are shot one after another until caught up")
     func overrunBurst() async throws {
-        let clock = ManualClock()
-        let (_, frames) = try await runOnManualClock(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .burst),
+        let clock = RunClock()
+        let (_, frames) = try await runDriven(RunPlan(intervalMs: 1000, stop: .frames(6), overrun: .burst),
                                                      camera: Self.slowSecondCamera(clock), clock: clock)
         #expect(frames.map(\.outcome) == Array(repeating: .taken, count: 6))
         #expect(frames.compactMap(\.sentMs) == [0, 1000, 4500, 4600, 4700, 5000])
@@ -116,16 +115,16 @@ struct TimelapseTests {
 
     @Test("stop conditions: after a duration (no slot due at or after it) and at a wall-clock time")
     func stopConditions() async throws {
-        let clock = ManualClock()
-        let (byDuration, durationFrames) = try await runOnManualClock(
+        let clock = RunClock()
+        let (byDuration, durationFrames) = try await runDriven(
             RunPlan(intervalMs: 3000, stop: .duration(milliseconds: 10_000)), camera: ScriptedCamera(clock: clock), clock: clock)
         #expect(byDuration.state == .finished)
         #expect(durationFrames.map(\.scheduledMs) == [0, 3000, 6000, 9000])
 
-        let wallClock = ManualClock()
+        let wallClock = RunClock()
         // t0 is 20 ms after the start (slot 1 lies ahead by the preparation time).
         let until = 1_700_000_000_000 + 20 + 5500
-        let (_, untilFrames) = try await runOnManualClock(
+        let (_, untilFrames) = try await runDriven(
             RunPlan(intervalMs: 1000, stop: .until(unixMilliseconds: Int64(until))), camera: ScriptedCamera(clock: wallClock),
             clock: wallClock)
         #expect(untilFrames.map(\.scheduledMs) == [0, 1000, 2000, 3000, 4000, 5000])
@@ -133,7 +132,7 @@ struct TimelapseTests {
 
     @Test("pause holds the schedule; continuing re-anchors it so the interval holds from where it stopped")
     func pauseAndContinue() async throws {
-        let clock = ManualClock()
+        let clock = RunClock()
         let (run, _, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(6)), clock: clock)
         // Paused 2.5 s after t0 (t0 is 20 ms after the start), continued 4 s later.
         let (ending, frames) = try await drive(run, clock, journal: journal, at: [
@@ -150,7 +149,7 @@ struct TimelapseTests {
 
     @Test("a stop during the start delay ends the run with no frames")
     func stopDuringStartDelay() async throws {
-        let clock = ManualClock()
+        let clock = RunClock()
         let (run, camera, journal) = scriptedRun(RunPlan(intervalMs: 1000, stop: .frames(6)), clock: clock)
         let (ending, frames) = try await drive(run, clock, journal: journal, at: [
             ClockAction(at: .seconds(5)) { await run.stop(reason: "changed my mind") },
@@ -163,7 +162,7 @@ struct TimelapseTests {
 
     @Test("an interval too short for the exposure plus the gap is refused before anything is shot, naming the minimum")
     func intervalTooShort() async throws {
-        let clock = ManualClock()
+        let clock = RunClock()
         let camera = ScriptedCamera(clock: clock)
         let run = Timelapse(plan: RunPlan(intervalMs: 1000, stop: .frames(5), exposure: .bulb(milliseconds: 1500), minimumGapMs: 300),
                             camera: camera, journal: MemoryJournal(), clock: clock, wallClock: { 0 })

@@ -1,7 +1,7 @@
-import Clocks
 import Intervalometer
 import Testing
 import UnleashedKit
+import UnleashedTestSupport
 
 /// A video run on `clock` with a scripted camera whose first `failingStops` stops fail.
 private func videoRun<C: Clock<Duration>>(_ plan: RunPlan, clock: C, failingStops: Int = 0)
@@ -15,10 +15,10 @@ private func videoRun<C: Clock<Duration>>(_ plan: RunPlan, clock: C, failingStop
 struct VideoTimerTests {
     @Test("clips: recording starts on each slot's deadline and stops exactly the clip length later")
     func clipsOnSchedule() async throws {
-        // The immediate clock moves only when something waits, so every time below is exact.
-        let clock = ImmediateClock<Duration>()
+        // The clock moves only when something waits, so every time below is exact.
+        let clock = RunClock()
         let (run, camera, journal) = videoRun(RunPlan(intervalMs: 2000, stop: .frames(3), exposure: .video(milliseconds: 500)), clock: clock)
-        let ending = try await run.start(cameraName: "test")
+        let ending = try await clock.flowing { try await run.start(cameraName: "test") }
         #expect(ending.state == .finished)
         // Slot 1 lies 20 ms after the start.
         #expect(await camera.videoStarts == [.milliseconds(20), .milliseconds(2020), .milliseconds(4020)])
@@ -34,7 +34,7 @@ struct VideoTimerTests {
 
     @Test("an interval too short for the clip plus the gap is refused before recording, naming the minimum")
     func tooShort() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let (run, camera, _) = videoRun(RunPlan(intervalMs: 5000, stop: .frames(3), exposure: .video(milliseconds: 5000), minimumGapMs: 500),
                                         clock: clock)
         await #expect(throws: TimelapseError.intervalTooShort(minimumMs: 5500, reason: "a 5s clip plus a 500ms gap")) {
@@ -45,7 +45,7 @@ struct VideoTimerTests {
 
     @Test("a camera that cannot record video is refused before the run starts")
     func unsupported() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let camera = ScriptedCamera(clock: clock, capabilities: [.shoot])
         let run = Timelapse(plan: RunPlan(intervalMs: 2000, stop: .frames(1), exposure: .video(milliseconds: 500)), camera: camera,
                             journal: MemoryJournal(), clock: clock, wallClock: { 0 })
@@ -54,14 +54,18 @@ struct VideoTimerTests {
 
     @Test("a stop in the middle of a clip stops the recording at once and journals how long it ran")
     func stopMidClip() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let (run, camera, journal) = videoRun(RunPlan(intervalMs: 120_000, stop: .frames(3), exposure: .video(milliseconds: 60_000)),
                                               clock: clock)
-        Task {
-            try await clock.sleep(for: .seconds(10))
-            await run.stop(reason: "stopped by SIGTERM")
-        }
-        let (ending, frames) = try await drive(clock, journal: journal, step: .milliseconds(20)) { try await run.start(cameraName: "test") }
+        let started = Task { try await run.start(cameraName: "test") }
+        // Slot 1 is due 20 ms after the start: time flows (never past the stop) until clip 1
+        // sleeps through its minute, and the stop comes 10 s after the start, in the middle of it.
+        let stopAt = RunClock.Instant().advanced(by: .seconds(10))
+        try await clock.flowing(until: stopAt) { await clock.waitForSleep(until: RunClock.Instant().advanced(by: .milliseconds(60_020))) }
+        await clock.advance(to: stopAt)
+        await run.stop(reason: "stopped by SIGTERM")
+        let ending = try await clock.flowing { try await started.value }
+        let frames = try journal.frames(of: ending.run.id)
         #expect(ending.reason == "stopped by SIGTERM")
         #expect(await !camera.isRecording, "the camera is not left recording")
         let starts = await camera.videoStarts, stops = await camera.videoStops
@@ -76,10 +80,10 @@ struct VideoTimerTests {
 
     @Test("a stop that fails is retried until it works; the frame says it took retries")
     func stopRetried() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let (run, camera, journal) = videoRun(RunPlan(intervalMs: 5000, stop: .frames(2), exposure: .video(milliseconds: 1000)),
                                               clock: clock, failingStops: 2)
-        let ending = try await run.start(cameraName: "test")
+        let ending = try await clock.flowing { try await run.start(cameraName: "test") }
         // Two failures 500 ms apart: the recording stops 1 s late, on the third attempt.
         #expect(await camera.videoStops.first == .milliseconds(20 + 1000 + 1000))
         #expect(await camera.stopAttempts == 4, "three for clip 1, one for clip 2")
@@ -92,10 +96,10 @@ struct VideoTimerTests {
 
     @Test("a stop that never works gives up at the safety deadline: the frame fails, the run does not hang")
     func safetyDeadline() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let (run, camera, journal) = videoRun(RunPlan(intervalMs: 5000, stop: .frames(1), exposure: .video(milliseconds: 1000)),
                                               clock: clock, failingStops: .max)
-        let ending = try await run.start(cameraName: "test")
+        let ending = try await clock.flowing { try await run.start(cameraName: "test") }
         #expect(ending.state == .finished)
         // Attempts every 500 ms from the clip's end (1 s) to the safety deadline (1 s + 10 s).
         #expect(await camera.stopAttempts == 21)
@@ -107,7 +111,7 @@ struct VideoTimerTests {
 
     @Test("resuming a video run after a crash mid-clip first stops the recording the crash left running")
     func resumeStopsLeftoverRecording() async throws {
-        let clock = ImmediateClock<Duration>()
+        let clock = RunClock()
         let plan = RunPlan(intervalMs: 2000, stop: .frames(4), exposure: .video(milliseconds: 500))
         let camera = ScriptedCamera(clock: clock)
         let journal = MemoryJournal()
@@ -119,7 +123,7 @@ struct VideoTimerTests {
         }
         try await camera.startVideo()
         let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: { 1_700_000_004_500 })
-        let ending = try await run.resume(crashed)
+        let ending = try await clock.flowing { try await run.resume(crashed) }
         #expect(ending.state == .finished)
         let frames = try journal.frames(of: crashed.id)
         #expect(frames.map(\.frame) == [1, 2, 3, 4])

@@ -1,5 +1,4 @@
 public import CameraKit
-public import Clocks
 public import Synchronization
 public import UnleashedKit
 public import UnleashedSimulator
@@ -11,7 +10,7 @@ public struct RigTimeout: Error, CustomStringConvertible {
 
 /// A connection to a simulated module over a simulated radio, all on one test clock.
 public final class ConnectionRig: Sendable {
-    public let clock = TestClock<Duration>()
+    public let clock = RunClock()
     public let module: VirtualModule
     public let radio: SimulatedRadio
     public let connection: ModuleConnection
@@ -39,7 +38,9 @@ public final class ConnectionRig: Sendable {
     public var phases: [ConnectionPhase] { states.withLock { $0.map(\.phase) } }
 
     /// Moves the test clock on in small steps until `condition` holds; false if it did not
-    /// within `limit` of simulated time.
+    /// within `limit` of simulated time. Steps, not ``RunClock/flowing(until:_:)``: the link's
+    /// timers (keep-alive, request timeouts, resends) always sleep on the clock, and a flow would
+    /// run them out while the module is still answering.
     @discardableResult
     public func advance(until condition: () async -> Bool, step: Duration = .milliseconds(20), limit: Duration = .seconds(120)) async -> Bool {
         var waited = Duration.zero

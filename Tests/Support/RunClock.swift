@@ -1,13 +1,16 @@
 public import Clocks
 import Synchronization
 
-/// The tests' clock: a manual clock that knows who sleeps on it.
+/// The tests' clock, the only one they use: a manual clock that knows who sleeps on it.
 ///
-/// While ``flowing(_:)`` runs, time moves only when something sleeps on the clock, and then
-/// straight to the earliest deadline: each slot of a run goes out exactly on its deadline however
-/// long a loaded machine takes to drive the camera, and a schedule of minutes passes as fast as
-/// the camera can shoot it. Outside it, time stands still until a test moves it with
-/// ``advance(by:)``. (swift-clocks' `TestClock` cannot say whether anything sleeps, nor when.)
+/// While ``flowing(until:_:)`` runs, time moves only when something sleeps on the clock, and
+/// then straight to the earliest deadline: each slot of a run goes out exactly on its deadline
+/// however long a loaded machine takes to drive the camera, and a schedule of minutes passes as
+/// fast as the camera can shoot it. Outside it, time stands still until a test moves it with
+/// ``advance(by:)``, which wakes the sleepers it passes one deadline at a time, as a real clock
+/// would. ``waitForSleep(until:)`` tells a test that a task it cannot see is mid-sleep, so that it
+/// can act at a time the task sleeps through. (swift-clocks' `TestClock` cannot say whether
+/// anything sleeps, nor when.)
 public final class RunClock: Clock, Sendable {
     public typealias Instant = TestClock<Duration>.Instant
 
@@ -22,8 +25,8 @@ public final class RunClock: Clock, Sendable {
         /// Sleeps cancelled before they were registered.
         var cancelled: Set<Int> = []
         var lastID = 0
-        /// The flow, waiting for something to sleep.
-        var watcher: CheckedContinuation<Void, Never>?
+        /// Who waits for something to sleep (the flow, ``waitForSleep(until:)``), by id.
+        var watchers: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = Mutex(State())
@@ -50,15 +53,15 @@ public final class RunClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (settled, watcher) = state.withLock { (state: inout State) -> (Result<Void, any Error>?, CheckedContinuation<Void, Never>?) in
-                    if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), nil) }
-                    if deadline <= state.now { return (.success(()), nil) }
+                let (settled, watchers) = state.withLock { (state: inout State) -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                    if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), []) }
+                    if deadline <= state.now { return (.success(()), []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    defer { state.watcher = nil }
-                    return (nil, state.watcher)
+                    defer { state.watchers = [:] }
+                    return (nil, Array(state.watchers.values))
                 }
                 if let settled { continuation.resume(with: settled) }
-                watcher?.resume()
+                for watcher in watchers { watcher.resume() }
             }
         } onCancel: {
             let sleeper = state.withLock { state in
@@ -71,18 +74,48 @@ public final class RunClock: Clock, Sendable {
     }
 
     /// Moves the clock `duration` on; every sleep due by then ends.
-    public func advance(by duration: Duration) {
-        advance(to: now.advanced(by: duration))
+    public func advance(by duration: Duration) async {
+        await advance(to: now.advanced(by: duration))
     }
 
-    /// Moves the clock to `instant` (never back); every sleep due by then ends.
-    public func advance(to instant: Instant) {
+    /// Moves the clock to `instant` (never back), one deadline at a time: the sleep due first
+    /// ends at its deadline, and the task it wakes gets to run, and to sleep again (then woken in
+    /// turn if due by `instant`), before the clock moves on to the next.
+    public func advance(to instant: Instant) async {
+        while true {
+            await Self.yieldToOthers()
+            let next = state.withLock { state -> Sleeper? in
+                let first = state.sleepers.filter { $0.value.deadline <= instant }
+                    .min { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }
+                guard let first else {
+                    state.now = max(state.now, instant)
+                    return nil
+                }
+                state.sleepers[first.key] = nil
+                state.now = max(state.now, first.value.deadline)
+                return first.value
+            }
+            guard let next else { break }
+            next.continuation.resume()
+        }
+        await Self.yieldToOthers()
+    }
+
+    /// Lets the tasks a move woke run before the clock moves again: each round waits for a task
+    /// of background priority, which runs after the work already queued (a bare `Task.yield`
+    /// lets a busy pool put the woken tasks off).
+    private static func yieldToOthers() async {
+        for _ in 0..<20 { await Task.detached(priority: .background) { await Task.yield() }.value }
+    }
+
+    /// Moves the clock to `instant` (never back) and ends every sleep due by then, at once.
+    private func resumeDue(at instant: Instant) {
         let due = state.withLock { state in
             state.now = max(state.now, instant)
             let now = state.now
             let due = state.sleepers.filter { $0.value.deadline <= now }
             for id in due.keys { state.sleepers[id] = nil }
-            return due.values.sorted { $0.deadline < $1.deadline }
+            return due.sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }.map(\.value)
         }
         for sleeper in due { sleeper.continuation.resume() }
     }
@@ -103,35 +136,42 @@ public final class RunClock: Clock, Sendable {
         return try result.get()
     }
 
+    /// Returns once something sleeps on the clock until exactly `deadline` (or the task is
+    /// cancelled): for a test that acts at a time a task sleeps through (a stop in the middle of a
+    /// clip), which must be asleep before the clock moves there.
+    public func waitForSleep(until deadline: Instant) async {
+        _ = await whenSleeping { state in state.sleepers.values.contains { $0.deadline == deadline } ? () : nil }
+    }
+
     private func moveWhileAsleep(until limit: Instant?) async {
-        while let deadline = await earliestDeadline(until: limit) {
-            advance(to: deadline)
+        while let deadline = await whenSleeping({ state in
+            state.sleepers.values.map(\.deadline).filter { deadline in limit.map { deadline <= $0 } ?? true }.min()
+        }) {
+            resumeDue(at: deadline)
         }
     }
 
-    /// The earliest deadline slept until, once anything sleeps until `limit` or earlier; nil
-    /// once the task is cancelled.
-    private func earliestDeadline(until limit: Instant?) async -> Instant? {
-        func due(_ state: State) -> Instant? {
-            state.sleepers.values.map(\.deadline).filter { deadline in limit.map { deadline <= $0 } ?? true }.min()
-        }
+    /// What `found` reads from the sleepers, once it reads anything (looked at again whenever
+    /// something starts to sleep); nil once the task is cancelled.
+    private func whenSleeping<T>(_ found: (State) -> T?) async -> T? {
         while !Task.isCancelled {
-            if let earliest = state.withLock({ due($0) }) { return earliest }
+            if let value = state.withLock({ found($0) }) { return value }
+            let id = state.withLock { state in
+                state.lastID += 1
+                return state.lastID
+            }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     // Checked under the lock that the cancellation handler takes too.
                     let wait = state.withLock { state in
-                        let wait = due(state) == nil && !Task.isCancelled
-                        if wait { state.watcher = continuation }
+                        let wait = found(state) == nil && !Task.isCancelled
+                        if wait { state.watchers[id] = continuation }
                         return wait
                     }
                     if !wait { continuation.resume() }
                 }
             } onCancel: {
-                state.withLock { state in
-                    defer { state.watcher = nil }
-                    return state.watcher
-                }?.resume()
+                state.withLock { $0.watchers.removeValue(forKey: id) }?.resume()
             }
         }
         return nil

@@ -1,27 +1,22 @@
 import CameraKit
-import Clocks
 import Testing
 import UnleashedApp
 import UnleashedProtocol
+import UnleashedTestSupport
 
 @Suite struct CameraWatchTests {
     @Test("--for ends the watch when its time has passed, though the camera's events go on")
-    func endsAtTheLimit() async {
+    func endsAtTheLimit() async throws {
         let (events, camera) = AsyncStream.makeStream(of: CameraEvent.self)
         camera.yield(.busy(true))
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let watched = CameraWatch.events(events, for: .seconds(30), clock: clock)
         var iterator = watched.makeAsyncIterator()
         #expect(await iterator.next() == .busy(true))
         // The clock moves once the watch sleeps on it (however soon its task gets to that).
-        let moving = Task {
-            while !Task.isCancelled {
-                await clock.advance(by: .seconds(30))
-                await Task.yield()
-            }
-        }
-        #expect(await iterator.next() == nil)
-        moving.cancel()
+        let next = try await clock.flowing { await iterator.next() }
+        #expect(next == nil)
+        #expect(clock.now == RunClock.Instant().advanced(by: .seconds(30)), "ended by its limit, not by the camera")
         camera.finish()
     }
 

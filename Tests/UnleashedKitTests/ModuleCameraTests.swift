@@ -1,5 +1,4 @@
 import CameraKit
-import Clocks
 import Synchronization
 import Testing
 import UnleashedTestSupport

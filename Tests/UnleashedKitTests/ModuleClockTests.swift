@@ -1,11 +1,11 @@
-import Clocks
 import Testing
 import UnleashedKit
+import UnleashedTestSupport
 
 /// Reading a module's timer from keep-alive round trips (PROTOCOL.md §9.6), on a test clock's
 /// instants: the host's side of every round trip is exactly what the test says.
 @Suite struct ModuleClockTests {
-    typealias HostClock = TestClock<Duration>
+    typealias HostClock = RunClock
     typealias Estimator = ModuleClock<HostClock>
 
     /// A module whose timer read `offset` µs at `origin` and runs `ppm` fast.

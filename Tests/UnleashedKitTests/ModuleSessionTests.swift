@@ -1,4 +1,3 @@
-import Clocks
 import Synchronization
 import Testing
 import UnleashedKit
@@ -52,7 +51,7 @@ struct ModuleSessionTests {
                 : request.kind == .request(.keepAlive) ? [Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = 5 })]
                 : []
         }
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let session = try ModuleSession(transport: peer.link.central, clock: clock, requestTimeout: .milliseconds(150))
         _ = try await session.start()
         let started = clock.now
@@ -201,7 +200,7 @@ struct ModuleSessionTests {
 
     /// A session on a test clock whose module answers `hello` and `keepAlive` at once and
     /// leaves `release` to `status` (with the copy's number, from 1), and the copies it has had.
-    static func session(clock: TestClock<Duration>, status: @escaping @Sendable (Message, Int) -> [Message])
+    static func session(clock: RunClock, status: @escaping @Sendable (Message, Int) -> [Message])
         async throws -> (ModuleSession, Copies) {
         let copies = Copies()
         let peer = ScriptedPeer { request in
@@ -219,7 +218,7 @@ struct ModuleSessionTests {
 
     /// Sends `release` and, once the module has its first copy, moves the clock on 5 ms at a time
     /// until it is settled (or `limit` has passed), noting when each copy after the first went out.
-    static func release(on session: ModuleSession, copies: Copies, clock: TestClock<Duration>, limit: Duration = .seconds(4))
+    static func release(on session: ModuleSession, copies: Copies, clock: RunClock, limit: Duration = .seconds(4))
         async -> (outcome: Result<Fields, SessionError>?, resentAt: [Duration], settledAt: Duration) {
         let started = clock.now
         let before = await session.retransmissions
@@ -256,7 +255,7 @@ struct ModuleSessionTests {
 
     @Test("a lost request is sent again after the link's timeout learned from its round trips (25 ms here), not after a second")
     func lostRequestResentSoon() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let (session, copies) = try await Self.session(clock: clock) { request, copy in
             copy == 1 ? [] : [Message(.response(.release, .ok), id: request.id, fields: Fields())]
         }
@@ -273,7 +272,7 @@ struct ModuleSessionTests {
 
     @Test("a request never answered is sent again after 25, 50, 100 … ms, doubling up to 1 s, and its timeout says how many copies went")
     func backoff() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let (session, copies) = try await Self.session(clock: clock) { _, _ in [] }
         for _ in 0..<3 { _ = try await session.request(.keepAlive) }
         let (outcome, resentAt, settledAt) = await Self.release(on: session, copies: copies, clock: clock)
@@ -291,7 +290,7 @@ struct ModuleSessionTests {
 
     @Test("Karn's rule: the answer to a request sent twice gives no round trip, and the backed-off timeout stays until one that does")
     func karn() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         // The module answers only the second copy, as when the first answer was lost: the answer
         // could be to either copy, so the 25 ms since the first says nothing about the link.
         let (session, copies) = try await Self.session(clock: clock) { request, copy in
@@ -309,7 +308,7 @@ struct ModuleSessionTests {
 
     @Test("round trips measured on the session's clock set the timeout: SRTT + 4·RTTVAR")
     func measuredRoundTrips() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         // The module answers only when the test says, once it has moved the clock on.
         let (asked, asking) = AsyncStream.makeStream(of: Message.self)
         let peer = ScriptedPeer { request in

@@ -1,8 +1,8 @@
-import Clocks
 import Testing
 import UnleashedKit
 import UnleashedProtocol
 @testable import UnleashedSimulator
+import UnleashedTestSupport
 
 @Suite("Demo fault plans", .timeLimit(.minutes(1)))
 struct DemoFaultsTests {
@@ -44,7 +44,7 @@ struct DemoFaultsTests {
 
     @Test("the schedule loses the link, restarts the module and switches the camera off at their times, and stops when cancelled")
     func schedule() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let module = VirtualModule(camera: VirtualCamera(profile: .nikonLike), clock: clock, utcNow: { 0 })
         let radio = SimulatedRadio(module: module, clock: clock)
         let plan = try DemoFaults(parsing: "busy=1,linkloss=10s@1m,reboot@2m,poweroff@3m,reboot@4m")
@@ -75,7 +75,7 @@ struct DemoFaultsTests {
 
     @Test("the plan's busy probability makes the module refuse camera commands")
     func busyFromPlan() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let module = VirtualModule(camera: VirtualCamera(profile: .nikonLike), clock: clock)
         let radio = SimulatedRadio(module: module, clock: clock)
         let plan = try DemoFaults(parsing: "busy=1")

@@ -1,13 +1,13 @@
-import Clocks
 import Synchronization
 import UnleashedKit
 import UnleashedProtocol
 @testable import UnleashedSimulator
+import UnleashedTestSupport
 
 /// A module on a test clock with a raw client that has said hello: time moves only when a test
 /// moves it, and after each move the module has handled everything that was due.
 final class ModuleRig: Sendable {
-    let clock = TestClock<Duration>()
+    let clock = RunClock()
     let module: VirtualModule
     let client: RawClient
     private let lastID = Mutex<UInt16>(100)

@@ -1,9 +1,9 @@
 import CameraKit
-import Clocks
 import Testing
 import UnleashedKit
 import UnleashedProtocol
 @testable import UnleashedSimulator
+import UnleashedTestSupport
 
 /// The rules PROTOCOL.md states for the cases a client meets at the edges of a session: unknown
 /// and unreadable requests, hello, the response cache, and what is sent unasked.
@@ -129,7 +129,7 @@ struct ModuleRulesTests {
 
     @Test("no events before hello: nothing arrives before its response, and the first after it is number 0 (§4)")
     func noEventsBeforeHello() async throws {
-        let clock = TestClock<Duration>()
+        let clock = RunClock()
         let module = VirtualModule(camera: VirtualCamera(profile: .nikonLike), clock: clock, utcNow: { ModuleRig.utc })
         let client = await RawClient(module)
         await module.setCameraPower(.sleeping)
