@@ -258,7 +258,6 @@ let package = Package(
                 "CameraKit", "UnleashedKit",
                 "UnleashedSimulator",
                 "UnleashedTestSupport",
-                .product(name: "Clocks", package: "swift-clocks"),
             ],
             swiftSettings: strict
         ),
@@ -284,7 +283,6 @@ let package = Package(
                 "UnleashedTestSupport",
                 "UnleashedKit",
                 "UnleashedSimulator",
-                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict

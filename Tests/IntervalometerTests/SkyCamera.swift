@@ -1,5 +1,4 @@
 import CameraKit
-import Clocks
 import Intervalometer
 import UnleashedKit
 import UnleashedProtocol

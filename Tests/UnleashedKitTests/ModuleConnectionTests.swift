@@ -1,5 +1,4 @@
 import CameraKit
-import Clocks
 import Testing
 import UnleashedTestSupport
 import UnleashedKit

@@ -235,12 +235,9 @@ struct ModuleSessionTests {
         for _ in 0..<10 { await Task.yield() }
         var resentAt: [Duration] = []
         while outcome.withLock({ $0 == nil }), started.duration(to: clock.now) < limit {
-            // 5 ms steps: every resend time the tests expect is a multiple of 5 ms, and the
-            // fewer steps keep the test short on a busy machine.
+            // 5 ms steps: every resend time the tests expect is a multiple of 5 ms. The step lets
+            // the session's timer, a task of its own that it may wake, run before it is read.
             await clock.advance(by: .milliseconds(5))
-            // A moment of real time for the session's timer, a task of its own that the step
-            // may have woken, to run before the step is read.
-            try? await Task.sleep(for: .milliseconds(2))
             let resent = await session.retransmissions - before
             while resentAt.count < resent { resentAt.append(started.duration(to: clock.now)) }
         }
