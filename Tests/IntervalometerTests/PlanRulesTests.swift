@@ -1,5 +1,6 @@
 import Intervalometer
 import Testing
+import UnleashedTestSupport
 
 @Suite("The plan's number rules")
 struct PlanRulesTests {
@@ -54,13 +55,14 @@ struct PlanRulesTests {
     @Test("a run refuses a plan with the same words, before its camera is asked anything")
     func runRefuses() async throws {
         for (name, plan, _, sentence) in Self.cases {
-            let camera = ScriptedCamera(clock: ContinuousClock())
-            let run = Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: ContinuousClock(), wallClock: { 0 })
+            let clock = RunClock()
+            let camera = ScriptedCamera(clock: clock)
+            let run = Timelapse(plan: plan, camera: camera, journal: MemoryJournal(), clock: clock, wallClock: clock.wallClock)
             do {
-                _ = try await run.start(cameraName: "test")
+                _ = try await clock.flowing { try await run.start(cameraName: "test") }
                 Issue.record("\(name): started")
             } catch {
-                #expect(error.description == sentence, "\(name)")
+                #expect(String(describing: error) == sentence, "\(name)")
             }
             #expect(await camera.shotCount == 0)
         }
