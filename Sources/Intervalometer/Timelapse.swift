@@ -249,10 +249,31 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// call (not after the checks), and runs it to its end. `cameraName` is what the journal
     /// calls a run's one camera; the cameras of a rig are journalled by their own names, as a list.
     public func start(cameraName: String, startDelay: Duration = .zero) async throws(TimelapseError) -> RunEnding {
-        defer { finishStreams() }
-        // The delay counts from now, not from after the checks: a fleet's hosts each start at
-        // the instant they were told, however long their camera takes to answer the checks.
+        // The delay counts from now, not from after the checks.
         let asked = clock.now
+        return try await start(cameraName: cameraName) { [clock, wallClock] in
+            let lead = max(startDelay - asked.duration(to: clock.now), Self.preparationTime)
+            return (lead, wallClock() + lead.wholeMilliseconds)
+        }
+    }
+
+    /// Starts the run at the wall-clock instant `unixMs`, as ``start(cameraName:startDelay:)``
+    /// does after a delay: a fleet's hosts, each told the same instant, journal it as their `t0`
+    /// to the millisecond, however long each took to hear of it or its camera to answer the
+    /// checks. An instant that has passed, or comes sooner than the preparation time, starts the
+    /// run after that time instead.
+    public func start(cameraName: String, atUnixMs unixMs: Int64) async throws(TimelapseError) -> RunEnding {
+        try await start(cameraName: cameraName) { [wallClock] in
+            let now = wallClock()
+            let lead = max(Duration.milliseconds(unixMs - now), Self.preparationTime)
+            return (lead, now + lead.wholeMilliseconds)
+        }
+    }
+
+    /// `lead` gives, once the checks have passed, how long until slot 1 and the Unix
+    /// milliseconds of that instant.
+    private func start(cameraName: String, lead: () -> (Duration, Int64)) async throws(TimelapseError) -> RunEnding {
+        defer { finishStreams() }
         try await validate()
         if let hooks {
             let status = await hooks.run(.initialize, frame: nil, environment: [:])
@@ -261,9 +282,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         }
         // Slot 1 lies a little ahead, so that journalling the run (a disk sync) does not make
         // it late; a stop while waiting for it ends the run with no frames.
-        let lead = max(startDelay - asked.duration(to: clock.now), Self.preparationTime)
-        let t0 = clock.now.advanced(by: lead)
-        let t0Wall = wallClock() + lead.wholeMilliseconds
+        let (wait, t0Wall) = lead()
+        let t0 = clock.now.advanced(by: wait)
         do {
             run = try journal.begin(plan: plan, t0UnixMs: t0Wall, cameras: namesCameras ? cameras.map(\.name) : [cameraName])
         } catch {

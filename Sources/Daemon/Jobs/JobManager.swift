@@ -168,6 +168,7 @@ public actor JobManager {
 
     private enum Start {
         case new(delay: Duration)
+        case at(unixMs: Int64)
         case resumed(RunRecord)
     }
 
@@ -245,27 +246,31 @@ public actor JobManager {
 
     // MARK: - Starting
 
-    /// Starts `plan` on a camera (by name, or the only one held) after `startDelay`, and
-    /// returns once the run is journalled, so the answer carries the job's id. A plan the
-    /// engine refuses (too short an interval, a hook that says no, a camera not in bulb mode)
-    /// fails here and leaves nothing in the journal.
-    public func submit(camera name: String?, plan: RunPlan, startDelay: Duration = .zero) async throws(JobError) -> JobSnapshot {
+    /// Starts `plan` on a camera (by name, or the only one held) after `startDelay`, or at the
+    /// wall-clock instant `startingAt` (Unix milliseconds: a fleet's start, which the run then
+    /// journals as its `t0` to the millisecond), and returns once the run is journalled, so the
+    /// answer carries the job's id. A plan the engine refuses (too short an interval, a hook
+    /// that says no, a camera not in bulb mode) fails here and leaves nothing in the journal.
+    public func submit(camera name: String?, plan: RunPlan, startDelay: Duration = .zero,
+                       startingAt unixMs: Int64? = nil) async throws(JobError) -> JobSnapshot {
         guard !closing else { throw .shuttingDown }
         let entry: CameraRegistry.Entry
         do { entry = try await cameras.camera(named: name) } catch { throw .camera(error) }
-        let id = try await launch(on: [entry], isRig: false, plan: plan, .new(delay: startDelay))
+        let id = try await launch(on: [entry], isRig: false, plan: plan, unixMs.map { .at(unixMs: $0) } ?? .new(delay: startDelay))
         return try job(id)
     }
 
     /// Starts `plan` on a rig: every slot fires all of `names` together, and each camera gets
-    /// a record per slot. Refused when a camera is unknown or already runs a job.
-    public func submit(rig names: [String], plan: RunPlan, startDelay: Duration = .zero) async throws(JobError) -> JobSnapshot {
+    /// a record per slot. Refused when a camera is unknown or already runs a job. It starts as
+    /// ``submit(camera:plan:startDelay:startingAt:)`` does.
+    public func submit(rig names: [String], plan: RunPlan, startDelay: Duration = .zero,
+                       startingAt unixMs: Int64? = nil) async throws(JobError) -> JobSnapshot {
         guard !closing else { throw .shuttingDown }
         var entries: [CameraRegistry.Entry] = []
         for name in names {
             do { entries.append(try await cameras.camera(named: name)) } catch { throw .camera(error) }
         }
-        let id = try await launch(on: entries, isRig: true, plan: plan, .new(delay: startDelay))
+        let id = try await launch(on: entries, isRig: true, plan: plan, unixMs.map { .at(unixMs: $0) } ?? .new(delay: startDelay))
         return try job(id)
     }
 
@@ -333,6 +338,7 @@ public actor JobManager {
             do throws(TimelapseError) {
                 switch start {
                 case .new(let delay): return .success(try await run.start(cameraName: name, startDelay: delay))
+                case .at(let unixMs): return .success(try await run.start(cameraName: name, atUnixMs: unixMs))
                 case .resumed(let record): return .success(try await run.resume(record))
                 }
             } catch {

@@ -9,6 +9,7 @@ protocol JobRun: Actor {
     nonisolated var records: AsyncStream<FrameRecord> { get }
     nonisolated var begun: AsyncStream<RunRecord> { get }
     func start(cameraName: String, startDelay: Duration) async throws(TimelapseError) -> RunEnding
+    func start(cameraName: String, atUnixMs unixMs: Int64) async throws(TimelapseError) -> RunEnding
     func resume(_ record: RunRecord) async throws(TimelapseError) -> RunEnding
     func stop(reason: String)
     func suspend(reason: String)

@@ -440,11 +440,12 @@ actor MQTTBridge {
         guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
         guard !names.isEmpty else { return refuse(&answer, "no camera on this host") }
         let plan = RunPlan(intervalMs: request.intervalMs, stop: request.frames.map { .frames($0) } ?? .never)
-        let delay = max(Duration.checked(from: Date(), to: request.start) ?? .zero, .zero)
+        // The run starts at the fleet's instant itself, so every host journals the same t0.
+        let start = Int64((request.start.timeIntervalSince1970 * 1000).rounded())
         do throws(JobError) {
             let job = names.count == 1
-                ? try await jobs.submit(camera: names[0], plan: plan, startDelay: delay)
-                : try await jobs.submit(rig: names, plan: plan, startDelay: delay)
+                ? try await jobs.submit(camera: names[0], plan: plan, startingAt: start)
+                : try await jobs.submit(rig: names, plan: plan, startingAt: start)
             answer["accepted"] = true
             answer["job"] = .integer(job.id)
             answer["cameras"] = .array(names.map(JSONValue.string))
