@@ -74,7 +74,8 @@ struct SocketExchangeTests {
         let text = String(repeating: "x", count: 400_000)
         try await RawServer.with({ connection in
             // More than a Unix socket buffers (208 KiB by default): the client's first send
-            // cannot hold all of it, and the server reads only after a pause.
+            // cannot hold all of it, and the server reads only after a pause. A real pause: the
+            // kernel tells nobody that a sender is waiting for room in the buffer.
             Thread.sleep(forTimeInterval: 0.2)
             let request = connection.readRequest()
             seen.request.withLock { $0 = request }

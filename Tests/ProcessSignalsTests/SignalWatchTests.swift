@@ -53,6 +53,7 @@ struct SignalWatchTests {
                 return false
             }
             group.addTask {
+                // The hang guard: no event stands in for "the signal never arrived".
                 try await Task.sleep(for: limit)
                 return false
             }
