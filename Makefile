@@ -69,7 +69,7 @@ test: setup
 # from make test's own steps: this adds to them.
 check-long: TEST_RUN = make-check-long-$$PPID
 check-long: setup
-	@scripts/step --start
+	@scripts/step --start "make check-long"
 	scripts/step "debug build: unleashed" swift build --product unleashed
 	scripts/step "release build: unleashed-sim" $(BENCH) --product unleashed-sim
 	scripts/step "release build: unleashed-counts" $(BENCH) --product unleashed-counts
