@@ -6,15 +6,16 @@ import Testing
 import UnleashedKit
 import UnleashedTestSupport
 
-/// A run on the test clock, on a camera whose pictures take no time: what a run's schedule does
-/// while its journal cannot be written. `whenFrame` is called as each record arrives. The
-/// clock moves only when the run sleeps, so however long a full disk makes a write take, every
-/// slot is due when it is shot; the run goes on with the same `clock` for a resume.
-private func runOnTheTestClock(frames: Int, intervalMs: Int64, journal: SQLiteJournal, clock: RunClock = RunClock(),
-                               whenFrame: @escaping @Sendable (Int) -> Void) async throws -> (RunEnding, [FrameRecord]) {
-    let camera = ScriptedCamera(clock: clock)
-    let run = Timelapse(plan: RunPlan(intervalMs: intervalMs, stop: .frames(frames)), camera: camera, journal: journal,
-                        clock: clock, wallClock: clock.wallClock)
+/// A run on the real clock, on a camera whose pictures take no time: what a run's schedule does
+/// while its journal cannot be written. `whenFrame` is called as each record arrives, and fills
+/// or empties the disk while later slots are still to come: on the real clock a slot every 20 ms
+/// leaves it that time (on a flowing test clock the run would be over first).
+private func runOnRealClock(frames: Int, intervalMs: Int64, journal: SQLiteJournal,
+                            whenFrame: @escaping @Sendable (Int) -> Void) async throws -> (RunEnding, [FrameRecord]) {
+    let camera = ScriptedCamera(clock: ContinuousClock())
+    // Burst: a slot a loaded test machine delays is still shot, so every slot is taken.
+    let run = Timelapse(plan: RunPlan(intervalMs: intervalMs, stop: .frames(frames), overrun: .burst), camera: camera, journal: journal,
+                        clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
     let seen = Task {
         var records: [FrameRecord] = []
         for await record in run.records {
@@ -23,7 +24,7 @@ private func runOnTheTestClock(frames: Int, intervalMs: Int64, journal: SQLiteJo
         }
         return records
     }
-    let ending = try await clock.flowing { try await run.start(cameraName: "scripted") }
+    let ending = try await run.start(cameraName: "scripted")
     return (ending, await seen.value)
 }
 
@@ -36,7 +37,7 @@ struct JournalFaultTests {
         defer { disk.remove() }
         let journal = try SQLiteJournal(path: disk.directory + "/journal.sqlite")
         let filler = Mutex<String?>(nil)
-        let (ending, records) = try await runOnTheTestClock(frames: 300, intervalMs: 20, journal: journal) { frame in
+        let (ending, records) = try await runOnRealClock(frames: 300, intervalMs: 20, journal: journal) { frame in
             // Full from frame 10 to frame 200: 190 frames with nowhere to go.
             if frame == 10 { filler.withLock { $0 = disk.fill() } }
             if frame == 200, let file = filler.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: file) }
@@ -57,8 +58,7 @@ struct JournalFaultTests {
         let path = disk.directory + "/journal.sqlite"
         let journal = try SQLiteJournal(path: path)
         let filler = Mutex<String?>(nil)
-        let clock = RunClock()
-        let (ending, records) = try await runOnTheTestClock(frames: 300, intervalMs: 20, journal: journal, clock: clock) { frame in
+        let (ending, records) = try await runOnRealClock(frames: 300, intervalMs: 20, journal: journal) { frame in
             if frame == 50 { filler.withLock { $0 = disk.fill() } }
         }
         #expect(records.count == 300)
@@ -76,9 +76,9 @@ struct JournalFaultTests {
         // Room again: a resume adds the recovered records and carries on (nothing is left to shoot).
         if let file = filler.withLock({ $0 }) { try FileManager.default.removeItem(atPath: file) }
         let record = try #require(try journal.run(ending.run.id))
-        let resumed = Timelapse(plan: record.plan, camera: ScriptedCamera(clock: clock), journal: journal,
-                                clock: clock, wallClock: clock.wallClock)
-        let end = try await clock.flowing { try await resumed.resume(record) }
+        let resumed = Timelapse(plan: record.plan, camera: ScriptedCamera(clock: ContinuousClock()), journal: journal,
+                                clock: ContinuousClock(), wallClock: { Int64(Date().timeIntervalSince1970 * 1000) })
+        let end = try await resumed.resume(record)
         #expect(end.state == .finished)
         let all = try journal.frames(of: ending.run.id)
         #expect(Set(all.map(\.frame)) == Set(1...300) && all.count == 300)

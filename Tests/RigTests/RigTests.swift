@@ -110,8 +110,9 @@ struct FourModules {
         #expect(try await rig.values(of: .iso) == Array(repeating: offeredByAll, count: 4))
     }
 
-    /// Modules that keep time themselves are told one instant on each one's own clock (read from
-    /// keep-alives) and press together, whatever delays each command on the bus.
+    /// Modules that keep time themselves are each told one instant on their own clock (read from
+    /// keep-alives), and each presses on it, whatever delays each command on the bus. How close
+    /// together that is, is measured by `unleashed-sync-bench`.
     @Test func groupShotScheduledOnTheModulesClocks() async throws {
         let rig = try await FourModules.start()
         defer { Task { await rig.stop() } }

@@ -246,9 +246,9 @@ public actor JobManager {
 
     // MARK: - Starting
 
-    /// Starts `plan` on a camera (by name, or the only one held) after `startDelay`, or at the
-    /// wall-clock instant `startingAt` (Unix milliseconds: a fleet's start, which the run then
-    /// journals as its `t0` to the millisecond), and returns once the run is journalled, so the
+    /// Starts `plan` on a camera (by name, or the only one held) after `startDelay`, or, when
+    /// `startingAt` is given, at that wall-clock instant instead (Unix milliseconds: a fleet's
+    /// start, which the run then journals as its `t0` to the millisecond), and returns once the run is journalled, so the
     /// answer carries the job's id. A plan the engine refuses (too short an interval, a hook
     /// that says no, a camera not in bulb mode) fails here and leaves nothing in the journal.
     public func submit(camera name: String?, plan: RunPlan, startDelay: Duration = .zero,
