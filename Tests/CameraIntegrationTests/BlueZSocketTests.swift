@@ -19,7 +19,8 @@ struct BlueZSocketTests {
     static func fake(mtu: Int? = nil) async throws -> (PrivateBus, FakeBlueZ) {
         var configuration = FakeBlueZ.Configuration(modules: 1, timing: .quick)
         if let mtu { configuration.mtu = mtu }
-        let (bus, fake) = try await { let bluez = try await InProcessBlueZ.start(configuration); return (bluez.bus, bluez.fake) }()
+        let bluez = try await InProcessBlueZ.start(configuration)
+        let (bus, fake) = (bluez.bus, bluez.fake)
         let client = try await BlueZClient.open(bus: .address(bus.address))
         let adapter = try await client.adapter(named: nil)
         let device = try await client.findModule(module, on: adapter, serviceUUID: UnleashedV1.gattLayout.service, timeout: .seconds(30))

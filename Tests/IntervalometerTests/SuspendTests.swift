@@ -18,8 +18,7 @@ struct SuspendTests {
         // Slot 1 is due 20 ms after the start, so clip 4 records from 3.02 s to 3.82 s: time
         // flows (never past the suspension) until clip 4 sleeps, and the suspension comes at 3.3 s.
         let suspendAt = RunClock.Instant().advanced(by: .milliseconds(3300))
-        try await clock.flowing(until: suspendAt) { await clock.waitForSleep(until: RunClock.Instant().advanced(by: .milliseconds(3820))) }
-        await clock.advance(to: suspendAt)
+        try await clock.advance(to: suspendAt, whileSleepingUntil: RunClock.Instant().advanced(by: .milliseconds(3820)))
         await run.suspend(reason: "the daemon is stopping")
         let ending = try await clock.flowing { try await started.value }
         let frames = try journal.frames(of: ending.run.id)

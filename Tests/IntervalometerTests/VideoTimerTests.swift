@@ -61,8 +61,7 @@ struct VideoTimerTests {
         // Slot 1 is due 20 ms after the start: time flows (never past the stop) until clip 1
         // sleeps through its minute, and the stop comes 10 s after the start, in the middle of it.
         let stopAt = RunClock.Instant().advanced(by: .seconds(10))
-        try await clock.flowing(until: stopAt) { await clock.waitForSleep(until: RunClock.Instant().advanced(by: .milliseconds(60_020))) }
-        await clock.advance(to: stopAt)
+        try await clock.advance(to: stopAt, whileSleepingUntil: RunClock.Instant().advanced(by: .milliseconds(60_020)))
         await run.stop(reason: "stopped by SIGTERM")
         let ending = try await clock.flowing { try await started.value }
         let frames = try journal.frames(of: ending.run.id)

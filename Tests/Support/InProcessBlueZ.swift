@@ -18,9 +18,4 @@ public struct InProcessBlueZ: Sendable {
 
     /// The bus, as a D-Bus client names it.
     public var address: DBusConnection.Bus { .address(bus.address) }
-
-    /// Stops the fake; the bus goes when the last reference to it does.
-    public func stop() async {
-        await fake.stop()
-    }
 }

@@ -143,6 +143,14 @@ public final class RunClock: Clock, Sendable {
         _ = await whenSleeping { state in state.sleepers.values.contains { $0.deadline == deadline } ? () : nil }
     }
 
+    /// Lets time flow up to `instant`, until something sleeps until `deadline` (past `instant`),
+    /// then moves the clock to `instant`: where a test acts in the middle of a sleep it cannot
+    /// see (a stop while a clip records).
+    public func advance(to instant: Instant, whileSleepingUntil deadline: Instant) async throws {
+        try await flowing(until: instant) { await waitForSleep(until: deadline) }
+        await advance(to: instant)
+    }
+
     private func moveWhileAsleep(until limit: Instant?) async {
         while let deadline = await whenSleeping({ state in
             state.sleepers.values.map(\.deadline).filter { deadline in limit.map { deadline <= $0 } ?? true }.min()
