@@ -9,7 +9,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_JOBS ?= 2
 
 # The test targets (and suites) of pure computation, run apart from the rest (see `test`).
-COMPUTE_TESTS := CameraProtocolsTests FuzzCorpusTests UnleashedProtocolTests UnleashedAPITests DaemonTests.ConfigurationFuzzTests
+COMPUTE_TESTS := JSONTests CameraProtocolsTests FuzzCorpusTests UnleashedProtocolTests UnleashedAPITests DaemonTests.ConfigurationFuzzTests
 
 # Release builds link the Swift runtime and Foundation into each program: a command then starts in
 # about half the time (no shared libraries to load and bind; docs/performance.md, "Command start").

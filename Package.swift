@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "unleashed", targets: ["unleashed"]),
         .library(name: "CommandCore", targets: ["CommandCore"]),
+        .library(name: "JSON", targets: ["JSON"]),
         .library(name: "CameraKit", targets: ["CameraKit"]),
         .library(name: "CameraProtocols", targets: ["CameraProtocols"]),
         .library(name: "CameraRemote", targets: ["CameraRemote"]),
@@ -50,6 +51,7 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
+        .target(name: "JSON", swiftSettings: strict),
         .target(name: "CameraKit", swiftSettings: strict),
         .target(name: "CameraProtocols", dependencies: ["CameraKit"], swiftSettings: strict),
         .target(name: "CameraRemote", dependencies: ["CameraKit", "CameraProtocols", "UnleashedKit"], swiftSettings: strict),
@@ -61,7 +63,7 @@ let package = Package(
         ),
         .target(
             name: "UnleashedProtocol",
-            dependencies: ["CameraKit"],
+            dependencies: ["JSON", "CameraKit"],
             swiftSettings: strict,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
@@ -79,17 +81,18 @@ let package = Package(
         .target(name: "GPhoto2", dependencies: ["CameraKit", "CGPhoto2", "CTurboJPEG", "UnleashedKit"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
-            dependencies: ["CameraKit", "UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["JSON", "CameraKit", "UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .target(
             name: "UnleashedAPI",
-            dependencies: ["CameraKit", "UnleashedKit", "UnleashedProtocol", "Intervalometer"],
+            dependencies: ["JSON", "CameraKit", "UnleashedKit", "UnleashedProtocol", "Intervalometer"],
             swiftSettings: strict
         ),
         .target(
             name: "Daemon",
             dependencies: [
+                "JSON",
                 "CameraKit", "CameraProtocols", "UnleashedKit", "UnleashedAPI",
                 "UnleashedProtocol",
                 "Intervalometer",
@@ -114,6 +117,7 @@ let package = Package(
         .target(
             name: "DaemonClient",
             dependencies: [
+                "JSON",
                 "CameraKit", "UnleashedKit", "UnleashedAPI", "Intervalometer",
                 "UnleashedProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -154,6 +158,7 @@ let package = Package(
         .target(
             name: "UnleashedApp",
             dependencies: [
+                "JSON",
                 "CameraKit",
                 "CommandCore",
                 "ProcessSignals",
@@ -178,12 +183,13 @@ let package = Package(
         .target(name: "ProcessSignals", swiftSettings: strict),
         .target(
             name: "CommandCore",
-            dependencies: ["CameraKit", "DaemonClient", "ProcessSignals", "UnleashedKit", "UnleashedProtocol"],
+            dependencies: ["JSON", "CameraKit", "DaemonClient", "ProcessSignals", "UnleashedKit", "UnleashedProtocol"],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "unleashed",
             dependencies: [
+                "JSON",
                 "CameraKit",
                 "CommandCore",
                 "ProcessSignals",
@@ -225,6 +231,7 @@ let package = Package(
             dependencies: ["UnleashedTestSupport", "unleashed-child-probe", "unleashed-sim"],
             swiftSettings: strict
         ),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "CameraKitTests", dependencies: ["CameraKit"], swiftSettings: strict),
         .testTarget(
             name: "CameraIntegrationTests",
@@ -247,6 +254,7 @@ let package = Package(
         .testTarget(
             name: "UnleashedProtocolTests",
             dependencies: [
+                "JSON",
                 "CameraKit", "UnleashedProtocol",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -289,12 +297,13 @@ let package = Package(
         ),
         .testTarget(
             name: "UnleashedAPITests",
-            dependencies: ["CameraKit", "UnleashedAPI", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedTestSupport"],
+            dependencies: ["JSON", "CameraKit", "UnleashedAPI", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
+                "JSON",
                 "CameraKit", "CameraProtocols", "Daemon", "DaemonClient", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "Intervalometer",
                 "UnleashedAPI", "UnleashedTestSupport", "MQTT",
                 .product(name: "Hummingbird", package: "hummingbird"),

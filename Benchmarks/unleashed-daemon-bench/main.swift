@@ -18,6 +18,7 @@ import DaemonClient
 import FakeBlueZ
 import Foundation
 import Intervalometer
+import JSON
 import UnleashedProtocol
 import UnleashedTestSupport
 

@@ -15,6 +15,7 @@
 import Daemon
 import FakeBlueZ
 import Foundation
+import JSON
 import MQTT
 import UnleashedProtocol
 import UnleashedTestSupport

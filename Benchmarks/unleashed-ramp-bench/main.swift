@@ -13,6 +13,7 @@
 
 import Foundation
 import Intervalometer
+import JSON
 import UnleashedProtocol
 import UnleashedSimulator
 import UnleashedTestSupport

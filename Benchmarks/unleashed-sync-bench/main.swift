@@ -24,6 +24,7 @@ import CameraRemote
 import DBus
 import FakeBlueZ
 import Foundation
+import JSON
 import UnleashedKit
 import UnleashedProtocol
 import SimulatedCameras

@@ -1,6 +1,6 @@
 public import CameraKit
 public import DaemonClient
-public import UnleashedProtocol
+public import JSON
 
 /// A failure as a command reports it: a code scripts can tell apart, a message, an exit status
 /// and extra `--json` members. Every error a command meets is classified here or in the

@@ -1,6 +1,6 @@
 public import CameraKit
+public import JSON
 import UnleashedKit
-public import UnleashedProtocol
 
 /// How `unleashed shoot` reports a picture: a line of text, or a JSON object with `--json`.
 /// One implementation for the full program and the quick one (``QuickShoot``), so that both print

@@ -1,5 +1,5 @@
 import Foundation
-public import UnleashedProtocol
+public import JSON
 
 /// Standard output or error, written with write(2), unbuffered.
 ///

@@ -2,11 +2,11 @@ import AsyncHTTPClient
 public import CameraKit
 public import Foundation
 import Glibc
+import JSON
 import NIOCore
 import NIOHTTP1
 public import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// A connection to a running daemon's control API on its Unix socket: each operation of
 /// ``API`` as a method that takes and returns its documents (TypedRequests.swift), Server-Sent

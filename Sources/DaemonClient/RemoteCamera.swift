@@ -2,7 +2,6 @@ public import CameraKit
 import Foundation
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// A camera the daemon holds, driven through its control API: the CLI uses it in place of the
 /// camera itself when a daemon runs, and prints exactly what it would print talking to the camera,

@@ -2,7 +2,6 @@ public import CameraKit
 public import Intervalometer
 public import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 // Each operation of the control API as a method: the paths and documents come from
 // UnleashedAPI, so nothing here spells a path or a member name.

@@ -1,7 +1,6 @@
 public import CameraKit
 import Foundation
 import UnleashedKit
-import UnleashedProtocol
 
 /// The settings a ramp may use, from what the camera offers and what the run allows.
 public struct RampLimits: Sendable, Hashable {

@@ -1,6 +1,5 @@
 import Foundation
 import UnleashedKit
-import UnleashedProtocol
 
 /// How an automatic ramp follows the light. The defaults suit a sunset or a sunrise at
 /// intervals of a few seconds to a minute.

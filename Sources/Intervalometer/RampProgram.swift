@@ -1,7 +1,7 @@
 import CameraKit
 public import Foundation
+public import JSON
 import UnleashedKit
-public import UnleashedProtocol
 
 /// A ramp program: keyframes that say, from a time or a frame of the run on, whether the ramp
 /// follows the light (`auto`, with a brightness offset interpolated between keyframes) or holds

@@ -2,7 +2,6 @@ public import CameraKit
 import Foundation
 import Synchronization
 public import UnleashedKit
-import UnleashedProtocol
 
 /// Why a run could not start or had to end.
 public enum TimelapseError: Error, Hashable, Sendable, CustomStringConvertible {

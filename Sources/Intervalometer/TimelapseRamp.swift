@@ -1,7 +1,6 @@
 import CameraKit
 import Foundation
 import UnleashedKit
-import UnleashedProtocol
 
 /// One camera's exposure ramp in a ramped run: its engine, what it decided for the coming slot,
 /// and what it has set on the camera.

@@ -1,6 +1,7 @@
 public import CameraKit
+public import JSON
 import UnleashedKit
-public import UnleashedProtocol
+import UnleashedProtocol
 
 // The JSON forms of the Camera API's values, for the daemon's control API and its clients.
 //
@@ -8,22 +9,6 @@ public import UnleashedProtocol
 // unit in the key, setting values as their text) and carries enough to be rebuilt exactly (a
 // setting value's wire number, a duration to the nanosecond), so that a value that crosses the API
 // is the value that was sent: a client prints what it would print talking to the camera itself.
-
-/// Why a JSON document is not the shape a Camera API value needs: where, and what is wrong.
-public struct JSONShapeError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Where in the document, from the value's own name: `status.shotCounter`, `settings[2].raw`.
-    public var path: String
-    /// What is wrong there: `expected an integer`, `missing`.
-    public var problem: String
-
-    /// The problem `problem` at `path`.
-    public init(path: String, problem: String) {
-        self.path = path
-        self.problem = problem
-    }
-
-    public var description: String { "\(path): \(problem)" }
-}
 
 /// A JSON value and where it sits, so that every decoding failure names its path.
 struct JSONCursor {

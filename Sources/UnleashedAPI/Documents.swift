@@ -1,8 +1,8 @@
 public import CameraKit
-public import Foundation
+import Foundation
 public import Intervalometer
+public import JSON
 import UnleashedKit
-public import UnleashedProtocol
 
 // The documents of the control API, version 1: what each request takes and each answer holds.
 // They are written by hand, in the style of the camera values' JSON (CameraJSON.swift), because
@@ -568,16 +568,6 @@ public struct ErrorDocument: APIDocument, Equatable {
         if let text = code.value.stringValue { self.code = text } else { self.code = String(try code.int64()) }
         message = try error.member("message").string()
         camera = try error.optional("camera").map { value throws(JSONShapeError) in try CameraError(json: value.value) }
-    }
-}
-
-extension JSONValue {
-    /// Compact UTF-8 JSON with sorted keys, so that the same value always reads the same.
-    public var data: Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a tree of strings, numbers and containers cannot fail.
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
     }
 }
 

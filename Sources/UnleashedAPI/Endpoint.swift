@@ -1,7 +1,6 @@
 public import CameraKit
 import Foundation
 import UnleashedKit
-import UnleashedProtocol
 
 /// The HTTP methods of the control API.
 public enum APIMethod: String, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-public import UnleashedProtocol
+public import JSON
 
 // MARK: - The rig across hosts (MQTT)
 

@@ -1,5 +1,5 @@
 public import Intervalometer
-public import UnleashedProtocol
+public import JSON
 
 // MARK: - One stream for a dashboard (the web app)
 

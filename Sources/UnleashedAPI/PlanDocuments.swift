@@ -1,8 +1,8 @@
 import CameraKit
 public import Foundation
 public import Intervalometer
+public import JSON
 import UnleashedKit
-public import UnleashedProtocol
 
 /// A request body that does not say what the API needs; the message names the field.
 public struct JobRequestError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -342,15 +342,6 @@ extension ExposurePlan {
 }
 
 extension JSONValue {
-    /// A Codable value in its JSONEncoder form, so that clients decode it with the same types.
-    package init(encoding value: some Encodable) {
-        guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else {
-            self = .null
-            return
-        }
-        self = json
-    }
-
     /// Unix milliseconds as an ISO 8601 timestamp in UTC, with milliseconds.
     package static func isoTimestamp(_ unixMilliseconds: Int64) -> String {
         LocalTime.timestamp(UInt64(max(unixMilliseconds, 0)))

@@ -1,5 +1,5 @@
 public import Foundation
-public import UnleashedProtocol
+public import JSON
 
 // MARK: - Paired browsers (the web app)
 

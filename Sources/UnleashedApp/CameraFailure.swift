@@ -1,8 +1,8 @@
 public import BlueZ
 import CameraKit
 public import CommandCore
+import JSON
 public import UnleashedKit
-import UnleashedProtocol
 public import UnleashedSimulator
 
 // The application layer's errors as commands report them; the failure itself, and the camera's

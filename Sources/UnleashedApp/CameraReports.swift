@@ -5,8 +5,8 @@ public import CommandCore
 public import DaemonClient
 public import Foundation
 public import GPhoto2
+public import JSON
 public import UnleashedKit
-public import UnleashedProtocol
 public import UnleashedSimulator
 
 /// What each camera of a rig did, then the spreads between the first and last command and

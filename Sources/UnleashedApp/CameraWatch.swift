@@ -1,5 +1,5 @@
 public import CameraKit
-public import UnleashedProtocol
+public import JSON
 import UnleashedKit
 
 /// `watch`: a camera's events as a script reads them, for as long as asked.

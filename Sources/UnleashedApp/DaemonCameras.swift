@@ -6,7 +6,6 @@ public import Foundation
 public import Logging
 import Synchronization
 import UnleashedKit
-import UnleashedProtocol
 public import UnleashedSimulator
 
 /// The cameras a daemon holds: the configured modules over BlueZ, a camera through libgphoto2,

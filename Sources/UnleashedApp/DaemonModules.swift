@@ -3,7 +3,6 @@ public import DaemonClient
 import Foundation
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// `connect` and `disconnect` while a daemon runs: the daemon holds the modules, so it is asked
 /// to connect one and keep it connected, or to let go of it.

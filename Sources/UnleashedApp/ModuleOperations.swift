@@ -5,8 +5,9 @@ import CameraRemote
 public import DaemonClient
 public import DBus
 public import Foundation
+public import JSON
 import UnleashedKit
-public import UnleashedProtocol
+import UnleashedProtocol
 
 /// The module commands (`adapters`, `scan`, `pair`, `connect`, `disconnect`, `forget`) on the
 /// system bus's BlueZ, or through the daemon while one holds the modules. Each operation opens

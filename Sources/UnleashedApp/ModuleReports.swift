@@ -2,7 +2,7 @@ public import BlueZ
 public import CameraKit
 import CameraProtocols
 import Foundation
-public import UnleashedProtocol
+public import JSON
 
 extension BlueZError {
     /// The stable code scripts go by (`pairingRefused`, `noAdapter`), in the CLI's `--json` output.

@@ -1,7 +1,6 @@
 import CameraKit
 public import CommandCore
 public import Intervalometer
-import UnleashedProtocol
 
 extension CameraFailure {
     /// A run that failed or was refused, as a script tells it apart: the `--json` error code,

@@ -1,9 +1,9 @@
 import CameraKit
 import Foundation
 public import Intervalometer
+public import JSON
 public import UnleashedAPI
 import UnleashedKit
-public import UnleashedProtocol
 
 /// How runs, frames, a run's end and the daemon's jobs read, as text and as JSON: the same
 /// for `runs`, the live display and a run's last line, here or in the daemon.

@@ -1,8 +1,8 @@
 public import CameraKit
 public import CommandCore
 public import GPhoto2
+public import JSON
 public import UnleashedKit
-public import UnleashedProtocol
 
 extension SettingDescriptor {
     /// The setting as `settings list --json` shows it.

@@ -1,6 +1,6 @@
 public import CameraKit
 public import GPhoto2
-public import UnleashedProtocol
+public import JSON
 
 /// `settings list`: the camera's settings with the values it offers, or with `all` on a camera
 /// through libgphoto2, every setting it has by its libgphoto2 path.

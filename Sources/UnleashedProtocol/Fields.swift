@@ -1,4 +1,5 @@
 public import CameraKit
+import JSON
 
 /// The fields of one message: every field of the registry (PROTOCOL.md §5.2), present or not.
 ///

@@ -1,4 +1,5 @@
 import CameraKit
+public import JSON
 
 /// One protocol message: a request, a response or an event (PROTOCOL.md §4).
 public struct Message: Hashable, Sendable {

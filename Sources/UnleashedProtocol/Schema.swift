@@ -1,4 +1,5 @@
 import CameraKit
+import JSON
 
 /// Whether a message must carry a field (PROTOCOL.md §7, §8).
 enum Presence {

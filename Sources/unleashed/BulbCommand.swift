@@ -1,7 +1,7 @@
 import ArgumentParser
 import CameraKit
+import JSON
 import UnleashedKit
-import UnleashedProtocol
 
 struct BulbCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,6 @@
 import ArgumentParser
 import CameraKit
 import UnleashedKit
-import UnleashedProtocol
 
 struct FocusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,9 +3,9 @@ import BlueZ
 import CameraKit
 import CommandCore
 import Foundation
+import JSON
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 import UnleashedSimulator
 
 /// Options every command takes.

@@ -1,9 +1,9 @@
 import CameraKit
 import CommandCore
 import Foundation
+import JSON
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 /// Formatting shared by the commands.
 enum Output {

@@ -3,9 +3,9 @@ import CameraKit
 import CommandCore
 import DaemonClient
 import Intervalometer
+import JSON
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 /// The cameras of a rig a command acts on together: named one by one, by a configured group,
 /// or all configured modules. Without any of them a command acts on one camera as before.

@@ -1,11 +1,11 @@
 import CommandCore
+import JSON
 import ProcessSignals
 import Foundation
 import Intervalometer
 import Synchronization
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 /// What a person or a script sees while a run goes on. On a terminal: one live line on standard
 /// error (frame n of N, a bar filling up to the next slot, elapsed and remaining time, lateness

@@ -6,7 +6,6 @@ import Foundation
 import Intervalometer
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 /// Runs a plan on the camera, for `timelapse` and `video clips`: the run journalled, the live
 /// display or JSON lines, the signals (USR1, USR2, INT, TERM) wired to the run, and the outcome

@@ -5,7 +5,6 @@ import Foundation
 import Intervalometer
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 struct RunsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,9 +2,9 @@ import ArgumentParser
 import CommandCore
 import Foundation
 import Intervalometer
+import JSON
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 /// When a run starts and stops, and how it treats its slots: the options `timelapse` and
 /// `video clips` share.

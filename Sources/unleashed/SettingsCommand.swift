@@ -3,7 +3,6 @@ import CameraKit
 import CommandCore
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 struct SettingsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

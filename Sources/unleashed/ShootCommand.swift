@@ -1,8 +1,8 @@
 import ArgumentParser
 import CameraKit
 import CommandCore
+import JSON
 import UnleashedKit
-import UnleashedProtocol
 
 struct ShootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

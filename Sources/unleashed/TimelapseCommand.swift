@@ -5,7 +5,6 @@ import Intervalometer
 import Synchronization
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 struct TimelapseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,7 +4,6 @@ import DaemonClient
 import Foundation
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 @main
 struct Unleashed: AsyncParsableCommand {

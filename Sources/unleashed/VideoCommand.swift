@@ -2,9 +2,9 @@ import ArgumentParser
 import CameraKit
 import CommandCore
 import Foundation
+import JSON
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 struct VideoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

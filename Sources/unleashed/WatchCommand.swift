@@ -4,7 +4,6 @@ import CommandCore
 import Foundation
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

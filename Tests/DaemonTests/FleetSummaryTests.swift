@@ -1,5 +1,6 @@
 import Daemon
 import Foundation
+import JSON
 import Testing
 import UnleashedProtocol
 

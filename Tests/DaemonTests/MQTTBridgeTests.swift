@@ -1,6 +1,7 @@
 @testable import Daemon
 import Foundation
 import Intervalometer
+import JSON
 import Logging
 import MQTT
 import Synchronization

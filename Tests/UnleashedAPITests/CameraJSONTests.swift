@@ -1,5 +1,6 @@
 import CameraKit
 import Foundation
+import JSON
 import Testing
 import UnleashedAPI
 import UnleashedKit

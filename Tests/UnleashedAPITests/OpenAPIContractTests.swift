@@ -1,6 +1,7 @@
 import CameraKit
 import Foundation
 import Intervalometer
+import JSON
 import Testing
 import UnleashedAPI
 import UnleashedKit

@@ -2,7 +2,6 @@ import CameraKit
 import Foundation
 import Hummingbird
 import UnleashedAPI
-import UnleashedProtocol
 
 // The documents themselves live in UnleashedAPI, shared with the clients; what is left here
 // is how the server writes them.

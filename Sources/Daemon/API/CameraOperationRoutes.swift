@@ -1,10 +1,10 @@
 import CameraKit
 import Foundation
 import Hummingbird
+import JSON
 import NIOCore
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// The routes that drive one camera through the ``Camera`` protocol, so that a client (the CLI's
 /// `RemoteCamera`) can do through the daemon whatever it does with the camera itself and get the

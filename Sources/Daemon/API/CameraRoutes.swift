@@ -4,7 +4,6 @@ import Hummingbird
 import ServiceLifecycle
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// The routes about the cameras the daemon holds: the daemon's status, its groups and the
 /// event stream.

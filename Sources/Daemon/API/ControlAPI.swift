@@ -1,10 +1,10 @@
 import CameraKit
 import Foundation
 import Hummingbird
+import JSON
 import ServiceLifecycle
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// The routes of the control API, version 1. Every answer is JSON, errors included, so that a
 /// client never has to parse prose. Each group of routes lives in its own type; this one puts

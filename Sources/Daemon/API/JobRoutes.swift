@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import ServiceLifecycle
 import UnleashedAPI
-import UnleashedProtocol
 
 /// The routes that submit, list, follow and stop jobs.
 struct JobRoutes: Sendable {

@@ -3,7 +3,6 @@ import Foundation
 import NIOCore
 import Synchronization
 import UnleashedAPI
-import UnleashedProtocol
 
 /// What every follower of `GET /v1/live` is sent after its snapshot, read and encoded once
 /// however many follow (a rig's phones): one subscription per camera, one watch of the jobs and

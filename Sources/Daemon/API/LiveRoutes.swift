@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import ServiceLifecycle
 import UnleashedAPI
-import UnleashedProtocol
 
 /// `GET /v1/live`: what a dashboard (the web app) shows, on one stream. It opens with a snapshot
 /// of the cameras and jobs, then sends every camera event, job change and frame, so a page that

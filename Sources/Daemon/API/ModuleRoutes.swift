@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
+import JSON
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// Connecting and letting go of modules while the daemon runs: what `unleashed connect` and
 /// `unleashed disconnect` ask for.

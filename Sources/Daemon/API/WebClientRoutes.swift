@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
+import JSON
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// The control API's side of the web app: codes that pair a browser, and the browsers paired,
 /// for `unleashed web code`, `clients` and `revoke`. Pairing a browser gives it a role, so only

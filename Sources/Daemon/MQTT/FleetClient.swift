@@ -1,8 +1,8 @@
 public import Foundation
+public import JSON
 import Synchronization
 public import MQTT
 import UnleashedAPI
-public import UnleashedProtocol
 import UnleashedKit
 
 /// `unleashed fleet`: one command to every host's daemon through the broker, and their answers.

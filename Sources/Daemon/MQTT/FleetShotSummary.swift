@@ -1,5 +1,5 @@
 public import Foundation
-public import UnleashedProtocol
+public import JSON
 
 /// The hosts' answers to a fleet command, as `unleashed fleet shoot`, `timelapse` and `stop`
 /// print them, and its exit status: 0 when every host that answered did it all (fired every

@@ -1,9 +1,9 @@
 import Foundation
 import Intervalometer
+import JSON
 import MQTT
 import Synchronization
 import UnleashedAPI
-import UnleashedProtocol
 
 /// What the broker says of every host: each host's retained state (availability, clock, its
 /// cameras' state and runs, its jobs) and the frames it publishes, folded in message by message.

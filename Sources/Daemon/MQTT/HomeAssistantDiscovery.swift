@@ -1,5 +1,5 @@
+import JSON
 import UnleashedAPI
-import UnleashedProtocol
 
 /// What the bridge tells Home Assistant through its MQTT discovery: each camera a device,
 /// reached through the daemon's own device (`via_device`), with a capture button, a running

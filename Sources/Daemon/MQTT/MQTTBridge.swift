@@ -1,11 +1,11 @@
 import CameraKit
 import Foundation
 import Intervalometer
+import JSON
 import Logging
 import MQTT
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// The daemon on an MQTT broker (`[mqtt]`, docs/mqtt.md): its cameras' state, their runs and
 /// frames out; shots, shots at a UTC time, and time-lapses started and stopped in. Topics in

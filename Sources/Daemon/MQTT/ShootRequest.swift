@@ -1,7 +1,7 @@
 import Foundation
+import JSON
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 
 /// A shoot command's payload: empty, `{}` or Home Assistant's button press for a picture now;
 /// `{"at": "2026-11-27T21:00:00.000Z"}` for one at that UTC instant on this host's clock.

@@ -1,9 +1,9 @@
 import Foundation
 import Hummingbird
+import JSON
 import NIOCore
 import UnleashedAPI
 import UnleashedKit
-import UnleashedProtocol
 import HTTPTypes
 
 /// What the web app's listener serves besides the control API: the page's files and the three

@@ -4,7 +4,6 @@ import DaemonClient
 import Foundation
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 /// The CLI as a client of the daemon: when a daemon answers on its socket, commands go through
 /// it and print exactly what they print when they drive the camera themselves.

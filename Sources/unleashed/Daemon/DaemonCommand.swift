@@ -1,9 +1,9 @@
 import ArgumentParser
 import CommandCore
 import Foundation
+import JSON
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 import UnleashedSimulator
 
 struct DaemonCommand: AsyncParsableCommand {

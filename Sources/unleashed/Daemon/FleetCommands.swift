@@ -2,10 +2,10 @@ import ArgumentParser
 import CommandCore
 import Daemon
 import Foundation
+import JSON
 import MQTT
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 struct FleetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -6,7 +6,6 @@ import Intervalometer
 import UnleashedAPI
 import UnleashedApp
 import UnleashedKit
-import UnleashedProtocol
 
 extension GlobalOptions {
     /// The daemon, for commands that only it can answer.

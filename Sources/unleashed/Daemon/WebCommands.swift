@@ -2,7 +2,6 @@ import ArgumentParser
 import DaemonClient
 import Foundation
 import UnleashedAPI
-import UnleashedProtocol
 
 struct WebCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,7 @@
-/// A JSON document as a value, for the JSON form of messages (PROTOCOL.md §11.1).
+public import Foundation
+
+/// A JSON document as a value: the API's documents, the MQTT messages, the journal's records
+/// and the JSON form of the module's messages (PROTOCOL.md §11.1) are all written through it.
 ///
 /// Integers are kept apart from other numbers so that 64-bit fields round-trip exactly.
 public enum JSONValue: Hashable, Sendable {
@@ -88,4 +91,33 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
     public init(nilLiteral: ()) { self = .null }
+}
+
+extension JSONValue {
+    /// Compact UTF-8 JSON with sorted keys, so that the same value always reads the same.
+    public var data: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a tree of strings, numbers and containers cannot fail.
+        return (try? encoder.encode(self)) ?? Data("null".utf8)
+    }
+
+    /// The document in `bytes`, or why they are not JSON.
+    public init(parsing bytes: some Sequence<UInt8>) throws(JSONShapeError) {
+        do {
+            self = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            throw JSONShapeError(path: "", problem: "not JSON: \(JSONShapeError.reason(error))")
+        }
+    }
+
+    /// A Codable value as the document its encoder writes, so that what a type encodes and what
+    /// a client decodes are the same members.
+    public init(encoding value: some Encodable) {
+        guard let data = try? JSONEncoder().encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            self = .null
+            return
+        }
+        self = json
+    }
 }

@@ -1,0 +1,98 @@
+import JSON
+import Testing
+
+@Suite struct StrictJSONDecoderTests {
+    struct Plan: Codable, Equatable {
+        enum Kind: String, Codable { case single, bulb }
+        var intervalMs: Int
+        var frames: Int?
+        var kind: Kind
+        var cameras: [Camera]
+    }
+
+    struct Camera: Codable, Equatable {
+        var name: String
+        var iso: UInt16?
+    }
+
+    /// A union decoded through two containers on one object, as a tagged enum's custom
+    /// `init(from:)` does: the tag, then the case's own members.
+    enum Step: Decodable, Equatable {
+        case pause(ms: Int)
+        case shoot
+
+        private enum Tag: String, CodingKey { case kind }
+        private enum PauseKeys: String, CodingKey { case ms }
+
+        init(from decoder: any Decoder) throws {
+            let tag = try decoder.container(keyedBy: Tag.self)
+            switch try tag.decode(String.self, forKey: .kind) {
+            case "pause": self = .pause(ms: try decoder.container(keyedBy: PauseKeys.self).decode(Int.self, forKey: .ms))
+            case "shoot": self = .shoot
+            default: throw DecodingError.dataCorruptedError(forKey: .kind, in: tag, debugDescription: "expected pause or shoot")
+            }
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ text: String, root: String = "") throws(JSONShapeError) -> T {
+        try StrictJSONDecoder(root: root).decode(type, from: Array(text.utf8))
+    }
+
+    private func failure<T: Decodable>(_ type: T.Type, _ text: String, root: String = "") -> JSONShapeError? {
+        do {
+            _ = try decode(type, text, root: root)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func decodesWhatItsEncoderWrites() throws {
+        let plan = Plan(intervalMs: 2000, frames: nil, kind: .bulb, cameras: [Camera(name: "left", iso: 400), Camera(name: "right", iso: nil)])
+        #expect(try StrictJSONDecoder().decode(Plan.self, from: JSONValue(encoding: plan)) == plan)
+        // null is absent.
+        #expect(try decode(Plan.self, #"{"intervalMs": 5, "frames": null, "kind": "single", "cameras": []}"#).frames == nil)
+    }
+
+    @Test func namesThePathOfAWrongMember() {
+        #expect(failure(Plan.self, #"{"intervalMs": "2s", "kind": "single", "cameras": []}"#)
+            == JSONShapeError(path: "intervalMs", problem: "expected a whole number from \(Int.min) to \(Int.max)"))
+        #expect(failure(Plan.self, #"{"intervalMs": 5, "kind": "single", "cameras": [{"name": "a"}, {"name": 7}]}"#)
+            == JSONShapeError(path: "cameras[1].name", problem: "expected a string"))
+        #expect(failure(Plan.self, #"{"intervalMs": 5, "kind": "single", "cameras": [{"name": "a", "iso": 70000}]}"#, root: "plan")
+            == JSONShapeError(path: "plan.cameras[0].iso", problem: "expected a whole number from 0 to 65535"))
+        #expect(failure(Plan.self, #"{"intervalMs": 2.5, "kind": "single", "cameras": []}"#)?.path == "intervalMs")
+        #expect(failure(Plan.self, #"{"intervalMs": 5, "kind": "video", "cameras": []}"#)?.path == "kind")
+        #expect(failure(Plan.self, #"{"intervalMs": 5, "kind": "single"}"#) == JSONShapeError(path: "cameras", problem: "missing"))
+        #expect(failure(Plan.self, #"{"intervalMs": null, "kind": "single", "cameras": []}"#)?.path == "intervalMs")
+        #expect(failure(Plan.self, #"[1, 2]"#) == JSONShapeError(path: "", problem: "expected an object"))
+    }
+
+    @Test func refusesMembersTheTypeDoesNotName() {
+        #expect(failure(Plan.self, #"{"intervalMs": 5, "kind": "single", "cameras": [{"name": "a", "ISO": 100}]}"#)
+            == JSONShapeError(path: "cameras[0].ISO", problem: "not a member this API knows; it knows iso, name"))
+        // A misspelt required member is reported as what it is, not as the member it leaves missing.
+        #expect(failure(Plan.self, #"{"interval": 5, "kind": "single", "cameras": []}"#)
+            == JSONShapeError(path: "interval", problem: "not a member this API knows; did you mean intervalMs?"))
+        // Nothing close: the missing member is the error.
+        #expect(failure(Plan.self, #"{"count": 5, "kind": "single", "cameras": []}"#) == JSONShapeError(path: "intervalMs", problem: "missing"))
+    }
+
+    @Test func acceptsAnObjectReadThroughTwoContainers() throws {
+        #expect(try decode([Step].self, #"[{"kind": "pause", "ms": 20}, {"kind": "shoot"}]"#) == [.pause(ms: 20), .shoot])
+        #expect(failure([Step].self, #"[{"kind": "shoot", "ms": 20}]"#)
+            == JSONShapeError(path: "[0].ms", problem: "not a member this API knows; it knows kind"))
+        #expect(failure([Step].self, #"[{"kind": "jump"}]"#) == JSONShapeError(path: "[0].kind", problem: "expected pause or shoot"))
+    }
+
+    @Test func dictionariesTakeAnyMember() throws {
+        #expect(try decode([String: Int].self, #"{"a": 1, "b": 2}"#) == ["a": 1, "b": 2])
+        #expect(try decode(JSONValue.self, #"{"a": [1, 2.5, null]}"#) == ["a": [1, .number(2.5), nil]])
+    }
+
+    @Test func saysWhenTheBytesAreNotJSON() {
+        let error = failure(Plan.self, #"{"intervalMs": "#)
+        #expect(error?.path == "")
+        #expect(error?.problem.hasPrefix("not JSON") == true)
+    }
+}
