@@ -42,6 +42,7 @@ test: TEST_RUN = make-test-$$PPID
 test: setup
 	@scripts/step --start
 	scripts/step "vectors" python3 Protocol/tools/make_vectors.py --check
+	scripts/step "module boundaries" scripts/check-imports
 	scripts/step "debug build with tests" swift build --build-tests
 # Tests of pure computation (codecs over every input, property tests, the API documents checked by
 # a Python script) run first, in a process of their own. Swift's concurrency pool has one thread a

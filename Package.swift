@@ -118,7 +118,7 @@ let package = Package(
             name: "DaemonClient",
             dependencies: [
                 "JSON",
-                "CameraKit", "UnleashedKit", "UnleashedAPI", "Intervalometer",
+                "CameraKit", "UnleashedKit", "UnleashedAPI", "Intervalometer", "MQTT",
                 "UnleashedProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -151,13 +151,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "unleashed-sim",
-            dependencies: ["CameraKit", "ProcessSignals", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["UnleashedKit", "UnleashedSimulator", "CameraKit", "ProcessSignals", "FakeBlueZ", "PTPIPCamera", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Simulator/unleashed-sim",
             swiftSettings: strict
         ),
         .target(
             name: "UnleashedApp",
-            dependencies: [
+            dependencies: ["MQTT", "DBus", 
                 "JSON",
                 "CameraKit",
                 "CommandCore",
@@ -194,8 +194,6 @@ let package = Package(
                 "CommandCore",
                 "ProcessSignals",
                 "UnleashedApp",
-                "BlueZ",
-                "GPhoto2",
                 "UnleashedKit",
                 "UnleashedSimulator",
                 "Intervalometer",
@@ -210,7 +208,7 @@ let package = Package(
         ),
         .target(
             name: "UnleashedTestSupport",
-            dependencies: [
+            dependencies: ["UnleashedProtocol", 
                 "CameraKit", "Intervalometer",
                 "DBus", "FakeBlueZ",
                 "UnleashedKit",
@@ -235,7 +233,7 @@ let package = Package(
         .testTarget(name: "CameraKitTests", dependencies: ["CameraKit"], swiftSettings: strict),
         .testTarget(
             name: "CameraIntegrationTests",
-            dependencies: ["BlueZ", "CameraKit", "CameraProtocols", "CameraRemote", "DBus", "FakeBlueZ", "Intervalometer",
+            dependencies: ["UnleashedProtocol", "BlueZ", "CameraKit", "CameraProtocols", "CameraRemote", "DBus", "FakeBlueZ", "Intervalometer",
                            "SimulatedCameras", "UnleashedApp", "UnleashedKit", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
@@ -262,7 +260,7 @@ let package = Package(
         ),
         .testTarget(
             name: "UnleashedKitTests",
-            dependencies: [
+            dependencies: ["UnleashedProtocol", 
                 "CameraKit", "UnleashedKit",
                 "UnleashedSimulator",
                 "UnleashedTestSupport",
@@ -277,7 +275,7 @@ let package = Package(
         ),
         .testTarget(
             name: "UnleashedSimulatorTests",
-            dependencies: [
+            dependencies: ["UnleashedProtocol", 
                 "CameraKit", "UnleashedSimulator",
                 "UnleashedKit",
                 "UnleashedTestSupport",
@@ -286,7 +284,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntervalometerTests",
-            dependencies: [
+            dependencies: ["UnleashedProtocol", 
                 "CameraKit", "Intervalometer",
                 "UnleashedTestSupport",
                 "UnleashedKit",
@@ -325,7 +323,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["BlueZ", "FakeBlueZ", "DBus", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
+            dependencies: ["UnleashedProtocol", "BlueZ", "FakeBlueZ", "DBus", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -339,7 +337,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GPhoto2Tests",
-            dependencies: [
+            dependencies: ["CGPhoto2", 
                 "CameraKit", "GPhoto2", "PTPIPCamera", "Intervalometer", "UnleashedKit", "UnleashedProtocol", "UnleashedSimulator", "UnleashedTestSupport",
             ],
             swiftSettings: strict
@@ -362,7 +360,7 @@ let package = Package(
         ),
         .testTarget(
             name: "UnleashedAppTests",
-            dependencies: [
+            dependencies: ["BlueZ", "CameraKit", "DBus", "DaemonClient", "UnleashedAPI", "UnleashedProtocol", 
                 "UnleashedApp", "CommandCore", "Daemon", "CameraProtocols", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

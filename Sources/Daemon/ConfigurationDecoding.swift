@@ -1,6 +1,7 @@
 import CameraKit
 import CameraProtocols
 import Foundation
+import UnleashedAPI
 import MQTT
 
 #if canImport(Glibc)

@@ -31,6 +31,15 @@ public enum JSONValue: Hashable, Sendable {
         }
     }
 
+    /// A number, whole or not, as a Double.
+    public var numberValue: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .number(let value): value
+        default: nil
+        }
+    }
+
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil

@@ -1,5 +1,6 @@
 import CameraKit
-public import Daemon
+import Daemon
+public import DaemonClient
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -40,8 +41,14 @@ public struct DaemonLaunch: Sendable {
         }
     }
 
-    /// The `[mqtt]` table: where `unleashed fleet` finds the broker the daemons use.
-    public var mqtt: DaemonConfiguration.MQTTSettings { configuration.mqtt }
+    /// The `[mqtt]` table's broker, where `unleashed fleet` finds the daemons; nil when the
+    /// configuration names none.
+    public var fleetBroker: FleetClient.Broker? {
+        let mqtt = configuration.mqtt
+        return mqtt.broker.map { address in
+            FleetClient.Broker(address: address, username: mqtt.username, password: mqtt.password, caFile: mqtt.caFile, topicPrefix: mqtt.topicPrefix)
+        }
+    }
 
     /// What the daemon would refuse as it starts, short of binding its socket: a file in the
     /// socket's place, TCP without tokens.

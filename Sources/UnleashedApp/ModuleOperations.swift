@@ -1,5 +1,6 @@
 public import BlueZ
 public import CameraKit
+public import CommandCore
 public import CameraProtocols
 import CameraRemote
 public import DaemonClient
@@ -92,7 +93,8 @@ public struct ModuleOperations: Sendable {
     /// Finds `wanted` and pairs with it unless BlueZ already has a bond, `agent` answering the
     /// module's questions. The link pairing made is taken down again, so that the module is free
     /// for other clients.
-    public func pair(_ wanted: String, agent: PairingAgent) async throws(ModuleCommandError) -> PairedModule {
+    public func pair(_ wanted: String, answers: PairingAnswers) async throws(ModuleCommandError) -> PairedModule {
+        let agent = answers.agent
         try requireBluetooth("pair")
         // A camera (recognised from its advertisement) pairs the way its brand needs.
         let camera = BluetoothCameraSpec(camera: wanted, adapter: adapter, scanTimeout: scanTimeout, pairing: .pair(agent))
@@ -111,7 +113,8 @@ public struct ModuleOperations: Sendable {
     /// Connects `wanted` (else `--module`, the remembered module, or the only module in range),
     /// pairing first if needed, checks it by reading its status, and remembers it as the default
     /// module. While a daemon runs, the daemon is asked to connect it and keep it connected.
-    public func connect(_ wanted: String?, agent: PairingAgent) async throws(ModuleCommandError) -> ConnectedModule {
+    public func connect(_ wanted: String?, answers: PairingAnswers) async throws(ModuleCommandError) -> ConnectedModule {
+        let agent = answers.agent
         if let daemon, let held = try await Self.connect(wanted ?? module, through: daemon) { return held }
         try requireBluetooth("connect")
         let address: String
@@ -320,6 +323,17 @@ public enum ModuleCommandError: Error, Sendable {
     case camera(CameraError)
     /// No module named or remembered, several in range and none named, or a backend without Bluetooth.
     case choice(CameraChoiceError)
+
+    /// What the command reports, and its exit status.
+    public var failure: CameraFailure {
+        switch self {
+        case .bluetooth(let error): CameraFailure(error)
+        case .daemon(let error): CameraFailure(error)
+        case .open(let error): CameraFailure(error)
+        case .camera(let error): CameraFailure(error)
+        case .choice(let error): CameraFailure(error)
+        }
+    }
 }
 
 /// A module `connect` reached, directly or through the daemon, as the command reports it.

@@ -39,6 +39,25 @@ extension BlueZError {
     public var exitStatus: Int32 { CameraError.exitStatuses[kind] ?? 70 }
 }
 
+/// How the questions of a pairing are answered: with the passkey and the yes given on the
+/// command line, else by asking a person (when there is a terminal), with notes shown as they come.
+public struct PairingAnswers: Sendable {
+    public var passkey: UInt32?
+    public var confirm: Bool
+    public var ask: (@Sendable (String) -> String)?
+    public var note: @Sendable (String) -> Void
+
+    public init(passkey: UInt32?, confirm: Bool, ask: (@Sendable (String) -> String)?, note: @escaping @Sendable (String) -> Void) {
+        self.passkey = passkey
+        self.confirm = confirm
+        self.ask = ask
+        self.note = note
+    }
+
+    /// The agent BlueZ asks.
+    var agent: PairingAgent { .answering(passkey: passkey, confirm: confirm, ask: ask, note: note) }
+}
+
 extension PairingAgent {
     /// Answers pairing questions: a passkey given with `passkey`, a confirmation given with
     /// `confirm`, else a question put through `ask` (nil without a terminal: the pairing is

@@ -1,5 +1,6 @@
 import CameraKit
 public import Foundation
+public import JSON
 public import Intervalometer
 public import UnleashedKit
 
@@ -90,6 +91,16 @@ public struct PlanNotice: Hashable, Sendable {
 
     /// The code scripts go by: `repeatedTime` when the time comes twice, else `laterDay`.
     public var code: String { occurrence == nil ? "laterDay" : "repeatedTime" }
+
+    /// `{"code", "option", "time", "day", "message", "at", "occurrence"}`, as `--json` tells it.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "code": .string(code), "option": .string(option), "time": .string(text), "day": .string(day), "message": .string(message),
+            "at": .string(LocalTime.timestamp(UInt64(max(moment.timeIntervalSince1970 * 1000, 0)))),
+        ]
+        if let occurrence { members["occurrence"] = .integer(Int64(occurrence)) }
+        return .object(members)
+    }
 
     public var message: String {
         let when = day == "today" ? "today" : day == "tomorrow" ? day : "on \(day)"

@@ -1,5 +1,4 @@
 import ArgumentParser
-import BlueZ
 import CommandCore
 import Foundation
 import UnleashedApp
@@ -23,13 +22,7 @@ extension GlobalOptions {
         do throws(ModuleCommandError) {
             return try await body(operations)
         } catch {
-            switch error {
-            case .bluetooth(let error): throw fail(error)
-            case .daemon(let error): throw fail(error)
-            case .open(let error): throw fail(error)
-            case .camera(let error): throw fail(error)
-            case .choice(let error): throw fail(error)
-            }
+            throw fail(error.failure)
         }
     }
 
@@ -40,8 +33,8 @@ extension GlobalOptions {
     }
 
     /// Answers pairing questions from --passkey and --yes, else on the terminal when there is one.
-    func pairingAgent(_ pairing: PairingOptions) -> PairingAgent {
-        .answering(passkey: pairing.passkey, confirm: pairing.yes, ask: isatty(STDIN_FILENO) == 1 && !json ? Self.ask : nil,
+    func pairingAnswers(_ pairing: PairingOptions) -> PairingAnswers {
+        PairingAnswers(passkey: pairing.passkey, confirm: pairing.yes, ask: isatty(STDIN_FILENO) == 1 && !json ? Self.ask : nil,
                    note: { Output.noteRaw($0) })
     }
 

@@ -48,7 +48,7 @@ struct PairCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The module's address or name, as `unleashed scan` lists it.", valueName: "address")) var address: String
 
     func run() async throws {
-        try await options.report { modules throws(ModuleCommandError) in try await modules.pair(address, agent: options.pairingAgent(pairing)) }
+        try await options.report { modules throws(ModuleCommandError) in try await modules.pair(address, answers: options.pairingAnswers(pairing)) }
     }
 }
 
@@ -67,7 +67,7 @@ struct ConnectCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.report { modules throws(ModuleCommandError) in
-            let connected = try await modules.connect(address, agent: options.pairingAgent(pairing))
+            let connected = try await modules.connect(address, answers: options.pairingAnswers(pairing))
             if let failure = connected.rememberFailure { Output.noteRaw("warning: \(failure)\n") }
             return connected
         }

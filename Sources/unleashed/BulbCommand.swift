@@ -1,3 +1,5 @@
+import UnleashedApp
+import CommandCore
 import ArgumentParser
 import CameraKit
 import JSON
@@ -43,7 +45,7 @@ struct BulbCommand: AsyncParsableCommand {
     }
 
     static func human(_ exposure: BulbExposure) -> String {
-        let length = exposure.exposed.map { "\(Output.clock($0)) " } ?? ""
+        let length = exposure.exposed.map { "\(RunReport.clock($0)) " } ?? ""
         let how = exposure.ending == .deadline ? "closed by the module at the deadline" : "stopped early"
         return "Bulb exposure \(length)\(how); shot \(exposure.shot.counter)"
     }

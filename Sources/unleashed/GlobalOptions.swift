@@ -1,5 +1,4 @@
 public import ArgumentParser
-import BlueZ
 import CameraKit
 import CommandCore
 import Foundation
@@ -115,31 +114,16 @@ struct GlobalOptions: ParsableArguments, Sendable {
         try reporting { () throws(CameraFailure) in try CameraRequest.duration(text, for: what) }
     }
 
-    /// Connects to the camera, runs `body`, and turns any failure into a message and exit
-    /// status. Ctrl-C cancels `body` (which then ends what it started, e.g. closes a bulb
-    /// exposure), or calls `onInterrupt` instead when given (a time-lapse stops on its own
-    /// terms); a second Ctrl-C exits at once.
-    ///
-    /// Pictures a tethered camera copies to this computer are listed as they arrive: a line
-    /// each, or with `savedFiles: .summary` one line at the end (JSON: always a line each).
-    ///
-    /// `events` says that `body` follows the camera's events from its start: a daemon's camera
-    /// then subscribes before `body` runs (a command that only makes requests saves that request).
+    /// Connects to the camera and runs `body` (``CameraRequest/withCamera(daemon:events:onInterrupt:savedFiles:json:_:)``);
+    /// a failure becomes a message and an exit status. Pictures copied to this computer are
+    /// listed a line each, or with `savedFiles: .summary` one line at the end.
     func withCamera(onInterrupt: (@Sendable () -> Void)? = nil, savedFiles: SavedFileReport.TextLines = .eachFile,
                     events: Bool = false,
                     _ body: @escaping @Sendable (any Camera) async throws(CameraError) -> Void) async throws {
-        let (request, daemon) = (request, daemonClient())
-        let opened = try await reporting { () async throws(CameraFailure) in try await request.open(daemon: daemon, events: events) }
-        let camera = opened.camera
-        let report = download == nil ? nil : SavedFileReport(await camera.events(), options: self, text: savedFiles)
-        let failure = await Interrupt.running(onInterrupt: onInterrupt) { () async throws(CameraError) in try await body(camera) }
-        do throws(CameraOpenError) {
-            try await opened.close()
-        } catch {
-            if failure == nil { throw fail(error) }
+        let (request, daemon, listed, json) = (request, daemonClient(), download == nil ? nil : savedFiles, json)
+        try await reporting { () async throws(CameraFailure) in
+            try await request.withCamera(daemon: daemon, events: events, onInterrupt: onInterrupt, savedFiles: listed, json: json, body)
         }
-        await report?.done()
-        if let failure { throw fail(failure) }
     }
 
     /// Prints `value` as JSON or the text `human()` gives.
@@ -169,7 +153,6 @@ struct GlobalOptions: ParsableArguments, Sendable {
     func fail(_ error: CameraOpenError) -> ExitCode { fail(CameraFailure(error)) }
     func fail(_ error: DemoError) -> ExitCode { fail(CameraFailure(error)) }
     func fail(_ error: CameraError) -> ExitCode { fail(CameraFailure(error)) }
-    func fail(_ error: BlueZError) -> ExitCode { fail(CameraFailure(error)) }
 
     func fail(code: String, _ message: String, status: ExitStatus, extra: [String: JSONValue] = [:]) -> ExitCode {
         fail(CameraFailure(code: code, message, status: status, extra: extra))

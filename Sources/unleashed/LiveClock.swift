@@ -1,3 +1,5 @@
+import UnleashedApp
+import CommandCore
 import Foundation
 
 /// A running clock on standard error (`Bulb  00:12.3 / 00:30.0`), shown only when standard
@@ -14,7 +16,7 @@ final class LiveClock: Sendable {
         task = Task {
             while !Task.isCancelled {
                 let elapsed = started.duration(to: .now)
-                let line = "\(label)  \(Output.clock(elapsed))" + (total.map { " / \(Output.clock($0))" } ?? "")
+                let line = "\(label)  \(RunReport.clock(elapsed))" + (total.map { " / \(RunReport.clock($0))" } ?? "")
                 Output.noteRaw("\r\(TerminalLine.fit([.init(line)], width: TerminalLine.width()))\u{1B}[K")
                 try? await Task.sleep(for: .milliseconds(100))
             }

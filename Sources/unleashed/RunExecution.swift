@@ -65,7 +65,7 @@ struct RunExecution {
                        interruptible: Bool = false,
                        whileRunning work: (RunSignals) async throws -> Void = { _ in }) async throws {
         let signals = RunSignals(run, interrupt: interruptible)
-        let display = RunDisplay(plan: plan, options: options, startDelay: startDelay) { await run.current() }
+        let display = RunDisplay(plan: plan, json: options.json, startDelay: startDelay) { await run.current() }
         let shown = Task { await display.show(run.records) }
         do {
             try await work(signals)

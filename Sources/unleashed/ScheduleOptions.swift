@@ -80,14 +80,7 @@ extension GlobalOptions {
     func tell(_ notes: [PlanNotice]) {
         for note in notes {
             Output.note("note: \(note.message)")
-            guard json else { continue }
-            var members: [String: JSONValue] = [
-                "code": .string(note.code), "option": .string(note.option), "time": .string(note.text),
-                "day": .string(note.day), "message": .string(note.message),
-                "at": .string(Output.timestamp(UInt64(max(note.moment.timeIntervalSince1970 * 1000, 0)))),
-            ]
-            if let occurrence = note.occurrence { members["occurrence"] = .integer(Int64(occurrence)) }
-            Output.line(Output.json(["note": .object(members)]))
+            if json { Output.line(Output.json(["note": note.json])) }
         }
     }
 

@@ -5,52 +5,6 @@ import Foundation
 import UnleashedApp
 import UnleashedKit
 
-/// Prints the pictures a camera copies to this computer as they arrive, until its event stream
-/// ends (the camera closed, every download done).
-struct SavedFileReport {
-    /// Whether each file gets a line of text; JSON always gets one line per file.
-    enum TextLines {
-        case eachFile
-        /// One line at the end with the count (a time-lapse's live display owns the terminal).
-        case summary
-    }
-
-    private let listening: Task<Void, Never>
-
-    init(_ events: AsyncStream<CameraEvent>, options: GlobalOptions, text: TextLines) {
-        listening = Task {
-            var saved = 0
-            var folder: String?
-            for await event in events {
-                switch event {
-                case .fileSaved(let file):
-                    saved += 1
-                    folder = folder ?? URL(fileURLWithPath: file.path).deletingLastPathComponent().path
-                    if options.json {
-                        Output.line(Output.json(["saved": .object(file.json)]))
-                    } else if text == .eachFile {
-                        Output.line("Saved \(file.path) (\(file.bytes) bytes)")
-                    }
-                case .fileNotSaved(let cameraPath, let reason):
-                    if options.json {
-                        Output.line(Output.json(["notSaved": ["cameraPath": .string(cameraPath), "reason": .string(reason)]]))
-                    } else {
-                        Output.note("warning: could not save \(cameraPath) (\(reason)); it is still on the camera")
-                    }
-                default:
-                    continue
-                }
-            }
-            if !options.json, text == .summary, saved > 0, let folder {
-                Output.line("\(saved) picture\(saved == 1 ? "" : "s") saved in \(folder)")
-            }
-        }
-    }
-
-    /// Returns once every file has been reported.
-    func done() async { await listening.value }
-}
-
 struct CamerasCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cameras",

@@ -36,7 +36,7 @@ struct VideoCommand: AsyncParsableCommand {
         func run() async throws {
             try await options.onEachCamera(rig, { camera throws(CameraError) in try await camera.stopVideo() }, json: { length in
                 ["recording": .bool(false), "clipMs": .integer(length.wholeMilliseconds)]
-            }, human: { length in "Stopped; the clip is \(Output.clock(length)) long" })
+            }, human: { length in "Stopped; the clip is \(RunReport.clock(length)) long" })
         }
     }
 

@@ -61,7 +61,7 @@ struct WatchCommand: AsyncParsableCommand {
         case .cameraPower(let power): "camera \(power)"
         case .busy(let busy): busy ? "camera busy" : "camera ready"
         case .meteredEV(let ev): "metered EV \(Output.ev(ev))"
-        case .bulbDeadlineFired(let length): "bulb closed by the module after \(Output.clock(length))"
+        case .bulbDeadlineFired(let length): "bulb closed by the module after \(RunReport.clock(length))"
         case .error(let status, let message):
             Output.style.paint("camera error: \(status)" + (message.map { " (\($0))" } ?? ""), .red)
         case .missedEvents(let count): "\(count) events lost on the way"

@@ -49,7 +49,7 @@ struct CameraBench {
     func open(_ address: String, name: String? = nil) async throws -> BLECamera {
         // The person opens the camera's pairing mode, as its menu says, before pairing.
         #expect(await fake.setCamera(address: address, pairingOpen: true))
-        _ = try await operations().pair(address, agent: PairingAgent { _ in .accept })
+        _ = try await operations().pair(address, answers: PairingAnswers(passkey: nil, confirm: true, ask: nil, note: { _ in }))
         let spec = BluetoothCameraSpec(camera: address, scanTimeout: .seconds(5), reconnect: Self.quickReconnect, stepTimeout: Self.stepTimeout)
         return try await CameraProvider.openBluetoothCamera(spec, name: name, bus: busAddress)
     }
@@ -92,7 +92,7 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         // `unleashed connect` checks the camera (pairing it) and says how to drive it; a camera
         // is not remembered as the default module.
         let operations = bench.operations()
-        let connected = try await operations.connect(address, agent: PairingAgent { _ in .accept })
+        let connected = try await operations.connect(address, answers: PairingAnswers(passkey: nil, confirm: true, ask: nil, note: { _ in }))
         #expect(connected.brand == brand)
         #expect(connected.text.contains("unleashed --ble-camera \(address)"), "\(connected.text)")
         #expect(!FileManager.default.fileExists(atPath: operations.rememberedFile.path))
@@ -240,7 +240,7 @@ private let optionalOperations: [(Capabilities, String, @Sendable (any Camera) a
         let bench = try await CameraBench.start(cameras: [.gopro, .sony, .canon], modules: 1)
         defer { Task { await bench.stop() } }
         let module = "F0:5E:D0:00:00:01"
-        _ = try await bench.operations().pair(module, agent: PairingAgent { _ in .accept })
+        _ = try await bench.operations().pair(module, answers: PairingAnswers(passkey: nil, confirm: true, ask: nil, note: { _ in }))
         var members: [RigCamera] = []
         for (index, brand) in [CameraBrand.gopro, .sony, .canon].enumerated() {
             members.append(RigCamera(name: brand.rawValue, camera: try await bench.open(CameraBench.address(index), name: brand.rawValue)))

@@ -5,6 +5,8 @@ import JSON
 import Logging
 import MQTT
 import Synchronization
+import DaemonClient
+import UnleashedAPI
 import Testing
 import UnleashedProtocol
 import UnleashedSimulator
@@ -43,10 +45,10 @@ struct MQTTBridgeTests {
 
             let at = Date().addingTimeInterval(0.6)
             rig.watcher.forget("unleashed/hostA/cameras/left/shot")
-            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: #"{"at": "\#(ShootRequest.text(at))"}"#))
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: #"{"at": "\#(FleetTime.text(at))"}"#))
             try await rig.watcher.waitFor("the timed shot") { $0["unleashed/hostA/cameras/left/shot"] != nil }
             let timed = try rig.watcher.json("unleashed/hostA/cameras/left/shot")
-            #expect(timed["ok"] == true && timed["at"] == .string(ShootRequest.text(at)), "\(timed) \(ShootRequest.text(at))")
+            #expect(timed["ok"] == true && timed["at"] == .string(FleetTime.text(at)), "\(timed) \(FleetTime.text(at))")
             // It answered after its time, not before.
             #expect(Date() >= at)
 
@@ -64,7 +66,7 @@ struct MQTTBridgeTests {
         try await BridgeRig.with(cameras: ["left", "right"]) { rig in
             try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
             let at = Date().addingTimeInterval(0.8)
-            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f1", "at": "\#(ShootRequest.text(at))"}"#))
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f1", "at": "\#(FleetTime.text(at))"}"#))
             try await rig.watcher.waitFor("the answer") { $0["unleashed/hostA/fleet"] != nil }
             let answer = try rig.watcher.json("unleashed/hostA/fleet")
             #expect(answer["id"] == "f1" && answer["accepted"] == true && answer["node"] == "hostA")
@@ -79,7 +81,7 @@ struct MQTTBridgeTests {
             let refusal = try rig.watcher.json("unleashed/hostA/fleet")
             #expect(refusal["id"] == "f2" && refusal["accepted"] == false)
             rig.watcher.forget("unleashed/hostA/fleet")
-            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f3", "at": "\#(ShootRequest.text(Date().addingTimeInterval(5)))", "group": "north"}"#))
+            try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f3", "at": "\#(FleetTime.text(Date().addingTimeInterval(5)))", "group": "north"}"#))
             try await rig.watcher.waitFor("no such group") { $0["unleashed/hostA/fleet"] != nil }
             #expect(try rig.watcher.json("unleashed/hostA/fleet")["reason"] == "no group north on this host")
         }
@@ -90,7 +92,7 @@ struct MQTTBridgeTests {
         try await BridgeRig.with(cameras: ["left", "right"]) { rig in
             try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
             // Far enough ahead that a loaded machine's delivery does not make it a time passed.
-            let start = ShootRequest.text(Date().addingTimeInterval(1.5))
+            let start = FleetTime.text(Date().addingTimeInterval(1.5))
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/timelapse", text: #"{"id": "t1", "start": "\#(start)", "intervalMs": 300}"#))
             try await rig.watcher.waitFor("the time-lapse's answer") { $0["unleashed/hostA/fleet"] != nil }
             let started = try rig.watcher.json("unleashed/hostA/fleet")
@@ -122,14 +124,14 @@ struct MQTTBridgeTests {
             try await rig.watcher.waitFor("the job ended") { _ in
                 rig.watcher.peek("unleashed/hostA/jobs/\(job)")?["state"]?.stringValue == "finished"
             }
-            let summary = FleetShotSummary(at: Date(), answers: [.object(answer)])
+            let summary = FleetShotSummary(at: Date(), answers: [try StrictJSONDecoder().decode(FleetAnswer.self, from: .object(answer))])
             #expect(summary.status == 0)
             #expect(summary.stopText.contains("hostA: job \(job) on left, right stopped after slot"), "\(summary.stopText)")
 
             rig.watcher.forget("unleashed/hostA/fleet")
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/stop", text: #"{"id": "s3"}"#))
             try await rig.watcher.waitFor("the second stop's answer") { $0["unleashed/hostA/fleet"] != nil }
-            let idle = FleetShotSummary(at: Date(), answers: [.object(try rig.watcher.json("unleashed/hostA/fleet"))])
+            let idle = FleetShotSummary(at: Date(), answers: [try StrictJSONDecoder().decode(FleetAnswer.self, from: .object(try rig.watcher.json("unleashed/hostA/fleet")))])
             #expect(idle.stopText.hasSuffix("hostA: nothing was running") && idle.status == 0, "\(idle.stopText)")
 
             rig.watcher.forget("unleashed/hostA/fleet")
@@ -166,7 +168,7 @@ struct MQTTBridgeTests {
             try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
             // Half an hour ahead: waits on its own task.
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot",
-                                                       text: #"{"at": "\#(ShootRequest.text(Date().addingTimeInterval(1800)))"}"#))
+                                                       text: #"{"at": "\#(FleetTime.text(Date().addingTimeInterval(1800)))"}"#))
             let garbage: [[UInt8]] = [Array("{\"at\":".utf8), [0xFF, 0xFE, 0x00, 0x41], Array(repeating: 0x7B, count: 100_000), Array("ON ON".utf8), Array("-5".utf8), Array("nan".utf8), []]
             for payload in garbage {
                 for topic in ["unleashed/hostA/cameras/left/shoot", "unleashed/hostA/cameras/left/running/set",

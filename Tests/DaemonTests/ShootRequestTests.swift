@@ -1,12 +1,13 @@
 @testable import Daemon
 import Foundation
 import Testing
+import UnleashedAPI
 
 /// What a shoot or fleet command may say, read without a broker.
 struct ShootRequestTests {
-    private let now = ShootRequest.parse("2026-11-17T08:26:40Z")!
+    private let now = FleetTime.parse("2026-11-17T08:26:40Z")!
 
-    private func at(_ seconds: Double) -> String { ShootRequest.text(now.addingTimeInterval(seconds)) }
+    private func at(_ seconds: Double) -> String { FleetTime.text(now.addingTimeInterval(seconds)) }
 
     @Test("empty, {} and Home Assistant's PRESS fire now; an 'at' in the window fires then")
     func accepted() throws {
@@ -17,7 +18,7 @@ struct ShootRequestTests {
         #expect(request.at == now.addingTimeInterval(2))
         // An offset is a zone like another.
         let offset = try ShootRequest(payload: Array(#"{"at": "2026-11-17T09:26:42+01:00"}"#.utf8), now: now)
-        #expect(offset.at == ShootRequest.parse("2026-11-17T08:26:42Z"))
+        #expect(offset.at == FleetTime.parse("2026-11-17T08:26:42Z"))
     }
 
     @Test("a time past, too soon, too far, not a time, or a payload not JSON is refused with the reason")
@@ -41,7 +42,7 @@ struct ShootRequestTests {
                 _ = try FleetTimelapseRequest(payload: Array(#"{"id": "f", "start": "\#(far)", "intervalMs": 1000}"#.utf8), now: now)
             }
         }
-        #expect(Duration.checked(from: now, to: ShootRequest.parse("2999-01-01T00:00:00Z")!) == nil)
+        #expect(Duration.checked(from: now, to: FleetTime.parse("2999-01-01T00:00:00Z")!) == nil)
         #expect(Duration.checked(from: now, to: now.addingTimeInterval(-2)) == .seconds(-2))
         #expect(reason("shoot!")?.hasPrefix("the command is not a JSON object") == true)
         #expect(reason("[1]")?.hasPrefix("the command is not a JSON object") == true)

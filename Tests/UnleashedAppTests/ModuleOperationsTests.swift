@@ -31,7 +31,7 @@ struct ModuleOperationsTests {
     @Test func aRefusedPairingIsAnErrorOfKindRefused() async throws {
         let fake = try await SimulatedBluetooth(["--faults", "refuse-pairing"])
         let error = await #expect(throws: ModuleCommandError.self) {
-            try await fake.operations().pair(Self.first, agent: Self.agent())
+            try await fake.operations().pair(Self.first, answers: Self.answers())
         }
         guard case .bluetooth(let bluez) = error, case .pairingRefused = bluez else { Issue.record("\(String(describing: error))"); return }
         #expect(bluez.code == "pairingRefused")
@@ -43,11 +43,11 @@ struct ModuleOperationsTests {
     @Test func aConfirmationNoOneCanAnswerIsRefusedAndYesConfirmsIt() async throws {
         let fake = try await SimulatedBluetooth(["--pairing", "confirm"])
         let error = await #expect(throws: ModuleCommandError.self) {
-            try await fake.operations().pair(Self.first, agent: Self.agent())
+            try await fake.operations().pair(Self.first, answers: Self.answers())
         }
         guard case .bluetooth(.pairingRefused(let message)) = error else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains("rerun with --yes"), "\(message)")
-        let paired = try await fake.operations().pair(Self.first, agent: Self.agent(confirm: true))
+        let paired = try await fake.operations().pair(Self.first, answers: Self.answers(confirm: true))
         #expect(paired.text == "Paired with Unleashed 0001 (\(Self.first)).")
         #expect(paired.json["paired"] == true)
         #expect((try await fake.stats()["disconnectCalls"] ?? 0) >= 1, "pairing leaves the module free for other clients")
@@ -58,7 +58,7 @@ struct ModuleOperationsTests {
         let fake = try await SimulatedBluetooth(["--pairing", "passkey"])
         let shown = try #require(try await fake.simulator("Passkey", [.string(Self.first)]).first?.intValue)
         await #expect(throws: ModuleCommandError.self) {
-            try await fake.operations().pair(Self.first, agent: Self.agent(passkey: UInt32((shown + 1) % 1_000_000)))
+            try await fake.operations().pair(Self.first, answers: Self.answers(passkey: UInt32((shown + 1) % 1_000_000)))
         }
     }
 
@@ -66,7 +66,7 @@ struct ModuleOperationsTests {
     @Test func aModuleThatIsNotThereIsNotFoundAfterTheScan() async throws {
         let fake = try await SimulatedBluetooth()
         let error = await #expect(throws: ModuleCommandError.self) {
-            try await fake.operations(scanTimeout: .seconds(1)).connect("F0:5E:D0:00:00:99", agent: Self.agent())
+            try await fake.operations(scanTimeout: .seconds(1)).connect("F0:5E:D0:00:00:99", answers: Self.answers())
         }
         guard case .bluetooth(let bluez) = error, case .moduleNotFound = bluez else { Issue.record("\(String(describing: error))"); return }
         #expect(bluez.code == "moduleNotFound" && bluez.exitStatus == 69)
@@ -80,7 +80,7 @@ struct ModuleOperationsTests {
         }
         let off = try await SimulatedBluetooth(["--powered", "off"])
         let error = await #expect(throws: ModuleCommandError.self) {
-            try await off.operations().connect(Self.first, agent: Self.agent())
+            try await off.operations().connect(Self.first, answers: Self.answers())
         }
         guard case .bluetooth(let bluez) = error, case .adapterPoweredOff = bluez else { Issue.record("\(String(describing: error))"); return }
         #expect(bluez.description.contains("hci0 is powered off"))
@@ -89,7 +89,7 @@ struct ModuleOperationsTests {
     @Test func connectWithoutAnAddressNeedsOneModuleInRange() async throws {
         let fake = try await SimulatedBluetooth(["--modules", "2"])
         let error = await #expect(throws: ModuleCommandError.self) {
-            try await fake.operations().connect(nil, agent: Self.agent())
+            try await fake.operations().connect(nil, answers: Self.answers())
         }
         guard case .choice(.invalid(code: "severalModules", let message)) = error else { Issue.record("\(String(describing: error))"); return }
         #expect(message.contains(Self.first) && message.contains(Self.second))
@@ -100,7 +100,7 @@ struct ModuleOperationsTests {
     @Test func disconnectAndForgetAPairedModule() async throws {
         let fake = try await SimulatedBluetooth()
         let operations = fake.operations()
-        _ = try await operations.pair(Self.first, agent: Self.agent())
+        _ = try await operations.pair(Self.first, answers: Self.answers())
         try RememberedModule(address: Self.first, name: "Unleashed 0001", adapter: nil).save(to: fake.rememberedFile)
         let disconnected = try await operations.disconnect(nil)
         #expect(!disconnected.wasConnected)
@@ -134,7 +134,7 @@ struct ModuleOperationsTests {
         await #expect(throws: ModuleCommandError.choice(.noModule)) { try await noModule.forget(nil) }
         let throughDaemon = ModuleOperations(adapter: nil, daemon: DaemonClient(socketPath: "/nonexistent/daemon.sock"), rememberedFile: file)
         do {
-            _ = try await throughDaemon.connect(nil, agent: Self.agent())
+            _ = try await throughDaemon.connect(nil, answers: Self.answers())
             Issue.record("the daemon needs the module named")
         } catch {
             guard case .choice(.usage(let message)) = error else { Issue.record("\(error)"); return }
@@ -143,8 +143,8 @@ struct ModuleOperationsTests {
     }
 
     /// Answers as a script does: no one at a terminal.
-    static func agent(passkey: UInt32? = nil, confirm: Bool = false) -> PairingAgent {
-        .answering(passkey: passkey, confirm: confirm, ask: nil, note: { _ in })
+    static func answers(passkey: UInt32? = nil, confirm: Bool = false) -> PairingAnswers {
+        PairingAnswers(passkey: passkey, confirm: confirm, ask: nil, note: { _ in })
     }
 }
 

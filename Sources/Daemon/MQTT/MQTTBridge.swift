@@ -268,7 +268,7 @@ actor MQTTBridge {
 
     private func publishClock() {
         let clock = ClockDiscipline.read()
-        publish(MQTTMessage(topic: topics.clock, text: text(clock.json), retain: true))
+        publish(MQTTMessage(topic: topics.clock, text: text(JSONValue(encoding: FleetAnswer.Clock(clock))), retain: true))
     }
 
     // MARK: - Jobs
@@ -304,7 +304,7 @@ actor MQTTBridge {
         ]
         if running, let job, let t0 = job.t0UnixMs {
             let next = t0 + Int64(job.lastFrame?.frame ?? 0) * job.plan.intervalMs
-            document["nextShot"] = .string(ShootRequest.text(Date(timeIntervalSince1970: Double(next) / 1000)))
+            document["nextShot"] = .string(FleetTime.text(Date(timeIntervalSince1970: Double(next) / 1000)))
         }
         publish(MQTTMessage(topic: topics.run(name), text: text(.object(document)), retain: true))
     }
@@ -374,29 +374,28 @@ actor MQTTBridge {
             return publish(MQTTMessage(topic: topics.shot(entry.name), text: text(["ok": false, "error": .string(error.reason)])))
         }
         let outcome = await fire(entry, at: request.at)
-        publish(MQTTMessage(topic: topics.shot(entry.name), text: text(outcome)))
+        publish(MQTTMessage(topic: topics.shot(entry.name), text: text(JSONValue(encoding: outcome))))
     }
 
     /// Fires `entry` now or at `at`, and says how it went.
-    private func fire(_ entry: CameraRegistry.Entry, at: Date?) async -> JSONValue {
-        var document: [String: JSONValue] = ["camera": .string(entry.name)]
+    private func fire(_ entry: CameraRegistry.Entry, at: Date?) async -> FleetAnswer.Shot {
+        var outcome = FleetAnswer.Shot(camera: entry.name, ok: false)
         do throws(CameraError) {
             let shot: Shot
             if let at {
                 let instant = ContinuousClock.now + (Duration.checked(from: Date(), to: at) ?? .zero)
-                document["at"] = .string(ShootRequest.text(at))
+                outcome.at = FleetTime.text(at)
                 shot = try await entry.camera.shoot(at: instant)
-                document["answeredAfterAtMs"] = .milliseconds(ContinuousClock.now - instant)
+                outcome.answeredAfterAtMs = (ContinuousClock.now - instant) / .microseconds(1) / 1000
             } else {
                 shot = try await entry.camera.shoot()
             }
-            document["ok"] = true
-            document["shot"] = shot.json
+            outcome.ok = true
+            outcome.shot = shot.json
         } catch {
-            document["ok"] = false
-            document["error"] = .string(error.description)
+            outcome.error = error.description
         }
-        return .object(document)
+        return outcome
     }
 
     /// Every camera here (or a group's) at one UTC instant, for `unleashed fleet shoot`; the
@@ -409,20 +408,20 @@ actor MQTTBridge {
         } catch {
             return refuse(&answer, error.reason, id: error.id)
         }
-        answer["id"] = .string(request.id)
+        answer.id = request.id
         guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
         let entries = await cameras.all.filter { names.contains($0.name) }
         guard !entries.isEmpty else { return refuse(&answer, "no camera on this host") }
-        answer["accepted"] = true
-        answer["at"] = .string(ShootRequest.text(request.at))
-        let shots = await withTaskGroup(of: JSONValue.self) { group in
+        answer.accepted = true
+        answer.at = FleetTime.text(request.at)
+        let shots = await withTaskGroup(of: FleetAnswer.Shot.self) { group in
             for entry in entries { group.addTask { await self.fire(entry, at: request.at) } }
-            var shots: [JSONValue] = []
+            var shots: [FleetAnswer.Shot] = []
             for await shot in group { shots.append(shot) }
             return shots
         }
-        answer["shots"] = .array(shots.sorted { ($0.objectValue?["camera"]?.stringValue ?? "") < ($1.objectValue?["camera"]?.stringValue ?? "") })
-        publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+        answer.shots = shots.sorted { $0.camera < $1.camera }
+        publish(answer)
     }
 
     /// A time-lapse of every camera here (or a group's) from the fleet's start time, on this
@@ -436,7 +435,7 @@ actor MQTTBridge {
         } catch {
             return refuse(&answer, error.reason, id: error.id)
         }
-        answer["id"] = .string(request.id)
+        answer.id = request.id
         guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
         guard !names.isEmpty else { return refuse(&answer, "no camera on this host") }
         let plan = RunPlan(intervalMs: request.intervalMs, stop: request.frames.map { .frames($0) } ?? .never)
@@ -446,12 +445,12 @@ actor MQTTBridge {
             let job = names.count == 1
                 ? try await jobs.submit(camera: names[0], plan: plan, startingAt: start)
                 : try await jobs.submit(rig: names, plan: plan, startingAt: start)
-            answer["accepted"] = true
-            answer["job"] = .integer(job.id)
-            answer["cameras"] = .array(names.map(JSONValue.string))
-            answer["start"] = .string(ShootRequest.text(request.start))
+            answer.accepted = true
+            answer.job = job.id
+            answer.cameras = names
+            answer.start = FleetTime.text(request.start)
             logger.info("mqtt: fleet time-lapse \(request.id) as job \(job.id) on \(names.joined(separator: ", "))")
-            publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+            publish(answer)
         } catch {
             refuse(&answer, "the time-lapse was refused: \(error)")
         }
@@ -468,43 +467,48 @@ actor MQTTBridge {
         } catch {
             return refuse(&answer, error.reason, id: error.id)
         }
-        answer["id"] = .string(request.id)
+        answer.id = request.id
         guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
         // Without a group, every job here, including one on a camera since removed.
         let members = request.group == nil ? nil : Set(names)
         let running = ((try? await jobs.jobs()) ?? []).filter { job in
             [.waiting, .running, .paused].contains(job.state) && members.map { !$0.isDisjoint(with: job.cameras) } ?? true
         }
-        var stopped: [JSONValue] = []
-        var failures: [JSONValue] = []
+        var stopped: [FleetAnswer.StoppedJob] = []
+        var failures: [FleetAnswer.FailedJob] = []
         for job in running.sorted(by: { $0.id < $1.id }) {
             do throws(JobError) {
                 let ended = try await jobs.stop(job.id, afterCurrentFrame: false, reason: "stopped by a fleet command")
-                stopped.append(["job": .integer(ended.id), "cameras": .array(ended.cameras.map(JSONValue.string)),
-                                "frames": .int(ended.summary.taken), "lastSlot": .int(ended.lastFrame?.frame ?? 0)])
+                stopped.append(FleetAnswer.StoppedJob(job: ended.id, cameras: ended.cameras, frames: ended.summary.taken,
+                                                      lastSlot: ended.lastFrame?.frame ?? 0))
             } catch {
-                failures.append(["job": .integer(job.id), "error": .string("\(error)")])
+                failures.append(FleetAnswer.FailedJob(job: job.id, error: "\(error)"))
             }
         }
-        answer["accepted"] = true
-        answer["stopped"] = .array(stopped)
-        if !failures.isEmpty { answer["failed"] = .array(failures) }
+        answer.accepted = true
+        answer.stopped = stopped
+        if !failures.isEmpty { answer.failed = failures }
         logger.info("mqtt: fleet stop \(request.id): \(stopped.count) job(s) stopped")
-        publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+        publish(answer)
     }
 
     /// The start of this host's answer to a fleet command: its name and its clock now.
-    private func fleetAnswer() -> [String: JSONValue] {
-        ["node": .string(topics.node), "clock": ClockDiscipline.read().json]
+    private func fleetAnswer() -> FleetAnswer {
+        FleetAnswer(node: topics.node, id: nil, clock: FleetAnswer.Clock(ClockDiscipline.read()))
     }
 
     /// Answers a fleet command with a refusal and its reason (under the command's id, when it
     /// had one; an id already in the answer stays).
-    private func refuse(_ answer: inout [String: JSONValue], _ reason: String, id: String? = nil) {
-        answer["accepted"] = false
-        answer["reason"] = .string(reason)
-        if let id { answer["id"] = .string(id) }
-        publish(MQTTMessage(topic: topics.fleetAnswers, text: text(.object(answer))))
+    private func refuse(_ answer: inout FleetAnswer, _ reason: String, id: String? = nil) {
+        answer.accepted = false
+        answer.reason = reason
+        if let id { answer.id = id }
+        publish(answer)
+    }
+
+    /// Publishes this host's answer to a fleet command.
+    private func publish(_ answer: FleetAnswer) {
+        publish(MQTTMessage(topic: topics.fleetAnswers, text: text(JSONValue(encoding: answer))))
     }
 
     /// The cameras a fleet command reaches here: every camera, or the group's that this host

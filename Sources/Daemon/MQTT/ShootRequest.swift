@@ -35,7 +35,7 @@ struct ShootRequest: Sendable, Equatable {
     /// `value` as a fire time that can still be met: an ISO 8601 UTC time at least
     /// ``MQTTBridge/fireWindow``'s lower bound ahead of `now`, and at most its upper bound.
     static func fireTime(_ value: JSONValue, now: Date, id: String?) throws(Refusal) -> Date {
-        guard let written = value.stringValue, let at = parse(written) else {
+        guard let written = value.stringValue, let at = FleetTime.parse(written) else {
             throw Refusal(reason: "'at' must be a UTC time like 2026-11-27T21:00:00.000Z", id: id)
         }
         // A time from outside is checked before it becomes nanoseconds: year 2999 (or 0001) is
@@ -57,20 +57,6 @@ struct ShootRequest: Sendable, Equatable {
 
     private static func text(_ duration: Duration) -> String {
         duration < .seconds(1) ? "\(Int((duration / .milliseconds(1)).rounded())) ms" : String(format: "%.3f s", (duration / .milliseconds(1)) / 1000)
-    }
-
-    /// An ISO 8601 time with its zone (`Z` or an offset), with or without fractional seconds.
-    static func parse(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)))
-            ?? (try? Date(text, strategy: .iso8601))
-            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-    }
-
-    /// A UTC time as the answers write it, to the nearest millisecond (the format cuts the
-    /// rest off, so half a millisecond is added first: a time read back from its text, a few
-    /// ulps under, writes the same text again).
-    static func text(_ date: Date) -> String {
-        date.addingTimeInterval(0.0005).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 }
 
@@ -138,7 +124,7 @@ struct FleetTimelapseRequest: Sendable, Equatable {
         let header = try FleetCommandHeader(payload: payload)
         (id, group) = (header.id, header.group)
         let members = header.members
-        guard let written = members["start"]?.stringValue, let start = ShootRequest.parse(written) else {
+        guard let written = members["start"]?.stringValue, let start = FleetTime.parse(written) else {
             throw ShootRequest.Refusal(reason: "'start' must be a UTC time like 2026-11-27T21:00:00.000Z", id: id)
         }
         let ahead = start.timeIntervalSince(now)
@@ -159,24 +145,5 @@ struct FleetTimelapseRequest: Sendable, Equatable {
             }
             self.frames = Int(frames)
         }
-    }
-}
-
-extension Duration {
-    /// The time from `start` to `end`, or nil when they are more than a century apart. Every
-    /// time taken from outside (a command, a request) goes through this before arithmetic:
-    /// nanoseconds in an Int64 reach only 292 years, and a conversion past that traps.
-    static func checked(from start: Date, to end: Date) -> Duration? {
-        let seconds = end.timeIntervalSince(start)
-        guard seconds.isFinite, abs(seconds) < 100 * 365.25 * 86_400 else { return nil }
-        return .nanoseconds(Int64((seconds * 1e9).rounded()))
-    }
-}
-
-extension ClockDiscipline {
-    /// `{"synchronised", "estimatedErrorMs", "maximumErrorMs"}`.
-    var json: JSONValue {
-        ["synchronised": .bool(synchronised), "estimatedErrorMs": .milliseconds(estimatedError),
-         "maximumErrorMs": .milliseconds(maximumError)]
     }
 }

@@ -1,9 +1,9 @@
 import ArgumentParser
 import CommandCore
-import Daemon
+import DaemonClient
 import Foundation
 import JSON
-import MQTT
+import UnleashedAPI
 import UnleashedApp
 import UnleashedKit
 
@@ -29,38 +29,14 @@ struct FleetConfigurationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read the broker's settings from this configuration file.", valueName: "file"))
     var config: String?
 
-    func client(_ options: GlobalOptions) throws -> FleetClient {
-        let settings: DaemonConfiguration.MQTTSettings
-        do throws(DaemonLaunchError) {
-            settings = try DaemonLaunch(system: system, file: config, environment: ProcessInfo.processInfo.environment).mqtt
-        } catch {
-            throw options.fail(code: "configuration", error.description, status: .usage)
+    /// Runs `work` on the broker the configuration names, prints the summary it returns (`text`
+    /// for people, the answers themselves with --json), and exits with what the hosts say.
+    func report(_ options: GlobalOptions, as text: (FleetShotSummary) -> String,
+                _ work: (FleetOperations) async throws(CameraFailure) -> FleetShotSummary) async throws {
+        let (system, config) = (system, config)
+        let summary = try await options.reporting { () async throws(CameraFailure) in
+            try await work(try FleetOperations(system: system, file: config, environment: ProcessInfo.processInfo.environment))
         }
-        guard settings.broker != nil else {
-            throw options.fail(code: "configuration", "no [mqtt] broker in the configuration; add broker = \"mqtt://HOST:1883\" (docs/mqtt.md)",
-                               status: .usage)
-        }
-        do throws(MQTTError) {
-            return try FleetClient(settings: settings)
-        } catch {
-            throw options.fail(code: "mqtt", error.description, status: .unavailable)
-        }
-    }
-}
-
-extension FleetConfigurationOptions {
-    /// Asks the hosts through a client of the broker, prints their answers (`text` for people,
-    /// the answers themselves with --json), and exits with what they say.
-    func report(_ options: GlobalOptions, at time: Date, as text: (FleetShotSummary) -> String,
-                _ ask: (FleetClient) async throws(MQTTError) -> [JSONValue]) async throws {
-        let client = try client(options)
-        let answers: [JSONValue]
-        do throws(MQTTError) {
-            answers = try await ask(client)
-        } catch {
-            throw options.fail(code: "mqtt", error.description, status: .unavailable)
-        }
-        let summary = FleetShotSummary(at: time, answers: answers)
         options.emit(summary.json) { text(summary) }
         if summary.status != 0 { throw ExitCode(summary.status) }
     }
@@ -101,9 +77,7 @@ struct FleetShootCommand: AsyncParsableCommand {
         guard let waiting = parseDuration(wait) else {
             throw options.fail(code: "usage", "--wait '\(wait)' is not a duration like 3s", status: .usage)
         }
-        try await where_.report(options, at: time, as: \.text) { client throws(MQTTError) in
-            try await client.shoot(at: time, group: group, wait: waiting)
-        }
+        try await where_.report(options, as: \.text) { fleet throws(CameraFailure) in try await fleet.shoot(at: time, group: group, wait: waiting) }
     }
 }
 
@@ -142,8 +116,8 @@ struct FleetTimelapseCommand: AsyncParsableCommand {
         guard let time = FleetTime.read(start, now: Date()) else {
             throw options.fail(code: "usage", "--start '\(start)' is neither +DURATION (+5s) nor a UTC time like 2026-11-27T21:00:00Z", status: .usage)
         }
-        try await where_.report(options, at: time, as: \.timelapseText) { client throws(MQTTError) in
-            try await client.timelapse(start: time, interval: every, frames: frames, group: group, wait: .seconds(3))
+        try await where_.report(options, as: \.timelapseText) { fleet throws(CameraFailure) in
+            try await fleet.timelapse(start: time, interval: every, frames: frames, group: group)
         }
     }
 }
@@ -176,9 +150,7 @@ struct FleetStopCommand: AsyncParsableCommand {
         guard let waiting = parseDuration(wait) else {
             throw options.fail(code: "usage", "--wait '\(wait)' is not a duration like 3s", status: .usage)
         }
-        try await where_.report(options, at: Date(), as: \.stopText) { client throws(MQTTError) in
-            try await client.stop(group: group, wait: waiting)
-        }
+        try await where_.report(options, as: \.stopText) { fleet throws(CameraFailure) in try await fleet.stop(group: group, wait: waiting) }
     }
 }
 
@@ -193,12 +165,9 @@ struct FleetStatusCommand: AsyncParsableCommand {
     @OptionGroup var where_: FleetConfigurationOptions
 
     func run() async throws {
-        let client = try where_.client(options)
-        let hosts: JSONValue
-        do throws(MQTTError) {
-            hosts = try await client.status()
-        } catch {
-            throw options.fail(code: "mqtt", error.description, status: .unavailable)
+        let (system, config) = (where_.system, where_.config)
+        let hosts = try await options.reporting { () async throws(CameraFailure) in
+            try await FleetOperations(system: system, file: config, environment: ProcessInfo.processInfo.environment).status()
         }
         options.emit(hosts) { FleetShotSummary.statusText(hosts) }
     }

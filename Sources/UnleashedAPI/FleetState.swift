@@ -1,42 +1,39 @@
 import Foundation
 import Intervalometer
-import JSON
-import MQTT
-import Synchronization
-import UnleashedAPI
+package import JSON
 
 /// What the broker says of every host: each host's retained state (availability, clock, its
 /// cameras' state and runs, its jobs) and the frames it publishes, folded in message by message.
 /// `unleashed fleet status` folds what it reads once; the daemon's bridge keeps one for the web
 /// app's rig view (`GET /v1/fleet`). Bounded: a few jobs and slots a host.
-struct FleetState: Sendable {
-    let prefix: String
-    private(set) var hosts: [String: Host] = [:]
+package struct FleetState: Sendable {
+    package let prefix: String
+    package private(set) var hosts: [String: Host] = [:]
 
     /// The slots kept of each job, the newest.
-    static let recentSlots = 24
+    package static let recentSlots = 24
     /// The ended jobs kept of each host beside its running ones, the newest.
-    static let endedJobsKept = 2
+    package static let endedJobsKept = 2
 
-    struct Host: Sendable {
-        var availability: String?
-        var clock: JSONValue?
+    package struct Host: Sendable {
+        package var availability: String?
+        package var clock: JSONValue?
         /// By camera level: its `state` and `run` documents.
-        var cameras: [String: [String: JSONValue]] = [:]
-        var jobs: [Int64: JSONValue] = [:]
-        var recent: [Int64: [FleetHost.Slot]] = [:]
+        package var cameras: [String: [String: JSONValue]] = [:]
+        package var jobs: [Int64: JSONValue] = [:]
+        package var recent: [Int64: [FleetHost.Slot]] = [:]
     }
 
-    init(prefix: String) { self.prefix = prefix }
+    package init(prefix: String) { self.prefix = prefix }
 
     /// The topics a listener subscribes to for ``take(topic:payload:)``.
-    static func filters(prefix: String) -> [String] {
+    package static func filters(prefix: String) -> [String] {
         ["availability", "clock", "cameras/+/state", "cameras/+/run", "jobs/+", "jobs/+/frames"].map { "\(prefix)/+/\($0)" }
     }
 
     /// Folds one message in (an empty payload clears what its topic held, as a cleared retained
     /// message does); false when the topic is not a host's state, and nothing changed.
-    mutating func take(topic: String, payload: [UInt8]) -> Bool {
+    package mutating func take(topic: String, payload: [UInt8]) -> Bool {
         guard topic.hasPrefix(prefix + "/") else { return false }
         let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard let node = levels.first, !node.isEmpty, node != "fleet" else { return false }
@@ -68,7 +65,7 @@ struct FleetState: Sendable {
 
     /// Every host as `unleashed fleet status --json` prints it:
     /// `{node: {availability, clock, cameras: {camera: {state, run}}, jobs: {id: job}}}`.
-    var statusJSON: JSONValue {
+    package var statusJSON: JSONValue {
         .object(hosts.mapValues { host in
             var members: [String: JSONValue] = [:]
             if let availability = host.availability { members["availability"] = .string(availability) }
@@ -81,12 +78,12 @@ struct FleetState: Sendable {
 
     /// The fleet as `GET /v1/fleet` answers: hosts by name, each with its running jobs (or
     /// its latest) and their latest slots, and where the running ones stand together.
-    func document(connected: Bool, node: String) -> FleetDocument {
+    package func document(connected: Bool, node: String) -> FleetDocument {
         var reached: [Int] = []
         let hosts = self.hosts.keys.sorted().map { name in
             let host = self.hosts[name]!
             let clock = host.clock?.objectValue.flatMap { clock -> FleetHost.Clock? in
-                guard case .bool(let synchronised)? = clock["synchronised"], let error = clock["estimatedErrorMs"].flatMap(FleetShotSummary.number) else { return nil }
+                guard case .bool(let synchronised)? = clock["synchronised"], let error = clock["estimatedErrorMs"].flatMap(\.numberValue) else { return nil }
                 return FleetHost.Clock(synchronised: synchronised, estimatedErrorMs: error)
             }
             let cameras = host.cameras.keys.sorted().map { level in
@@ -108,12 +105,12 @@ struct FleetState: Sendable {
         return FleetDocument(enabled: true, connected: connected, node: node, hosts: hosts, rig: rig)
     }
 
-    static let runningStates: Set<String> = ["waiting", "running", "paused"]
+    package static let runningStates: Set<String> = ["waiting", "running", "paused"]
 }
 
 extension FleetState.Host {
     /// Keeps the running jobs and the newest ended ones, and the slots of those kept.
-    mutating func prune() {
+    package mutating func prune() {
         let ended = jobs.filter { !FleetState.runningStates.contains($0.value.objectValue?["state"]?.stringValue ?? "") }.keys.sorted()
         for id in ended.dropLast(FleetState.endedJobsKept) { jobs[id] = nil }
         recent = recent.filter { jobs[$0.key] != nil }
@@ -121,7 +118,7 @@ extension FleetState.Host {
 
     /// A camera's picture of `slot`, counted into the slot's line. Frames of a job not known
     /// (its document comes first, retained) are not kept.
-    mutating func record(slot: Int, outcome: String, job: Int64) {
+    package mutating func record(slot: Int, outcome: String, job: Int64) {
         guard jobs[job] != nil else { return }
         var slots = recent[job] ?? []
         if !slots.contains(where: { $0.slot == slot }) {
@@ -135,31 +132,5 @@ extension FleetState.Host {
         default: slots[index].skipped += 1
         }
         recent[job] = Array(slots.suffix(FleetState.recentSlots))
-    }
-}
-
-/// The fleet as this daemon hears it on its broker, for `GET /v1/fleet`: the bridge folds in
-/// what it receives, the API reads it.
-public final class FleetBoard: Sendable {
-    private let state: Mutex<(fleet: FleetState, connected: Bool)>
-    /// This host's name on the broker.
-    let node: String
-
-    init(settings: DaemonConfiguration.MQTTSettings) {
-        node = MQTTBridge.node(settings)
-        state = Mutex((FleetState(prefix: settings.topicPrefix), false))
-    }
-
-    /// Folds `message` in; false when it is not a host's state.
-    func take(_ message: MQTTMessage) -> Bool {
-        state.withLock { $0.fleet.take(topic: message.topic, payload: message.payload) }
-    }
-
-    func setConnected(_ connected: Bool) {
-        state.withLock { $0.connected = connected }
-    }
-
-    var document: FleetDocument {
-        state.withLock { $0.fleet.document(connected: $0.connected, node: node) }
     }
 }

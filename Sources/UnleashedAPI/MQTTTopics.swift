@@ -23,41 +23,46 @@ import Foundation
 /// | `<prefix>/<node>/fleet` | this host's answer to each fleet command | no |
 ///
 /// A camera's name becomes one topic level as ``level(_:)`` writes it.
-struct MQTTTopics: Sendable, Equatable {
-    let prefix: String
-    let node: String
+package struct MQTTTopics: Sendable, Equatable {
+    package let prefix: String
+    package let node: String
 
-    var availability: String { "\(base)/availability" }
+    package init(prefix: String, node: String) {
+        self.prefix = prefix
+        self.node = node
+    }
+
+    package var availability: String { "\(base)/availability" }
     /// Which daemon holds this node: `{"instance", "host", "pid", "startedAt"}`, retained.
-    var instance: String { "\(base)/instance" }
-    func cameraState(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/state" }
-    func shoot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shoot" }
-    func shot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shot" }
-    func run(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/run" }
-    func runningCommand(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/running/set" }
-    func intervalCommand(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/interval/set" }
-    var clock: String { "\(base)/clock" }
-    func job(_ id: Int) -> String { "\(base)/jobs/\(id)" }
-    func frames(_ id: Int) -> String { "\(base)/jobs/\(id)/frames" }
+    package var instance: String { "\(base)/instance" }
+    package func cameraState(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/state" }
+    package func shoot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shoot" }
+    package func shot(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/shot" }
+    package func run(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/run" }
+    package func runningCommand(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/running/set" }
+    package func intervalCommand(_ camera: String) -> String { "\(base)/cameras/\(Self.level(camera))/interval/set" }
+    package var clock: String { "\(base)/clock" }
+    package func job(_ id: Int) -> String { "\(base)/jobs/\(id)" }
+    package func frames(_ id: Int) -> String { "\(base)/jobs/\(id)/frames" }
     /// Every camera's shoot command, for the one subscription.
-    var shootCommands: String { "\(base)/cameras/+/shoot" }
-    var fleetShoot: String { "\(prefix)/fleet/shoot" }
-    var fleetTimelapse: String { "\(prefix)/fleet/timelapse" }
-    var fleetStop: String { "\(prefix)/fleet/stop" }
-    var fleetAnswers: String { "\(base)/fleet" }
+    package var shootCommands: String { "\(base)/cameras/+/shoot" }
+    package var fleetShoot: String { "\(prefix)/fleet/shoot" }
+    package var fleetTimelapse: String { "\(prefix)/fleet/timelapse" }
+    package var fleetStop: String { "\(prefix)/fleet/stop" }
+    package var fleetAnswers: String { "\(base)/fleet" }
     /// Every host's answers, for whoever sent a fleet command.
-    var allFleetAnswers: String { "\(prefix)/+/fleet" }
+    package var allFleetAnswers: String { "\(prefix)/+/fleet" }
 
     private var base: String { "\(prefix)/\(node)" }
 
-    var runningCommands: String { "\(base)/cameras/+/running/set" }
-    var intervalCommands: String { "\(base)/cameras/+/interval/set" }
-    var settingCommands: String { "\(base)/cameras/+/settings/+/set" }
+    package var runningCommands: String { "\(base)/cameras/+/running/set" }
+    package var intervalCommands: String { "\(base)/cameras/+/interval/set" }
+    package var settingCommands: String { "\(base)/cameras/+/settings/+/set" }
     /// Where the outcome of a setting command goes: `{"ok", "value"}` or `{"ok": false, "error"}`.
-    func setting(_ camera: String, _ name: String) -> String { "\(base)/cameras/\(Self.level(camera))/settings/\(name)" }
+    package func setting(_ camera: String, _ name: String) -> String { "\(base)/cameras/\(Self.level(camera))/settings/\(name)" }
 
     /// What a camera's command topic asks.
-    enum CameraCommand: Sendable, Equatable {
+    package enum CameraCommand: Sendable, Equatable {
         case shoot, running, interval
         /// A setting by the name the CLI and the API use (`shutter-speed`).
         case setting(String)
@@ -65,7 +70,7 @@ struct MQTTTopics: Sendable, Equatable {
 
     /// The camera (as its level) and the command of a topic under ``shootCommands``,
     /// ``runningCommands`` or ``intervalCommands``; nil for any other topic.
-    func cameraCommand(_ topic: String) -> (level: String, command: CameraCommand)? {
+    package func cameraCommand(_ topic: String) -> (level: String, command: CameraCommand)? {
         let head = "\(base)/cameras/"
         guard topic.hasPrefix(head) else { return nil }
         let levels = topic.dropFirst(head.count).split(separator: "/", omittingEmptySubsequences: false)
@@ -82,7 +87,7 @@ struct MQTTTopics: Sendable, Equatable {
     /// A name as one topic level and as part of an id Home Assistant takes: letters, digits,
     /// `-` and `_` stay, everything else becomes `_`. Two names that differ only there share a
     /// level; the daemon's names are its own configuration's, where that is easy to avoid.
-    static func level(_ name: String) -> String {
+    package static func level(_ name: String) -> String {
         let kept = name.unicodeScalars.map { scalar -> Character in
             scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "-" || scalar == "_") ? Character(scalar) : "_"
         }

@@ -1,5 +1,6 @@
 public import Foundation
 public import JSON
+public import UnleashedAPI
 
 /// The hosts' answers to a fleet command, as `unleashed fleet shoot`, `timelapse` and `stop`
 /// print them, and its exit status: 0 when every host that answered did it all (fired every
@@ -7,63 +8,60 @@ public import JSON
 /// answered.
 public struct FleetShotSummary: Sendable {
     public let at: Date
-    public let answers: [JSONValue]
+    public let answers: [FleetAnswer]
 
-    public init(at: Date, answers: [JSONValue]) {
+    public init(at: Date, answers: [FleetAnswer]) {
         self.at = at
         self.answers = answers
     }
 
+    /// Every host did it all.
+    public static let statusDone: Int32 = 0
+    /// A host refused, or a camera or a job failed (sysexits' EX_DATAERR).
+    public static let statusRefused: Int32 = 65
+    /// No host answered (sysexits' EX_UNAVAILABLE).
+    public static let statusNoAnswer: Int32 = 69
+
     public var status: Int32 {
-        if answers.isEmpty { return 69 }
+        if answers.isEmpty { return Self.statusNoAnswer }
         let allDone = answers.allSatisfy { answer in
-            guard let members = answer.objectValue, members["accepted"] == true else { return false }
-            return (members["shots"]?.arrayValue ?? []).allSatisfy { $0.objectValue?["ok"] == true }
-                && (members["failed"]?.arrayValue ?? []).isEmpty
+            answer.accepted && (answer.shots ?? []).allSatisfy(\.ok) && (answer.failed ?? []).isEmpty
         }
-        return allDone ? 0 : 65
+        return allDone ? Self.statusDone : Self.statusRefused
     }
 
     public var json: JSONValue {
-        ["at": .string(ShootRequest.text(at)), "hosts": .array(answers)]
+        ["at": .string(FleetTime.text(at)), "hosts": JSONValue(encoding: answers)]
     }
 
     /// The answers to a fleet shot: each host's clock and cameras' shots, or why it refused.
     public var text: String {
-        lines(title: "Shot at \(ShootRequest.text(at))", none: "the shot at \(ShootRequest.text(at))") { members in
-            let shots = (members["shots"]?.arrayValue ?? []).map { shot -> String in
-                let shot = shot.objectValue ?? [:]
-                let camera = shot["camera"]?.stringValue ?? "?"
-                guard shot["ok"] == true else { return "\(camera) failed: \(shot["error"]?.stringValue ?? "?")" }
-                let detail = shot["shot"]?.objectValue ?? [:]
-                let counter = detail["counter"]?.integerValue.map(String.init) ?? "?"
+        lines(title: "Shot at \(FleetTime.text(at))", none: "the shot at \(FleetTime.text(at))") { answer in
+            let shots = (answer.shots ?? []).map { shot -> String in
+                guard shot.ok else { return "\(shot.camera) failed: \(shot.error ?? "?")" }
+                let counter = shot.shot?["counter"]?.integerValue.map(String.init) ?? "?"
                 // Fired at the time (on the module's own timer where it has one): when the picture was confirmed after it.
-                let after = shot["answeredAfterAtMs"].flatMap(Self.number).map { String(format: "%.0f ms", $0) } ?? "?"
-                return "\(camera) #\(counter) (confirmed \(after) after the time)"
+                let after = shot.answeredAfterAtMs.map { String(format: "%.0f ms", $0) } ?? "?"
+                return "\(shot.camera) #\(counter) (confirmed \(after) after the time)"
             }
-            return "\(Self.clockText(members["clock"]))  \(shots.joined(separator: "; "))"
+            return "\(Self.clockText(answer.clock))  \(shots.joined(separator: "; "))"
         }
     }
 
     /// The answers to a fleet time-lapse: each host's job, or why it refused.
     public var timelapseText: String {
-        lines(title: "Time-lapse from \(ShootRequest.text(at))", none: "the time-lapse") { members in
-            let cameras = (members["cameras"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
-            return "job \(members["job"]?.integerValue.map(String.init) ?? "?") on \(cameras)  \(Self.clockText(members["clock"]))"
+        lines(title: "Time-lapse from \(FleetTime.text(at))", none: "the time-lapse") { answer in
+            "job \(answer.job.map(String.init) ?? "?") on \((answer.cameras ?? []).joined(separator: ", "))  \(Self.clockText(answer.clock))"
         }
     }
 
     /// The answers to a fleet stop: each host's jobs stopped, with their frames, or why not.
     public var stopText: String {
-        lines(title: "Stop", none: "the stop") { members in
-            let stopped = (members["stopped"]?.arrayValue ?? []).compactMap(\.objectValue).map { job in
-                let cameras = (job["cameras"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
-                return "job \(job["job"]?.integerValue.map(String.init) ?? "?") on \(cameras) stopped after slot "
-                    + "\(job["lastSlot"]?.integerValue ?? 0), \(job["frames"]?.integerValue ?? 0) taken"
+        lines(title: "Stop", none: "the stop") { answer in
+            let stopped = (answer.stopped ?? []).map { job in
+                "job \(job.job) on \(job.cameras.joined(separator: ", ")) stopped after slot \(job.lastSlot), \(job.frames) taken"
             }
-            let failed = (members["failed"]?.arrayValue ?? []).compactMap(\.objectValue).map { job in
-                "job \(job["job"]?.integerValue.map(String.init) ?? "?") did not stop: \(job["error"]?.stringValue ?? "?")"
-            }
+            let failed = (answer.failed ?? []).map { job in "job \(job.job) did not stop: \(job.error)" }
             let all = stopped + failed
             return all.isEmpty ? "nothing was running" : all.joined(separator: "; ")
         }
@@ -71,18 +69,16 @@ public struct FleetShotSummary: Sendable {
 
     /// A title line, then one line a host: `accepted`'s words for a host that took the command,
     /// its reason for one that refused.
-    private func lines(title: String, none: String, accepted: ([String: JSONValue]) -> String) -> String {
+    private func lines(title: String, none: String, accepted: (FleetAnswer) -> String) -> String {
         guard !answers.isEmpty else {
             return "No host answered \(none): is [mqtt] set in their daemons, and the broker the same?"
         }
         var lines = ["\(title): \(answers.count) host\(answers.count == 1 ? "" : "s") answered"]
         for answer in answers {
-            let members = answer.objectValue ?? [:]
-            let node = members["node"]?.stringValue ?? "?"
-            if members["accepted"] == true {
-                lines.append("  \(node): \(accepted(members))")
+            if answer.accepted {
+                lines.append("  \(answer.node): \(accepted(answer))")
             } else {
-                lines.append("  \(node): refused: \(members["reason"]?.stringValue ?? "no reason given")")
+                lines.append("  \(answer.node): refused: \(answer.reason ?? "no reason given")")
             }
         }
         return lines.joined(separator: "\n")
@@ -109,7 +105,7 @@ public struct FleetShotSummary: Sendable {
             }
             // Its running jobs, or else the latest one.
             let jobs = (host["jobs"]?.objectValue ?? [:]).compactMap { id, job in job.objectValue.map { (Int(id) ?? 0, $0) } }.sorted { $0.0 < $1.0 }
-            let running = jobs.filter { ["running", "waiting", "paused"].contains($0.1["state"]?.stringValue ?? "") }
+            let running = jobs.filter { FleetState.runningStates.contains($0.1["state"]?.stringValue ?? "") }
             for (id, job) in running.isEmpty ? Array(jobs.suffix(1)) : running {
                 let summary = job["summary"]?.objectValue ?? [:]
                 let slot = job["lastFrame"]?.objectValue?["frame"]?.integerValue.map { Int($0) } ?? 0
@@ -126,18 +122,15 @@ public struct FleetShotSummary: Sendable {
         return (lines + [rig]).joined(separator: "\n")
     }
 
-    static func clockText(_ clock: JSONValue?) -> String {
-        guard let clock = clock?.objectValue else { return "clock unknown" }
-        let error = clock["estimatedErrorMs"].flatMap(number).map { String(format: "%.1f ms", $0) } ?? "?"
-        return clock["synchronised"] == true ? "clock ±\(error)" : "clock NOT synchronised (estimate \(error))"
+    static func clockText(_ clock: FleetAnswer.Clock) -> String {
+        let error = String(format: "%.1f ms", clock.estimatedErrorMs)
+        return clock.synchronised ? "clock ±\(error)" : "clock NOT synchronised (estimate \(error))"
     }
 
-    /// A JSON number, integer or not, as a Double.
-    static func number(_ value: JSONValue) -> Double? {
-        switch value {
-        case .integer(let number): Double(number)
-        case .number(let number): number
-        default: nil
-        }
+    /// A retained clock document, as `fleet status` reads it.
+    static func clockText(_ clock: JSONValue?) -> String {
+        guard let clock = clock?.objectValue else { return "clock unknown" }
+        let error = clock["estimatedErrorMs"]?.numberValue.map { String(format: "%.1f ms", $0) } ?? "?"
+        return clock["synchronised"] == true ? "clock ±\(error)" : "clock NOT synchronised (estimate \(error))"
     }
 }

@@ -1,9 +1,8 @@
 public import Foundation
 public import JSON
-import Synchronization
 public import MQTT
-import UnleashedAPI
-import UnleashedKit
+import Synchronization
+public import UnleashedAPI
 
 /// `unleashed fleet`: one command to every host's daemon through the broker, and their answers.
 ///
@@ -15,72 +14,81 @@ public final class FleetClient: Sendable {
     private let client: MQTTClient
     private let prefix: String
 
-    /// A client of the broker `settings` names, with an id of its own.
-    public init(settings: DaemonConfiguration.MQTTSettings) throws(MQTTError) {
-        guard let broker = settings.broker else { throw .invalid("no broker: [mqtt] broker = \"mqtt://HOST:PORT\" in the configuration") }
-        var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port,
-                                                     clientID: "unleashed-fleet-\(UUID().uuidString.prefix(8).lowercased())")
-        configuration.username = settings.username
-        configuration.password = settings.password
-        configuration.tls = broker.tls
-        configuration.caFile = settings.caFile
-        client = try MQTTClient(configuration)
-        prefix = settings.topicPrefix
+    /// Where the hosts' broker is, and how to log in: what `[mqtt]` in a daemon's configuration says.
+    public struct Broker: Sendable, Equatable {
+        public var address: BrokerAddress
+        public var username: String?
+        public var password: String?
+        /// The certificate authority a TLS broker is checked against; nil for the system's.
+        public var caFile: String?
+        /// The first levels of every topic.
+        public var topicPrefix: String
+
+        public init(address: BrokerAddress, username: String?, password: String?, caFile: String?, topicPrefix: String) {
+            self.address = address
+            self.username = username
+            self.password = password
+            self.caFile = caFile
+            self.topicPrefix = topicPrefix
+        }
     }
 
-    /// Fires every host's cameras (or a group's) at `at`, and returns the hosts' answers, each
-    /// as its document (`node`, `accepted`, `reason`, `clock`, `shots`), sorted by node. Waits
-    /// until every host the broker says is online has answered, or `wait` after the time.
-    /// Throws when the broker cannot be reached within `connectTimeout`.
-    public func shoot(at: Date, group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
-        var command: [String: JSONValue] = ["at": .string(ShootRequest.text(at))]
-        if let group { command["group"] = .string(group) }
+    /// A client of `broker`, with an id of its own.
+    public init(broker: Broker) throws(MQTTError) {
+        var configuration = MQTTClient.Configuration(host: broker.address.host, port: broker.address.port,
+                                                     clientID: "unleashed-fleet-\(UUID().uuidString.prefix(8).lowercased())")
+        configuration.username = broker.username
+        configuration.password = broker.password
+        configuration.tls = broker.address.tls
+        configuration.caFile = broker.caFile
+        client = try MQTTClient(configuration)
+        prefix = broker.topicPrefix
+    }
+
+    /// Fires every host's cameras (or a group's) at `at`, and returns the hosts' answers, sorted
+    /// by node. Waits until every host the broker says is online has answered, or `wait` after
+    /// the time. Throws when the broker cannot be reached within `connectTimeout`.
+    public func shoot(at: Date, group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [FleetAnswer] {
         let deadline = ContinuousClock.now + max(Duration.checked(from: Date(), to: at) ?? .zero, .zero) + wait
-        return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetShoot, command, until: deadline, connectTimeout: connectTimeout)
+        return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetShoot, { FleetShootCommand(id: $0, at: at, group: group) },
+                             until: deadline, connectTimeout: connectTimeout)
     }
 
     /// Starts a time-lapse on every host's cameras (or a group's) from `start`, every
     /// `interval`, for `frames` slots (nil: until stopped), and returns the hosts' answers, each
     /// naming its job. Waits until every online host has answered, or `wait`.
     public func timelapse(start: Date, interval: Duration, frames: Int?, group: String?, wait: Duration,
-                          connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
-        var command: [String: JSONValue] = ["start": .string(ShootRequest.text(start)), "intervalMs": .integer(Int64(interval / .milliseconds(1)))]
-        if let frames { command["frames"] = .integer(Int64(frames)) }
-        if let group { command["group"] = .string(group) }
-        return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetTimelapse, command, until: ContinuousClock.now + wait,
-                             connectTimeout: connectTimeout)
+                          connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [FleetAnswer] {
+        try await ask(MQTTTopics(prefix: prefix, node: "+").fleetTimelapse,
+                      { FleetTimelapseCommand(id: $0, start: start, interval: interval, frames: frames, group: group) },
+                      until: ContinuousClock.now + wait, connectTimeout: connectTimeout)
     }
 
     /// Stops every host's time-lapses (or those on a group's cameras) now, and returns the
     /// hosts' answers, each listing the jobs it stopped. Waits until every online host has
     /// answered, or `wait`.
-    public func stop(group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [JSONValue] {
-        var command: [String: JSONValue] = [:]
-        if let group { command["group"] = .string(group) }
-        return try await ask(MQTTTopics(prefix: prefix, node: "+").fleetStop, command, until: ContinuousClock.now + wait,
-                             connectTimeout: connectTimeout)
+    public func stop(group: String?, wait: Duration, connectTimeout: Duration = .seconds(5)) async throws(MQTTError) -> [FleetAnswer] {
+        try await ask(MQTTTopics(prefix: prefix, node: "+").fleetStop, { FleetStopCommand(id: $0, group: group) },
+                      until: ContinuousClock.now + wait, connectTimeout: connectTimeout)
     }
 
-    /// Publishes `command` with an id of its own to `topic`, and returns every host's answer
-    /// carrying that id, sorted by node: once every host the broker lists as online has
-    /// answered, or at `deadline`.
-    private func ask(_ topic: String, _ command: [String: JSONValue], until deadline: ContinuousClock.Instant,
-                     connectTimeout: Duration) async throws(MQTTError) -> [JSONValue] {
+    /// Publishes the command made for an id of its own to `topic`, and returns every host's
+    /// answer carrying that id, sorted by node: once every host the broker lists as online has
+    /// answered, or at `deadline`. An answer that is not a ``FleetAnswer`` is passed over.
+    private func ask(_ topic: String, _ command: (String) -> some Encodable, until deadline: ContinuousClock.Instant,
+                     connectTimeout: Duration) async throws(MQTTError) -> [FleetAnswer] {
         let id = String(UUID().uuidString.prefix(12).lowercased())
-        var command = command
-        command["id"] = .string(id)
         let topics = MQTTTopics(prefix: prefix, node: "+")
         let prefix = prefix
         let heard = try await exchange(subscribing: [topics.allFleetAnswers, topics.availability],
-                                       publishing: MQTTMessage(topic: topic, payload: Array(JSONValue.object(command).data)),
+                                       publishing: MQTTMessage(topic: topic, payload: Array(JSONValue(encoding: command(id)).data)),
                                        until: .instant(deadline), connectTimeout: connectTimeout) { message -> FleetHeard? in
             if message.topic.hasSuffix("/availability") {
                 let node = message.topic.dropFirst(prefix.count + 1).split(separator: "/").first.map(String.init) ?? ""
                 return .availability(node: node, online: message.text == "online")
             }
-            guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(message.payload)),
-                  document.objectValue?["id"]?.stringValue == id else { return nil }
-            return .answer(document)
+            guard let answer = try? JSONDecoder().decode(FleetAnswer.self, from: Data(message.payload)), answer.id == id else { return nil }
+            return .answer(answer)
         } finished: { heard in
             var online: Set<String> = []
             var answered: Set<String> = []
@@ -88,13 +96,13 @@ public final class FleetClient: Sendable {
                 switch item {
                 case .availability(let node, true): online.insert(node)
                 case .availability(let node, false): online.remove(node)
-                case .answer(let document): answered.insert(document.objectValue?["node"]?.stringValue ?? "")
+                case .answer(let answer): answered.insert(answer.node)
                 }
             }
             return !online.isEmpty && online.isSubset(of: answered)
         }
-        let answers = heard.compactMap { item -> JSONValue? in if case .answer(let document) = item { document } else { nil } }
-        return answers.sorted { ($0.objectValue?["node"]?.stringValue ?? "") < ($1.objectValue?["node"]?.stringValue ?? "") }
+        let answers = heard.compactMap { item -> FleetAnswer? in if case .answer(let answer) = item { answer } else { nil } }
+        return answers.sorted { $0.node < $1.node }
     }
 
     /// Every host's retained state as the broker keeps it:
@@ -213,23 +221,8 @@ private final class ExchangeState<T: Sendable>: Sendable {
     }
 }
 
-/// A fleet shot's time as the command line writes it: `+2s` (from now; any duration
-/// `readDuration` takes) or a UTC time with its zone (`2026-11-27T21:00:00Z`).
-public enum FleetTime {
-    public static func read(_ text: String, now: Date) -> Date? {
-        if text.hasPrefix("+") {
-            guard let ahead = parseDuration(String(text.dropFirst())) else { return nil }
-            return now.addingTimeInterval(Double(ahead / .milliseconds(1)) / 1000)
-        }
-        return ShootRequest.parse(text)
-    }
-
-    /// A time as the answers write it.
-    public static func text(_ date: Date) -> String { ShootRequest.text(date) }
-}
-
 /// What a fleet shot hears: a host's availability (to know whom to wait for), or an answer.
 private enum FleetHeard: Sendable {
     case availability(node: String, online: Bool)
-    case answer(JSONValue)
+    case answer(FleetAnswer)
 }

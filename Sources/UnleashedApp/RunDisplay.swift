@@ -1,10 +1,9 @@
 import CommandCore
+import Foundation
+public import Intervalometer
 import JSON
 import ProcessSignals
-import Foundation
-import Intervalometer
 import Synchronization
-import UnleashedApp
 import UnleashedKit
 
 /// What a person or a script sees while a run goes on. On a terminal: one live line on standard
@@ -12,7 +11,7 @@ import UnleashedKit
 /// so far; for video, the running clock of the clip being recorded), with slots that were not
 /// taken printed above it. With `--json`: one JSON object per
 /// frame record on standard output. Otherwise (a log file, a pipe): one text line per record.
-final class RunDisplay: Sendable {
+public final class RunDisplay: Sendable {
     private enum Mode {
         case json, live, log
     }
@@ -31,13 +30,15 @@ final class RunDisplay: Sendable {
     private let resized = Mutex<SignalWatch?>(nil)
     private let current: @Sendable () async -> RunRecord?
 
-    /// - Parameter current: the run as journalled, for its id once it has begun.
-    init(plan: RunPlan, options: GlobalOptions, startDelay: Duration, current: @escaping @Sendable () async -> RunRecord?) {
+    /// - Parameters:
+    ///   - json: a JSON line a record, for scripts, instead of text.
+    ///   - current: the run as journalled, for its id once it has begun.
+    public init(plan: RunPlan, json: Bool, startDelay: Duration, current: @escaping @Sendable () async -> RunRecord?) {
         self.plan = plan
         state = Mutex(State(progress: RunProgress(plan: plan)))
         self.startDelay = startDelay
         self.current = current
-        mode = options.json ? .json : isatty(STDERR_FILENO) == 1 ? .live : .log
+        mode = json ? .json : isatty(STDERR_FILENO) == 1 ? .live : .log
         guard mode == .live else { return }
         // A resized window is redrawn at once, fitted to its new width.
         resized.withLock { $0 = SignalWatch([SIGWINCH: { [weak self] in self?.redraw() }]) }
@@ -53,7 +54,7 @@ final class RunDisplay: Sendable {
     }
 
     /// Shows every record as it comes, until the run ends.
-    func show(_ records: AsyncStream<FrameRecord>) async {
+    public func show(_ records: AsyncStream<FrameRecord>) async {
         for await record in records {
             var runID = state.withLock { $0.runID }
             if runID == nil {
@@ -76,7 +77,7 @@ final class RunDisplay: Sendable {
     }
 
     /// Stops the live line and clears it.
-    func finish() {
+    public func finish() {
         ticker.withLock { $0?.cancel() }
         resized.withLock { $0?.disarm() }
         if mode == .live { clearLine() }
@@ -109,8 +110,4 @@ final class RunDisplay: Sendable {
     private func clearLine() {
         Output.noteRaw("\r\u{1B}[K")
     }
-
-    /// `Frame 12/300  [######··············]  next 2.1s  elapsed 00:55.0  left 24:05.0  late 0.312 ms (max 1.204 ms)`;
-    /// on a narrow terminal the bar, the spread, the elapsed and remaining time and the lateness
-    /// give way, in that order.
 }
