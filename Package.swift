@@ -208,7 +208,7 @@ let package = Package(
         ),
         .target(
             name: "UnleashedTestSupport",
-            dependencies: ["UnleashedProtocol", 
+            dependencies: ["JSON", "UnleashedProtocol", 
                 "CameraKit", "Intervalometer",
                 "DBus", "FakeBlueZ",
                 "UnleashedKit",

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Checks documents the API writes against docs/api/openapi.yaml.
 
-Reads a JSON object from stdin: {"samples": [{"schema": NAME, "value": JSON}], "routes": [[METHOD, PATH]]}.
+Reads a JSON object from stdin: {"samples": [{"schema": NAME, "value": JSON}], "routes": [[METHOD, PATH]]}
+("routes" optional).
 NAME is a schema of components/schemas (`Job`), or an operation's answer (`GET /v1/groups 200`)
 or body (`PUT /v1/cameras/{camera}/time body`). Each value must validate against its schema and,
 stricter than JSON Schema, every member of every object must be one the schema names: a member
 added to a document and not to the YAML fails. The routes must be exactly the YAML's operations
-under /v1. Prints one line per problem and exits 1 when there is any.
+under /v1, when they are given. Prints one line per problem and exits 1 when there is any.
 
-Usage: scripts/check-api-documents.py [openapi.yaml] < samples.json   (UnleashedAPITests runs it)
+Usage: scripts/check-api-documents.py [openapi.yaml] < samples.json   (UnleashedAPITests and DaemonTests run it)
 """
 import json
 import sys
@@ -40,12 +41,17 @@ def main():
             problems.append(f"{name}: at '{where}': {error.message}")
         problems.extend(f"{name}: {problem}" for problem in undeclared(document, schema, value, ""))
 
+    if "routes" not in request:
+        report(problems)
     declared = {(method.upper(), route) for route, operations in document["paths"].items() if route.startswith("/v1/")
                 for method in operations if method in METHODS}
     served = {tuple(route) for route in request["routes"]}
     problems.extend(f"{method} {route}: served but not in the YAML" for method, route in sorted(served - declared))
-    problems.extend(f"{method} {route}: in the YAML but not an Endpoint of UnleashedAPI" for method, route in sorted(declared - served))
+    problems.extend(f"{method} {route}: in the YAML but not served by the daemon" for method, route in sorted(declared - served))
+    report(problems)
 
+
+def report(problems):
     for problem in problems:
         print(problem)
     sys.exit(1 if problems else 0)

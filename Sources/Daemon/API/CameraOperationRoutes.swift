@@ -20,11 +20,9 @@ struct CameraOperationRoutes: Sendable {
     /// The pictures the cameras' backends saved, for their thumbnails.
     let pictures: SavedPictures
 
-    func add(to router: Router<ControlRequestContext>) {
-        router.on(API.cameras) { _, context in
-            try context.authorize(.watch)
-            let listed = await cameras.all.map { CameraList.Entry(name: $0.name, source: $0.source, identity: $0.camera.identity) }
-            return .document(.ok, CameraList(cameras: listed))
+    func add(to router: APIRoutes) {
+        router.on(API.cameras, requires: .watch) { _, _ in
+            CameraList(cameras: await cameras.all.map { CameraList.Entry(name: $0.name, source: $0.source, identity: $0.camera.identity) })
         }
         router.on(API.camera) { request, context in
             try context.authorize(.watch)

@@ -14,14 +14,12 @@ struct CameraRoutes: Sendable {
     /// The configured `[[groups]]`, so that `--group NAME` means the daemon's group.
     let groups: [DaemonConfiguration.Group]
 
-    func add(to router: Router<ControlRequestContext>) {
-        router.on(API.status) { _, context in
-            try context.authorize(.watch)
-            return .document(.ok, await Self.status(of: await cameras.all, version: version, started: started))
+    func add(to router: APIRoutes) {
+        router.on(API.status, requires: .watch) { _, _ in
+            await Self.status(of: await cameras.all, version: version, started: started)
         }
-        router.on(API.groups) { _, context -> Response in
-            try context.authorize(.watch)
-            return .document(.ok, GroupList(groups: groups.map { GroupList.Group(name: $0.name, cameras: $0.cameras) }))
+        router.on(API.groups, requires: .watch) { _, _ in
+            GroupList(groups: groups.map { GroupList.Group(name: $0.name, cameras: $0.cameras) })
         }
         router.on(API.events) { request, context in
             try context.authorize(.watch)

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import JSON
 import ServiceLifecycle
-import UnleashedAPI
+public import UnleashedAPI
 import UnleashedKit
 
 /// The routes of the control API, version 1. Every answer is JSON, errors included, so that a
@@ -73,18 +73,31 @@ public struct ControlAPI: Sendable {
         router.add(middleware: BodySizeLimitMiddleware(limit: Self.maxBodySize))
         web?.add(to: router)
         router.add(middleware: AccessMiddleware(control: access))
-        CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: router)
-        CameraOperationRoutes(cameras: cameras, pictures: pictures).add(to: router)
-        JobRoutes(jobs: jobs, cameras: cameras).add(to: router)
-        LiveRoutes(cameras: cameras, jobs: jobs, version: version, started: started, groups: configuration.groups,
-                   feed: liveFeed).add(to: router)
-        ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: router)
-        MetricsRoutes(metrics: metrics).add(to: router)
-        FleetRoutes(board: fleet).add(to: router)
-        WebClientRoutes(browsers: access.browsers).add(to: router)
-        Self.refuseOtherMethods(on: router)
+        let routes = addRoutes(to: router)
+        Self.refuseOtherMethods(on: router, served: routes.served)
         extraRoutes?(router.group(RouterPath(API.version)))
         return router
+    }
+
+    /// The API's routes, added to `router`.
+    private func addRoutes(to router: Router<ControlRequestContext>) -> APIRoutes {
+        let routes = APIRoutes(router)
+        CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: routes)
+        CameraOperationRoutes(cameras: cameras, pictures: pictures).add(to: routes)
+        JobRoutes(jobs: jobs, cameras: cameras).add(to: routes)
+        LiveRoutes(cameras: cameras, jobs: jobs, version: version, started: started, groups: configuration.groups,
+                   feed: liveFeed).add(to: routes)
+        ModuleRoutes(cameras: cameras, connector: connector, configuration: configuration).add(to: routes)
+        MetricsRoutes(metrics: metrics).add(to: routes)
+        FleetRoutes(board: fleet).add(to: routes)
+        WebClientRoutes(browsers: access.browsers).add(to: routes)
+        return routes
+    }
+
+    /// Every route of version 1 this daemon serves, as its listeners add them: what the
+    /// contract test holds against docs/api/openapi.yaml.
+    public var servedRoutes: [Route] {
+        addRoutes(to: Router(context: ControlRequestContext.self)).served
     }
 
     /// The web app's routes for a listener, HTTPS or not.
@@ -98,9 +111,9 @@ public struct ControlAPI: Sendable {
 
     /// A known path asked with a method it does not serve is answered 405 with the methods it
     /// does serve (`Allow`), not 404: the client has the path right and the method wrong.
-    private static func refuseOtherMethods(on router: Router<ControlRequestContext>) {
+    private static func refuseOtherMethods(on router: Router<ControlRequestContext>, served routes: [Route]) {
         var served: [String: Set<String>] = [:]
-        for route in API.routes { served[route.routerPath, default: []].insert(route.method.rawValue) }
+        for route in routes { served[route.routerPath, default: []].insert(route.method.rawValue) }
         served["/metrics", default: []].insert(APIMethod.get.rawValue)
         for (path, methods) in served {
             var allowed = methods
@@ -115,15 +128,6 @@ public struct ControlAPI: Sendable {
                 }
             }
         }
-    }
-}
-
-extension RouterMethods where Context == ControlRequestContext {
-    /// Serves `endpoint` with `handler`: the path and method as UnleashedAPI declares them.
-    @discardableResult
-    func on<Body, Answer>(_ endpoint: Endpoint<Body, Answer>,
-                          use handler: @escaping @Sendable (Request, ControlRequestContext) async throws -> Response) -> Self {
-        on(RouterPath(endpoint.route.routerPath), method: HTTPRequest.Method(rawValue: endpoint.method.rawValue) ?? .get, use: handler)
     }
 }
 

@@ -6,11 +6,9 @@ import UnleashedAPI
 struct FleetRoutes: Sendable {
     let board: FleetBoard?
 
-    func add(to router: Router<ControlRequestContext>) {
-        router.on(API.fleet) { _, context in
-            try context.authorize(.watch)
-            let document = board?.document ?? FleetDocument(enabled: false, connected: false, node: nil, hosts: [], rig: nil)
-            return Response.document(.ok, document)
+    func add(to router: APIRoutes) {
+        router.on(API.fleet, requires: .watch) { _, _ in
+            board?.document ?? FleetDocument(enabled: false, connected: false, node: nil, hosts: [], rig: nil)
         }
     }
 }

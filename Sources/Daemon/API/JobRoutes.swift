@@ -8,7 +8,7 @@ struct JobRoutes: Sendable {
     let jobs: JobManager
     let cameras: CameraRegistry
 
-    func add(to router: Router<ControlRequestContext>) {
+    func add(to router: APIRoutes) {
         router.on(API.startJob) { request, context -> Response in
             try context.authorize(.operate)
             let body = try await Self.body(of: request)
@@ -22,15 +22,12 @@ struct JobRoutes: Sendable {
             }
             return .document(.created, job.document)
         }
-        router.on(API.jobs) { _, context -> Response in
-            try context.authorize(.watch)
-            let all = try await Self.answer { () async throws(JobError) in try await jobs.jobs() }
-            return .document(.ok, JobList(jobs: all.map(\.document)))
+        router.on(API.jobs, requires: .watch) { _, _ in
+            JobList(jobs: try await Self.answer { () async throws(JobError) in try await jobs.jobs() }.map(\.document))
         }
-        router.on(API.job) { _, context -> Response in
-            try context.authorize(.watch)
+        router.on(API.job, requires: .watch) { _, context in
             let id = try Self.id(context)
-            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.job(id) }.document)
+            return try await Self.answer { () async throws(JobError) in try await jobs.job(id) }.document
         }
         router.on(API.stopJob) { request, context -> Response in
             try context.authorize(.operate)
@@ -44,20 +41,17 @@ struct JobRoutes: Sendable {
             }
             return .document(.ok, job.document)
         }
-        router.on(API.extraFrame) { _, context -> Response in
-            try context.authorize(.shoot)
+        router.on(API.extraFrame, requires: .shoot) { _, context in
             let id = try Self.id(context)
-            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.extraFrame(id) }.document)
+            return try await Self.answer { () async throws(JobError) in try await jobs.extraFrame(id) }.document
         }
-        router.on(API.pauseJob) { _, context -> Response in
-            try context.authorize(.operate)
+        router.on(API.pauseJob, requires: .operate) { _, context in
             let id = try Self.id(context)
-            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.pause(id) }.document)
+            return try await Self.answer { () async throws(JobError) in try await jobs.pause(id) }.document
         }
-        router.on(API.continueJob) { _, context -> Response in
-            try context.authorize(.operate)
+        router.on(API.continueJob, requires: .operate) { _, context in
             let id = try Self.id(context)
-            return .document(.ok, try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }.document)
+            return try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }.document
         }
         router.on(API.jobEvents) { request, context -> Response in
             try context.authorize(.watch)

@@ -25,7 +25,7 @@ struct LiveRoutes: Sendable {
     /// module out of range answers only when it is back.
     static let statusWait = Duration.seconds(2)
 
-    func add(to router: Router<ControlRequestContext>) {
+    func add(to router: APIRoutes) {
         router.on(API.live) { request, context in
             try context.authorize(.watch)
             return try await stream(request, browser: context.client.webClient)

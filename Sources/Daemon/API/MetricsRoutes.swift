@@ -4,8 +4,8 @@ import Hummingbird
 struct MetricsRoutes: Sendable {
     let metrics: DaemonMetrics
 
-    func add(to router: Router<ControlRequestContext>) {
-        router.get("metrics") { _, context in
+    func add(to router: APIRoutes) {
+        router.router.get("metrics") { _, context in
             try context.authorize(.watch)
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

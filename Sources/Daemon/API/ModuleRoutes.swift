@@ -11,7 +11,7 @@ struct ModuleRoutes: Sendable {
     let connector: (any CameraConnecting)?
     let configuration: DaemonConfiguration
 
-    func add(to router: Router<ControlRequestContext>) {
+    func add(to router: APIRoutes) {
         router.on(API.connect) { request, context -> Response in
             try context.authorize(.operate)
             let body = try await request.body.collect(upTo: ControlAPI.maxBodySize)

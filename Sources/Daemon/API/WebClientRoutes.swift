@@ -11,7 +11,7 @@ import UnleashedKit
 struct WebClientRoutes: Sendable {
     let browsers: WebClients?
 
-    func add(to router: Router<ControlRequestContext>) {
+    func add(to router: APIRoutes) {
         router.on(API.makePairingCode) { request, context -> Response in
             try context.authorize(.access)
             let browsers = try served()
