@@ -41,9 +41,13 @@ public struct JSONShapeError: Error, Equatable, Sendable, CustomStringConvertibl
 public struct StrictJSONDecoder: Sendable {
     /// The document's own name at the start of every path (`identity`); empty names members bare.
     public var root: String
+    /// Whether a member the type does not read is an error: yes for what a client sends; no for
+    /// what a client reads from a newer daemon, which may have added members.
+    public var refusesUnknownMembers: Bool
 
-    public init(root: String = "") {
+    public init(root: String = "", refusesUnknownMembers: Bool = true) {
         self.root = root
+        self.refusesUnknownMembers = refusesUnknownMembers
     }
 
     /// `T` from a parsed document.
@@ -53,13 +57,13 @@ public struct StrictJSONDecoder: Sendable {
         do {
             decoded = try T(from: ValueDecoder(value: value, codingPath: [], visits: visits))
         } catch let error as DecodingError {
-            throw visits.unknownMemberExplaining(error, root: root) ?? shapeError(error)
+            throw (refusesUnknownMembers ? visits.unknownMemberExplaining(error, root: root) : nil) ?? shapeError(error)
         } catch let error as JSONShapeError {
             throw error
         } catch {
             throw JSONShapeError(path: root, problem: "\(error)")
         }
-        if let unknown = visits.firstUnknownMember(root: root) { throw unknown }
+        if refusesUnknownMembers, let unknown = visits.firstUnknownMember(root: root) { throw unknown }
         return decoded
     }
 

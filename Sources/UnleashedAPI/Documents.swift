@@ -30,6 +30,19 @@ extension APIDocument {
     }
 }
 
+/// A document whose JSON form is its synthesized `Codable` form: the way a document is written
+/// from now on. A client reads it leniently (a newer daemon may add members); the daemon reads a
+/// body strictly (``StrictJSONDecoder``), refusing a member it does not name.
+public protocol CodableDocument: JSONForm, Codable {}
+
+extension CodableDocument {
+    public var json: JSONValue { JSONValue(encoding: self) }
+
+    public init(json: JSONValue) throws(JSONShapeError) {
+        self = try StrictJSONDecoder(refusesUnknownMembers: false).decode(Self.self, from: json)
+    }
+}
+
 /// A document sent as one Server-Sent Event: its name and its data.
 public protocol ServerSentDocument: JSONForm {
     /// The event's `event:` name.

@@ -78,6 +78,12 @@ import Testing
         #expect(failure(Plan.self, #"{"count": 5, "kind": "single", "cameras": []}"#) == JSONShapeError(path: "intervalMs", problem: "missing"))
     }
 
+    @Test func readsLenientlyWhenAsked() throws {
+        let lenient = StrictJSONDecoder(refusesUnknownMembers: false)
+        #expect(try lenient.decode(Camera.self, from: ["name": "a", "addedLater": true]) == Camera(name: "a", iso: nil))
+        #expect(throws: JSONShapeError(path: "name", problem: "missing")) { try lenient.decode(Camera.self, from: ["nam": "a"]) }
+    }
+
     @Test func acceptsAnObjectReadThroughTwoContainers() throws {
         #expect(try decode([Step].self, #"[{"kind": "pause", "ms": 20}, {"kind": "shoot"}]"#) == [.pause(ms: 20), .shoot])
         #expect(failure([Step].self, #"[{"kind": "shoot", "ms": 20}]"#)

@@ -42,7 +42,12 @@ final class APIRoutes {
         if Body.self == NoDocument.self, let none = NoDocument() as? Body { return none }
         let bytes = try await request.body.collect(upTo: ControlAPI.maxBodySize)
         do throws(JSONShapeError) {
-            return try Body(json: try JSONValue(parsing: bytes.readableBytesView))
+            let document = try JSONValue(parsing: bytes.readableBytesView)
+            if Body.self is any CodableDocument.Type, let decodable = Body.self as? any Decodable.Type,
+               let strict = try StrictJSONDecoder().decode(decodable, from: document) as? Body {
+                return strict
+            }
+            return try Body(json: document)
         } catch {
             throw HTTPError(.badRequest, message: error.description)
         }
