@@ -84,6 +84,20 @@ public struct NoDocument: APIDocument, Equatable {
 
 // MARK: - The daemon
 
+/// ``API/daemonVersion``: which daemon answers, for a client that checks before it relies on a
+/// route (``API/status`` asks every camera, which takes as long as the slowest).
+public struct DaemonVersion: CodableDocument, Equatable {
+    /// The daemon's version, as `unleashed --version` prints it.
+    public var version: String
+    /// The API's version: 1 for the routes under `/v1`.
+    public var api: Int
+
+    public init(version: String, api: Int = 1) {
+        self.version = version
+        self.api = api
+    }
+}
+
 /// ``API/status``: the daemon's version, how long it has run and each camera's status.
 public struct DaemonStatus: APIDocument, Equatable {
     /// One camera the daemon holds; a camera that cannot answer has an `error` instead of a status.

@@ -78,6 +78,8 @@ public enum API {
     public static let version = "/v1"
 
     public static let status = Endpoint<NoDocument, DaemonStatus>(.get, version + "/status")
+    /// The daemon's version and the API's, answered without asking any camera.
+    public static let daemonVersion = Endpoint<NoDocument, DaemonVersion>(.get, version + "/version")
     public static let groups = Endpoint<NoDocument, GroupList>(.get, version + "/groups")
     /// Every host on the MQTT broker, for the web app's rig view.
     public static let fleet = Endpoint<NoDocument, FleetDocument>(.get, version + "/fleet")

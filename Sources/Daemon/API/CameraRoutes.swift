@@ -18,6 +18,7 @@ struct CameraRoutes: Sendable {
         router.on(API.status, requires: .watch) { _, _ in
             await Self.status(of: await cameras.all, version: version, started: started)
         }
+        router.on(API.daemonVersion, requires: .watch) { _, _ in DaemonVersion(version: version) }
         router.on(API.groups, requires: .watch) { _, _ in
             GroupList(groups: groups.map { GroupList.Group(name: $0.name, cameras: $0.cameras) })
         }
