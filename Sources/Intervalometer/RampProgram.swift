@@ -83,21 +83,38 @@ public struct RampProgram: Codable, Hashable, Sendable {
         return .milliseconds(shortest) ... .milliseconds(longest)
     }
 
+    /// A program file as written, read strictly: a member it does not name is refused.
+    private struct File: Decodable {
+        var keyframes: [Entry]
+
+        struct Entry: Decodable {
+            var at: String?
+            var frame: Int?
+            var mode: Mode?
+            var evOffset: Double?
+            var interval: String?
+            var shutter: String?
+            var bulbMs: Int64?
+            var iso: UInt32?
+            var aperture: String?
+        }
+    }
+
     /// Reads a program file's JSON for a run of slots `intervalMs` apart, with an error that
-    /// names the keyframe and the field when something is wrong.
+    /// names the keyframe and the member when something is wrong (`keyframes[2].iso`).
     public init(json data: Data, intervalMs: Int64) throws(RampProgramError) {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw RampProgramError("the program is not a JSON object; it looks like {\"keyframes\": [...]}")
+        let file: File
+        do throws(JSONShapeError) {
+            file = try StrictJSONDecoder().decode(File.self, from: data)
+        } catch where error.path.isEmpty {
+            throw RampProgramError("the program is not a JSON object like {\"keyframes\": [...]}: \(error.problem)")
+        } catch {
+            throw RampProgramError(error.description)
         }
-        if let unknown = root.keys.first(where: { $0 != "keyframes" }) {
-            throw RampProgramError("'\(unknown)' is not part of a program; it has only keyframes")
-        }
-        guard let list = root["keyframes"] as? [Any], !list.isEmpty else {
-            throw RampProgramError("keyframes: missing or empty; a program needs at least one")
-        }
+        guard !file.keyframes.isEmpty else { throw RampProgramError("keyframes: empty; a program needs at least one") }
         var keyframes: [Keyframe] = []
-        for (index, item) in list.enumerated() {
-            keyframes.append(try Self.keyframe(item, number: index + 1, intervalMs: intervalMs))
+        for (index, entry) in file.keyframes.enumerated() {
+            keyframes.append(try Self.keyframe(entry, name: "keyframes[\(index)]", intervalMs: intervalMs))
         }
         guard zip(keyframes, keyframes.dropFirst()).allSatisfy({ $0.atMs < $1.atMs }) else {
             throw RampProgramError("the keyframes must be in time order, each after the one before")
@@ -109,57 +126,45 @@ public struct RampProgram: Codable, Hashable, Sendable {
         self.keyframes = keyframes
     }
 
-    private static func keyframe(_ item: Any, number: Int, intervalMs: Int64) throws(RampProgramError) -> Keyframe {
-        let name = "keyframe \(number)"
-        guard let fields = item as? [String: Any] else { throw RampProgramError("\(name): expected an object") }
-        let known: Set<String> = ["at", "frame", "mode", "evOffset", "interval", "shutter", "bulbMs", "iso", "aperture"]
-        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
-            throw RampProgramError("\(name): '\(unknown)' is not a keyframe field (\(known.sorted().joined(separator: ", ")))")
-        }
+    private static func keyframe(_ entry: File.Entry, name: String, intervalMs: Int64) throws(RampProgramError) -> Keyframe {
         let atMs: Int64
-        switch (fields["at"], fields["frame"]) {
-        case (let text as String, nil):
-            guard let duration = parseDuration(text) else { throw RampProgramError("\(name): at '\(text)' is not a duration like 20m or 1h30m") }
+        switch (entry.at, entry.frame) {
+        case (let text?, nil):
+            guard let duration = parseDuration(text) else { throw RampProgramError("\(name).at: '\(text)' is not a duration like 20m or 1h30m") }
             atMs = duration.wholeMilliseconds
-        case (nil, let frame as Int) where frame >= 1:
+        case (nil, let frame?) where frame >= 1:
             atMs = Int64(frame - 1) * intervalMs
         default:
             throw RampProgramError("\(name): give exactly one of at (a duration from the start, like \"20m\") or frame (1 or more)")
         }
         var intervalMs: Int64?
-        if let given = fields["interval"] {
-            guard let text = given as? String, let interval = parseDuration(text), interval >= .milliseconds(100) else {
-                throw RampProgramError("\(name): interval must be a duration of 100ms or more, like \"30s\"")
+        if let text = entry.interval {
+            guard let interval = parseDuration(text), interval >= .milliseconds(100) else {
+                throw RampProgramError("\(name).interval: must be a duration of 100ms or more, like \"30s\"")
             }
             intervalMs = interval.wholeMilliseconds
         }
-        let modeText = fields["mode"] as? String ?? "auto"
-        guard let mode = Mode(rawValue: modeText) else { throw RampProgramError("\(name): mode '\(modeText)' is not auto or fixed") }
-        let offset: Double
-        switch fields["evOffset"] {
-        case nil: offset = 0
-        case let value as Double where abs(value) <= 5: offset = value
-        case let value as Int where abs(value) <= 5: offset = Double(value)
-        default: throw RampProgramError("\(name): evOffset must be a number of stops between -5 and 5")
-        }
+        let mode = entry.mode ?? .auto
+        let offset = entry.evOffset ?? 0
+        guard abs(offset) <= 5 else { throw RampProgramError("\(name).evOffset: must be a number of stops between -5 and 5") }
         guard mode == .fixed else {
-            if let stray = ["shutter", "bulbMs", "iso", "aperture"].first(where: { fields[$0] != nil }) {
-                throw RampProgramError("\(name): \(stray) belongs to a fixed keyframe; an auto keyframe follows the light")
+            let stray = [("shutter", entry.shutter != nil), ("bulbMs", entry.bulbMs != nil), ("iso", entry.iso != nil),
+                         ("aperture", entry.aperture != nil)].first { $0.1 }
+            if let (member, _) = stray {
+                throw RampProgramError("\(name).\(member): belongs to a fixed keyframe; an auto keyframe follows the light")
             }
             return Keyframe(atMs: atMs, mode: .auto, evOffset: offset, fixed: nil, intervalMs: intervalMs)
         }
-        guard let iso = fields["iso"] as? Int, let isoSpeed = ISOSpeed(UInt32(clamping: max(0, iso))), !isoSpeed.isAuto else {
-            throw RampProgramError("\(name): a fixed keyframe needs an iso, like 100")
+        guard let iso = entry.iso, let isoSpeed = ISOSpeed(iso), !isoSpeed.isAuto else {
+            throw RampProgramError("\(name).iso: a fixed keyframe needs an iso, like 100")
         }
-        guard let aperture = fields["aperture"] as? String, Aperture(text: aperture) != nil else {
-            throw RampProgramError("\(name): a fixed keyframe needs an aperture, like \"f/8\"")
+        guard let aperture = entry.aperture, Aperture(text: aperture) != nil else {
+            throw RampProgramError("\(name).aperture: a fixed keyframe needs an aperture, like \"f/8\"")
         }
-        let shutter = fields["shutter"] as? String
-        let bulbMs = fields["bulbMs"] as? Int
-        switch (shutter, bulbMs) {
+        switch (entry.shutter, entry.bulbMs) {
         case (let text?, nil):
             guard let speed = ShutterSpeed(text: text), !speed.isBulb else {
-                throw RampProgramError("\(name): shutter '\(text)' is not a shutter speed like 1/500 or 2s (for bulb give bulbMs)")
+                throw RampProgramError("\(name).shutter: '\(text)' is not a shutter speed like 1/500 or 2s (for bulb give bulbMs)")
             }
         case (nil, let milliseconds?) where milliseconds >= 1:
             break
@@ -167,7 +172,7 @@ public struct RampProgram: Codable, Hashable, Sendable {
             throw RampProgramError("\(name): a fixed keyframe needs exactly one of shutter (like \"1/500\") or bulbMs (1 or more)")
         }
         return Keyframe(atMs: atMs, mode: .fixed, evOffset: 0,
-                        fixed: FixedExposure(shutter: shutter, bulbMs: bulbMs.map(Int64.init), iso: isoSpeed.rawValue, aperture: aperture),
+                        fixed: FixedExposure(shutter: entry.shutter, bulbMs: entry.bulbMs, iso: isoSpeed.rawValue, aperture: aperture),
                         intervalMs: intervalMs)
     }
 }

@@ -132,7 +132,7 @@ private final class Visits {
             .min { $0.distance < $1.distance }
         guard let close else { return nil }
         return JSONShapeError(path: Self.path(object.codingPath + [MemberKey(close.name)], root: root),
-                              problem: "not a member this API knows; did you mean \(wanted)?")
+                              problem: "unknown member; did you mean \(wanted)?")
     }
 
     /// How many letters must change to turn one name into the other.
@@ -152,7 +152,7 @@ private final class Visits {
     private static func unknown(_ member: String, in object: Object, root: String, expected: Set<String>) -> JSONShapeError {
         let known = expected.sorted().joined(separator: ", ")
         return JSONShapeError(path: path(object.codingPath + [MemberKey(member)], root: root),
-                              problem: known.isEmpty ? "not a member this API knows" : "not a member this API knows; it knows \(known)")
+                              problem: known.isEmpty ? "unknown member" : "unknown member; known members: \(known)")
     }
 
     /// `root.member[2].other`, or `member[2].other` without a root.

@@ -176,7 +176,7 @@ struct TimelapseCommandTests {
         try #"{"keyframes": [{"at": "0s", "mode": "fixed", "shutter": "1/250", "iso": 200}]}"#.write(to: program, atomically: true, encoding: .utf8)
         let broken = try await fixture.run("--demo", "timelapse", "--interval", "2s", "--frames", "3", "--ramp", "program", program.path)
         #expect(broken.status == 64)
-        #expect(broken.stderr.contains("keyframe 1: a fixed keyframe needs an aperture"), "\(broken.stderr)")
+        #expect(broken.stderr.contains("keyframes[0].aperture: a fixed keyframe needs an aperture"), "\(broken.stderr)")
     }
 
     @Test("a hook script receives ACTION, ARGUMENT and the UNLEASHED_* variables; a non-zero exit at init aborts the run")

@@ -361,16 +361,21 @@ struct RampEngineTests {
     }
 
     @Test("a program file that is wrong says where", arguments: [
-        (#"{"keyframes": []}"#, "missing or empty"),
-        (#"{"keyframes": [{"at": "soon"}]}"#, "keyframe 1: at 'soon' is not a duration"),
-        (#"{"keyframes": [{"at": "0s"}, {"at": "1h", "mode": "fixed", "iso": 100, "aperture": "f/8"}]}"#, "keyframe 2: a fixed keyframe needs exactly one of shutter"),
+        (#"{"keyframes": []}"#, "keyframes: empty"),
+        (#"{}"#, "keyframes: missing"),
+        (#"{"keyframes": [{"at": "soon"}]}"#, "keyframes[0].at: 'soon' is not a duration"),
+        (#"{"keyframes": [{"at": "0s"}, {"at": "1h", "mode": "fixed", "iso": 100, "aperture": "f/8"}]}"#, "keyframes[1]: a fixed keyframe needs exactly one of shutter"),
         (#"{"keyframes": [{"at": "1h"}, {"at": "30m"}]}"#, "in time order"),
-        (#"{"keyframes": [{"at": "0s", "evOffset": 9}]}"#, "between -5 and 5"),
-        (#"{"keyframes": [{"at": "0s", "interval": "soon"}]}"#, "keyframe 1: interval must be a duration of 100ms or more"),
-        (#"{"keyframes": [{"at": "0s", "interval": 30}]}"#, "keyframe 1: interval must be a duration"),
-        (#"{"keyframes": [{"at": "0s", "shutter": "1/500"}]}"#, "belongs to a fixed keyframe"),
-        (#"{"frames": []}"#, "'frames' is not part of a program"),
+        (#"{"keyframes": [{"at": "0s", "evOffset": 9}]}"#, "keyframes[0].evOffset: must be a number of stops between -5 and 5"),
+        (#"{"keyframes": [{"at": "0s", "interval": "soon"}]}"#, "keyframes[0].interval: must be a duration of 100ms or more"),
+        (#"{"keyframes": [{"at": "0s", "interval": 30}]}"#, "keyframes[0].interval: expected a string"),
+        (#"{"keyframes": [{"at": "0s", "mode": "manual"}]}"#, "keyframes[0].mode"),
+        (#"{"keyframes": [{"at": "0s", "iso": -1, "mode": "fixed"}]}"#, "keyframes[0].iso: expected a whole number"),
+        (#"{"keyframes": [{"at": "0s", "shutter": "1/500"}]}"#, "keyframes[0].shutter: belongs to a fixed keyframe"),
+        (#"{"keyframes": [{"at": "0s", "evoffset": 1}]}"#, "keyframes[0].evoffset: unknown member"),
+        (#"{"frames": []}"#, "frames: unknown member; did you mean keyframes?"),
         (#"[1, 2]"#, "not a JSON object"),
+        (#"{"keyframes": "#, "not a JSON object like"),
     ])
     func programErrors(_ text: String, _ message: String) {
         #expect {
