@@ -332,32 +332,25 @@ public struct SettingChange: APIDocument, Equatable {
 }
 
 /// ``API/bulb``'s body: how long the shutter stays open.
-public struct BulbRequest: APIDocument, Equatable {
+public struct BulbRequest: CodableDocument, Equatable {
     public var milliseconds: Int64
 
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
-    public static let members: Set<String> = ["ms"]
-
-    public var json: JSONValue { ["ms": .integer(milliseconds)] }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        milliseconds = try JSONCursor(json, path: "body").member("ms").int64()
+    private enum CodingKeys: String, CodingKey {
+        case milliseconds = "ms"
     }
 }
 
 /// ``API/focus``'s body: whether to hold focus after it is found.
-public struct FocusRequest: APIDocument, Equatable {
+public struct FocusRequest: CodableDocument, Equatable {
     public var hold: Bool
 
     public init(hold: Bool = false) { self.hold = hold }
 
-    public static let members: Set<String> = ["hold"]
-
-    public var json: JSONValue { ["hold": .bool(hold)] }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        hold = try JSONCursor(json, path: "body").optional("hold")?.bool() ?? false
+    /// `hold` may be left out: focus is then not held.
+    public init(from decoder: any Decoder) throws {
+        hold = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Bool.self, forKey: .hold) ?? false
     }
 }
 

@@ -61,19 +61,23 @@ struct CameraOperationRoutesTests {
     func unknownMembers() async throws {
         try await Self.withServer { demo, socket in
             let before = try await demo.camera.value(of: .iso)
-            let cases: [(path: String, method: String, body: String, member: String, known: String)] = [
-                ("settings/iso", "PUT", #"{"value": "800", "vaule": "1600"}"#, "vaule", "raw, value"),
-                ("bulb", "POST", #"{"ms": 100, "seconds": 1}"#, "seconds", "ms"),
-                ("focus", "POST", #"{"hold": false, "mode": "af"}"#, "mode", "hold"),
-                ("time", "PUT", #"{"unixMilliseconds": 0, "utcOffsetMinutes": 0, "zone": "UTC"}"#, "zone", "unixMilliseconds, utcOffsetMinutes"),
+            let cases: [(path: String, method: String, body: String, message: String)] = [
+                ("settings/iso", "PUT", #"{"value": "800", "vaule": "1600"}"#, "vaule: not a member this API knows; it knows raw, value"),
+                ("bulb", "POST", #"{"ms": 100, "seconds": 1}"#, "seconds: unknown member; known members: ms"),
+                ("bulb", "POST", #"{"ms": 1.5}"#, "ms: expected a whole number from \(Int64.min) to \(Int64.max)"),
+                ("bulb", "POST", #"{"milliseconds": 100}"#, "ms: missing"),
+                ("focus", "POST", #"{"hold": false, "mode": "af"}"#, "mode: unknown member; known members: hold"),
+                ("focus", "POST", #"{"hold": "yes"}"#, "hold: expected true or false"),
+                ("time", "PUT", #"{"unixMilliseconds": 0, "utcOffsetMinutes": 0, "zone": "UTC"}"#,
+                 "zone: not a member this API knows; it knows unixMilliseconds, utcOffsetMinutes"),
             ]
-            for (path, method, body, member, known) in cases {
+            for (path, method, body, message) in cases {
                 let answer = try await Curl.request(socket: socket, path: "/v1/cameras/demo/" + path,
                                                     arguments: ["-X", method, "--data-binary", body])
                 #expect(answer.status == 400, "\(path): \(answer.body)")
                 let error = try #require(answer.json?["error"] as? [String: Any])
                 #expect(error["code"] as? String == "invalidArgument")
-                #expect(error["message"] as? String == "\(member): not a member this API knows; it knows \(known)", "\(path)")
+                #expect(error["message"] as? String == message, "\(path): \(answer.body)")
             }
             #expect(try await demo.camera.value(of: .iso) == before, "the refused change was not made")
         }

@@ -64,15 +64,14 @@ struct CameraOperationRoutes: Sendable {
         }
         router.on(API.bulb) { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: BulbRequest.members, followingClient: true) { entry, body throws(CameraError) in
-                let milliseconds = try Self.integer("ms", in: body, example: "2000")
-                return .document(.ok, try await entry.camera.bulb(.milliseconds(milliseconds)))
+            return try await operate(request, context, body: BulbRequest.self, followingClient: true) { entry, body throws(CameraError) in
+                .document(.ok, try await entry.camera.bulb(.milliseconds(body.milliseconds)))
             }
         }
         router.on(API.focus) { request, context in
             try context.authorize(.shoot)
-            return try await operate(request, context, body: FocusRequest.members, followingClient: true) { entry, body throws(CameraError) in
-                .document(.ok, try await entry.camera.focus(hold: try Self.bool("hold", in: body) ?? false))
+            return try await operate(request, context, body: FocusRequest.self, followingClient: true) { entry, body throws(CameraError) in
+                .document(.ok, try await entry.camera.focus(hold: body.hold))
             }
         }
         router.on(API.release) { request, context in
@@ -174,12 +173,13 @@ struct CameraOperationRoutes: Sendable {
     /// operation, which the camera then ends cleanly. That watch ends the connection with the
     /// request, so the quick operations, which keep connections alive, do without it.
     private func operate(
-        _ request: Request, _ context: ControlRequestContext, body members: Set<String>? = nil, followingClient: Bool = false,
+        _ request: Request, _ context: ControlRequestContext, body members: Set<String>? = nil, readsBody: Bool = false,
+        followingClient: Bool = false,
         _ operation: @escaping @Sendable (CameraRegistry.Entry, JSONValue) async throws(CameraError) -> Response
     ) async throws -> Response {
         let entry = try await lookUp(context)
         let run = { @Sendable (body: RequestBody) async throws -> Response in
-            let document = members == nil ? .null : try await Self.json(body)
+            let document = members == nil && !readsBody ? .null : try await Self.json(body)
             let response: Response
             do throws(CameraError) {
                 if let members { try Self.requireMembers(of: document, in: members) }
@@ -197,6 +197,23 @@ struct CameraOperationRoutes: Sendable {
         } catch is CancellationError {
             // The client went away; nobody reads this answer.
             return .cameraError(.cancelled, context: context)
+        }
+    }
+
+    /// ``operate(_:_:body:followingClient:_:)`` with the body read as `Body`, strictly: a member
+    /// of the wrong type, or one `Body` does not name, is a 400 that names it.
+    private func operate<Body: CodableDocument>(
+        _ request: Request, _ context: ControlRequestContext, body: Body.Type, followingClient: Bool = false,
+        _ operation: @escaping @Sendable (CameraRegistry.Entry, Body) async throws(CameraError) -> Response
+    ) async throws -> Response {
+        try await operate(request, context, body: nil as Set<String>?, readsBody: true, followingClient: followingClient) { entry, document throws(CameraError) in
+            let decoded: Body
+            do throws(JSONShapeError) {
+                decoded = try StrictJSONDecoder().decode(Body.self, from: document)
+            } catch {
+                throw .invalidArgument(error.description)
+            }
+            return try await operation(entry, decoded)
         }
     }
 
@@ -254,24 +271,11 @@ struct CameraOperationRoutes: Sendable {
         return try camera.parse(text, for: setting)
     }
 
-    private static func integer(_ key: String, in body: JSONValue, example: String) throws(CameraError) -> Int64 {
-        guard let number = body[key]?.integerValue else {
-            throw .invalidArgument("the body needs \"\(key)\" as a whole number, like {\"\(key)\": \(example)}")
-        }
-        return number
-    }
-
     /// Refuses Unix milliseconds that a module's clock field cannot hold, or that are not a number.
     private static func wireMilliseconds(_ key: String, in body: JSONValue) throws(CameraError) {
         guard let number = body[key]?.integerValue, (0...WallTime.latestUnixMilliseconds).contains(number) else {
             throw .invalidArgument("\"\(key)\" in the body must be Unix milliseconds, a whole number from 0 to \(WallTime.latestUnixMilliseconds)")
         }
-    }
-
-    private static func bool(_ key: String, in body: JSONValue) throws(CameraError) -> Bool? {
-        guard let member = body[key], member != .null else { return nil }
-        guard let flag = member.boolValue else { throw .invalidArgument("\"\(key)\" in the body must be true or false") }
-        return flag
     }
 
     private static func shaped<T>(_ read: () throws(JSONShapeError) -> T) throws(CameraError) -> T {
