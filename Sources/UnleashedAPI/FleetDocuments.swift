@@ -48,28 +48,17 @@ public struct FleetHost: Codable, Equatable, Sendable {
     /// Its availability: false once it said goodbye or the broker sent its last will.
     public var online: Bool
     /// Its clock as it reported it; nil before it did.
-    public var clock: Clock?
+    public var clock: HostClock?
     public var cameras: [Camera]
     /// Its running time-lapses, or else its latest one.
     public var jobs: [Job]
 
-    public init(node: String, online: Bool, clock: Clock?, cameras: [Camera], jobs: [Job]) {
+    public init(node: String, online: Bool, clock: HostClock?, cameras: [Camera], jobs: [Job]) {
         self.node = node
         self.online = online
         self.clock = clock
         self.cameras = cameras
         self.jobs = jobs
-    }
-
-    /// A host's clock: whether a time service keeps it, and its estimated error.
-    public struct Clock: Codable, Equatable, Sendable {
-        public var synchronised: Bool
-        public var estimatedErrorMs: Double
-
-        public init(synchronised: Bool, estimatedErrorMs: Double) {
-            self.synchronised = synchronised
-            self.estimatedErrorMs = estimatedErrorMs
-        }
     }
 
     /// One camera of a host.

@@ -56,7 +56,7 @@ public struct FleetAnswer: Codable, Equatable, Sendable {
     public var node: String
     /// The command's id; nil only when the command had none to answer under.
     public var id: String?
-    public var clock: Clock
+    public var clock: HostClock
     public var accepted: Bool
     /// Why the host refused.
     public var reason: String?
@@ -72,31 +72,12 @@ public struct FleetAnswer: Codable, Equatable, Sendable {
     public var failed: [FailedJob]?
 
     /// A refusal, or the start of an answer that `accepted` and the command's members complete.
-    public init(node: String, id: String?, clock: Clock, accepted: Bool = false, reason: String? = nil) {
+    public init(node: String, id: String?, clock: HostClock, accepted: Bool = false, reason: String? = nil) {
         self.node = node
         self.id = id
         self.clock = clock
         self.accepted = accepted
         self.reason = reason
-    }
-
-    /// The host's clock when it answered: whether a time service keeps it, and its error.
-    public struct Clock: Codable, Equatable, Sendable {
-        public var synchronised: Bool
-        public var estimatedErrorMs: Double
-        public var maximumErrorMs: Double
-
-        public init(synchronised: Bool, estimatedErrorMs: Double, maximumErrorMs: Double) {
-            self.synchronised = synchronised
-            self.estimatedErrorMs = estimatedErrorMs
-            self.maximumErrorMs = maximumErrorMs
-        }
-
-        /// The clock as the kernel's discipline reports it.
-        public init(_ discipline: ClockDiscipline) {
-            self.init(synchronised: discipline.synchronised, estimatedErrorMs: discipline.estimatedError / .microseconds(1) / 1000,
-                      maximumErrorMs: discipline.maximumError / .microseconds(1) / 1000)
-        }
     }
 
     /// One camera's picture at the fleet's instant, or why it failed.
@@ -145,6 +126,26 @@ public struct FleetAnswer: Codable, Equatable, Sendable {
             self.job = job
             self.error = error
         }
+    }
+}
+
+/// A host's clock as it reports it (`<prefix>/<node>/clock`, retained, and in each fleet answer):
+/// whether a time service keeps it synchronised, and its estimated and maximum error.
+public struct HostClock: Codable, Equatable, Sendable {
+    public var synchronised: Bool
+    public var estimatedErrorMs: Double
+    public var maximumErrorMs: Double
+
+    public init(synchronised: Bool, estimatedErrorMs: Double, maximumErrorMs: Double) {
+        self.synchronised = synchronised
+        self.estimatedErrorMs = estimatedErrorMs
+        self.maximumErrorMs = maximumErrorMs
+    }
+
+    /// The clock as the kernel's discipline reports it.
+    public init(_ discipline: ClockDiscipline) {
+        self.init(synchronised: discipline.synchronised, estimatedErrorMs: discipline.estimatedError / .microseconds(1) / 1000,
+                  maximumErrorMs: discipline.maximumError / .microseconds(1) / 1000)
     }
 }
 

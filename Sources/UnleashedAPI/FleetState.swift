@@ -82,10 +82,7 @@ package struct FleetState: Sendable {
         var reached: [Int] = []
         let hosts = self.hosts.keys.sorted().map { name in
             let host = self.hosts[name]!
-            let clock = host.clock?.objectValue.flatMap { clock -> FleetHost.Clock? in
-                guard case .bool(let synchronised)? = clock["synchronised"], let error = clock["estimatedErrorMs"].flatMap(\.numberValue) else { return nil }
-                return FleetHost.Clock(synchronised: synchronised, estimatedErrorMs: error)
-            }
+            let clock = host.clock.flatMap { try? StrictJSONDecoder(refusesUnknownMembers: false).decode(HostClock.self, from: $0) }
             let cameras = host.cameras.keys.sorted().map { level in
                 let state = host.cameras[level]?["state"]?.objectValue ?? [:]
                 let run = host.cameras[level]?["run"]?.objectValue ?? [:]

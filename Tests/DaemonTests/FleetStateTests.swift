@@ -50,7 +50,7 @@ struct FleetStateTests {
         let document = fleet.document(connected: true, node: "north")
         #expect(document.hosts.map(\.node) == ["north", "south"])
         let host = try #require(document.hosts.first)
-        #expect(host.online && host.clock == FleetHost.Clock(synchronised: true, estimatedErrorMs: 0.5))
+        #expect(host.online && host.clock?.synchronised == true && host.clock?.estimatedErrorMs == 0.5)
         #expect(host.cameras == [FleetHost.Camera(name: "left", connection: "ready", running: true, frames: 3)])
         #expect(host.jobs.map(\.id) == [4] && host.jobs[0].slot == 3 && host.jobs[0].taken == 2 && host.jobs[0].failed == 1)
         #expect(host.jobs[0].recent == [.init(slot: 1, taken: 1), .init(slot: 2, taken: 1), .init(slot: 3, failed: 1)])

@@ -55,7 +55,7 @@ struct OpenAPIContractTests {
             ]).json),
             ("GET /v1/groups 200", GroupList(groups: [.init(name: "rig", cameras: ["a", "b"])]).json),
             ("Fleet", FleetDocument(enabled: true, connected: true, node: "north", hosts: [
-                FleetHost(node: "north", online: true, clock: .init(synchronised: true, estimatedErrorMs: 0.4),
+                FleetHost(node: "north", online: true, clock: HostClock(synchronised: true, estimatedErrorMs: 0.4, maximumErrorMs: 12),
                           cameras: [.init(name: "left", connection: "ready", running: true, frames: 3), .init(name: "right", connection: nil, running: false, frames: 0)],
                           jobs: [.init(id: 7, state: "running", camera: "left", slot: 3, taken: 3, failed: 0, skipped: 0,
                                        recent: [.init(slot: 2, taken: 1), .init(slot: 3, taken: 1, failed: 1)])]),

@@ -268,7 +268,7 @@ actor MQTTBridge {
 
     private func publishClock() {
         let clock = ClockDiscipline.read()
-        publish(MQTTMessage(topic: topics.clock, text: text(JSONValue(encoding: FleetAnswer.Clock(clock))), retain: true))
+        publish(MQTTMessage(topic: topics.clock, text: text(JSONValue(encoding: HostClock(clock))), retain: true))
     }
 
     // MARK: - Jobs
@@ -494,7 +494,7 @@ actor MQTTBridge {
 
     /// The start of this host's answer to a fleet command: its name and its clock now.
     private func fleetAnswer() -> FleetAnswer {
-        FleetAnswer(node: topics.node, id: nil, clock: FleetAnswer.Clock(ClockDiscipline.read()))
+        FleetAnswer(node: topics.node, id: nil, clock: HostClock(ClockDiscipline.read()))
     }
 
     /// Answers a fleet command with a refusal and its reason (under the command's id, when it

@@ -122,7 +122,7 @@ public struct FleetShotSummary: Sendable {
         return (lines + [rig]).joined(separator: "\n")
     }
 
-    static func clockText(_ clock: FleetAnswer.Clock) -> String {
+    static func clockText(_ clock: HostClock) -> String {
         let error = String(format: "%.1f ms", clock.estimatedErrorMs)
         return clock.synchronised ? "clock ±\(error)" : "clock NOT synchronised (estimate \(error))"
     }
