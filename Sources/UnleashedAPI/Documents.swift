@@ -437,11 +437,12 @@ private func readBody<T>(_ json: JSONValue, _ read: (Data) throws(JobRequestErro
 public struct JobDocument: APIDocument, Equatable {
     /// The journal's run id.
     public var id: Int64
+    /// Its camera, or a rig's cameras joined by commas (as the journal names them).
     public var camera: String
-    /// `timelapse` or `video`.
-    public var kind: String
-    /// `waiting`, `running`, `paused`, `finished`, `failed` or `suspended`.
-    public var state: String
+    /// Its cameras, one for a job of one camera.
+    public var cameras: [String]
+    public var kind: JobKind
+    public var state: JobState
     public var plan: RunPlan
     /// Wall-clock time of slot 1 (Unix milliseconds); nil until the job has placed it.
     public var t0UnixMs: Int64?
@@ -450,10 +451,11 @@ public struct JobDocument: APIDocument, Equatable {
     public var summary: RunSummary
     public var lastFrame: FrameRecord?
 
-    public init(id: Int64, camera: String, kind: String, state: String, plan: RunPlan, t0UnixMs: Int64?, reason: String?,
-                summary: RunSummary, lastFrame: FrameRecord?) {
+    public init(id: Int64, camera: String, cameras: [String], kind: JobKind, state: JobState, plan: RunPlan, t0UnixMs: Int64?,
+                reason: String?, summary: RunSummary, lastFrame: FrameRecord?) {
         self.id = id
         self.camera = camera
+        self.cameras = cameras
         self.kind = kind
         self.state = state
         self.plan = plan
@@ -465,7 +467,8 @@ public struct JobDocument: APIDocument, Equatable {
 
     public var json: JSONValue {
         [
-            "id": .integer(id), "camera": .string(camera), "kind": .string(kind), "state": .string(state),
+            "id": .integer(id), "camera": .string(camera), "cameras": .array(cameras.map(JSONValue.string)),
+            "kind": .string(kind.rawValue), "state": .string(state.rawValue), "live": .bool(state.isLive),
             "plan": plan.json, "t0": t0UnixMs.map { .string(JSONValue.isoTimestamp($0)) } ?? .null,
             "reason": .optional(reason), "summary": JSONValue(encoding: summary),
             "lastFrame": lastFrame.map { JSONValue(encoding: $0) } ?? .null,
@@ -476,8 +479,11 @@ public struct JobDocument: APIDocument, Equatable {
         let cursor = JSONCursor(json, path: "job")
         id = try cursor.member("id").int64()
         camera = try cursor.member("camera").string()
-        kind = try cursor.member("kind").string()
-        state = try cursor.member("state").string()
+        // A daemon before the list gave the joined names only.
+        cameras = try cursor.optional("cameras")?.array().map { name throws(JSONShapeError) in try name.string() }
+            ?? camera.split(separator: ",").map(String.init)
+        kind = try cursor.member("kind").decoded(JobKind.self)
+        state = try cursor.member("state").decoded(JobState.self)
         let plan = try cursor.member("plan")
         do throws(JobRequestError) {
             self.plan = try RunPlan(json: plan.value, at: plan.path, now: Date())
@@ -514,7 +520,7 @@ public enum JobEvent: APIDocument, ServerSentDocument, Equatable {
     /// A frame as journalled, with the job's id.
     case frame(FrameRecord, job: Int64)
     /// The job's end: the run as recorded, its state, why it ended and its summary.
-    case end(run: RunRecord, state: String, reason: String, summary: RunSummary)
+    case end(run: RunRecord, state: JobState, reason: String, summary: RunSummary)
     /// The stream ended before the job did (the client fell too far behind): follow again.
     case streamError(message: String)
 
@@ -531,7 +537,7 @@ public enum JobEvent: APIDocument, ServerSentDocument, Equatable {
         switch self {
         case .frame(let frame, let job): JSONValue(encoding: frame).merging(["run": .integer(job)])
         case .end(let run, let state, let reason, let summary):
-            ["run": JSONValue(encoding: run), "state": .string(state), "reason": .string(reason), "summary": JSONValue(encoding: summary)]
+            ["run": JSONValue(encoding: run), "state": .string(state.rawValue), "reason": .string(reason), "summary": JSONValue(encoding: summary)]
         case .streamError(let message): ["message": .string(message)]
         }
     }
@@ -541,7 +547,7 @@ public enum JobEvent: APIDocument, ServerSentDocument, Equatable {
         switch eventName {
         case "frame": self = .frame(try cursor.decoded(FrameRecord.self), job: try cursor.member("run").int64())
         case "end":
-            self = .end(run: try cursor.member("run").decoded(RunRecord.self), state: try cursor.member("state").string(),
+            self = .end(run: try cursor.member("run").decoded(RunRecord.self), state: try cursor.member("state").decoded(JobState.self),
                         reason: try cursor.member("reason").string(), summary: try cursor.member("summary").decoded(RunSummary.self))
         case "error": self = .streamError(message: try cursor.member("message").string())
         default: throw JSONShapeError(path: eventName, problem: "'\(eventName)' is not a job event")

@@ -82,8 +82,7 @@ public struct FleetHost: Codable, Equatable, Sendable {
     /// One time-lapse job of a host, with its latest slots.
     public struct Job: Codable, Equatable, Sendable {
         public var id: Int64
-        /// `waiting`, `running`, `paused`, `finished`, `failed` or `suspended`.
-        public var state: String
+        public var state: JobState
         /// Its camera, or a rig's cameras joined by commas, as ``JobDocument/camera``.
         public var camera: String
         /// The last slot it recorded; 0 before the first.
@@ -94,7 +93,7 @@ public struct FleetHost: Codable, Equatable, Sendable {
         /// The latest slots heard while this daemon listened, oldest first.
         public var recent: [Slot]
 
-        public init(id: Int64, state: String, camera: String, slot: Int, taken: Int, failed: Int, skipped: Int, recent: [Slot]) {
+        public init(id: Int64, state: JobState, camera: String, slot: Int, taken: Int, failed: Int, skipped: Int, recent: [Slot]) {
             self.id = id
             self.state = state
             self.camera = camera

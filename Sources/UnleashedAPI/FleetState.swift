@@ -90,7 +90,7 @@ package struct FleetState: Sendable {
                                         running: run["running"] == true, frames: Int(run["frames"]?.integerValue ?? 0))
             }
             let jobs = host.jobs.compactMap { id, document in (try? JobDocument(json: document)).map { (id, $0) } }.sorted { $0.0 < $1.0 }
-            let running = jobs.filter { Self.runningStates.contains($0.1.state) }
+            let running = jobs.filter { $0.1.state.isLive }
             let shown = (running.isEmpty ? Array(jobs.suffix(1)) : running).map { id, job in
                 FleetHost.Job(id: id, state: job.state, camera: job.camera, slot: job.lastFrame?.frame ?? 0, taken: job.summary.taken,
                               failed: job.summary.failed, skipped: job.summary.skipped, recent: host.recent[id] ?? [])
@@ -102,13 +102,13 @@ package struct FleetState: Sendable {
         return FleetDocument(enabled: true, connected: connected, node: node, hosts: hosts, rig: rig)
     }
 
-    package static let runningStates: Set<String> = ["waiting", "running", "paused"]
+
 }
 
 extension FleetState.Host {
     /// Keeps the running jobs and the newest ended ones, and the slots of those kept.
     package mutating func prune() {
-        let ended = jobs.filter { !FleetState.runningStates.contains($0.value.objectValue?["state"]?.stringValue ?? "") }.keys.sorted()
+        let ended = jobs.filter { ($0.value.objectValue?["state"]?.stringValue).flatMap(JobState.init(rawValue:))?.isLive != true }.keys.sorted()
         for id in ended.dropLast(FleetState.endedJobsKept) { jobs[id] = nil }
         recent = recent.filter { jobs[$0.key] != nil }
     }

@@ -81,7 +81,7 @@ public final class JobRun: RunController {
                     sink.yield(record)
                 case .event(.end(let run, let state, let reason, let summary)):
                     ended(run)
-                    outcome = .ended(RunEnd(id: id, state: state, reason: reason, summary: summary))
+                    outcome = .ended(RunEnd(id: id, state: state.rawValue, reason: reason, summary: summary))
                 default:
                     continue
                 }

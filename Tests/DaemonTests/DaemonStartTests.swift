@@ -59,7 +59,7 @@ struct DaemonStartTests {
             if case .shotCompleted = event { break }
         }
         let client = DaemonClient(socketPath: configuration.service.socket)
-        #expect(try await client.job(interrupted.id).state == "running")
+        #expect(try await client.job(interrupted.id).state == .running)
 
         await group.triggerGracefulShutdown()
         try await running.value

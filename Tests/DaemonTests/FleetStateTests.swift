@@ -18,8 +18,8 @@ struct FleetStateTests {
 
     private func bytes(_ value: JSONValue) -> [UInt8] { Array(value.data) }
 
-    private func job(_ id: Int64, _ state: String, frames: [FrameRecord]) -> [UInt8] {
-        bytes(JobDocument(id: id, camera: "left", kind: "timelapse", state: state, plan: RunPlan(intervalMs: 500, stop: .never),
+    private func job(_ id: Int64, _ state: JobState, frames: [FrameRecord]) -> [UInt8] {
+        bytes(JobDocument(id: id, camera: "left", cameras: ["left"], kind: .timelapse, state: state, plan: RunPlan(intervalMs: 500, stop: .never),
                           t0UnixMs: 1_764_000_000_000, reason: nil, summary: RunSummary(frames: frames), lastFrame: frames.last).json)
     }
 
@@ -41,10 +41,10 @@ struct FleetStateTests {
             taken(&fleet, "unleashed/\(node)/cameras/left/run", payload: bytes(["running": true, "frames": 3]))
         }
         let north = [frame(1, .taken), frame(2, .taken), frame(3, .failed)]
-        taken(&fleet, "unleashed/north/jobs/4", payload: job(4, "running", frames: []))
+        taken(&fleet, "unleashed/north/jobs/4", payload: job(4, .running, frames: []))
         for record in north { taken(&fleet, "unleashed/north/jobs/4/frames", payload: frameMessage(record, job: 4)) }
-        taken(&fleet, "unleashed/north/jobs/4", payload: job(4, "running", frames: north))
-        taken(&fleet, "unleashed/south/jobs/9", payload: job(9, "running", frames: [frame(1, .taken)]))
+        taken(&fleet, "unleashed/north/jobs/4", payload: job(4, .running, frames: north))
+        taken(&fleet, "unleashed/south/jobs/9", payload: job(9, .running, frames: [frame(1, .taken)]))
         taken(&fleet, "unleashed/south/jobs/9/frames", payload: frameMessage(frame(1, .taken), job: 9))
 
         let document = fleet.document(connected: true, node: "north")
@@ -67,7 +67,7 @@ struct FleetStateTests {
     @Test("a rig's cameras count into one slot; a cleared retained message removes what it held; another host's goodbye shows offline")
     func slotsAndClearing() throws {
         var fleet = FleetState(prefix: "rig/a")
-        taken(&fleet, "rig/a/h1/jobs/2", payload: job(2, "running", frames: []))
+        taken(&fleet, "rig/a/h1/jobs/2", payload: job(2, .running, frames: []))
         for record in [frame(1, .taken, camera: "left"), frame(1, .skipped, camera: "right"), frame(2, .taken, camera: "left"), frame(2, .taken, camera: "right")] {
             taken(&fleet, "rig/a/h1/jobs/2/frames", payload: frameMessage(record, job: 2))
         }
@@ -85,18 +85,18 @@ struct FleetStateTests {
     @Test("bounded: 24 slots a job, the running jobs and the two newest ended ones a host; frames of an unknown job are dropped")
     func bounded() throws {
         var fleet = FleetState(prefix: "unleashed")
-        taken(&fleet, "unleashed/h/jobs/1", payload: job(1, "running", frames: []))
+        taken(&fleet, "unleashed/h/jobs/1", payload: job(1, .running, frames: []))
         for slot in 1...100 { _ = fleet.take(topic: "unleashed/h/jobs/1/frames", payload: frameMessage(frame(slot, .taken), job: 1)) }
         _ = fleet.take(topic: "unleashed/h/jobs/77/frames", payload: frameMessage(frame(1, .taken), job: 77))
         var recent = try #require(fleet.document(connected: true, node: "h").hosts.first?.jobs.first?.recent)
         #expect(recent.count == FleetState.recentSlots && recent.first?.slot == 77 && recent.last?.slot == 100)
-        for id in Int64(2)...Int64(8) { _ = fleet.take(topic: "unleashed/h/jobs/\(id)", payload: job(id, "finished", frames: [])) }
+        for id in Int64(2)...Int64(8) { _ = fleet.take(topic: "unleashed/h/jobs/\(id)", payload: job(id, .finished, frames: [])) }
         #expect(fleet.hosts["h"]?.jobs.keys.sorted() == [1, 7, 8])
         #expect(fleet.hosts["h"]?.recent.keys.sorted() == [1])
         recent = try #require(fleet.document(connected: true, node: "h").hosts.first?.jobs.first?.recent)
         #expect(recent.count == 24)
         // Its run over, the host shows its latest job.
-        _ = fleet.take(topic: "unleashed/h/jobs/1", payload: job(1, "finished", frames: []))
+        _ = fleet.take(topic: "unleashed/h/jobs/1", payload: job(1, .finished, frames: []))
         let shown = try #require(fleet.document(connected: true, node: "h").hosts.first)
         #expect(shown.jobs.map(\.id) == [8])
         #expect(fleet.document(connected: true, node: "h").rig == nil)

@@ -134,7 +134,7 @@ struct LiveStreamTests {
                 case .job(let job):
                     #expect(job.id == id)
                     jobs.append(job)
-                    if ["finished", "failed", "suspended"].contains(job.state) { return (frames, jobs) }
+                    if !job.state.isLive { return (frames, jobs) }
                 default:
                     Issue.record("unexpected while job \(id) runs: \(event)")
                     return (frames, jobs)
@@ -209,7 +209,7 @@ struct LiveStreamTests {
             #expect(snapshot.groups.groups == [GroupList.Group(name: "rig", cameras: ["demo"])])
             #expect(snapshot.jobs == (try await Self.get(rig, "/v1/jobs", as: JobList.self)))
             #expect(snapshot.jobs.jobs.map(\.id) == [waiting, stopped])
-            #expect(snapshot.jobs.jobs.map(\.state) == ["waiting", "finished"])
+            #expect(snapshot.jobs.jobs.map(\.state) == [.waiting, .finished])
             // Only running jobs have recent frames; this one has none yet.
             #expect(snapshot.recentFrames == [LiveSnapshot.RecentFrames(run: waiting, frames: [])])
         }
@@ -250,7 +250,7 @@ struct LiveStreamTests {
                     return
                 }
                 #expect(started.id == id)
-                #expect(["waiting", "running"].contains(started.state))
+                #expect([JobState.waiting, .running].contains(started.state))
                 #expect(started.plan == RunPlan(intervalMs: 200, stop: .frames(6), overrun: .burst))
                 let t0 = clock.instant(unixMs: try #require(started.t0UnixMs))
 
@@ -271,7 +271,7 @@ struct LiveStreamTests {
                 try await Self.live(rig) { second in
                     let snapshot = try await second.opening()
                     #expect(snapshot.jobs.jobs.map(\.id) == [id])
-                    #expect(snapshot.jobs.jobs.first?.state == "running")
+                    #expect(snapshot.jobs.jobs.first?.state == .running)
                     #expect(snapshot.jobs.jobs.first?.summary.taken == 3)
                     #expect(snapshot.recentFrames.map(\.run) == [id])
                     let recent = snapshot.recentFrames.first?.frames ?? []
@@ -285,7 +285,7 @@ struct LiveStreamTests {
                     let all = early + rest
                     #expect(all.map(\.frame) == Array(1...6), "one frame event per frame, in order")
                     #expect(all.allSatisfy { $0.part == 1 })
-                    #expect(ends.map(\.state) == ["finished"])
+                    #expect(ends.map(\.state) == [.finished])
                     #expect(ends.last?.summary.taken == all.filter { $0.outcome == .taken }.count)
                     #expect(ends.last.map { $0.summary.taken + $0.summary.skipped } == 6)
                     #expect(ends.last?.lastFrame == all.last)

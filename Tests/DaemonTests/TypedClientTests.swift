@@ -67,7 +67,7 @@ struct TypedClientTests {
             #expect(job.camera == "demo")
             #expect(job.plan == RunPlan(intervalMs: 100, stop: .frames(3)))
             var frames: [Int] = []
-            var ended: (state: String, summary: RunSummary)?
+            var ended: (state: JobState, summary: RunSummary)?
             var subscribed = false
             for try await message in client.jobEvents(job.id) {
                 switch message {
@@ -83,15 +83,15 @@ struct TypedClientTests {
             }
             #expect(subscribed)
             #expect(frames == [1, 2, 3])
-            #expect(ended?.state == "finished")
+            #expect(ended?.state == .finished)
             // A loaded machine may skip a slot; every slot is recorded either way.
             #expect(ended.map { $0.summary.taken + $0.summary.skipped } == 3)
             #expect(try await client.jobs().map(\.id) == [job.id])
-            #expect(try await client.job(job.id).state == "finished")
+            #expect(try await client.job(job.id).state == .finished)
 
             let forever = try await client.startJob(RunPlan(intervalMs: 200, stop: .never))
-            #expect(try await client.pauseJob(forever.id).state == "paused")
-            #expect(try await client.continueJob(forever.id).state != "paused")
+            #expect(try await client.pauseJob(forever.id).state == .paused)
+            #expect(try await client.continueJob(forever.id).state != .paused)
             #expect(try await client.stopJob(forever.id, when: .now).id == forever.id)
             var last = try await client.job(forever.id)
             _ = try await eventually(every: .milliseconds(50)) {

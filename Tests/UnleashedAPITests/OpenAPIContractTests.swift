@@ -44,7 +44,7 @@ struct OpenAPIContractTests {
             RunPlan(intervalMs: 20_000, stop: .never, exposure: .video(milliseconds: 5000)),
             RunPlan(intervalMs: 20_000, stop: .frames(10), exposure: .ramp(plan: RampPlan(apertures: ["f/2.8"], gapMs: 1000))),
         ]
-        let job = JobDocument(id: 5, camera: "demo", kind: "timelapse", state: "finished", plan: plans[1], t0UnixMs: 1_763_900_000_000,
+        let job = JobDocument(id: 5, camera: "demo", cameras: ["demo"], kind: .timelapse, state: .finished, plan: plans[1], t0UnixMs: 1_763_900_000_000,
                               reason: "all slots done", summary: summary, lastFrame: frame)
         let run = RunRecord(id: 5, plan: plans[0], t0UnixMs: 1_763_900_000_000, camera: "demo", state: .finished, endReason: "done")
 
@@ -57,7 +57,7 @@ struct OpenAPIContractTests {
             ("Fleet", FleetDocument(enabled: true, connected: true, node: "north", hosts: [
                 FleetHost(node: "north", online: true, clock: HostClock(synchronised: true, estimatedErrorMs: 0.4, maximumErrorMs: 12),
                           cameras: [.init(name: "left", connection: "ready", running: true, frames: 3), .init(name: "right", connection: nil, running: false, frames: 0)],
-                          jobs: [.init(id: 7, state: "running", camera: "left", slot: 3, taken: 3, failed: 0, skipped: 0,
+                          jobs: [.init(id: 7, state: .running, camera: "left", slot: 3, taken: 3, failed: 0, skipped: 0,
                                        recent: [.init(slot: 2, taken: 1), .init(slot: 3, taken: 1, failed: 1)])]),
                 FleetHost(node: "south", online: false, clock: nil, cameras: [], jobs: []),
             ], rig: FleetRig(lowestSlot: 3, highestSlot: 3)).json),
@@ -85,7 +85,7 @@ struct OpenAPIContractTests {
             ("Job", job.json),
             ("GET /v1/jobs 200", JobList(jobs: [job]).json),
             ("JobFrameEvent", JobEvent.frame(frame, job: 5).data),
-            ("JobEndEvent", JobEvent.end(run: run, state: "finished", reason: "done", summary: summary).data),
+            ("JobEndEvent", JobEvent.end(run: run, state: .finished, reason: "done", summary: summary).data),
             ("JobStreamError", JobEvent.streamError(message: "follow again").data),
             ("Error", ErrorDocument(status: 404, message: "there is no job 9").json),
             ("LiveSnapshot", LiveSnapshot(

@@ -57,7 +57,7 @@ import UnleashedSimulator
             await run.stop(reason: "stopped by Ctrl-C")
             guard case .ended(let end) = await run.outcome() else { Issue.record("the job did not end"); return }
             #expect(end.reason.contains("stopped"), "\(end.reason)")
-            #expect(try await client.job(run.job.id).state != "running")
+            #expect(try await client.job(run.job.id).state != .running)
         }
     }
 
@@ -71,7 +71,7 @@ import UnleashedSimulator
             guard case .stoppedFollowing(let id) = await run.outcome() else { Issue.record("still following"); return }
             #expect(id == job.id)
             while await records.next() != nil {}  // finishes, though the job goes on
-            #expect(try await client.job(job.id).state == "running")
+            #expect(try await client.job(job.id).state == .running)
             try await client.stopJob(job.id)
         }
     }

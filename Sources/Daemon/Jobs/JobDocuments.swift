@@ -5,7 +5,7 @@ import UnleashedAPI
 extension JobSnapshot {
     /// The API's job document.
     var document: JobDocument {
-        JobDocument(id: id, camera: camera, kind: kind.rawValue, state: state.rawValue, plan: plan, t0UnixMs: t0UnixMs,
+        JobDocument(id: id, camera: camera, cameras: cameras, kind: kind, state: state, plan: plan, t0UnixMs: t0UnixMs,
                     reason: reason, summary: summary, lastFrame: lastFrame)
     }
 }
@@ -16,7 +16,7 @@ extension JobUpdate {
         switch self {
         case .frame(let frame): .frame(frame, job: id)
         case .ended(let ending, let summary):
-            .end(run: ending.run, state: JobState(ended: ending.state).rawValue, reason: ending.reason, summary: summary)
+            .end(run: ending.run, state: JobState(ended: ending.state), reason: ending.reason, summary: summary)
         }
     }
 }

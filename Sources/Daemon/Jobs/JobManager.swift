@@ -1,41 +1,8 @@
 import Foundation
 public import Intervalometer
 public import Logging
+public import UnleashedAPI
 public import UnleashedKit
-
-/// Where a job stands, as clients see it. The journal knows only running, finished and failed;
-/// the rest is what the daemon knows about a run it holds.
-public enum JobState: String, Sendable, Hashable, CaseIterable {
-    /// Journalled, waiting for its start delay to pass.
-    case waiting
-    case running
-    /// Held by a client; slots wait until it continues.
-    case paused
-    case finished
-    case failed
-    /// Ended without being finished (the daemon stopped, or a run found interrupted whose
-    /// camera is not here): the next daemon start resumes it on its original schedule.
-    case suspended
-
-    /// The state of a run that has ended, from how it ended.
-    init(ended state: RunState) {
-        switch state {
-        case .running: self = .suspended
-        case .finished: self = .finished
-        case .failed: self = .failed
-        }
-    }
-}
-
-/// What a job shoots, for listings: a time-lapse takes pictures, a video job records clips.
-public enum JobKind: String, Sendable, Hashable {
-    case timelapse
-    case video
-
-    init(_ plan: RunPlan) {
-        if case .video = plan.exposure { self = .video } else { self = .timelapse }
-    }
-}
 
 /// A job at one moment: what the API answers for it. Running jobs are taken from the daemon's
 /// memory, ended ones from the journal, so a listing survives restarts.

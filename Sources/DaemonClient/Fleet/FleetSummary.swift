@@ -105,7 +105,7 @@ public struct FleetShotSummary: Sendable {
             }
             // Its running jobs, or else the latest one.
             let jobs = (host["jobs"]?.objectValue ?? [:]).compactMap { id, job in job.objectValue.map { (Int(id) ?? 0, $0) } }.sorted { $0.0 < $1.0 }
-            let running = jobs.filter { FleetState.runningStates.contains($0.1["state"]?.stringValue ?? "") }
+            let running = jobs.filter { ($0.1["state"]?.stringValue).flatMap(JobState.init(rawValue:))?.isLive == true }
             for (id, job) in running.isEmpty ? Array(jobs.suffix(1)) : running {
                 let summary = job["summary"]?.objectValue ?? [:]
                 let slot = job["lastFrame"]?.objectValue?["frame"]?.integerValue.map { Int($0) } ?? 0

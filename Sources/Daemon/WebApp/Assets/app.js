@@ -207,13 +207,14 @@
 
   /** Whether a job runs on exactly the target's cameras (or, for one camera, includes it). */
   function jobOnTarget(job) {
-    const names = job.camera.split(",");
+    const names = job.cameras;
     const wanted = targetCameras();
     if (!wanted.length) return false;
     return wanted.length === 1 ? names.includes(wanted[0]) : wanted.every((name) => names.includes(name));
   }
-  const liveStates = new Set(["waiting", "running", "paused"]);
-  const runningJobs = () => [...state.jobs.values()].filter((job) => liveStates.has(job.state)).sort((a, b) => b.id - a.id);
+  // Whether a job is live (waiting, running or paused) is the daemon's to say.
+  const isLive = (job) => !!job && job.live === true;
+  const runningJobs = () => [...state.jobs.values()].filter(isLive).sort((a, b) => b.id - a.id);
   const runOnTarget = (kind) => runningJobs().find((job) => jobOnTarget(job) && (!kind || kindOf(job) === kind));
 
   /** photo-bulb (a one-frame bulb job from Photo mode), video, or timelapse. */
@@ -361,21 +362,21 @@
     if (previous) {
       if (fromAnswer) return;
       // An ended job does not come back to life.
-      if (!liveStates.has(previous.state) && liveStates.has(job.state)) return;
+      if (!isLive(previous) && isLive(job)) return;
       // A document sent just before this page's snapshot may arrive after it: a running job's
       // counts only grow, so the larger ones are the newer.
       const total = (s) => (s.taken || 0) + (s.failed || 0) + (s.skipped || 0);
-      if (liveStates.has(job.state) && total(previous.summary) > total(job.summary)) {
+      if (isLive(job) && total(previous.summary) > total(job.summary)) {
         job.summary = previous.summary;
         job.lastFrame = previous.lastFrame;
       }
     }
     // A run the page showed stays on screen once it ends, with its outcome, until put away.
-    if (previous && liveStates.has(previous.state) && !liveStates.has(job.state) && kindOf(job) === "timelapse" && jobOnTarget(job)) {
+    if (previous && isLive(previous) && !isLive(job) && kindOf(job) === "timelapse" && jobOnTarget(job)) {
       state.endedRun = job.id;
     }
     state.jobs.set(job.id, job);
-    if (!liveStates.has(job.state) && job.id !== state.endedRun) state.frames.delete(job.id);
+    if (!isLive(job) && job.id !== state.endedRun) state.frames.delete(job.id);
     pruneJobs();
     renderRun();
     renderPhoto();
@@ -386,7 +387,7 @@
 
   /** Keeps the running jobs and the newest 20 ended ones: a page left open for a night stays small. */
   function pruneJobs() {
-    const ended = [...state.jobs.values()].filter((job) => !liveStates.has(job.state) && job.id !== state.endedRun).sort((a, b) => b.id - a.id);
+    const ended = [...state.jobs.values()].filter((job) => !isLive(job) && job.id !== state.endedRun).sort((a, b) => b.id - a.id);
     for (const job of ended.slice(20)) { state.jobs.delete(job.id); state.frames.delete(job.id); }
   }
 
@@ -805,7 +806,7 @@
     $("run-panel").hidden = !job;
     $("plan-form").hidden = !!job;
     if (!job) return;
-    const live = liveStates.has(job.state);
+    const live = isLive(job);
     $("run-controls").hidden = !live;
     $("run-ended").hidden = live;
     const plan = job.plan;
@@ -1174,7 +1175,7 @@
       // Pause and continue answer with the job; the stream brings the same news in order.
       if (answer && answer.id && (path === "pause" || path === "continue")) {
         const known = state.jobs.get(answer.id);
-        if (known && liveStates.has(known.state) && liveStates.has(answer.state)) { known.state = answer.state; renderRun(); renderRunChip(); }
+        if (known && isLive(known) && isLive(answer)) { known.state = answer.state; known.live = answer.live; renderRun(); renderRunChip(); }
       }
     } catch (error) {
       setMessage($("run-message"), error.message);
@@ -1448,7 +1449,7 @@
         el("div", { className: "muted small", text: `${what}: ${s.taken || 0} taken, ${s.failed || 0} failed, ${s.skipped || 0} skipped · every ${formatDuration(job.plan.intervalMs)}${job.t0 ? ` · from ${new Date(Date.parse(job.t0) - state.clockOffset).toLocaleString()}` : ""}` }),
         job.reason ? el("div", { className: "small", text: job.reason }) : null,
         el("button", { type: "button", text: "Frames", onclick: () => openJobDetail(job) }));
-      if (liveStates.has(job.state) && can("operate")) {
+      if (isLive(job) && can("operate")) {
         const stop = el("button", { type: "button", className: "danger", text: "Stop" });
         confirmTwice(stop, "Tap again to stop", () => api("POST", `/v1/jobs/${job.id}/stop`, { when: "now" }).catch((error) => setMessage(message, error.message)));
         item.append(" ", stop);
