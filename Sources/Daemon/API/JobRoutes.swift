@@ -141,7 +141,9 @@ struct JobRoutes: Sendable {
 
     private static func status(of error: JobError) -> HTTPResponse.Status {
         switch error {
-        case .camera(.ambiguous): .badRequest
+        // The body is right; the daemon's state (several cameras) does not let it choose, as
+        // for a camera route that names none.
+        case .camera(.ambiguous): .conflict
         case .camera: .notFound
         case .unknownJob: .notFound
         case .cameraBusy, .notRunning: .conflict
