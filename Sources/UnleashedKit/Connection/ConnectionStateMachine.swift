@@ -1,7 +1,8 @@
 public import CameraKit
 
 /// How a lost link is retried: capped exponential backoff with jitter, so that several clients
-/// that lost the same module do not retry in lockstep.
+/// that lost the same device do not retry in lockstep. The connection to a module or a camera
+/// follows it, and so does the daemon's configuration (its `[reconnect]` table).
 public struct ReconnectPolicy: Hashable, Sendable {
     /// The delay before the first attempt.
     public var initialDelay: Duration
@@ -13,19 +14,25 @@ public struct ReconnectPolicy: Hashable, Sendable {
     public var jitter: Double
     /// Attempts after which the connection gives up; nil retries for ever (a time-lapse rig).
     public var maximumAttempts: Int?
+    /// How long opening a device that has not been reached yet goes on before giving up (the
+    /// daemon's `give_up_after`, see `keepOpening`); nil for ever. A connection once made counts
+    /// its attempts instead (``maximumAttempts``).
+    public var giveUpAfter: Duration?
 
     public init(
         initialDelay: Duration = .milliseconds(500),
         maximumDelay: Duration = .seconds(30),
         multiplier: Double = 2,
         jitter: Double = 0.2,
-        maximumAttempts: Int? = nil
+        maximumAttempts: Int? = nil,
+        giveUpAfter: Duration? = nil
     ) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.multiplier = multiplier
         self.jitter = jitter
         self.maximumAttempts = maximumAttempts
+        self.giveUpAfter = giveUpAfter
     }
 
     /// The delay before attempt `attempt` (1-based), given `unit`, a random number in 0..<1.
