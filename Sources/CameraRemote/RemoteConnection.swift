@@ -144,7 +144,7 @@ public actor RemoteConnection {
         case .startScan: run { provider, _, timing in
             do throws(GATTError) {
                 try await provider.discover(timeout: timing.scanTimeout)
-                return .moduleFound
+                return .deviceFound
             } catch {
                 return .scanTimedOut
             }
@@ -152,7 +152,7 @@ public actor RemoteConnection {
         case .stopScan: step?.cancel()
         case .connect: startConnect()
         case .resolveServices: startResolving()
-        case .sendHello: startHandshake()
+        case .startHandshake: startHandshake()
         case .startKeepAlive: startKeepAlive()
         case .stopKeepAlive: keepAlive?.cancel()
         case .closeLink: closeLink()
@@ -248,7 +248,7 @@ public actor RemoteConnection {
         step = Task { [weak self] in
             let timer = Task {
                 try? await clock.sleep(for: limit)
-                if !Task.isCancelled { await self?.deliver(.helloFailed("the camera did not finish its handshake within \(limit.shortDescription)"), for: current) }
+                if !Task.isCancelled { await self?.deliver(.handshakeFailed("the camera did not finish its handshake within \(limit.shortDescription)"), for: current) }
             }
             defer { timer.cancel() }
             do throws(CameraError) {
@@ -257,9 +257,9 @@ public actor RemoteConnection {
             } catch .device(let failure) where failure.kind == .disconnected {
                 await self?.deliver(.linkLost(failure.message), for: current)
             } catch .device(let failure) where failure.kind == .unsupported || failure.kind == .permissionDenied {
-                await self?.deliver(.versionMismatch(failure.message), for: current)
+                await self?.deliver(.incompatible(failure.message), for: current)
             } catch {
-                await self?.deliver(.helloFailed(error.description), for: current)
+                await self?.deliver(.handshakeFailed(error.description), for: current)
             }
         }
     }
@@ -267,7 +267,7 @@ public actor RemoteConnection {
     private func handshakeDone(_ model: String?, for linkGeneration: Int) {
         guard linkGeneration == generation else { return }
         if let model { self.model = model }
-        apply(.helloSucceeded)
+        apply(.handshakeSucceeded)
     }
 
     private func startKeepAlive() {

@@ -251,7 +251,7 @@ public actor ModuleConnection {
         case .stopScan: step?.cancel()
         case .connect: startConnect()
         case .resolveServices: startResolving()
-        case .sendHello: startHello()
+        case .startHandshake: startHello()
         case .startKeepAlive: startKeepAlive()
         case .stopKeepAlive: keepAlive?.cancel()
         case .closeLink: closeLink()
@@ -267,7 +267,7 @@ public actor ModuleConnection {
         step = Task { [weak self] in
             do {
                 try await provider.discover(timeout: timeout)
-                await self?.deliver(.moduleFound, for: current)
+                await self?.deliver(.deviceFound, for: current)
             } catch {
                 await self?.deliver(.scanTimedOut, for: current)
             }
@@ -339,11 +339,11 @@ public actor ModuleConnection {
                 let identity = try await session.start()
                 await self?.handshakeDone(identity, for: current)
             } catch .versionMismatch(let module, let client) {
-                await self?.deliver(.versionMismatch(SessionError.versionMismatch(module: module, client: client).description), for: current)
+                await self?.deliver(.incompatible(SessionError.versionMismatch(module: module, client: client).description), for: current)
             } catch .disconnected(let reason) {
                 await self?.deliver(.linkLost(reason), for: current)
             } catch {
-                await self?.deliver(.helloFailed(error.description), for: current)
+                await self?.deliver(.handshakeFailed(error.description), for: current)
             }
         }
     }
@@ -351,7 +351,7 @@ public actor ModuleConnection {
     private func handshakeDone(_ identity: ModuleIdentity, for linkGeneration: Int) {
         guard linkGeneration == generation else { return }
         self.identity = identity
-        apply(.helloSucceeded)
+        apply(.handshakeSucceeded)
     }
 
     private func forward(_ event: SessionEvent, for linkGeneration: Int) {
