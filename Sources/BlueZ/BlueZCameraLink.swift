@@ -51,22 +51,9 @@ public struct BlueZCameraProvider: GATTLinkProvider {
 
     public func connect() async throws(GATTError) -> any GATTLink {
         do throws(BlueZError) {
-            let client = try await BlueZClient.open(bus: bus, clock: clock)
-            do throws(BlueZError) {
-                let adapter = try await client.adapter(named: adapterName)
-                let device = try await client.findDevice(camera, on: adapter, serviceUUID: nil, timeout: .seconds(10))
-                try await client.connect(device.path, serviceUUID: primaryService, policy: policy)
-                do throws(BlueZError) {
-                    try await client.narrow(to: device.path)
-                } catch {
-                    await client.disconnect(device.path)
-                    throw error
-                }
-                return await BlueZGATTLink(client: client, devicePath: device.path, inProgress: policy.inProgress)
-            } catch {
-                await client.close()
-                throw error
-            }
+            let (client, device) = try await BlueZClient.link(to: camera, bus: bus, clock: clock, adapterName: adapterName,
+                                                              scanningFor: nil, serviceUUID: primaryService, policy: policy)
+            return await BlueZGATTLink(client: client, devicePath: device.path, inProgress: policy.inProgress)
         } catch .notAModule {
             throw .failed("the device \(camera) offers no \(remoteProtocol.brand.displayName) remote service; "
                 + "check that its Bluetooth remote setting is on")

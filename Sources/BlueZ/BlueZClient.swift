@@ -384,6 +384,37 @@ public actor BlueZClient {
         throw lastError
     }
 
+    /// A client of its own linked to the device `wanted` (address or name) on the adapter
+    /// `adapterName`: found among BlueZ's devices or by a scan of up to 10 s (for devices
+    /// offering `scanningFor`, or any), connected until `serviceUUID` is resolved, and the mirror
+    /// narrowed to it. Module and camera links are made the same way; each has its own client
+    /// (its own bus connection), so that the notification sessions of a lost link are not
+    /// carried into the next. A failure takes the half-made link down and closes the client.
+    ///
+    /// - Parameter pairedOnly: refuses a device BlueZ has not paired, with ``BlueZError/notPaired(_:)``.
+    static func link(to wanted: String, bus: DBusConnection.Bus, clock: any Clock<Duration>, adapterName: String?,
+                     scanningFor scanService: String?, serviceUUID: String, policy: ConnectPolicy,
+                     pairedOnly: Bool = false) async throws(BlueZError) -> (client: BlueZClient, device: BlueZDevice) {
+        let client = try await open(bus: bus, clock: clock)
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: adapterName)
+            let device = try await client.findDevice(wanted, on: adapter, serviceUUID: scanService, timeout: .seconds(10))
+            if pairedOnly && !device.paired { throw BlueZError.notPaired(wanted) }
+            // connect() takes the link down itself when it fails.
+            try await client.connect(device.path, serviceUUID: serviceUUID, policy: policy)
+            do throws(BlueZError) {
+                try await client.narrow(to: device.path)
+            } catch {
+                await client.disconnect(device.path)
+                throw error
+            }
+            return (client, device)
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+
     private func connectOnce(_ devicePath: String, serviceUUID: String, policy: ConnectPolicy) async throws(BlueZError) {
         let sawConnected = SeenFlag(tree.device(at: devicePath)?.connected == true)
         if !sawConnected.isSet {

@@ -70,26 +70,11 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
 
     public func connect() async throws(LinkError) -> any ModuleLink {
         do throws(BlueZError) {
-            let client = try await BlueZClient.open(bus: bus, clock: clock)
-            do throws(BlueZError) {
-                let adapter = try await client.adapter(named: adapterName)
-                let device = try await client.findModule(module, on: adapter, serviceUUID: gatt.service, timeout: .seconds(10))
-                guard device.paired else { throw BlueZError.notPaired(module) }
-                // connect() takes the link down itself when it fails.
-                try await client.connect(device.path, serviceUUID: gatt.service, policy: policy)
-                do throws(BlueZError) {
-                    try await client.narrow(to: device.path)
-                } catch {
-                    await client.disconnect(device.path)
-                    throw error
-                }
-                return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, inProgress: policy.inProgress,
-                                       acquireSockets: acquireSockets,
-                                       notifySocketFailed: notifySocketFailed, executor: executor)
-            } catch {
-                await client.close()
-                throw error
-            }
+            let (client, device) = try await BlueZClient.link(to: module, bus: bus, clock: clock, adapterName: adapterName,
+                                                              scanningFor: gatt.service, serviceUUID: gatt.service, policy: policy,
+                                                              pairedOnly: true)
+            return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, inProgress: policy.inProgress,
+                                   acquireSockets: acquireSockets, notifySocketFailed: notifySocketFailed, executor: executor)
         } catch {
             throw .failed(error.description)
         }
