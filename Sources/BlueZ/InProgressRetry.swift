@@ -20,7 +20,7 @@ public struct InProgressRetry: Hashable, Sendable {
 
     /// Waits the pause before the next attempt on `clock`; false when the task was cancelled
     /// (then no attempt should follow).
-    public func pauseBeforeNext(on clock: any Clock<Duration>) async -> Bool {
+    public nonisolated(nonsending) func pauseBeforeNext(on clock: any Clock<Duration>) async -> Bool {
         do {
             try await clock.sleep(for: pause)
             return true
@@ -33,11 +33,14 @@ public struct InProgressRetry: Hashable, Sendable {
     /// busy; a busy failure is tried again after ``pause`` until ``attempts`` are spent or the
     /// task is cancelled, and then thrown.
     ///
+    /// It runs on the caller's executor, as do the attempts: a link's send on the session's
+    /// thread stays there.
+    ///
     /// - Parameter operation: gets the attempt's number, 1 for the first.
-    public func run<Value, Failure: Error>(
+    public nonisolated(nonsending) func run<Value, Failure: Error>(
         on clock: any Clock<Duration>,
         isInProgress: (Failure) -> Bool,
-        _ operation: (_ attempt: Int) async throws(Failure) -> Value
+        _ operation: nonisolated(nonsending) (_ attempt: Int) async throws(Failure) -> Value
     ) async throws(Failure) -> Value {
         var attempt = 1
         while true {
