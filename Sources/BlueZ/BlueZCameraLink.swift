@@ -19,14 +19,18 @@ public struct BlueZCameraProvider: GATTLinkProvider {
     /// The brand's protocol: the service that proves the device is the camera wanted.
     public var remoteProtocol: any CameraRemoteProtocol.Type
     public var policy: BlueZClient.ConnectPolicy
+    /// What the links' waits and retries are timed on.
+    public var clock: any Clock<Duration>
 
     public init(bus: DBusConnection.Bus = .system, adapterName: String? = nil, camera: String,
-                remoteProtocol: any CameraRemoteProtocol.Type, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy()) {
+                remoteProtocol: any CameraRemoteProtocol.Type, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy(),
+                clock: any Clock<Duration> = ContinuousClock()) {
         self.bus = bus
         self.adapterName = adapterName
         self.camera = camera
         self.remoteProtocol = remoteProtocol
         self.policy = policy
+        self.clock = clock
     }
 
     /// The service whose presence after discovery proves the device speaks the brand's remote.
@@ -34,7 +38,7 @@ public struct BlueZCameraProvider: GATTLinkProvider {
 
     public func discover(timeout: Duration) async throws(GATTError) {
         do throws(BlueZError) {
-            let client = try await BlueZClient.open(bus: bus)
+            let client = try await BlueZClient.open(bus: bus, clock: clock)
             defer { Task { await client.close() } }
             let adapter = try await client.adapter(named: adapterName)
             _ = try await client.findDevice(camera, on: adapter, serviceUUID: nil, timeout: timeout)
@@ -47,22 +51,9 @@ public struct BlueZCameraProvider: GATTLinkProvider {
 
     public func connect() async throws(GATTError) -> any GATTLink {
         do throws(BlueZError) {
-            let client = try await BlueZClient.open(bus: bus)
-            do throws(BlueZError) {
-                let adapter = try await client.adapter(named: adapterName)
-                let device = try await client.findDevice(camera, on: adapter, serviceUUID: nil, timeout: .seconds(10))
-                try await client.connect(device.path, serviceUUID: primaryService, policy: policy)
-                do throws(BlueZError) {
-                    try await client.narrow(to: device.path)
-                } catch {
-                    await client.disconnect(device.path)
-                    throw error
-                }
-                return await BlueZGATTLink(client: client, devicePath: device.path)
-            } catch {
-                await client.close()
-                throw error
-            }
+            let (client, device) = try await BlueZClient.link(to: camera, bus: bus, clock: clock, adapterName: adapterName,
+                                                              scanningFor: nil, serviceUUID: primaryService, policy: policy)
+            return await BlueZGATTLink(client: client, devicePath: device.path, inProgress: policy.inProgress)
         } catch .notAModule {
             throw .failed("the device \(camera) offers no \(remoteProtocol.brand.displayName) remote service; "
                 + "check that its Bluetooth remote setting is on")
@@ -84,9 +75,11 @@ public final class BlueZGATTLink: GATTLink {
     private let devicePath: String
     private let paths: [GATTCharacteristicID: String]
     private let pump: Task<Void, Never>
+    private let inProgress: InProgressRetry
 
-    init(client: BlueZClient, devicePath: String) async {
+    init(client: BlueZClient, devicePath: String, inProgress: InProgressRetry) async {
         self.client = client
+        self.inProgress = inProgress
         self.devicePath = devicePath
         let tree = await client.tree
         paths = tree.characteristics(of: devicePath)
@@ -129,7 +122,7 @@ public final class BlueZGATTLink: GATTLink {
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws(GATTError) {
         let path = try path(characteristic)
         let options = DBusValue.properties(["type": .string(withResponse ? "request" : "command")])
-        try await Self.retryingInProgress { () async throws(BlueZError) in
+        try await retryingInProgress { () async throws(BlueZError) in
             try await client.call(path, BlueZName.characteristic, "WriteValue", [.bytes(value), options], timeout: .seconds(5))
         }
     }
@@ -137,7 +130,7 @@ public final class BlueZGATTLink: GATTLink {
     public func read(_ characteristic: GATTCharacteristicID) async throws(GATTError) -> [UInt8] {
         let path = try path(characteristic)
         var reply: [DBusValue] = []
-        try await Self.retryingInProgress { () async throws(BlueZError) in
+        try await retryingInProgress { () async throws(BlueZError) in
             reply = try await client.call(path, BlueZName.characteristic, "ReadValue", [.properties([:])], timeout: .seconds(5))
         }
         guard let bytes = reply.first?.bytesValue else { throw .failed("BlueZ answered ReadValue without a value") }
@@ -146,7 +139,7 @@ public final class BlueZGATTLink: GATTLink {
 
     public func subscribe(_ characteristic: GATTCharacteristicID) async throws(GATTError) {
         let path = try path(characteristic)
-        try await Self.retryingInProgress { () async throws(BlueZError) in
+        try await retryingInProgress { () async throws(BlueZError) in
             try await client.call(path, BlueZName.characteristic, "StartNotify", timeout: .seconds(10))
         }
     }
@@ -157,20 +150,15 @@ public final class BlueZGATTLink: GATTLink {
         await client.close()
     }
 
-    /// How often an operation refused with `InProgress` (BlueZ allows one read and one write in
-    /// flight per characteristic) is tried, 10 ms apart.
-    static let inProgressAttempts = 100
-
-    private static func retryingInProgress(_ operation: () async throws(BlueZError) -> Void) async throws(GATTError) {
-        for attempt in 1...inProgressAttempts {
-            do {
+    /// Runs `operation`, tried again while BlueZ answers `InProgress` (one read and one write
+    /// in flight per characteristic), as the provider's policy says, on the client's clock.
+    private func retryingInProgress(_ operation: () async throws(BlueZError) -> Void) async throws(GATTError) {
+        do throws(BlueZError) {
+            try await inProgress.run(on: client.clock, isInProgress: InProgressRetry.isInProgress) { _ async throws(BlueZError) in
                 try await operation()
-                return
-            } catch .dbus(let error) where error.name == BlueZName.Error.inProgress && attempt < inProgressAttempts {
-                try? await Task.sleep(for: .milliseconds(10))
-            } catch {
-                throw GATTError(error)
             }
+        } catch {
+            throw GATTError(error)
         }
     }
 }

@@ -12,6 +12,8 @@ public import UnleashedKit
 public actor BlueZClient {
     /// The connection to the bus; shared with the transport made for a link.
     public nonisolated let connection: DBusConnection
+    /// What every wait of this client and of the links made with it is timed on.
+    public nonisolated let clock: any Clock<Duration>
     /// BlueZ's objects as last seen.
     public private(set) var tree = BlueZObjectTree()
     /// The unique name of bluetoothd, or nil while it is not on the bus.
@@ -41,21 +43,24 @@ public actor BlueZClient {
         case failed(BlueZError)
     }
 
-    private init(connection: DBusConnection) {
+    private init(connection: DBusConnection, clock: any Clock<Duration>) {
         self.connection = connection
+        self.clock = clock
     }
 
     /// Connects to BlueZ on `bus`: subscribes to its signals, then reads its objects.
     ///
+    /// - Parameter clock: times the client's waits and pauses, and those of its links.
     /// - Throws: ``BlueZError/noSystemBus(_:)`` or ``BlueZError/bluezNotRunning``.
-    public static func open(bus: DBusConnection.Bus = .system) async throws(BlueZError) -> BlueZClient {
+    public static func open(bus: DBusConnection.Bus = .system,
+                            clock: any Clock<Duration> = ContinuousClock()) async throws(BlueZError) -> BlueZClient {
         let connection: DBusConnection
         do {
             connection = try await DBusConnection.open(bus)
         } catch {
             throw .noSystemBus(error.message)
         }
-        let client = BlueZClient(connection: connection)
+        let client = BlueZClient(connection: connection, clock: clock)
         do {
             try await client.start()
         } catch {
@@ -166,8 +171,9 @@ public actor BlueZClient {
         }
         nextWaiter += 1
         let id = nextWaiter
+        let clock = clock
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             await self?.finishWaiter(id, .failure(.timedOut(what)))
         }
         let result = await withCheckedContinuation { continuation in
@@ -324,6 +330,9 @@ public actor BlueZClient {
         public var connectTimeout: Duration = .seconds(30)
         /// How long service discovery may take after `Connect` returned.
         public var servicesTimeout: Duration = .seconds(20)
+        /// How a link's reads and writes retry BlueZ's `InProgress` (one operation in flight per
+        /// characteristic).
+        public var inProgress = InProgressRetry()
 
         public init() {}
     }
@@ -346,12 +355,12 @@ public actor BlueZClient {
                 try? await wait(for: "the aborted link to close", timeout: .seconds(2)) { snapshot in
                     snapshot.tree.device(at: devicePath)?.connected == true ? .pending : .satisfied
                 }
-                try? await Task.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
+                try? await clock.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
             } catch .dbus(let error) where error.name == BlueZName.Error.inProgress {
                 // A stale Connect (from this or a crashed process) holds the device: cancel it.
                 lastError = .connectionFailed(error.message)
                 _ = try? await call(devicePath, BlueZName.device, "Disconnect", timeout: .seconds(5))
-                try? await Task.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
+                try? await clock.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
             } catch .dbus(let error) where error.name == DBusError.unknownObjectName {
                 throw .moduleNotFound(tree.device(at: devicePath)?.address ?? devicePath)
             } catch .dbus(let error) where error.name == DBusError.noReplyName {
@@ -361,7 +370,7 @@ public actor BlueZClient {
                 throw .connectionFailed(error.message.isEmpty ? error.name : error.message)
             } catch .connectionLost(let reason) {
                 lastError = .connectionLost(reason)
-                try? await Task.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
+                try? await clock.sleep(for: policy.retries.delay(beforeAttempt: attempt, unit: 0.5))
             } catch .timedOut(let what) {
                 // Services never resolved: drop the half-made link before the next attempt.
                 lastError = .timedOut(what)
@@ -373,6 +382,37 @@ public actor BlueZClient {
         }
         await disconnect(devicePath)
         throw lastError
+    }
+
+    /// A client of its own linked to the device `wanted` (address or name) on the adapter
+    /// `adapterName`: found among BlueZ's devices or by a scan of up to 10 s (for devices
+    /// offering `scanningFor`, or any), connected until `serviceUUID` is resolved, and the mirror
+    /// narrowed to it. Module and camera links are made the same way; each has its own client
+    /// (its own bus connection), so that the notification sessions of a lost link are not
+    /// carried into the next. A failure takes the half-made link down and closes the client.
+    ///
+    /// - Parameter pairedOnly: refuses a device BlueZ has not paired, with ``BlueZError/notPaired(_:)``.
+    static func link(to wanted: String, bus: DBusConnection.Bus, clock: any Clock<Duration>, adapterName: String?,
+                     scanningFor scanService: String?, serviceUUID: String, policy: ConnectPolicy,
+                     pairedOnly: Bool = false) async throws(BlueZError) -> (client: BlueZClient, device: BlueZDevice) {
+        let client = try await open(bus: bus, clock: clock)
+        do throws(BlueZError) {
+            let adapter = try await client.adapter(named: adapterName)
+            let device = try await client.findDevice(wanted, on: adapter, serviceUUID: scanService, timeout: .seconds(10))
+            if pairedOnly && !device.paired { throw BlueZError.notPaired(wanted) }
+            // connect() takes the link down itself when it fails.
+            try await client.connect(device.path, serviceUUID: serviceUUID, policy: policy)
+            do throws(BlueZError) {
+                try await client.narrow(to: device.path)
+            } catch {
+                await client.disconnect(device.path)
+                throw error
+            }
+            return (client, device)
+        } catch {
+            await client.close()
+            throw error
+        }
     }
 
     private func connectOnce(_ devicePath: String, serviceUUID: String, policy: ConnectPolicy) async throws(BlueZError) {

@@ -20,6 +20,8 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
     /// Whether packets travel on the sockets BlueZ hands out (`AcquireWrite`, `AcquireNotify`)
     /// where it offers them, rather than as D-Bus messages (see ``BlueZTransport``).
     public var acquireSockets: Bool
+    /// What the links' waits and retries are timed on.
+    public var clock: any Clock<Duration>
     /// The thread the connection, its sessions and its camera run on, which reads the module's
     /// notification socket too: a notification and the request it answers are one thread's work,
     /// woken once. Shared by every copy of this provider. Only a provider that takes the sockets
@@ -33,30 +35,31 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
 
     public init(bus: DBusConnection.Bus = .system, adapterName: String? = nil, module: String,
                 gatt: GATTLayout = UnleashedV1.gattLayout, policy: BlueZClient.ConnectPolicy = BlueZClient.ConnectPolicy(),
-                acquireSockets: Bool = true) {
+                acquireSockets: Bool = true, clock: any Clock<Duration> = ContinuousClock()) {
         self.bus = bus
         self.adapterName = adapterName
         self.module = module
         self.gatt = gatt
         self.policy = policy
         self.acquireSockets = acquireSockets
+        self.clock = clock
         executor = acquireSockets ? ExecutorThread(name: "bluez-link") : nil
     }
 
     /// Returns once BlueZ knows the module (it is paired, or a scan saw it). While bluetoothd is
     /// off the bus (a restart) it waits for it to come back, up to `timeout`.
     public func discover(timeout: Duration) async throws(LinkError) {
-        let deadline = ContinuousClock.now + timeout
+        let elapsed = stopwatch(clock)
         while true {
             do {
-                let client = try await BlueZClient.open(bus: bus)
+                let client = try await BlueZClient.open(bus: bus, clock: clock)
                 defer { Task { await client.close() } }
                 let adapter = try await client.adapter(named: adapterName)
                 _ = try await client.findModule(module, on: adapter, serviceUUID: gatt.service,
-                                                timeout: max(.milliseconds(100), ContinuousClock.now.duration(to: deadline)))
+                                                timeout: max(.milliseconds(100), timeout - elapsed()))
                 return
-            } catch .bluezNotRunning where ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(250))
+            } catch .bluezNotRunning where elapsed() < timeout {
+                try? await clock.sleep(for: .milliseconds(250))
             } catch .moduleNotFound {
                 throw .notFound
             } catch {
@@ -67,25 +70,11 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
 
     public func connect() async throws(LinkError) -> any ModuleLink {
         do throws(BlueZError) {
-            let client = try await BlueZClient.open(bus: bus)
-            do throws(BlueZError) {
-                let adapter = try await client.adapter(named: adapterName)
-                let device = try await client.findModule(module, on: adapter, serviceUUID: gatt.service, timeout: .seconds(10))
-                guard device.paired else { throw BlueZError.notPaired(module) }
-                // connect() takes the link down itself when it fails.
-                try await client.connect(device.path, serviceUUID: gatt.service, policy: policy)
-                do throws(BlueZError) {
-                    try await client.narrow(to: device.path)
-                } catch {
-                    await client.disconnect(device.path)
-                    throw error
-                }
-                return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, acquireSockets: acquireSockets,
-                                       notifySocketFailed: notifySocketFailed, executor: executor)
-            } catch {
-                await client.close()
-                throw error
-            }
+            let (client, device) = try await BlueZClient.link(to: module, bus: bus, clock: clock, adapterName: adapterName,
+                                                              scanningFor: gatt.service, serviceUUID: gatt.service, policy: policy,
+                                                              pairedOnly: true)
+            return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, inProgress: policy.inProgress,
+                                   acquireSockets: acquireSockets, notifySocketFailed: notifySocketFailed, executor: executor)
         } catch {
             throw .failed(error.description)
         }
@@ -97,6 +86,7 @@ struct BlueZModuleLink: ModuleLink {
     let client: BlueZClient
     let devicePath: String
     let gatt: GATTLayout
+    let inProgress: InProgressRetry
     let acquireSockets: Bool
     let notifySocketFailed: SeenFlag
     let executor: ExecutorThread?
@@ -119,7 +109,7 @@ struct BlueZModuleLink: ModuleLink {
         let (client, devicePath, memory) = (client, devicePath, notifySocketFailed)
         do {
             return try await BlueZTransport(client: client, devicePath: devicePath, commandPath: command, eventPath: event,
-                                            mtu: max(23, mtu), sockets: sockets, readingOn: executor,
+                                            mtu: max(23, mtu), sockets: sockets, inProgress: inProgress, readingOn: executor,
                                             notifySocketEndedEarly: { memory.set() }) {
                 await client.disconnect(devicePath)
                 await client.close()

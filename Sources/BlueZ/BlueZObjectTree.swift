@@ -1,6 +1,7 @@
 public import CameraProtocols
 public import DBus
 import Foundation
+public import UnleashedProtocol
 
 /// A mirror of BlueZ's objects (`path -> interface -> properties`), loaded from
 /// `GetManagedObjects` and kept current from `InterfacesAdded`, `InterfacesRemoved` and
@@ -192,45 +193,6 @@ public struct BlueZDevice: Sendable, Hashable {
 
     /// What the module says about itself in its advertisement, if it is a module.
     public var advertisement: ModuleAdvertisement? {
-        manufacturerData[ModuleAdvertisement.companyIdentifier].flatMap(ModuleAdvertisement.init(manufacturerData:))
-    }
-}
-
-/// The module's manufacturer data (PROTOCOL.md §2), without the company identifier that BlueZ
-/// has already taken off as the dictionary key.
-public struct ModuleAdvertisement: Sendable, Hashable {
-    /// Foolography GmbH.
-    public static let companyIdentifier = 0x03EF
-
-    public var model: UInt8
-    public var cameraAttached: Bool
-    public var cameraOn: Bool
-    public var pairingWindowOpen: Bool
-    public var clientConnected: Bool
-    public var batteryLow: Bool
-
-    /// Reads format 1; any other format is not misread but ignored (nil).
-    public init?(manufacturerData bytes: [UInt8]) {
-        guard bytes.count >= 3, bytes[0] == 0x01 else { return nil }
-        model = bytes[1]
-        let state = bytes[2]
-        cameraAttached = state & 0x01 != 0
-        cameraOn = state & 0x02 != 0
-        pairingWindowOpen = state & 0x04 != 0
-        clientConnected = state & 0x08 != 0
-        batteryLow = state & 0x10 != 0
-    }
-
-    /// The camera connector the module is built for.
-    public var modelName: String {
-        switch model {
-        case 0x01: "Nikon"
-        case 0x02: "Canon"
-        case 0x03: "Sony"
-        case 0x04: "Fujifilm"
-        case 0x05: "Panasonic"
-        case 0xF0: "simulated"
-        default: "unknown model 0x" + String(model, radix: 16)
-        }
+        manufacturerData[Int(ModuleAdvertisement.companyIdentifier)].flatMap(ModuleAdvertisement.init(manufacturerData:))
     }
 }

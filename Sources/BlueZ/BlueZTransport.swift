@@ -36,6 +36,9 @@ public final class BlueZTransport: DirectTransport {
     public let path: Path
 
     private let connection: DBusConnection
+    /// How writes refused as busy are tried again, and the clock their pauses are taken on.
+    private let inProgress: InProgressRetry
+    private let clock: any Clock<Duration>
     private let commandPath: String
     private let onClose: @Sendable () async -> Void
     private let sink: AsyncStream<TransportEvent>.Continuation
@@ -71,6 +74,8 @@ public final class BlueZTransport: DirectTransport {
     ///   - mtu: the ATT MTU (the characteristic's `MTU` property): packets are at most `mtu - 3`.
     ///   - sockets: which of the two characteristics offer `AcquireWrite` and `AcquireNotify` (their
     ///     `WriteAcquired` and `NotifyAcquired` properties are present); nil to use neither.
+    ///   - inProgress: how a write BlueZ refuses as busy (`InProgress`, a full socket) is tried
+    ///     again, on the client's clock.
     ///   - readingOn: the thread that reads the notification socket: the session's own, so that a
     ///     notification wakes one thread and is handled there; nil for the bus connection's.
     ///   - onClose: takes the link down (disconnect, close the bus connection).
@@ -78,11 +83,14 @@ public final class BlueZTransport: DirectTransport {
     ///     delivered a notification, which on some devices it does at once although the link is
     ///     up: the caller can take notifications as messages on the next link.
     init(client: BlueZClient, devicePath: String, commandPath: String, eventPath: String, mtu: Int,
-         sockets: (write: Bool, notify: Bool)?, readingOn thread: ExecutorThread? = nil,
+         sockets: (write: Bool, notify: Bool)?, inProgress: InProgressRetry = InProgressRetry(),
+         readingOn thread: ExecutorThread? = nil,
          notifySocketEndedEarly: @escaping @Sendable () -> Void = {},
          onClose: @escaping @Sendable () async -> Void) async throws(BlueZError) {
         let connection = client.connection
         self.connection = connection
+        self.inProgress = inProgress
+        clock = client.clock
         self.commandPath = commandPath
         self.onClose = onClose
         let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .bufferingNewest(65_536))
@@ -221,44 +229,55 @@ public final class BlueZTransport: DirectTransport {
         if writeSocket.withLock({ $0 != nil }) { return try await sendOnSocket(packets) }
         if packets.count == 1 { return post(packets[0], attempt: 1) }
         var unsent = packets[...]
-        for attempt in 1...Self.inProgressAttempts {
-            guard let (failed, error) = await write(unsent) else { return }
-            // Another client's write is in flight on the characteristic (BlueZ allows one): wait
-            // and send again from the first packet that failed. Packets after it that did get
-            // through arrive twice, which the reassembler ignores (PROTOCOL.md §3.2).
-            if error.name == BlueZName.Error.inProgress && attempt < Self.inProgressAttempts {
+        do throws(DBusError) {
+            try await inProgress.run(on: clock, isInProgress: { $0.name == BlueZName.Error.inProgress }) { _ async throws(DBusError) in
+                guard let (failed, error) = await write(unsent) else { return }
+                // Another client's write is in flight on the characteristic (BlueZ allows one):
+                // send again from the first packet that failed. Packets after it that did get
+                // through arrive twice, which the reassembler ignores (PROTOCOL.md §3.2).
                 unsent = unsent.dropFirst(failed)
-                try? await Task.sleep(for: .milliseconds(10))
-                continue
+                throw error
             }
+        } catch {
             throw failure(error)
         }
     }
 
-    /// Sends each packet as one write on the `AcquireWrite` socket. A full socket (BlueZ has not
-    /// yet passed on what is queued) is tried again as `InProgress` is, 10 ms apart.
+    /// A full `AcquireWrite` socket: BlueZ has not yet passed on what is queued.
+    private struct SocketFull: Error {}
+
+    /// Sends each packet as one write on the `AcquireWrite` socket. A full socket is tried
+    /// again as `InProgress` is.
     private nonisolated(nonsending) func sendOnSocket(_ packets: [[UInt8]]) async throws(TransportError) {
         // BlueZ stops reading a socket after an empty read: an empty packet would end the link.
         if packets.contains(where: \.isEmpty) { throw .failed("an empty packet cannot be written to the module") }
         for packet in packets {
-            var attempt = 1
-            while true {
-                let error = writeSocket.withLock { socket -> Int32 in
-                    guard let socket else { return EBADF }
-                    let sent = packet.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    return sent == packet.count ? 0 : errno
+            do throws(any Error) {
+                try await inProgress.run(on: clock, isInProgress: { $0 is SocketFull }) { _ async throws(any Error) in
+                    try writeOnSocket(packet)
                 }
-                switch error {
-                case 0: break
-                case EINTR: continue
-                case EAGAIN where attempt < Self.inProgressAttempts:
-                    attempt += 1
-                    try? await Task.sleep(for: .milliseconds(10))
-                    continue
-                case EPIPE, ECONNRESET, ENOTCONN, EBADF: throw .notConnected
-                default: throw .failed("writing to the module failed: \(String(cString: strerror(error)))")
-                }
-                break
+            } catch let error as TransportError {
+                throw error
+            } catch {
+                throw .failed("writing to the module failed: \(String(cString: strerror(EAGAIN)))")
+            }
+        }
+    }
+
+    /// One write of `packet` on the socket, tried again at once when a signal interrupts it.
+    private func writeOnSocket(_ packet: [UInt8]) throws(any Error) {
+        while true {
+            let error = writeSocket.withLock { socket -> Int32 in
+                guard let socket else { return EBADF }
+                let sent = packet.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                return sent == packet.count ? 0 : errno
+            }
+            switch error {
+            case 0: return
+            case EINTR: continue
+            case EAGAIN: throw SocketFull()
+            case EPIPE, ECONNRESET, ENOTCONN, EBADF: throw TransportError.notConnected
+            default: throw TransportError.failed("writing to the module failed: \(String(cString: strerror(error)))")
             }
         }
     }
@@ -269,9 +288,12 @@ public final class BlueZTransport: DirectTransport {
         connection.post(BlueZName.service, path: commandPath, interface: BlueZName.characteristic, member: "WriteValue",
                         [.bytes(packet), Self.withoutResponse], timeout: Self.writeTimeout) { [weak self] error in
             guard let self else { return }
-            if error.name == BlueZName.Error.inProgress && attempt < Self.inProgressAttempts {
+            if error.name == BlueZName.Error.inProgress && inProgress.allowsAnother(after: attempt) {
                 Task {
-                    try? await Task.sleep(for: .milliseconds(10))
+                    guard await self.inProgress.pauseBeforeNext(on: self.clock) else {
+                        self.sink.yield(.sendFailed(self.failure(error)))
+                        return
+                    }
                     self.post(packet, attempt: attempt + 1)
                 }
             } else {
@@ -305,9 +327,6 @@ public final class BlueZTransport: DirectTransport {
     /// `WriteValue`'s options for a write without response (an ATT Write Command).
     private static let withoutResponse = DBusValue.properties(["type": .string("command")])
     private static let writeTimeout: Duration = .seconds(5)
-
-    /// How often a write refused with `InProgress` is tried, 10 ms apart.
-    static let inProgressAttempts = 100
 
     deinit {
         releaseSockets()

@@ -28,306 +28,123 @@ public enum RemoteConnectionEvent: Hashable, Sendable {
     case protocolError(String)
 }
 
-/// The link to one camera kept up by the project's connection state machine (the same table
-/// and backoff a module's link follows): scan, connect, subscribe, the brand's handshake, its
-/// keep-alive while ready, and after a loss, retries spaced by ``ReconnectPolicy`` so that a
-/// camera that went away costs a connection attempt only now and then, not a radio kept busy.
-public actor RemoteConnection {
-    /// State changes and camera signals. One consumer.
-    public nonisolated let events: AsyncStream<RemoteConnectionEvent>
-    public private(set) var state: ConnectionState = .idle
-    /// The model the last handshake reported.
-    public private(set) var model: String?
+/// The link to one camera kept up by the project's one connection driver (the same state
+/// machine, backoff and link handling a module's link follows), over the camera brand's dialect:
+/// scan, connect, subscribe, the brand's handshake, its keep-alive while ready, and after a
+/// loss, retries spaced by ``ReconnectPolicy`` so that a camera that went away costs a
+/// connection attempt only now and then, not a radio kept busy.
+public typealias RemoteConnection = ConnectionDriver<RemoteConnectionDialect>
 
-    private var machine: ConnectionStateMachine
-    private let provider: any GATTLinkProvider
-    private let driver: any CameraRemoteDriver
-    private let timing: RemoteTiming
-    private let clock: any Clock<Duration>
-    private let sink: AsyncStream<RemoteConnectionEvent>.Continuation
+/// A camera brand's remote protocol as a dialect of the connection driver: links from a
+/// ``GATTLinkProvider``, the ``CameraRemoteDriver``'s subscriptions as the services, a
+/// ``RemoteContext`` as the session, the driver's handshake and keep-alive, and the signals it
+/// reads in the camera's messages as events.
+public struct RemoteConnectionDialect: ConnectionDialect {
+    let provider: any GATTLinkProvider
+    let driver: any CameraRemoteDriver
+    let timing: RemoteTiming
+    let clock: any Clock<Duration>
 
-    private var link: (any GATTLink)?
-    private var context: RemoteContext?
-    private var generation = 0
-    private var step: Task<Void, Never>?
-    private var pump: Task<Void, Never>?
-    private var keepAlive: Task<Void, Never>?
-    private var retryTimer: Task<Void, Never>?
-    private var closing: Task<Void, Never>?
-    private var waiters = StateWaiters()
+    public var scanTimeout: Duration { timing.scanTimeout }
+    public var handshakeLimit: Duration? { timing.handshakeTimeout }
+    public var keepAliveInterval: Duration? { driver.keepAliveInterval }
+    public var deviceWord: String { "camera" }
+    public var endsEventsOnDisconnect: Bool { true }
 
+    public func discover(timeout: Duration) async -> Bool {
+        await Self.seen { () async throws(GATTError) in try await provider.discover(timeout: timeout) }
+    }
+
+    public func connect() async throws(ConnectionStepFailure) -> any GATTLink {
+        try await Self.linking { () async throws(GATTError) in try await provider.connect() }
+    }
+
+    /// Subscribes to the driver's characteristics (cameras such as GoPro forget subscriptions).
+    public func resolve(_ link: any GATTLink) async throws(ConnectionStepFailure) -> RemoteContext {
+        for characteristic in driver.subscriptions {
+            guard await link.offers(characteristic) else {
+                throw .notThisDevice("the camera has no characteristic \(characteristic.characteristic); "
+                    + "check that its Bluetooth remote is switched on")
+            }
+            do throws(GATTError) {
+                try await link.subscribe(characteristic)
+            } catch {
+                throw .lost(error.description)
+            }
+        }
+        let driver = driver
+        let inbox = NotificationInbox { driver.makeAssembler(for: $0) }
+        return RemoteContext(link: link, inbox: inbox, stepTimeout: timing.stepTimeout, clock: clock) {
+            driver.explain($0, during: $1)
+        }
+    }
+
+    public func relay(_ context: RemoteContext, to report: @escaping @Sendable (LinkReport<RemoteConnectionEvent>) async -> Void) async {
+        let inbox = context.inbox
+        for await event in context.link.events {
+            switch event {
+            case .value(let characteristic, let packet):
+                switch await inbox.deliver(packet, on: characteristic) {
+                case .success(let message?):
+                    for signal in driver.events(from: message, on: characteristic) { await report(.event(.signal(signal))) }
+                case .success(nil): break
+                case .failure(let error): await report(.event(.protocolError(error.description)))
+                }
+            case .disconnected(let reason):
+                await inbox.linkLost(reason)
+                await report(.lost(reason))
+                return
+            }
+        }
+    }
+
+    public func handshake(_ context: RemoteContext) async throws(ConnectionStepFailure) -> String? {
+        do throws(CameraError) {
+            return try await driver.handshake(context)
+        } catch .device(let failure) where failure.kind == .disconnected {
+            throw .lost(failure.message)
+        } catch .device(let failure) where failure.kind == .unsupported || failure.kind == .permissionDenied {
+            throw .incompatible(failure.message)
+        } catch {
+            throw .failed(error.description)
+        }
+    }
+
+    /// The driver's keep-alive; a failure means the link is lost.
+    public func keepAlive(_ context: RemoteContext) async -> KeepAliveOutcome {
+        do throws(CameraError) {
+            try await driver.keepAlive(context)
+            return .alive
+        } catch .cancelled {
+            return .stopped
+        } catch {
+            return .expired
+        }
+    }
+
+    public func stateChanged(_ state: ConnectionState) -> RemoteConnectionEvent { .state(state) }
+
+    public func close(_ link: any GATTLink) async {
+        await link.close()
+    }
+}
+
+extension ConnectionDriver where D == RemoteConnectionDialect {
     public init(provider: any GATTLinkProvider, driver: any CameraRemoteDriver, policy: ReconnectPolicy = ReconnectPolicy(),
                 timing: RemoteTiming = RemoteTiming(), clock: any Clock<Duration> = ContinuousClock(),
                 seed: UInt64 = .random(in: .min ... .max)) {
-        self.provider = provider
-        self.driver = driver
-        self.timing = timing
-        self.clock = clock
-        machine = ConnectionStateMachine(policy: policy, seed: seed)
-        (events, sink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        self.init(RemoteConnectionDialect(provider: provider, driver: driver, timing: timing, clock: clock),
+                  policy: policy, clock: clock, seed: seed)
     }
 
-    /// Starts connecting; returns at once.
-    public func connect() {
-        apply(.connectRequested)
-    }
-
-    /// Waits until the camera is ready; fails when the connection gives up or is closed, or
-    /// after `timeout` (nil waits as long as it takes).
-    public func waitUntilReady(timeout: Duration? = nil) async throws(ConnectionError) {
-        let settled = await waitForState(timeout: timeout) { [.ready, .failed, .idle].contains($0.phase) }
-        switch settled {
-        case .ready?: return
-        case .failed(let failure)?: throw .failed(failure)
-        case .idle?: throw .disconnected
-        default: throw .notReady(state, after: timeout ?? .zero)
-        }
-    }
-
-    /// Ends the connection for good; returns once the link is closed.
-    public func disconnect() async {
-        apply(.disconnectRequested)
-        _ = await waitForState(timeout: nil) { $0 == .idle }
-        await closing?.value
-        sink.finish()
-    }
+    /// The model the last handshake reported.
+    public var model: String? { greeting }
 
     /// The context for an operation now, or the reason there is none.
     public func currentContext() throws(CameraError) -> RemoteContext {
-        guard state == .ready, let context else {
+        guard let context = readySession else {
             throw .device(DeviceFailure(.disconnected, "the camera is not connected (\(state))"))
         }
         return context
-    }
-
-    /// Waits until the state satisfies `isWanted`; nil after `timeout`.
-    public func waitForState(timeout: Duration?, where isWanted: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
-        if isWanted(state) { return state }
-        let id = waiters.nextID()
-        let clock = clock
-        let timer = timeout.map { limit in
-            Task { [weak self] in
-                try? await clock.sleep(for: limit)
-                if !Task.isCancelled { await self?.settleWaiter(id, with: nil) }
-            }
-        }
-        defer { timer?.cancel() }
-        return await withCheckedContinuation { continuation in
-            waiters.add(id, isWanted: isWanted, continuation: continuation)
-        }
-    }
-
-    private func settleWaiter(_ id: Int, with state: ConnectionState?) {
-        waiters.settle(id, with: state)
-    }
-
-    // MARK: - The machine
-
-    private func apply(_ input: ConnectionStateMachine.Input) {
-        let actions = machine.handle(input)
-        if machine.state != state {
-            state = machine.state
-            if [.reconnecting, .failed, .idle].contains(state.phase) { releaseLink() }
-            sink.yield(.state(state))
-            waiters.changed(to: state)
-        }
-        for action in actions { perform(action) }
-    }
-
-    private func deliver(_ input: ConnectionStateMachine.Input, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        apply(input)
-    }
-
-    private func perform(_ action: ConnectionStateMachine.Action) {
-        switch action {
-        case .startScan: run { provider, _, timing in
-            do throws(GATTError) {
-                try await provider.discover(timeout: timing.scanTimeout)
-                return .moduleFound
-            } catch {
-                return .scanTimedOut
-            }
-        }
-        case .stopScan: step?.cancel()
-        case .connect: startConnect()
-        case .resolveServices: startResolving()
-        case .sendHello: startHandshake()
-        case .startKeepAlive: startKeepAlive()
-        case .stopKeepAlive: keepAlive?.cancel()
-        case .closeLink: closeLink()
-        case .scheduleRetry:
-            if case .reconnecting(_, let delay) = machine.state { scheduleRetry(after: delay) }
-        case .cancelRetry: retryTimer?.cancel()
-        }
-    }
-
-    /// Runs one step for the current generation and applies what it returns.
-    private func run(_ body: @escaping @Sendable (any GATTLinkProvider, any CameraRemoteDriver, RemoteTiming) async -> ConnectionStateMachine.Input) {
-        generation += 1
-        let (current, provider, driver, timing) = (generation, provider, driver, timing)
-        step = Task { [weak self] in
-            let input = await body(provider, driver, timing)
-            await self?.deliver(input, for: current)
-        }
-    }
-
-    private func startConnect() {
-        generation += 1
-        let (current, provider, closing) = (generation, provider, closing)
-        step = Task { [weak self] in
-            await closing?.value
-            do throws(GATTError) {
-                let link = try await provider.connect()
-                guard let self else { return await link.close() }
-                await self.linked(link, for: current)
-            } catch {
-                await self?.deliver(.linkFailed(error.description), for: current)
-            }
-        }
-    }
-
-    private func linked(_ newLink: any GATTLink, for linkGeneration: Int) async {
-        guard linkGeneration == generation else { return await newLink.close() }
-        link = newLink
-        let driver = driver
-        let inbox = NotificationInbox { driver.makeAssembler(for: $0) }
-        context = RemoteContext(link: newLink, inbox: inbox, stepTimeout: timing.stepTimeout, clock: clock) {
-            driver.explain($0, during: $1)
-        }
-        let events = newLink.events
-        pump = Task { [weak self] in
-            for await event in events {
-                switch event {
-                case .value(let characteristic, let packet):
-                    switch await inbox.deliver(packet, on: characteristic) {
-                    case .success(let message?):
-                        for signal in driver.events(from: message, on: characteristic) { await self?.report(.signal(signal), for: linkGeneration) }
-                    case .success(nil): break
-                    case .failure(let error): await self?.report(.protocolError(error.description), for: linkGeneration)
-                    }
-                case .disconnected(let reason):
-                    await inbox.linkLost(reason)
-                    await self?.deliver(.linkLost(reason), for: linkGeneration)
-                    return
-                }
-            }
-        }
-        apply(.linkUp)
-    }
-
-    private func report(_ event: RemoteConnectionEvent, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        sink.yield(event)
-    }
-
-    private func startResolving() {
-        guard let link else { return apply(.linkLost("the link closed")) }
-        let (current, subscriptions) = (generation, driver.subscriptions)
-        step = Task { [weak self] in
-            for characteristic in subscriptions {
-                guard await link.offers(characteristic) else {
-                    await self?.deliver(.servicesMissing("the camera has no characteristic \(characteristic.characteristic); "
-                        + "check that its Bluetooth remote is switched on"), for: current)
-                    return
-                }
-                do throws(GATTError) {
-                    try await link.subscribe(characteristic)
-                } catch {
-                    await self?.deliver(.linkLost(error.description), for: current)
-                    return
-                }
-            }
-            await self?.deliver(.servicesResolved, for: current)
-        }
-    }
-
-    private func startHandshake() {
-        guard let context else { return apply(.linkLost("the link closed")) }
-        let (current, driver, limit, clock) = (generation, driver, timing.handshakeTimeout, clock)
-        step = Task { [weak self] in
-            let timer = Task {
-                try? await clock.sleep(for: limit)
-                if !Task.isCancelled { await self?.deliver(.helloFailed("the camera did not finish its handshake within \(limit.shortDescription)"), for: current) }
-            }
-            defer { timer.cancel() }
-            do throws(CameraError) {
-                let model = try await driver.handshake(context)
-                await self?.handshakeDone(model, for: current)
-            } catch .device(let failure) where failure.kind == .disconnected {
-                await self?.deliver(.linkLost(failure.message), for: current)
-            } catch .device(let failure) where failure.kind == .unsupported || failure.kind == .permissionDenied {
-                await self?.deliver(.versionMismatch(failure.message), for: current)
-            } catch {
-                await self?.deliver(.helloFailed(error.description), for: current)
-            }
-        }
-    }
-
-    private func handshakeDone(_ model: String?, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        if let model { self.model = model }
-        apply(.helloSucceeded)
-    }
-
-    private func startKeepAlive() {
-        keepAlive?.cancel()
-        guard let interval = driver.keepAliveInterval, let context else { return }
-        let (current, clock, driver) = (generation, clock, driver)
-        keepAlive = Task { [weak self] in
-            while !Task.isCancelled {
-                do {
-                    try await clock.sleep(for: interval)
-                    try await driver.keepAlive(context)
-                } catch is CancellationError {
-                    return
-                } catch let error as CameraError {
-                    if case .cancelled = error { return }
-                    await self?.deliver(.keepAliveExpired, for: current)
-                    return
-                } catch {
-                    return
-                }
-            }
-        }
-    }
-
-    private func closeLink() {
-        let closing = releaseLink()
-        let current = generation
-        Task { [weak self] in
-            await closing.value
-            await self?.deliver(.linkClosed, for: current)
-        }
-    }
-
-    @discardableResult
-    private func releaseLink() -> Task<Void, Never> {
-        generation += 1
-        step?.cancel()
-        keepAlive?.cancel()
-        pump?.cancel()
-        let (oldLink, previous) = (link, closing)
-        link = nil
-        context = nil
-        let task = Task {
-            await previous?.value
-            await oldLink?.close()
-        }
-        closing = task
-        return task
-    }
-
-    private func scheduleRetry(after delay: Duration) {
-        retryTimer?.cancel()
-        let (current, clock) = (generation, clock)
-        retryTimer = Task { [weak self] in
-            do {
-                try await clock.sleep(for: delay)
-            } catch {
-                return
-            }
-            await self?.deliver(.retryDue, for: current)
-        }
     }
 }

@@ -3,6 +3,7 @@ import CameraProtocols
 import Foundation
 import UnleashedAPI
 import MQTT
+import UnleashedKit
 
 #if canImport(Glibc)
 import Glibc
@@ -184,14 +185,14 @@ extension DaemonConfiguration {
         let table = try TableReader(node, path: "reconnect", known: ["initial_delay", "max_delay", "give_up_after"])
         var policy = defaults
         policy.initialDelay = try table.duration("initial_delay") ?? defaults.initialDelay
-        policy.maxDelay = try table.duration("max_delay") ?? defaults.maxDelay
+        policy.maximumDelay = try table.duration("max_delay") ?? defaults.maximumDelay
         policy.giveUpAfter = try table.duration("give_up_after") ?? defaults.giveUpAfter
         guard policy.initialDelay > .zero else {
             throw table.error("initial_delay", table.node("initial_delay"), .invalidValue("must be longer than 0"))
         }
-        guard policy.maxDelay >= policy.initialDelay else {
+        guard policy.maximumDelay >= policy.initialDelay else {
             throw table.error("max_delay", table.node("max_delay") ?? table.node("initial_delay"), .invalidValue(
-                "\(policy.maxDelay.compactText) is shorter than initial_delay (\(policy.initialDelay.compactText))"))
+                "\(policy.maximumDelay.compactText) is shorter than initial_delay (\(policy.initialDelay.compactText))"))
         }
         return policy
     }

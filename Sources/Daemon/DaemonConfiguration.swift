@@ -2,7 +2,7 @@ public import CameraKit
 public import CameraProtocols
 public import MQTT
 import Foundation
-import UnleashedKit
+public import UnleashedKit
 
 /// Everything the daemon is told by its configuration files and environment: where it
 /// listens, which camera backend it drives, the modules it knows, how it reconnects and who
@@ -181,16 +181,6 @@ public struct DaemonConfiguration: Equatable, Sendable {
         }
     }
 
-    /// How long to wait between attempts to get a lost link back.
-    public struct ReconnectPolicy: Equatable, Sendable {
-        /// The first wait; each later one doubles, up to ``maxDelay``.
-        public var initialDelay: Duration
-        /// The longest wait, so that a module back in range is found soon.
-        public var maxDelay: Duration
-        /// When to stop trying; nil tries for as long as the daemon runs.
-        public var giveUpAfter: Duration?
-    }
-
     /// A secret that lets a client in, with what it may do.
     public struct AccessToken: Equatable, Sendable, CustomStringConvertible {
         /// What a token's holder may do.
@@ -222,6 +212,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var modules: [Module]
     /// The `[[groups]]` tables: named rigs of modules that commands fire together.
     public var groups: [Group] = []
+    /// The `[reconnect]` table: how long to wait between attempts to get a lost link back
+    /// (`initial_delay`, `max_delay`: ``ReconnectPolicy/maximumDelay``), and when to stop
+    /// trying (`give_up_after`; nil tries for as long as the daemon runs).
     public var reconnect: ReconnectPolicy
     /// The `[[tokens]]` tables; none means only the Unix socket's permissions guard the daemon.
     public var tokens: [AccessToken]
@@ -247,7 +240,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         return DaemonConfiguration(
             service: Service(socket: socket, socketMode: 0o660, listen: nil, resumeRuns: true, journal: journal, locked: false),
             backend: .unleashed, adapter: nil, port: nil, modules: [],
-            reconnect: ReconnectPolicy(initialDelay: .milliseconds(500), maxDelay: .seconds(30), giveUpAfter: nil),
+            reconnect: ReconnectPolicy(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), giveUpAfter: nil),
             tokens: [])
     }
 }

@@ -141,8 +141,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
     /// paired if BlueZ has not (only pairings that need no answer: a passkey needs
     /// `unleashed pair` once), reconnected as the configuration says.
     public static func spec(_ module: DaemonConfiguration.Module, configuration: DaemonConfiguration) -> CameraSpec {
-        let reconnect = ReconnectPolicy(initialDelay: configuration.reconnect.initialDelay,
-                                        maximumDelay: configuration.reconnect.maxDelay)
+        let reconnect = configuration.reconnect
         if let brand = module.brand {
             return CameraSpec(name: module.name, .bluetoothCamera(BluetoothCameraSpec(
                 camera: module.address, brand: brand, adapter: module.adapter ?? configuration.adapter, scanTimeout: .seconds(10),

@@ -177,11 +177,11 @@ extension BlueZDevice {
         }
         if let advertisement {
             members["model"] = .string(advertisement.modelName)
-            members["cameraAttached"] = .bool(advertisement.cameraAttached)
-            members["cameraOn"] = .bool(advertisement.cameraOn)
-            members["pairingWindowOpen"] = .bool(advertisement.pairingWindowOpen)
-            members["inUse"] = .bool(advertisement.clientConnected)
-            members["batteryLow"] = .bool(advertisement.batteryLow)
+            members["cameraAttached"] = .bool(advertisement.state.contains(.cameraAttached))
+            members["cameraOn"] = .bool(advertisement.state.contains(.cameraOn))
+            members["pairingWindowOpen"] = .bool(advertisement.state.contains(.pairingOpen))
+            members["inUse"] = .bool(advertisement.state.contains(.clientConnected))
+            members["batteryLow"] = .bool(advertisement.state.contains(.batteryLow))
         }
         return .object(members)
     }
@@ -200,10 +200,10 @@ extension BlueZDevice {
         }
         if let advertisement {
             parts.append(advertisement.modelName)
-            parts.append(advertisement.cameraAttached ? (advertisement.cameraOn ? "camera on" : "camera off") : "no camera")
-            if advertisement.pairingWindowOpen { parts.append("pairing open") }
-            if advertisement.clientConnected { parts.append("in use") }
-            if advertisement.batteryLow { parts.append("battery low") }
+            parts.append(advertisement.state.contains(.cameraAttached) ? (advertisement.state.contains(.cameraOn) ? "camera on" : "camera off") : "no camera")
+            if advertisement.state.contains(.pairingOpen) { parts.append("pairing open") }
+            if advertisement.state.contains(.clientConnected) { parts.append("in use") }
+            if advertisement.state.contains(.batteryLow) { parts.append("battery low") }
         }
         if paired { parts.append("paired") }
         return parts.joined(separator: "  ")

@@ -135,6 +135,19 @@ public struct ModuleAdvertisement: Hashable, Sendable {
     public var model: Model
     public var state: State
 
+    /// The camera connector the module is built for, as people name it ("Nikon").
+    public var modelName: String {
+        switch model {
+        case .nikon: "Nikon"
+        case .canon: "Canon"
+        case .sony: "Sony"
+        case .fujifilm: "Fujifilm"
+        case .panasonic: "Panasonic"
+        case .simulated: "simulated"
+        default: "unknown model 0x" + String(model.rawValue, radix: 16)
+        }
+    }
+
     public init(model: Model, state: State) {
         self.model = model
         self.state = state

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Testing
+import UnleashedProtocol
 
 /// The object mirror as a plain value: signals in, state out.
 @Suite("BlueZ object tree")
@@ -37,9 +38,9 @@ struct BlueZObjectTreeTests {
         let found = tree.devices(on: "/org/bluez/hci0")
         #expect(found.map(\.address) == ["F0:5E:D0:00:00:01"])
         #expect(found.first?.advertisement?.modelName == "Canon")
-        #expect(found.first?.advertisement?.cameraOn == true)
-        #expect(found.first?.advertisement?.pairingWindowOpen == false)
-        #expect(found.first?.advertisement?.batteryLow == true)
+        #expect(found.first?.advertisement?.state.contains(.cameraOn) == true)
+        #expect(found.first?.advertisement?.state.contains(.pairingOpen) == false)
+        #expect(found.first?.advertisement?.state.contains(.batteryLow) == true)
 
         // Discovery stopped: BlueZ invalidates RSSI rather than sending a value.
         tree.apply(changed(device, "org.bluez.Device1", ["Connected": .bool(true)], invalidated: ["RSSI"]))

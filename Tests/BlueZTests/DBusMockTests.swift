@@ -26,7 +26,7 @@ struct DBusMockTests {
         #expect(modules.first?.name == "Unleashed 0011")
         #expect(modules.first?.rssi == -52)
         #expect(modules.first?.advertisement?.modelName == "simulated")
-        #expect(modules.first?.advertisement?.pairingWindowOpen == true)
+        #expect(modules.first?.advertisement?.state.contains(.pairingOpen) == true)
         let found = try await client.findModule("unleashed 0011", on: adapter, serviceUUID: service, timeout: .seconds(2))
         #expect(found.path == MockBlueZ.devicePath)
         await client.stopDiscovery(on: adapter)

@@ -54,7 +54,7 @@ final class ConfigurationFiles {
         #expect(configuration.backend == .unleashed)
         #expect(configuration.adapter == nil && configuration.port == nil)
         #expect(configuration.modules.isEmpty && configuration.tokens.isEmpty)
-        #expect(configuration.reconnect == .init(initialDelay: .milliseconds(500), maxDelay: .seconds(30), giveUpAfter: nil))
+        #expect(configuration.reconnect == .init(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), giveUpAfter: nil))
     }
 
     @Test func theSystemServiceUsesRun() throws {
@@ -115,7 +115,7 @@ final class ConfigurationFiles {
         #expect(configuration.service == .init(socket: "/tmp/u.sock", socketMode: 0o600, listen: .init("[::1]:8443"),
                                                 resumeRuns: false, journal: "/srv/journal.sqlite", locked: true))
         #expect(configuration.service.listen?.host == "::1" && configuration.service.listen?.port == 8443)
-        #expect(configuration.reconnect == .init(initialDelay: .milliseconds(250), maxDelay: .seconds(60), giveUpAfter: .seconds(7200)))
+        #expect(configuration.reconnect == .init(initialDelay: .milliseconds(250), maximumDelay: .seconds(60), giveUpAfter: .seconds(7200)))
         #expect(configuration.modules == [.init(name: "left", address: "AA:BB:CC:DD:EE:01", adapter: nil),
                                           .init(name: "right", address: "AA:BB:CC:DD:EE:02", adapter: "hci0")])
         #expect(configuration.tokens == [.init(name: "ci", secret: "0123456789abcdef", role: .operator)])
@@ -149,7 +149,7 @@ final class ConfigurationFiles {
         #expect(configuration.service.socket == "/run/unleashed/control.sock")
         #expect(configuration.service.listen == .init("127.0.0.1:9090"))
         #expect(configuration.reconnect.initialDelay == .seconds(1))
-        #expect(configuration.reconnect.maxDelay == .seconds(10))
+        #expect(configuration.reconnect.maximumDelay == .seconds(10))
         #expect(configuration.modules.map(\.name) == ["mine"])
     }
 
@@ -386,7 +386,7 @@ final class ConfigurationFiles {
         let configuration = try DaemonConfiguration.load(files: [example], environment: [:], scope: .system)
         #expect(configuration.modules.map(\.address) == ["AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:02"])
         #expect(configuration.service.socketMode == 0o660)
-        #expect(configuration.reconnect.maxDelay == .seconds(30))
+        #expect(configuration.reconnect.maximumDelay == .seconds(30))
     }
 }
 

@@ -10,15 +10,15 @@ extension ConnectionStateMachine.Input {
         switch kind {
         case .connectRequested: .connectRequested
         case .disconnectRequested: .disconnectRequested
-        case .moduleFound: .moduleFound
+        case .deviceFound: .deviceFound
         case .scanTimedOut: .scanTimedOut
         case .linkUp: .linkUp
         case .linkFailed: .linkFailed("page timeout")
         case .servicesResolved: .servicesResolved
         case .servicesMissing: .servicesMissing("no Unleashed service")
-        case .helloSucceeded: .helloSucceeded
-        case .helloFailed: .helloFailed("no answer to hello")
-        case .versionMismatch: .versionMismatch("module speaks 2-3")
+        case .handshakeSucceeded: .handshakeSucceeded
+        case .handshakeFailed: .handshakeFailed("no answer to hello")
+        case .incompatible: .incompatible("module speaks 2-3")
         case .keepAliveExpired: .keepAliveExpired
         case .linkLost: .linkLost("out of range")
         case .retryDue: .retryDue
@@ -111,14 +111,21 @@ struct ConnectionStateMachineTests {
         }
     }
 
-    @Test("a first connection walks scan, connect, services and hello to ready")
+    @Test("every input and every action appears in the table")
+    func everyNameUsed() {
+        #expect(Set(Machine.transitions.map(\.on)) == Set(Machine.Input.Kind.allCases))
+        #expect(Set(Machine.transitions.flatMap(\.actions)) == Set(Machine.Action.allCases))
+        #expect(Set(Machine.transitions.map(\.from)).union(Machine.transitions.map(\.to)) == Set(ConnectionPhase.allCases))
+    }
+
+    @Test("a first connection walks scan, connect, services and handshake to ready")
     func happyPath() {
         var machine = Machine(policy: Self.policy)
         #expect(machine.handle(.connectRequested) == [.startScan])
-        #expect(machine.handle(.moduleFound) == [.stopScan, .connect])
+        #expect(machine.handle(.deviceFound) == [.stopScan, .connect])
         #expect(machine.handle(.linkUp) == [.resolveServices])
-        #expect(machine.handle(.servicesResolved) == [.sendHello])
-        #expect(machine.handle(.helloSucceeded) == [.startKeepAlive])
+        #expect(machine.handle(.servicesResolved) == [.startHandshake])
+        #expect(machine.handle(.handshakeSucceeded) == [.startKeepAlive])
         #expect(machine.state == .ready)
     }
 
@@ -169,7 +176,7 @@ struct ConnectionStateMachineTests {
         _ = machine.handle(.retryDue)
         _ = machine.handle(.linkUp)
         _ = machine.handle(.servicesResolved)
-        _ = machine.handle(.helloSucceeded)
+        _ = machine.handle(.handshakeSucceeded)
         #expect(machine.state == .ready && machine.attempts == 0)
         _ = machine.handle(.linkLost("gone again"))
         #expect(machine.state.phase == .reconnecting && machine.attempts == 1)
@@ -187,7 +194,7 @@ struct ConnectionStateMachineTests {
     @Test("a module of another protocol version or no module at all fails without retrying")
     func permanentFailures() {
         var machine = Machine(state: .handshaking, attempts: 0, policy: Self.policy)
-        #expect(machine.handle(.versionMismatch("module speaks 2-3")) == [.closeLink])
+        #expect(machine.handle(.incompatible("module speaks 2-3")) == [.closeLink])
         #expect(machine.state == .failed(.incompatible("module speaks 2-3")))
         machine = Machine(state: .resolvingServices, attempts: 0, policy: Self.policy)
         _ = machine.handle(.servicesMissing("no Unleashed service"))

@@ -1,7 +1,8 @@
 public import CameraKit
 
 /// How a lost link is retried: capped exponential backoff with jitter, so that several clients
-/// that lost the same module do not retry in lockstep.
+/// that lost the same device do not retry in lockstep. The connection to a module or a camera
+/// follows it, and so does the daemon's configuration (its `[reconnect]` table).
 public struct ReconnectPolicy: Hashable, Sendable {
     /// The delay before the first attempt.
     public var initialDelay: Duration
@@ -13,19 +14,25 @@ public struct ReconnectPolicy: Hashable, Sendable {
     public var jitter: Double
     /// Attempts after which the connection gives up; nil retries for ever (a time-lapse rig).
     public var maximumAttempts: Int?
+    /// How long opening a device that has not been reached yet goes on before giving up (the
+    /// daemon's `give_up_after`, see `keepOpening`); nil for ever. A connection once made counts
+    /// its attempts instead (``maximumAttempts``).
+    public var giveUpAfter: Duration?
 
     public init(
         initialDelay: Duration = .milliseconds(500),
         maximumDelay: Duration = .seconds(30),
         multiplier: Double = 2,
         jitter: Double = 0.2,
-        maximumAttempts: Int? = nil
+        maximumAttempts: Int? = nil,
+        giveUpAfter: Duration? = nil
     ) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.multiplier = multiplier
         self.jitter = jitter
         self.maximumAttempts = maximumAttempts
+        self.giveUpAfter = giveUpAfter
     }
 
     /// The delay before attempt `attempt` (1-based), given `unit`, a random number in 0..<1.
@@ -41,27 +48,43 @@ public struct ReconnectPolicy: Hashable, Sendable {
     }
 }
 
-/// The connection to one module as a plain value: inputs in, new state and actions out. It never
-/// sleeps or touches a link; ``ModuleConnection`` carries out its actions on a real transport and
-/// clock. Every rule is a row of ``transitions``; an input that no row names for the current state
+/// The connection to one device (a module, or a camera through its own remote protocol) as a
+/// plain value: inputs in, new state and actions out. It never sleeps or touches a link;
+/// ``ConnectionDriver`` carries out its actions on a real link and clock, for every dialect. Every rule is a row of ``transitions``; an input that no row names for the current state
 /// changes nothing (a late timer, a repeated request).
 public struct ConnectionStateMachine: Sendable {
     /// What happened, as the driver saw it.
     public enum Input: Hashable, Sendable {
+        /// Someone asked for the connection.
         case connectRequested
+        /// Someone asked for the connection to end.
         case disconnectRequested
-        case moduleFound
+        /// The scan saw the device.
+        case deviceFound
+        /// The scan ended without seeing it.
         case scanTimedOut
+        /// A link to the device is up.
         case linkUp
+        /// Linking failed; it may work later.
         case linkFailed(String)
+        /// The protocol's services were found and subscribed to.
         case servicesResolved
+        /// The device lacks the protocol's services: not the device looked for, or its remote is off.
         case servicesMissing(String)
-        case helloSucceeded
-        case helloFailed(String)
-        case versionMismatch(String)
+        /// The protocol's handshake (the module's `hello`, a brand's pairing or identification) ended well.
+        case handshakeSucceeded
+        /// The handshake failed in a way that may not recur.
+        case handshakeFailed(String)
+        /// The device speaks a version or mode this client cannot use (the module's protocol
+        /// version, a camera's refusal of the remote); retrying does not help.
+        case incompatible(String)
+        /// The device stopped answering keep-alives.
         case keepAliveExpired
+        /// The link went down.
         case linkLost(String)
+        /// The wait before the next attempt is over.
         case retryDue
+        /// The link was closed on request.
         case linkClosed
 
         /// The input without details, as the table names it.
@@ -69,15 +92,15 @@ public struct ConnectionStateMachine: Sendable {
             switch self {
             case .connectRequested: .connectRequested
             case .disconnectRequested: .disconnectRequested
-            case .moduleFound: .moduleFound
+            case .deviceFound: .deviceFound
             case .scanTimedOut: .scanTimedOut
             case .linkUp: .linkUp
             case .linkFailed: .linkFailed
             case .servicesResolved: .servicesResolved
             case .servicesMissing: .servicesMissing
-            case .helloSucceeded: .helloSucceeded
-            case .helloFailed: .helloFailed
-            case .versionMismatch: .versionMismatch
+            case .handshakeSucceeded: .handshakeSucceeded
+            case .handshakeFailed: .handshakeFailed
+            case .incompatible: .incompatible
             case .keepAliveExpired: .keepAliveExpired
             case .linkLost: .linkLost
             case .retryDue: .retryDue
@@ -88,8 +111,8 @@ public struct ConnectionStateMachine: Sendable {
         /// What went wrong, for inputs that report a failure.
         var reason: String {
             switch self {
-            case .linkFailed(let reason), .servicesMissing(let reason), .helloFailed(let reason),
-                 .versionMismatch(let reason), .linkLost(let reason): reason
+            case .linkFailed(let reason), .servicesMissing(let reason), .handshakeFailed(let reason),
+                 .incompatible(let reason), .linkLost(let reason): reason
             case .keepAliveExpired: "the module stopped answering keep-alives"
             case .scanTimedOut: "no module found"
             default: "\(kind)"
@@ -97,15 +120,18 @@ public struct ConnectionStateMachine: Sendable {
         }
 
         public enum Kind: String, CaseIterable, Hashable, Sendable {
-            case connectRequested, disconnectRequested, moduleFound, scanTimedOut, linkUp, linkFailed,
-                 servicesResolved, servicesMissing, helloSucceeded, helloFailed, versionMismatch,
+            case connectRequested, disconnectRequested, deviceFound, scanTimedOut, linkUp, linkFailed,
+                 servicesResolved, servicesMissing, handshakeSucceeded, handshakeFailed, incompatible,
                  keepAliveExpired, linkLost, retryDue, linkClosed
         }
     }
 
     /// What the driver must do, in order.
     public enum Action: String, CaseIterable, Hashable, Sendable {
-        case startScan, stopScan, connect, resolveServices, sendHello, startKeepAlive, stopKeepAlive, closeLink
+        case startScan, stopScan, connect, resolveServices
+        /// Start the protocol's handshake on the resolved services.
+        case startHandshake
+        case startKeepAlive, stopKeepAlive, closeLink
         /// Wait the `nextDelay` of the new `reconnecting` state, then feed `retryDue`.
         case scheduleRetry
         case cancelRetry
@@ -143,7 +169,7 @@ public struct ConnectionStateMachine: Sendable {
 
         row(.idle, .connectRequested, to: .scanning, [.startScan])
 
-        row(.scanning, .moduleFound, to: .connecting, [.stopScan, .connect])
+        row(.scanning, .deviceFound, to: .connecting, [.stopScan, .connect])
         row(.scanning, .scanTimedOut, to: .failed, [.stopScan])
         row(.scanning, .disconnectRequested, to: .idle, [.stopScan])
 
@@ -152,14 +178,14 @@ public struct ConnectionStateMachine: Sendable {
         retryable(.connecting, .linkLost)
         row(.connecting, .disconnectRequested, to: .disconnecting, [.closeLink])
 
-        row(.resolvingServices, .servicesResolved, to: .handshaking, [.sendHello])
+        row(.resolvingServices, .servicesResolved, to: .handshaking, [.startHandshake])
         row(.resolvingServices, .servicesMissing, to: .failed, [.closeLink])
         retryable(.resolvingServices, .linkLost)
         row(.resolvingServices, .disconnectRequested, to: .disconnecting, [.closeLink])
 
-        row(.handshaking, .helloSucceeded, to: .ready, [.startKeepAlive])
-        retryable(.handshaking, .helloFailed, first: [.closeLink])
-        row(.handshaking, .versionMismatch, to: .failed, [.closeLink])
+        row(.handshaking, .handshakeSucceeded, to: .ready, [.startKeepAlive])
+        retryable(.handshaking, .handshakeFailed, first: [.closeLink])
+        row(.handshaking, .incompatible, to: .failed, [.closeLink])
         retryable(.handshaking, .linkLost)
         row(.handshaking, .disconnectRequested, to: .disconnecting, [.closeLink])
 
@@ -241,7 +267,7 @@ public struct ConnectionStateMachine: Sendable {
         switch input {
         case .scanTimedOut: .notFound
         case .servicesMissing(let reason): .notAModule(reason)
-        case .versionMismatch(let reason): .incompatible(reason)
+        case .incompatible(let reason): .incompatible(reason)
         default: .gaveUp(attempts: attempts, lastError: input.reason)
         }
     }

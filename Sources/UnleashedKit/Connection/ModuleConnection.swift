@@ -1,4 +1,5 @@
 public import CameraKit
+import Synchronization
 public import UnleashedProtocol
 
 /// How long the connection waits for each step, and how it notices a dead link.
@@ -42,71 +43,146 @@ public enum ModuleConnectionEvent: Hashable, Sendable {
     case protocolError(ReceiveError)
 }
 
-/// Why waiting for a ready connection ended without one.
-public enum ConnectionError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The connection gave up.
-    case failed(ConnectionFailure)
-    /// The connection was closed on request.
-    case disconnected
-    /// Not ready within the time allowed; the connection keeps trying.
-    case notReady(ConnectionState, after: Duration)
+/// The connection to one module: the one ``ConnectionDriver`` over the module's protocol, which
+/// keeps one ``ModuleSession`` while the module is ready.
+public typealias ModuleConnection = ConnectionDriver<ModuleConnectionDialect>
 
-    public var description: String {
-        switch self {
-        case .failed(let failure): "could not connect to the module: \(failure)"
-        case .disconnected: "the connection to the module was closed"
-        case .notReady(let state, let after): "the module was not ready within \(after.shortDescription) (\(state))"
+/// The module's protocol as a dialect of the connection driver: links from a
+/// ``ModuleLinkProvider``, a ``ModuleSession`` over the link's packet transport, `hello` as the
+/// handshake and timed keep-alives that also sample the module's timer (PROTOCOL.md §9).
+public struct ModuleConnectionDialect: ConnectionDialect {
+    let provider: any ModuleLinkProvider
+    let timing: ConnectionTiming
+    let codec: any Dialect
+    let clock: any Clock<Duration>
+
+    public var executor: ExecutorThread? { provider.executor }
+    public var scanTimeout: Duration { timing.scanTimeout }
+    public var keepAliveInterval: Duration? { timing.keepAliveInterval }
+    public var deviceWord: String { "module" }
+
+    public func discover(timeout: Duration) async -> Bool {
+        await Self.seen { () async throws(LinkError) in try await provider.discover(timeout: timeout) }
+    }
+
+    public func connect() async throws(ConnectionStepFailure) -> any ModuleLink {
+        try await Self.linking { () async throws(LinkError) in try await provider.connect() }
+    }
+
+    public func resolve(_ link: any ModuleLink) async throws(ConnectionStepFailure) -> ModuleLinkSession {
+        let transport: any Transport
+        do throws(LinkError) {
+            transport = try await link.resolveServices()
+        } catch .notAModule(let reason) {
+            throw .notThisDevice(reason)
+        } catch {
+            throw .lost(error.description)
         }
+        // On the provider's thread only where the link reads its packets there too: over
+        // messages they arrive on the bus connection's thread, and the session keeps the pool.
+        let readsHere = executor != nil && (transport as? any DirectTransport)?.readingThread === executor
+        do {
+            return ModuleLinkSession(try ModuleSession(transport: transport, dialect: codec, clock: clock,
+                                                       requestTimeout: timing.requestTimeout, retransmission: timing.retransmission,
+                                                       executor: readsHere ? executor : nil))
+        } catch {
+            throw .notThisDevice(error.description)
+        }
+    }
+
+    public func relay(_ link: ModuleLinkSession, to report: @escaping @Sendable (LinkReport<ModuleConnectionEvent>) async -> Void) async {
+        for await event in link.session.events {
+            switch event {
+            case .module(let code, let fields): await report(.event(.module(code, fields)))
+            case .missedEvents(let count): await report(.event(.missedEvents(count)))
+            case .protocolError(let error): await report(.event(.protocolError(error)))
+            case .disconnected(let reason): await report(.lost(reason))
+            }
+        }
+    }
+
+    public func handshake(_ link: ModuleLinkSession) async throws(ConnectionStepFailure) -> ModuleIdentity? {
+        do throws(SessionError) {
+            return try await link.session.start()
+        } catch .versionMismatch(let module, let client) {
+            throw .incompatible(SessionError.versionMismatch(module: module, client: client).description)
+        } catch .disconnected(let reason) {
+            throw .lost(reason)
+        } catch {
+            throw .failed(error.description)
+        }
+    }
+
+    /// A keep-alive when no request went out since the last one; a refusal still proves the link
+    /// is alive, and a lost link is reported by the session.
+    public func keepAlive(_ link: ModuleLinkSession) async -> KeepAliveOutcome {
+        guard !link.takeRequested() else { return .alive }
+        do throws(SessionError) {
+            if let sample = try await Self.timedKeepAlive(link.session, timeout: timing.linkLossTimeout) { link.record(sample) }
+            return .alive
+        } catch .timedOut {
+            return .expired
+        } catch {
+            return .alive
+        }
+    }
+
+    public func stateChanged(_ state: ConnectionState) -> ModuleConnectionEvent { .state(state) }
+
+    public func close(_ link: ModuleLinkSession) async {
+        await link.session.close()
+    }
+
+    public func close(_ link: any ModuleLink) async {
+        await link.close()
+    }
+
+    /// A keep-alive timed on the host's clock, outside the connection's actor so that no hop to
+    /// it is timed; its answer is a sample when it carries the module's timer.
+    static func timedKeepAlive(_ session: ModuleSession, timeout: Duration) async throws(SessionError) -> ModuleClock<ContinuousClock>.Sample? {
+        let sent = ContinuousClock.now
+        let fields = try await session.request(.keepAlive, timeout: timeout)
+        let received = ContinuousClock.now
+        return fields.uptimeMicros.map { ModuleClock<ContinuousClock>.Sample(sent: sent, received: received, moduleMicros: $0) }
     }
 }
 
-/// The driver of a ``ConnectionStateMachine``: it carries out the machine's actions on a
-/// ``ModuleLinkProvider`` and a clock, feeds back what happened, and keeps one ``ModuleSession``
-/// while the module is ready.
-///
-/// Work started for one link (a scan, a connect, a hello) can finish after that link is gone;
-/// each such result carries the link generation it was started for and is dropped when stale.
-public actor ModuleConnection {
-    /// State changes and module events, in order. One consumer.
-    public nonisolated let events: AsyncStream<ModuleConnectionEvent>
+/// One link's ``ModuleSession`` with what the connection learns on that link: the module's timer
+/// against this host's monotonic clock (scheduled shots name real instants, whatever clock times
+/// the connection's waits), and whether a request went out since the last keep-alive. A new
+/// link starts both afresh.
+public final class ModuleLinkSession: Sendable {
+    let session: ModuleSession
+    private let moduleClock = Mutex(ModuleClock<ContinuousClock>())
+    private let requested = Atomic(false)
 
-    /// The state now.
-    public private(set) var state: ConnectionState = .idle
-    /// What the module said in its last successful handshake.
-    public private(set) var identity: ModuleIdentity?
-
-    /// The provider's thread, where this connection, its sessions and its camera run; nil for
-    /// Swift's shared pool.
-    public nonisolated let executor: ExecutorThread?
-    private nonisolated let poolIsolation = PoolIsolation()
-
-    public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        executor?.asUnownedSerialExecutor() ?? poolIsolation.unownedExecutor
+    init(_ session: ModuleSession) {
+        self.session = session
     }
 
-    private var machine: ConnectionStateMachine
-    private let provider: any ModuleLinkProvider
-    private let dialect: any Dialect
-    private let clock: any Clock<Duration>
-    private let timing: ConnectionTiming
-    private let eventSink: AsyncStream<ModuleConnectionEvent>.Continuation
+    /// Notes that a request went out: the next keep-alive is not needed.
+    func markRequested() {
+        requested.store(true, ordering: .relaxed)
+    }
 
-    private var link: (any ModuleLink)?
-    private var session: ModuleSession?
-    private var generation = 0
-    private var step: Task<Void, Never>?
-    private var retryTimer: Task<Void, Never>?
-    /// Closes the links before; the latest waits for the ones before it.
-    private var closing: Task<Void, Never>?
-    private var keepAlive: Task<Void, Never>?
-    private var requestedSinceKeepAlive = false
-    /// The module's timer against this host's monotonic clock, from this link's keep-alives:
-    /// scheduled shots name real instants, whatever clock times the connection's waits.
-    private var moduleClock = ModuleClock<ContinuousClock>()
-    private var waiters = StateWaiters()
+    /// Whether a request went out since the last call.
+    func takeRequested() -> Bool {
+        requested.exchange(false, ordering: .relaxed)
+    }
 
+    func record(_ sample: ModuleClock<ContinuousClock>.Sample) {
+        moduleClock.withLock { $0.add(sample) }
+    }
+
+    func estimate(at instant: ContinuousClock.Instant) -> ModuleClock<ContinuousClock>.Estimate? {
+        moduleClock.withLock { $0.estimate(at: instant) }
+    }
+}
+
+extension ConnectionDriver where D == ModuleConnectionDialect {
     /// A connection in `idle`; call ``connect()``.
     ///
+    /// - Parameter dialect: the module protocol's codec.
     /// - Parameter seed: makes the retry jitter repeatable.
     public init(
         provider: any ModuleLinkProvider,
@@ -116,62 +192,26 @@ public actor ModuleConnection {
         clock: any Clock<Duration> = ContinuousClock(),
         seed: UInt64 = .random(in: .min ... .max)
     ) {
-        self.provider = provider
-        executor = provider.executor
-        self.timing = timing
-        self.dialect = dialect
-        self.clock = clock
-        machine = ConnectionStateMachine(policy: policy, seed: seed)
-        (events, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        self.init(ModuleConnectionDialect(provider: provider, timing: timing, codec: dialect, clock: clock),
+                  policy: policy, clock: clock, seed: seed)
     }
 
-    // MARK: - Public operations
-
-    /// Starts connecting (or reconnecting after a failure); returns at once.
-    public func connect() {
-        apply(.connectRequested)
-    }
-
-    /// Waits until the module is ready.
-    ///
-    /// - Throws: ``ConnectionError/failed(_:)`` when the connection gives up,
-    ///   ``ConnectionError/disconnected`` when it is closed, ``ConnectionError/notReady(_:after:)``
-    ///   after `timeout` (nil waits as long as it takes).
-    public func waitUntilReady(timeout: Duration? = nil) async throws(ConnectionError) {
-        let settled = await waitForState(timeout: timeout) { state in
-            switch state.phase {
-            case .ready, .failed, .idle: true
-            default: false
-            }
-        }
-        switch settled {
-        case .ready?: return
-        case .failed(let failure)?: throw .failed(failure)
-        case .idle?: throw .disconnected
-        default: throw .notReady(state, after: timeout ?? .zero)
-        }
-    }
-
-    /// Ends the connection and never reconnects; returns when the link is closed.
-    public func disconnect() async {
-        apply(.disconnectRequested)
-        _ = await waitForState(timeout: nil) { $0 == .idle }
-        await closing?.value
-    }
+    /// What the module said in its last successful handshake.
+    public var identity: ModuleIdentity? { greeting }
 
     /// Sends a request on the ready session.
     ///
     /// - Throws: ``SessionError/disconnected(reason:)`` when the module is not ready now.
     public func request(_ opcode: Opcode, _ fields: Fields = Fields(), timeout: Duration? = nil) async throws(SessionError) -> Fields {
         guard state == .ready, let session else { throw .disconnected(reason: "not connected (\(state))") }
-        requestedSinceKeepAlive = true
-        return try await session.request(opcode, fields, timeout: timeout)
+        session.markRequested()
+        return try await session.session.request(opcode, fields, timeout: timeout)
     }
 
     /// How the current link has behaved: requests sent again, round trips and the wait before
     /// sending again; nil while there is no session.
     public func sessionFigures() async -> SessionFigures? {
-        await session?.figures
+        await session?.session.figures
     }
 
     /// Reads the module's timer with a `keepAlive` now, for scheduling shots on it (PROTOCOL.md
@@ -179,268 +219,15 @@ public actor ModuleConnection {
     @discardableResult
     public func sampleModuleClock() async -> Bool {
         guard state == .ready, let session, identity?.capabilities.contains(.scheduledFire) == true else { return false }
-        requestedSinceKeepAlive = true
-        let current = generation
-        guard let sample = try? await Self.timedKeepAlive(session, timeout: timing.requestTimeout) else { return false }
-        record(sample, for: current)
+        session.markRequested()
+        let timeout = dialect.timing.requestTimeout
+        guard let sample = try? await ModuleConnectionDialect.timedKeepAlive(session.session, timeout: timeout) else { return false }
+        session.record(sample)
         return true
     }
 
     /// The module's timer at `instant`, from the link's samples; nil before the first.
     public func moduleTime(at instant: ContinuousClock.Instant) -> ModuleClock<ContinuousClock>.Estimate? {
-        moduleClock.estimate(at: instant)
-    }
-
-    /// A keep-alive timed on the host's clock, outside the actor so that no hop to it is timed;
-    /// its answer is a sample when it carries the module's timer.
-    private static func timedKeepAlive(_ session: ModuleSession, timeout: Duration) async throws(SessionError) -> ModuleClock<ContinuousClock>.Sample? {
-        let sent = ContinuousClock.now
-        let fields = try await session.request(.keepAlive, timeout: timeout)
-        let received = ContinuousClock.now
-        return fields.uptimeMicros.map { ModuleClock<ContinuousClock>.Sample(sent: sent, received: received, moduleMicros: $0) }
-    }
-
-    private func record(_ sample: ModuleClock<ContinuousClock>.Sample, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        moduleClock.add(sample)
-    }
-
-    /// Waits until the state satisfies `isWanted` and returns it; nil after `timeout`.
-    public func waitForState(timeout: Duration?, where isWanted: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
-        if isWanted(state) { return state }
-        let id = waiters.nextID()
-        let clock = clock
-        let timer = timeout.map { limit in
-            Task { [weak self] in
-                try? await clock.sleep(for: limit)
-                if !Task.isCancelled { await self?.settleWaiter(id, with: nil) }
-            }
-        }
-        defer { timer?.cancel() }
-        return await withCheckedContinuation { continuation in
-            waiters.add(id, isWanted: isWanted, continuation: continuation)
-        }
-    }
-
-    // MARK: - The machine
-
-    private func apply(_ input: ConnectionStateMachine.Input) {
-        let actions = machine.handle(input)
-        if machine.state != state {
-            state = machine.state
-            if [.reconnecting, .failed, .idle].contains(state.phase) { releaseLink() }
-            eventSink.yield(.state(state))
-            waiters.changed(to: state)
-        }
-        for action in actions { perform(action) }
-    }
-
-    /// Applies `input` if it comes from the link generation still current.
-    private func deliver(_ input: ConnectionStateMachine.Input, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        apply(input)
-    }
-
-    private func settleWaiter(_ id: Int, with state: ConnectionState?) {
-        waiters.settle(id, with: state)
-    }
-
-    private func perform(_ action: ConnectionStateMachine.Action) {
-        switch action {
-        case .startScan: startScan()
-        case .stopScan: step?.cancel()
-        case .connect: startConnect()
-        case .resolveServices: startResolving()
-        case .sendHello: startHello()
-        case .startKeepAlive: startKeepAlive()
-        case .stopKeepAlive: keepAlive?.cancel()
-        case .closeLink: closeLink()
-        case .scheduleRetry:
-            if case .reconnecting(_, let delay) = machine.state { scheduleRetry(after: delay) }
-        case .cancelRetry: retryTimer?.cancel()
-        }
-    }
-
-    private func startScan() {
-        generation += 1
-        let (current, provider, timeout) = (generation, provider, timing.scanTimeout)
-        step = Task { [weak self] in
-            do {
-                try await provider.discover(timeout: timeout)
-                await self?.deliver(.moduleFound, for: current)
-            } catch {
-                await self?.deliver(.scanTimedOut, for: current)
-            }
-        }
-    }
-
-    private func startConnect() {
-        generation += 1
-        let (current, provider, closing) = (generation, provider, closing)
-        step = Task { [weak self] in
-            await closing?.value
-            do throws(LinkError) {
-                let link = try await provider.connect()
-                guard let self else { return await link.close() }
-                await self.linked(link, for: current)
-            } catch {
-                await self?.deliver(.linkFailed(error.description), for: current)
-            }
-        }
-    }
-
-    private func linked(_ newLink: any ModuleLink, for linkGeneration: Int) async {
-        guard linkGeneration == generation else { return await newLink.close() }
-        link = newLink
-        apply(.linkUp)
-    }
-
-    private func startResolving() {
-        guard let link else { return apply(.linkLost("the link closed")) }
-        let current = generation
-        step = Task { [weak self] in
-            do throws(LinkError) {
-                let transport = try await link.resolveServices()
-                await self?.resolved(transport, for: current)
-            } catch .notAModule(let reason) {
-                await self?.deliver(.servicesMissing(reason), for: current)
-            } catch {
-                await self?.deliver(.linkLost(error.description), for: current)
-            }
-        }
-    }
-
-    private func resolved(_ transport: any Transport, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        do {
-            // On the provider's thread only where the link reads its packets there too: over
-            // messages they arrive on the bus connection's thread, and the session keeps the pool.
-            let readsHere = executor != nil && (transport as? any DirectTransport)?.readingThread === executor
-            session = try ModuleSession(transport: transport, dialect: dialect, clock: clock, requestTimeout: timing.requestTimeout,
-                                        retransmission: timing.retransmission, executor: readsHere ? executor : nil)
-            apply(.servicesResolved)
-        } catch {
-            apply(.servicesMissing(error.description))
-        }
-    }
-
-    private func startHello() {
-        guard let session else { return apply(.linkLost("the link closed")) }
-        let current = generation
-        let sessionEvents = session.events
-        Task { [weak self] in
-            for await event in sessionEvents {
-                guard let self else { return }
-                await self.forward(event, for: current)
-            }
-        }
-        step = Task { [weak self] in
-            do throws(SessionError) {
-                let identity = try await session.start()
-                await self?.handshakeDone(identity, for: current)
-            } catch .versionMismatch(let module, let client) {
-                await self?.deliver(.versionMismatch(SessionError.versionMismatch(module: module, client: client).description), for: current)
-            } catch .disconnected(let reason) {
-                await self?.deliver(.linkLost(reason), for: current)
-            } catch {
-                await self?.deliver(.helloFailed(error.description), for: current)
-            }
-        }
-    }
-
-    private func handshakeDone(_ identity: ModuleIdentity, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        self.identity = identity
-        apply(.helloSucceeded)
-    }
-
-    private func forward(_ event: SessionEvent, for linkGeneration: Int) {
-        guard linkGeneration == generation else { return }
-        switch event {
-        case .module(let code, let fields): eventSink.yield(.module(code, fields))
-        case .missedEvents(let count): eventSink.yield(.missedEvents(count))
-        case .protocolError(let error): eventSink.yield(.protocolError(error))
-        case .disconnected(let reason): apply(.linkLost(reason))
-        }
-    }
-
-    private func startKeepAlive() {
-        keepAlive?.cancel()
-        let (current, clock, timing) = (generation, clock, timing)
-        requestedSinceKeepAlive = false
-        keepAlive = Task { [weak self] in
-            while !Task.isCancelled {
-                do {
-                    try await clock.sleep(for: timing.keepAliveInterval)
-                } catch {
-                    return
-                }
-                guard let self, let session = await self.sessionNeedingKeepAlive(for: current) else { continue }
-                do throws(SessionError) {
-                    if let sample = try await Self.timedKeepAlive(session, timeout: timing.linkLossTimeout) {
-                        await self.record(sample, for: current)
-                    }
-                } catch .timedOut {
-                    await self.deliver(.keepAliveExpired, for: current)
-                    return
-                } catch {
-                    // A refusal still proves the link is alive; a lost link is reported by the session.
-                }
-            }
-        }
-    }
-
-    /// The session, if no request went out since the last look and it is still current.
-    private func sessionNeedingKeepAlive(for linkGeneration: Int) -> ModuleSession? {
-        guard linkGeneration == generation, state == .ready else { return nil }
-        defer { requestedSinceKeepAlive = false }
-        return requestedSinceKeepAlive ? nil : session
-    }
-
-    /// Closes the link and reports it closed only once it is: a program that disconnects and
-    /// exits must not leave the module linked (BlueZ keeps a link its client forgot).
-    private func closeLink() {
-        let closing = releaseLink()
-        let current = generation
-        Task { [weak self] in
-            await closing.value
-            await self?.deliver(.linkClosed, for: current)
-        }
-    }
-
-    /// Drops the session and link of the current generation; results still on their way for
-    /// them are ignored from now on. Requests outstanding on the session fail as disconnected.
-    /// Returns the task that closes them.
-    @discardableResult
-    private func releaseLink() -> Task<Void, Never> {
-        generation += 1
-        moduleClock.reset()
-        step?.cancel()
-        keepAlive?.cancel()
-        let (oldSession, oldLink, previous) = (session, link, closing)
-        session = nil
-        link = nil
-        // Closes run one after another, and the next link waits for them (startConnect): a
-        // disconnect still on its way must not take down the link made after it.
-        let task = Task {
-            await previous?.value
-            await oldSession?.close()
-            await oldLink?.close()
-        }
-        closing = task
-        return task
-    }
-
-    private func scheduleRetry(after delay: Duration) {
-        retryTimer?.cancel()
-        let (current, clock) = (generation, clock)
-        retryTimer = Task { [weak self] in
-            do {
-                try await clock.sleep(for: delay)
-            } catch {
-                return
-            }
-            await self?.deliver(.retryDue, for: current)
-        }
+        session?.estimate(at: instant)
     }
 }

@@ -1,8 +1,8 @@
 public import CameraKit
 
 /// The callers of a connection's `waitForState` that are still waiting: each resumed with the
-/// first state it wants, or with nil when its time runs out. Modules' and cameras' connections
-/// keep theirs in one of these.
+/// first state it wants, or with nil when its time runs out. The ``ConnectionDriver`` (modules'
+/// and cameras' connections alike) keeps its waiters in one of these.
 public struct StateWaiters: Sendable {
     private struct Waiter: Sendable {
         let isWanted: @Sendable (ConnectionState) -> Bool
