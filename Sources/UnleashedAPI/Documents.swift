@@ -434,7 +434,7 @@ private func readBody<T>(_ json: JSONValue, _ read: (Data) throws(JobRequestErro
 }
 
 /// A job as the API describes it: what it runs, on which camera, where it stands.
-public struct JobDocument: APIDocument, Equatable {
+public struct JobDocument: APIDocument, Hashable {
     /// The journal's run id.
     public var id: Int64
     /// Its camera, or a rig's cameras joined by commas (as the journal names them).

@@ -20,14 +20,14 @@ struct JobRoutes: Sendable {
                 }
                 return try await jobs.submit(camera: submitted.camera, plan: submitted.plan, startDelay: submitted.startDelay)
             }
-            return .document(.created, job.document)
+            return .document(.created, job)
         }
         router.on(API.jobs, requires: .watch) { _, _ in
-            JobList(jobs: try await Self.answer { () async throws(JobError) in try await jobs.jobs() }.map(\.document))
+            JobList(jobs: try await Self.answer { () async throws(JobError) in try await jobs.jobs() })
         }
         router.on(API.job, requires: .watch) { _, context in
             let id = try Self.id(context)
-            return try await Self.answer { () async throws(JobError) in try await jobs.job(id) }.document
+            return try await Self.answer { () async throws(JobError) in try await jobs.job(id) }
         }
         router.on(API.stopJob) { request, context -> Response in
             try context.authorize(.operate)
@@ -39,19 +39,19 @@ struct JobRoutes: Sendable {
             let job = try await Self.answer { () async throws(JobError) in
                 try await jobs.stop(id, afterCurrentFrame: when == .afterFrame, reason: reason)
             }
-            return .document(.ok, job.document)
+            return .document(.ok, job)
         }
         router.on(API.extraFrame, requires: .shoot) { _, context in
             let id = try Self.id(context)
-            return try await Self.answer { () async throws(JobError) in try await jobs.extraFrame(id) }.document
+            return try await Self.answer { () async throws(JobError) in try await jobs.extraFrame(id) }
         }
         router.on(API.pauseJob, requires: .operate) { _, context in
             let id = try Self.id(context)
-            return try await Self.answer { () async throws(JobError) in try await jobs.pause(id) }.document
+            return try await Self.answer { () async throws(JobError) in try await jobs.pause(id) }
         }
         router.on(API.continueJob, requires: .operate) { _, context in
             let id = try Self.id(context)
-            return try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }.document
+            return try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }
         }
         router.on(API.jobEvents) { request, context -> Response in
             try context.authorize(.watch)

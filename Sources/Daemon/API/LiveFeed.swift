@@ -134,7 +134,7 @@ final class LiveFeed: Sendable {
             group.addTask {
                 for await change in watch.changes {
                     switch change {
-                    case .job(let job): self.send(.job(job.document))
+                    case .job(let job): self.send(.job(job))
                     case .frame(let frame, let id): self.send(.frame(frame, job: id))
                     }
                 }

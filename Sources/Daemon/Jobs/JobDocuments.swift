@@ -2,13 +2,6 @@ import Foundation
 import Intervalometer
 import UnleashedAPI
 
-extension JobSnapshot {
-    /// The API's job document.
-    var document: JobDocument {
-        JobDocument(id: id, camera: camera, cameras: cameras, kind: kind, state: state, plan: plan, t0UnixMs: t0UnixMs,
-                    reason: reason, summary: summary, lastFrame: lastFrame)
-    }
-}
 
 extension JobUpdate {
     /// The update as the API's job event.

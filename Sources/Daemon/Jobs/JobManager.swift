@@ -4,26 +4,9 @@ public import Logging
 public import UnleashedAPI
 public import UnleashedKit
 
-/// A job at one moment: what the API answers for it. Running jobs are taken from the daemon's
-/// memory, ended ones from the journal, so a listing survives restarts.
-public struct JobSnapshot: Sendable, Hashable {
-    /// The journal's run id.
-    public var id: Int64
-    /// The camera's name in the registry (a rig's names, joined by commas).
-    public var camera: String
-    /// Each camera's name: one, or a rig's.
-    public var cameras: [String]
-    public var kind: JobKind
-    public var state: JobState
-    public var plan: RunPlan
-    /// Wall-clock time of slot 1 (Unix milliseconds).
-    public var t0UnixMs: Int64?
-    /// Why the job ended; nil while it runs.
-    public var reason: String?
-    public var summary: RunSummary
-    /// The newest frame record, for a glance at progress.
-    public var lastFrame: FrameRecord?
-}
+/// A job at one moment: the API's job document itself. Running jobs are taken from the
+/// daemon's memory, ended ones from the journal, so a listing survives restarts.
+public typealias JobSnapshot = JobDocument
 
 /// What a follower of a job receives: every frame record in order, then how the job ended.
 public enum JobUpdate: Sendable, Hashable {

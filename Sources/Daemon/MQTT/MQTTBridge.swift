@@ -206,7 +206,7 @@ actor MQTTBridge {
         for (name, _) in announced where !(await cameras.all.contains { $0.name == name }) { forget(name) }
         // The jobs under way, whose documents a restarted broker lost.
         for job in (try? await jobs.jobs()) ?? [] where [.waiting, .running, .paused].contains(job.state) {
-            publish(MQTTMessage(topic: topics.job(Int(job.id)), text: text(job.document.json), retain: true))
+            publish(MQTTMessage(topic: topics.job(Int(job.id)), text: text(job.json), retain: true))
         }
     }
 
@@ -276,14 +276,14 @@ actor MQTTBridge {
     private func jobChanged(_ change: JobChange) async {
         switch change {
         case .job(let snapshot):
-            publish(MQTTMessage(topic: topics.job(Int(snapshot.id)), text: text(snapshot.document.json), retain: true))
+            publish(MQTTMessage(topic: topics.job(Int(snapshot.id)), text: text(snapshot.json), retain: true))
             for camera in snapshot.cameras { await publishRun(camera, latest: snapshot) }
         case .frame(let frame, let id):
             publish(MQTTMessage(topic: topics.frames(Int(id)), text: text(JobEvent.frame(frame, job: id).data)))
             // The job's retained document follows its frames, so that a reader of the broker
             // (`fleet status`, another host's rig view) sees the slot it has reached.
             if let snapshot = try? await jobs.job(id) {
-                publish(MQTTMessage(topic: topics.job(Int(id)), text: text(snapshot.document.json), retain: true))
+                publish(MQTTMessage(topic: topics.job(Int(id)), text: text(snapshot.json), retain: true))
                 for camera in snapshot.cameras { await publishRun(camera, latest: snapshot) }
             }
         }
