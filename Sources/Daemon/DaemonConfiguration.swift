@@ -2,6 +2,7 @@ public import CameraKit
 public import CameraProtocols
 public import MQTT
 import Foundation
+public import UnleashedAPI
 public import UnleashedKit
 
 /// Everything the daemon is told by its configuration files and environment: where it
@@ -148,18 +149,8 @@ public struct DaemonConfiguration: Equatable, Sendable {
         }
     }
 
-    /// Modules fired together, under a name (`--group NAME`).
-    public struct Group: Equatable, Sendable {
-        /// Unique among the groups.
-        public var name: String
-        /// Names of configured modules, in order; at least one, each once.
-        public var cameras: [String]
-
-        public init(name: String, cameras: [String]) {
-            self.name = name
-            self.cameras = cameras
-        }
-    }
+    /// Modules fired together, under a name (`--group NAME`): the group `GET /v1/groups` lists.
+    public typealias Group = GroupList.Group
 
     /// A module the daemon may connect to, by a name people use.
     public struct Module: Equatable, Sendable {

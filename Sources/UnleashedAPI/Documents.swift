@@ -149,8 +149,11 @@ public struct DaemonStatus: APIDocument, Equatable {
 
 /// ``API/groups``: the configured `[[groups]]`.
 public struct GroupList: APIDocument, Equatable {
+    /// Cameras fired together, under a name (`--group NAME`).
     public struct Group: Equatable, Sendable {
+        /// Unique among the groups.
         public var name: String
+        /// Names of configured modules, in order; at least one, each once.
         public var cameras: [String]
 
         public init(name: String, cameras: [String]) {

@@ -20,7 +20,7 @@ struct CameraRoutes: Sendable {
         }
         router.on(API.daemonVersion, requires: .watch) { _, _ in DaemonVersion(version: version) }
         router.on(API.groups, requires: .watch) { _, _ in
-            GroupList(groups: groups.map { GroupList.Group(name: $0.name, cameras: $0.cameras) })
+            GroupList(groups: groups)
         }
         router.on(API.events) { request, context in
             try context.authorize(.watch)

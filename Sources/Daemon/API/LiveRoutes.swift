@@ -84,7 +84,7 @@ struct LiveRoutes: Sendable {
             nowUnixMs: jobs.nowUnixMs,
             status: await CameraRoutes.status(of: entries, version: version, started: started, waitingAtMost: Self.statusWait),
             cameras: CameraList(cameras: entries.map { CameraList.Entry(name: $0.name, source: $0.source, identity: $0.camera.identity) }),
-            groups: GroupList(groups: groups.map { GroupList.Group(name: $0.name, cameras: $0.cameras) }),
+            groups: GroupList(groups: groups),
             jobs: JobList(jobs: now.jobs),
             recentFrames: now.recentFrames.sorted { $0.key > $1.key }.map { LiveSnapshot.RecentFrames(run: $0.key, frames: $0.value) })
     }
