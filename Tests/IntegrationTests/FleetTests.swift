@@ -65,15 +65,14 @@ struct FleetTests {
             #expect(FleetRig.milliseconds(t0) == FleetRig.milliseconds(start), "\(host.name): t0 \(t0) against \(start)")
         }
 
-        // The broker lost everything retained; the hosts published it again on reconnecting.
-        let status = try await rig.fleet(["status"])
-        let hosts = try #require(status.json, "\(status.stdout)")
-        for host in rig.network.hosts {
-            let state = try #require(hosts[host.name] as? [String: Any], "\(host.name) in \(status.stdout)")
-            #expect(state["availability"] as? String == "online")
-            let cameras = state["cameras"] as? [String: Any] ?? [:]
-            let run = (cameras["cam"] as? [String: Any])?["run"] as? [String: Any]
-            #expect(run?["frames"] as? Int == 20 && run?["running"] as? Bool == false, "\(host.name): \(String(describing: run))")
+        // The broker lost everything retained; the hosts publish it again on reconnecting, each
+        // after its own reconnection backoff: read until every host's state is back.
+        try await rig.waitForBroker("every host's finished run back on the broker") { hosts in
+            rig.network.hosts.allSatisfy { host in
+                let state = hosts[host.name] as? [String: Any]
+                let run = ((state?["cameras"] as? [String: Any])?["cam"] as? [String: Any])?["run"] as? [String: Any]
+                return state?["availability"] as? String == "online" && run?["frames"] as? Int == 20 && run?["running"] as? Bool == false
+            }
         }
 
         // A time-lapse with no end, stopped on every host by one command.
@@ -168,20 +167,27 @@ final class FleetRig: Sendable {
 
     /// Waits until every host's daemon says it is online on the broker with its camera's state.
     func waitUntilOnline(timeout: Duration = .seconds(60)) async throws {
-        var last = ""
+        try await waitForBroker("every host online", timeout: timeout) { hosts in
+            self.network.hosts.allSatisfy { host in
+                let state = hosts[host.name] as? [String: Any]
+                return state?["availability"] as? String == "online" && (state?["cameras"] as? [String: Any])?["cam"] != nil
+            }
+        }
+    }
+
+    /// Reads `unleashed fleet status` until what the broker holds of the hosts satisfies
+    /// `isDone`: each host's state is on the broker, read by a command, so it is polled.
+    func waitForBroker(_ what: String, timeout: Duration = .seconds(60), until isDone: @escaping @Sendable ([String: Any]) -> Bool) async throws {
+        let last = Mutex("")
         do {
-            // Each host's state is on the broker, read by a command: polled.
-            try await poll("every host online", timeout: timeout, every: .milliseconds(300)) {
+            try await poll(what, timeout: timeout, every: .milliseconds(300)) {
                 let status = try await fleet(["status"])
-                last = status.stdout + status.stderr
+                last.withLock { $0 = status.stdout + status.stderr }
                 guard let hosts = status.json else { return false }
-                return network.hosts.allSatisfy { host in
-                    let state = hosts[host.name] as? [String: Any]
-                    return state?["availability"] as? String == "online" && (state?["cameras"] as? [String: Any])?["cam"] != nil
-                }
+                return isDone(hosts)
             }
         } catch {
-            Issue.record("the hosts did not come online: \(last)\n\(logs)")
+            Issue.record("\(what): not so within \(timeout): \(last.withLock { $0 })\n\(logs)")
             throw error
         }
     }
