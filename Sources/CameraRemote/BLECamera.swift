@@ -46,7 +46,8 @@ public actor BLECamera: Camera {
             case .failed(let failure):
                 throw .device(DeviceFailure(.disconnected, "could not connect to the \(driver.brand.displayName) camera \(name): \(failure)"))
             default:
-                throw .device(DeviceFailure(.disconnected, "could not connect to the \(driver.brand.displayName) camera \(name): \(error)"))
+                throw .device(DeviceFailure(.disconnected, "could not connect to the \(driver.brand.displayName) camera \(name): "
+                    + error.describing("camera")))
             }
         }
         let model = await connection.model
@@ -210,7 +211,7 @@ public actor BLECamera: Camera {
         do {
             try await connection.waitUntilReady(timeout: timeout)
         } catch {
-            throw .device(DeviceFailure(.disconnected, "the camera is not connected: \(error)"))
+            throw .device(DeviceFailure(.disconnected, "the camera is not connected: \(error.describing("camera"))"))
         }
     }
 

@@ -64,7 +64,7 @@ public actor ModuleCamera: Camera {
             try await connection.waitUntilReady(timeout: connectTimeout)
         } catch {
             await connection.disconnect()
-            throw .notConnected(error.description)
+            throw .notConnected(error.describing("module"))
         }
         let module = await connection.identity
         identity = CameraIdentity(
@@ -352,7 +352,7 @@ public actor ModuleCamera: Camera {
         do {
             try await connection.waitUntilReady(timeout: timing.reconnectWait)
         } catch {
-            throw .notConnected(error.description)
+            throw .notConnected(error.describing("module"))
         }
     }
 

@@ -123,11 +123,14 @@ public enum ConnectionError: Error, Hashable, Sendable, CustomStringConvertible 
     /// Not ready within the time allowed; the connection keeps trying.
     case notReady(ConnectionState, after: Duration)
 
-    public var description: String {
+    public var description: String { describing("device") }
+
+    /// The error in words that name what was connected to: `module`, `camera`.
+    public func describing(_ device: String) -> String {
         switch self {
-        case .failed(let failure): "could not connect to the module: \(failure)"
-        case .disconnected: "the connection to the module was closed"
-        case .notReady(let state, let after): "the module was not ready within \(after.shortDescription) (\(state))"
+        case .failed(let failure): "could not connect to the \(device): \(failure)"
+        case .disconnected: "the connection to the \(device) was closed"
+        case .notReady(let state, let after): "the \(device) was not ready within \(after.shortDescription) (\(state))"
         }
     }
 }
