@@ -43,7 +43,7 @@ struct MQTTBridgeTests {
             let now = try rig.watcher.json("unleashed/hostA/cameras/left/shot")
             #expect(now["ok"] == true && now["shot"]?.objectValue?["counter"] == 1)
 
-            let at = Date().addingTimeInterval(0.6)
+            let at = Date().addingTimeInterval(3)
             rig.watcher.forget("unleashed/hostA/cameras/left/shot")
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/hostA/cameras/left/shoot", text: #"{"at": "\#(FleetTime.text(at))"}"#))
             try await rig.watcher.waitFor("the timed shot") { $0["unleashed/hostA/cameras/left/shot"] != nil }
@@ -67,7 +67,7 @@ struct MQTTBridgeTests {
             try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
             // Far enough ahead that a loaded machine still delivers the command in time (a host
             // refuses a time less than 50 ms ahead when the command arrives).
-            let at = Date().addingTimeInterval(2)
+            let at = Date().addingTimeInterval(3)
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/shoot", text: #"{"id": "f1", "at": "\#(FleetTime.text(at))"}"#))
             try await rig.watcher.waitFor("the answer") { $0["unleashed/hostA/fleet"] != nil }
             let answer = try rig.watcher.json("unleashed/hostA/fleet")
@@ -93,8 +93,9 @@ struct MQTTBridgeTests {
     func fleetStop() async throws {
         try await BridgeRig.with(cameras: ["left", "right"]) { rig in
             try await rig.watcher.waitFor("online") { $0["unleashed/hostA/availability"] == "online" }
-            // Far enough ahead that a loaded machine's delivery does not make it a time passed.
-            let start = FleetTime.text(Date().addingTimeInterval(1.5))
+            // Far enough ahead that a loaded machine still delivers the command in time: at 1.5 s a
+            // fresh-clone run of make test once delivered it too late.
+            let start = FleetTime.text(Date().addingTimeInterval(3))
             try rig.watcher.client.publish(MQTTMessage(topic: "unleashed/fleet/timelapse", text: #"{"id": "t1", "start": "\#(start)", "intervalMs": 300}"#))
             try await rig.watcher.waitFor("the time-lapse's answer") { $0["unleashed/hostA/fleet"] != nil }
             let started = try rig.watcher.json("unleashed/hostA/fleet")
