@@ -4,7 +4,9 @@
 Reads a JSON object from stdin: {"samples": [{"schema": NAME, "value": JSON}], "routes": [[METHOD, PATH]]}
 ("routes" optional).
 NAME is a schema of components/schemas (`Job`), or an operation's answer (`GET /v1/groups 200`)
-or body (`PUT /v1/cameras/{camera}/time body`). Each value must validate against its schema and,
+or body (`PUT /v1/cameras/{camera}/time body`). For the schema of a stream's events
+(`LiveStreamEvent`), the value is one event, {"event": NAME, "data": OBJECT}, and its data is
+checked against the schema the stream gives that event. Each value must validate against its schema and,
 stricter than JSON Schema, every member of every object must be one the schema names: a member
 added to a document and not to the YAML fails. The routes must be exactly the YAML's operations
 under /v1, when they are given. Prints one line per problem and exits 1 when there is any.
@@ -33,6 +35,14 @@ def main():
         if schema is None:
             problems.append(f"{name}: the YAML has no such schema")
             continue
+        if is_stream(schema):
+            # A Server-Sent Event, as {"event": NAME, "data": OBJECT}: its data is checked against
+            # the schema the stream gives that name (`contentSchema` of the event's `data:` line).
+            content = event_schema(schema, value)
+            if content is None:
+                problems.append(f"{name}: the YAML names no event '{value.get('event')}' on this stream")
+                continue
+            name, schema, value = f"{name} '{value['event']}'", content, value["data"]
         resolver = {"components": document["components"], **schema}
         try:
             jsonschema.validate(value, resolver, cls=jsonschema.Draft202012Validator)
@@ -70,6 +80,20 @@ def find(document, name):
         return None
     holder = resolve(document, holder)
     return holder.get("content", {}).get("application/json", {}).get("schema")
+
+
+def is_stream(schema):
+    """Whether `schema` describes the events of a stream: choices by `event` with JSON `data`."""
+    return any("contentSchema" in choice.get("properties", {}).get("data", {}) for choice in schema.get("oneOf", []))
+
+
+def event_schema(schema, value):
+    """The schema of the data of the event `value` names, or None when the stream has no such event."""
+    for choice in schema["oneOf"]:
+        properties = choice.get("properties", {})
+        if properties.get("event", {}).get("const") == value.get("event"):
+            return properties["data"]["contentSchema"]
+    return None
 
 
 def resolve(document, schema):

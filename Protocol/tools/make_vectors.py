@@ -18,6 +18,7 @@ Output is deterministic; the script exits non-zero if any self-check fails.
 Python 3 standard library only.
 """
 
+import functools
 import json
 import os
 import re
@@ -303,6 +304,9 @@ def value_to_text(sid, v):
     return table[v]
 
 
+# The search for the largest listSettings message encodes the same few thousand values millions
+# of times: remembered, `make test`'s vectors step takes seconds instead of half a minute.
+@functools.lru_cache(maxsize=None)
 def text_to_value(sid, text):
     """Encode a text form to the u32 on the wire (no validation beyond parsing)."""
     if not isinstance(text, str):

@@ -116,6 +116,11 @@ extension CameraError {
     /// The exit status for this error's kind.
     public var exitStatus: Int32 { Self.exitStatuses[kind] ?? 70 }
 
-    /// The HTTP status code for this error's kind.
-    public var httpStatusCode: Int { Self.httpStatuses[kind] ?? 500 }
+    /// The errors whose HTTP status is not their kind's, by code. `unreadableValue` is text that
+    /// the setting the path names cannot read (`{"value": "1/125"}` for iso): the body fits the
+    /// API's schema, which cannot tie a value to the path, so the answer is 422, not 400.
+    public static let httpStatusesByCode: [String: Int] = ["unreadableValue": 422]
+
+    /// The HTTP status code for this error: its code's, else its kind's.
+    public var httpStatusCode: Int { Self.httpStatusesByCode[code] ?? Self.httpStatuses[kind] ?? 500 }
 }

@@ -7,7 +7,15 @@ import UnleashedKit
 /// A request body that does not say what the API needs; the message names the field.
 public struct JobRequestError: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// Whether the body is well formed and breaks a rule no JSON schema can state: numbers
+    /// against each other (a bulb and its gap longer than the interval), a hook the daemon
+    /// cannot run, a bracket on a rig. The API answers 422 for these and 400 for the rest.
+    public let isUnprocessable: Bool
+
+    public init(_ description: String, unprocessable: Bool = false) {
+        self.description = description
+        self.isUnprocessable = unprocessable
+    }
 }
 
 /// What ``API/startJob`` asks for: a plan for one camera (or the daemon's only one) or a rig.
@@ -58,7 +66,8 @@ public struct JobSubmission: Equatable, Sendable {
         }
         self.plan = try RunPlan(json: plan, at: "plan", now: now)
         if cameras != nil, case .bracket = self.plan.exposure {
-            throw JobRequestError("plan.exposure: a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself")
+            throw JobRequestError("plan.exposure: a bracket steps one camera's own shutter speeds; run a bracket on each camera of a rig by itself",
+                                  unprocessable: true)
         }
         let delay = try members.milliseconds("startDelayMs") ?? 0
         guard delay >= 0 else { throw JobRequestError("startDelayMs: cannot be negative") }
@@ -208,7 +217,9 @@ extension RunPlan {
         }
         // The same rule as the CLI's --hook: a hook the daemon cannot run is refused now, not at init.
         let hook = try fields.string("hook")
-        if let hook, let problem = HookRunner.problem(with: hook) { throw JobRequestError("\(fields.name("hook")): \(problem)") }
+        if let hook, let problem = HookRunner.problem(with: hook) {
+            throw JobRequestError("\(fields.name("hook")): \(problem)", unprocessable: true)
+        }
         let hookTimeoutMs = try fields.milliseconds("hookTimeoutMs")
         if hookTimeoutMs != nil, hook == nil {
             throw JobRequestError("\(fields.name("hookTimeoutMs")): is the time limit of a hook; give \(fields.name("hook")) too")
@@ -220,7 +231,7 @@ extension RunPlan {
 
     /// Refuses what the plan gets wrong by itself, whatever camera runs it: before the daemon
     /// looks for the camera, so that a client learns of its own mistakes first, even while the
-    /// camera is busy with another job (400 before 409). The rules are the plan's own
+    /// camera is busy with another job (422 before 409). The rules are the plan's own
     /// (``RunPlan/validate()``); the message names the member as the client sent it.
     private func checkNumbers(_ fields: RequestFields) throws(JobRequestError) {
         do {
@@ -228,7 +239,7 @@ extension RunPlan {
         } catch {
             let path = error.field.path
             let member = ([fields.name(path[0])] + path.dropFirst()).joined(separator: ".")
-            throw JobRequestError("\(member): \(error.detail)")
+            throw JobRequestError("\(member): \(error.detail)", unprocessable: true)
         }
     }
 
@@ -245,7 +256,7 @@ extension RunPlan {
         let calendar = Calendar.current
         let components = DateComponents(hour: hour, minute: minute, second: parts.count == 3 ? parts[2]! : 0)
         guard let next = calendar.nextDate(after: now, matching: components, matchingPolicy: .nextTime) else {
-            throw JobRequestError("\(field): '\(text)' never comes on this system's calendar")
+            throw JobRequestError("\(field): '\(text)' never comes on this system's calendar", unprocessable: true)
         }
         return Int64((next.timeIntervalSince1970 * 1000).rounded())
     }
@@ -314,7 +325,8 @@ extension ExposurePlan {
                 do {
                     ramp.program = try RampProgram(json: program.data, intervalMs: intervalMs)
                 } catch {
-                    throw JobRequestError("\(fields.name("program")): \(error)")
+                    // The program's own rules (keyframes in time order, a fixed keyframe's exposure).
+                    throw JobRequestError("\(fields.name("program")): \(error)", unprocessable: true)
                 }
             }
             self = .ramp(plan: ramp)

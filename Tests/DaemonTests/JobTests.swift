@@ -240,6 +240,19 @@ struct JobTests {
         }
     }
 
+    @Test("extra-frame on a job still waiting for its first slot is refused, and nothing is journalled")
+    func extraFrameBeforeTheFirstSlot() async throws {
+        try await Self.withRig(flowing: false) { rig in
+            let answer = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 300, "frames": 3}, "startDelayMs": 3600000}"#)
+            let id = try #require((answer.json?["id"] as? NSNumber)?.int64Value, "\(answer.body)")
+            let extra = try await Self.post(rig, "/v1/jobs/\(id)/extra-frame")
+            #expect(extra.status == 409, "\(extra.body)")
+            #expect(Self.message(extra) == "job \(id) is waiting; only a job that runs takes commands")
+            let job = try await Curl.request(socket: rig.socket, path: "/v1/jobs/\(id)")
+            #expect(job.json?["lastFrame"] is NSNull, "\(job.body)")
+        }
+    }
+
     @Test("a second job on a camera that runs one is refused with 409 naming the job")
     func conflict() async throws {
         try await Self.withRig(flowing: false) { rig in
@@ -247,7 +260,8 @@ struct JobTests {
             let second = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3}}"#)
             #expect(second.status == 409)
             #expect(Self.message(second) == "camera demo is running job \(id); stop it first")
-            // The body's own mistakes come first, busy camera or not: 400 before 409.
+            // The body's own mistakes come first, busy camera or not: 422 (the plan's rules,
+            // which the schema cannot state) before 409.
             let mistakes: [(String, String)] = [
                 (#"{"intervalMs": 0, "frames": 3}"#, "plan.intervalMs: must be longer than 0"),
                 (#"{"intervalMs": 200, "frames": 0}"#, "plan.frames: a run needs at least 1 frame"),
@@ -261,7 +275,7 @@ struct JobTests {
             ]
             for (plan, message) in mistakes {
                 let answer = try await Self.post(rig, "/v1/jobs", "{\"plan\": \(plan)}")
-                #expect(answer.status == 400, "\(plan) → \(answer.body)")
+                #expect(answer.status == 422, "\(plan) → \(answer.body)")
                 #expect(Self.message(answer) == message, "\(plan)")
             }
             #expect(try await rig.jobs.jobs().filter { $0.state != .finished }.map(\.id) == [id])
@@ -288,9 +302,10 @@ struct JobTests {
                  "plan.exposure.ms: missing; how long the shutter stays open"),
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "interval": 5}}"#, 400,
                  "plan.interval: not a member this API knows; it knows durationMs, exposure, forever, frames, hook, hookTimeoutMs, intervalMs, minimumGapMs, overrun, until"),
-                (#"{"plan": {"intervalMs": 200, "frames": 3, "hook": "on-frame.sh"}}"#, 400,
+                // A well-formed plan the daemon cannot run is 422: a hook it cannot find.
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "hook": "on-frame.sh"}}"#, 422,
                  "plan.hook: on-frame.sh is not an absolute path; give the hook's full path"),
-                (#"{"plan": {"intervalMs": 200, "frames": 3, "hook": "/nonexistent/on-frame.sh"}}"#, 400,
+                (#"{"plan": {"intervalMs": 200, "frames": 3, "hook": "/nonexistent/on-frame.sh"}}"#, 422,
                  "plan.hook: /nonexistent/on-frame.sh is not a file"),
                 (#"{"plan": {"intervalMs": 200, "frames": 3, "hookTimeoutMs": 500}}"#, 400,
                  "plan.hookTimeoutMs: is the time limit of a hook; give plan.hook too"),
@@ -313,9 +328,9 @@ struct JobTests {
             #expect(frames.map(\.frame) == Array(1...10))
             #expect(frames.allSatisfy { $0.outcome == .taken }, "every frame taken while the bad requests came: \(frames.filter { $0.outcome != .taken })")
 
-            // With the camera free, the engine's own refusals come back as 400 too.
+            // With the camera free, the plan's own rules come back as 422 too.
             let tooShort = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "frames": 3, "exposure": {"kind": "video", "clipMs": 500}}}"#)
-            #expect(tooShort.status == 400)
+            #expect(tooShort.status == 422)
             #expect(Self.message(tooShort).contains("the interval is too short"), "\(tooShort.body)")
             // A plan the camera cannot do as it is set is the camera's conflict, not a bad request.
             let notBulb = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1000, "frames": 3, "exposure": {"kind": "bulb", "ms": 100}}}"#)
@@ -585,7 +600,7 @@ struct JobTests {
             let refused = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "maxISO": "high"}}}"#)
             #expect(refused.status == 400, "\(refused.body)")
             let badProgram = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "exposure": {"kind": "ramp", "program": {"keyframes": []}}}}"#)
-            #expect(badProgram.status == 400 && badProgram.body.contains("program: keyframes: empty"), "\(badProgram.body)")
+            #expect(badProgram.status == 422 && badProgram.body.contains("program: keyframes: empty"), "\(badProgram.body)")
 
             // What the CLI sends for --ramp program FILE --night-interval: it must reach the daemon whole.
             let programmed = try await Self.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 1500, "frames": 2, "overrun": "defer", "exposure": {"kind": "ramp", "apertures": ["f/4"], "gapMs": 500, "bulbFromMs": null, "nightIntervalMs": 3000, "program": {"keyframes": [{"frame": 1, "mode": "fixed", "shutter": "1/250", "iso": 200, "aperture": "f/4"}, {"at": "3s", "evOffset": -0.5}]}}}}"#)

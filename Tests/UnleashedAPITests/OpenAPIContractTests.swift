@@ -84,26 +84,13 @@ struct OpenAPIContractTests {
             ("POST /v1/jobs/{id}/stop body", StopWhen.afterFrame.json),
             ("Job", job.json),
             ("GET /v1/jobs 200", JobList(jobs: [job]).json),
-            ("JobFrameEvent", JobEvent.frame(frame, job: 5).data),
-            ("JobEndEvent", JobEvent.end(run: run, state: .finished, reason: "done", summary: summary).data),
-            ("JobStreamError", JobEvent.streamError(message: "follow again").data),
             ("Error", ErrorDocument(status: 404, message: "there is no job 9").json),
-            ("LiveSnapshot", LiveSnapshot(
-                nowUnixMs: 1_795_600_000_000,
-                status: DaemonStatus(version: "1.0", uptimeSeconds: 1.5, cameras: [.init(name: "demo", source: "simulated", status: status, error: nil)]),
-                cameras: CameraList(cameras: [.init(name: "demo", source: "simulated", identity: camera.identity)]),
-                groups: GroupList(groups: [.init(name: "rig", cameras: ["a", "b"])]), jobs: JobList(jobs: [job]),
-                recentFrames: [.init(run: 5, frames: [frame])]).json),
-            ("Job", LiveEvent.job(job).data),
-            ("JobFrameEvent", LiveEvent.frame(frame, job: 5).data),
             ("GET /v1/cameras/{camera}/pictures 200", PictureList(pictures: [
                 .init(name: "DSC_0042.jpg", bytes: 8_123_456, cameraPath: "/store/DCIM/DSC_0042.JPG", frame: 12, shotCounter: 42,
                       saved: Date(timeIntervalSince1970: 1_795_600_000)),
                 .init(name: "DSC_0043.nef", bytes: 20_000_000, cameraPath: "/store/DCIM/DSC_0043.NEF", frame: nil, shotCounter: 43,
                       saved: Date(timeIntervalSince1970: 1_795_600_001)),
             ]).json),
-            ("LiveResync", LiveEvent.resync(reason: "the daemon's cameras changed; open the stream again").data),
-            ("LiveHeartbeat", LiveEvent.heartbeat(nowUnixMs: 1_795_600_000_000).data),
             ("POST /v1/web/codes body", PairingCodeRequest(role: "viewer").json),
             ("POST /v1/web/codes 201", PairingCodeDocument(code: "402617", role: "viewer", expires: Date(timeIntervalSince1970: 1_795_600_000),
                                                            url: "http://192.168.1.20:8080/#code=402617").json),
@@ -114,9 +101,30 @@ struct OpenAPIContractTests {
         samples += settings.map { ("SettingDescriptor", $0.json) }
         samples += plans.map { ("Plan", $0.apiJSON) }
         samples += CameraJSONTests.errors.map { ("Error", ErrorDocument($0).json) }
-        samples += CameraJSONTests.events.map { ("CameraEventData", CameraEventMessage(camera: "demo", event: $0).data) }
+        // The event streams, each event as a client's SSE parser gives it: its name and data.
+        let cameraEvents = CameraJSONTests.events.map { CameraEventMessage(camera: "demo", event: $0) }
+        samples += cameraEvents.map { ("CameraStreamEvent", Self.event($0.eventName, $0.data)) }
+        let jobEvents: [JobEvent] = [
+            .frame(frame, job: 5), .end(run: run, state: .finished, reason: "done", summary: summary),
+            .streamError(message: "follow again"),
+        ]
+        samples += jobEvents.map { ("JobStreamEvent", Self.event($0.eventName, $0.data)) }
+        let snapshot = LiveSnapshot(
+            nowUnixMs: 1_795_600_000_000,
+            status: DaemonStatus(version: "1.0", uptimeSeconds: 1.5, cameras: [.init(name: "demo", source: "simulated", status: status, error: nil)]),
+            cameras: CameraList(cameras: [.init(name: "demo", source: "simulated", identity: camera.identity)]),
+            groups: GroupList(groups: [.init(name: "rig", cameras: ["a", "b"])]), jobs: JobList(jobs: [job]),
+            recentFrames: [.init(run: 5, frames: [frame])])
+        let liveEvents: [LiveEvent] = [
+            .snapshot(snapshot), .job(job), .frame(frame, job: 5),
+            .resync(reason: "the daemon's cameras changed; open the stream again"), .heartbeat(nowUnixMs: 1_795_600_000_000),
+        ] + cameraEvents.map(LiveEvent.camera)
+        samples += liveEvents.map { ("LiveStreamEvent", Self.event($0.eventName, $0.data)) }
         return samples
     }
+
+    /// One Server-Sent Event as the checker takes it.
+    static func event(_ name: String, _ data: JSONValue) -> JSONValue { ["event": .string(name), "data": data] }
 
     @Test("every document validates against its schema and uses only the members it names", .timeLimit(.minutes(1)))
     func documentsMatch() async throws {
@@ -134,6 +142,14 @@ struct OpenAPIContractTests {
 
         let mistyped = try Self.check([("GET /v1/groups 200", ["groups": [["name": "rig", "cameras": "a"]]])])
         #expect(mistyped.status == 1)
+
+        // An event a stream does not name, and one without a member its name requires.
+        let unnamed = try Self.check([("LiveStreamEvent", Self.event("flash", ["camera": "demo"]))])
+        #expect(unnamed.status == 1)
+        #expect(unnamed.report.contains("the YAML names no event 'flash' on this stream"), "\(unnamed.report)")
+        let incomplete = try Self.check([("CameraStreamEvent", Self.event("busy", ["camera": "demo"]))])
+        #expect(incomplete.status == 1)
+        #expect(incomplete.report.contains("'busy' is a required property"), "\(incomplete.report)")
 
     }
 }

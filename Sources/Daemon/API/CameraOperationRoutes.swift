@@ -260,9 +260,8 @@ struct CameraOperationRoutes: Sendable {
         }
         let change = try shaped { () throws(JSONShapeError) in try SettingChange(json: body) }
         if let raw = change.raw {
-            guard let value = SettingValue(setting: setting, rawValue: raw) else {
-                throw .invalidArgument("\"raw\" in the body is not " + English.withArticle("\(setting.displayName) value"))
-            }
+            // A number the schema allows that the path's setting has no value for: unreadable (422).
+            guard let value = SettingValue(setting: setting, rawValue: raw) else { throw .unreadableValue(setting, "raw \(raw)") }
             return value
         }
         guard let text = change.value else {
@@ -284,14 +283,14 @@ struct CameraOperationRoutes: Sendable {
 }
 
 extension CameraError {
-    /// The HTTP status for the error's kind (``CameraError/httpStatuses``), with its reason phrase.
+    /// The HTTP status for the error (``CameraError/httpStatusCode``), with its reason phrase.
     var httpStatus: HTTPResponse.Status {
         let code = httpStatusCode
         return Self.statuses.first { $0.code == code } ?? HTTPResponse.Status(code: code)
     }
 
     private static let statuses: [HTTPResponse.Status] = [
-        .badRequest, .conflict, .internalServerError, .serviceUnavailable,
+        .badRequest, .unprocessableContent, .conflict, .internalServerError, .serviceUnavailable,
         HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"),
     ]
 }

@@ -13,7 +13,9 @@ struct JobRoutes: Sendable {
             try context.authorize(.operate)
             let body = try await Self.body(of: request)
             let submitted: JobSubmission
-            do throws(JobRequestError) { submitted = try JobSubmission(body: body) } catch { throw HTTPError(.badRequest, message: error.description) }
+            do throws(JobRequestError) { submitted = try JobSubmission(body: body) } catch {
+                throw HTTPError(error.isUnprocessable ? .unprocessableContent : .badRequest, message: error.description)
+            }
             let job = try await Self.answer { () async throws(JobError) in
                 if let cameras = submitted.cameras {
                     return try await jobs.submit(rig: cameras, plan: submitted.plan, startDelay: submitted.startDelay)
@@ -149,7 +151,9 @@ struct JobRoutes: Sendable {
         case .cameraBusy, .notRunning: .conflict
         case .refused(.camera): .conflict
         case .refused(.journal), .journal, .shuttingDown: .serviceUnavailable
-        case .refused: .badRequest
+        // The body fits the schema; its numbers break a rule a schema cannot state (a bulb and
+        // its gap longer than the interval), or its hook refuses.
+        case .refused: .unprocessableContent
         }
     }
 }

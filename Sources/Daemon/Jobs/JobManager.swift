@@ -448,6 +448,9 @@ public actor JobManager {
     /// of the last slot.
     public func extraFrame(_ id: Int64) async throws(JobError) -> JobSnapshot {
         let job = try running(id)
+        // Before the first slot there is no slot to add a part to: refused, not journalled
+        // as a frame 0 at a time before the run's start.
+        guard wallClock() >= job.record.t0UnixMs else { throw .notRunning(id, .waiting) }
         await job.run.shootExtraFrame()
         return snapshot(job)
     }
