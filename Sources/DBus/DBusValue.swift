@@ -126,23 +126,18 @@ public indirect enum DBusValue: Sendable, Hashable {
     }
 
     /// A dictionary with string keys (`a{sv}`, `a{ss}`, `a{oa{sv}}`, ...), values left as they are.
-    public var dictionaryValue: [String: DBusValue]? {
-        guard case .array(_, let entries) = unwrapped else { return nil }
-        var result: [String: DBusValue] = [:]
-        for case .dictEntry(let key, let value) in entries {
-            guard let key = key.stringValue else { return nil }
-            result[key] = value
-        }
-        return result
-    }
+    public var dictionaryValue: [String: DBusValue]? { keyedDictionary(\.stringValue) }
 
     /// A dictionary with integer keys (`a{qv}` manufacturer data, `a{yv}` advertising data).
-    public var integerKeyedDictionaryValue: [Int: DBusValue]? {
+    public var integerKeyedDictionaryValue: [Int: DBusValue]? { keyedDictionary(\.intValue) }
+
+    /// The entries of a dictionary, each key read by `key`; nil when one cannot be.
+    private func keyedDictionary<Key: Hashable>(_ key: (DBusValue) -> Key?) -> [Key: DBusValue]? {
         guard case .array(_, let entries) = unwrapped else { return nil }
-        var result: [Int: DBusValue] = [:]
-        for case .dictEntry(let key, let value) in entries {
-            guard let key = key.intValue else { return nil }
-            result[key] = value
+        var result: [Key: DBusValue] = [:]
+        for case .dictEntry(let entryKey, let value) in entries {
+            guard let converted = key(entryKey) else { return nil }
+            result[converted] = value
         }
         return result
     }

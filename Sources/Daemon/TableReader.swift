@@ -1,3 +1,4 @@
+import JSON
 import UnleashedKit
 
 /// Reads the keys of one configuration table, turning each wrong type or value into a
@@ -83,21 +84,5 @@ struct TableReader {
 
 /// The known key within two edits of `key` (a typo, a swapped letter), if there is one.
 func closestKey(to key: String, among known: [String]) -> String? {
-    known.map { (key: $0, distance: editDistance(key, $0)) }
-        .filter { $0.distance <= max(1, min(2, key.count / 3)) }
-        .min { $0.distance < $1.distance }?.key
-}
-
-/// Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`.
-func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
-    var previous = Array(0...b.count)
-    for (i, x) in a.enumerated() {
-        var current = [i + 1]
-        for (j, y) in b.enumerated() {
-            current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-        }
-        previous = current
-    }
-    return previous[b.count]
+    closestName(to: key, among: known, within: max(1, min(2, key.count / 3)))
 }

@@ -126,27 +126,11 @@ private final class Visits {
               let position = index[Self.path(context.codingPath, root: "")] else { return nil }
         let object = objects[position]
         let wanted = key.stringValue
-        let close = object.present.filter { !object.asked.contains($0) }
-            .map { (name: $0, distance: Self.editDistance($0.lowercased(), wanted.lowercased())) }
-            .filter { $0.distance <= max(2, wanted.count / 3) }
-            .min { $0.distance < $1.distance }
-        guard let close else { return nil }
-        return JSONShapeError(path: Self.path(object.codingPath + [MemberKey(close.name)], root: root),
+        let unasked = object.present.filter { !object.asked.contains($0) }
+        guard let close = closestName(to: wanted.lowercased(), among: unasked.map { $0.lowercased() }, within: max(2, wanted.count / 3)),
+              let member = unasked.first(where: { $0.lowercased() == close }) else { return nil }
+        return JSONShapeError(path: Self.path(object.codingPath + [MemberKey(member)], root: root),
                               problem: "unknown member; did you mean \(wanted)?")
-    }
-
-    /// How many letters must change to turn one name into the other.
-    private static func editDistance(_ first: String, _ second: String) -> Int {
-        let (a, b) = (Array(first), Array(second))
-        var previous = Array(0...b.count)
-        for (i, letter) in a.enumerated() {
-            var current = [i + 1]
-            for (j, other) in b.enumerated() {
-                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (letter == other ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 
     private static func unknown(_ member: String, in object: Object, root: String, expected: Set<String>) -> JSONShapeError {

@@ -434,11 +434,19 @@ extension WallTime {
         ["unixMilliseconds": .unsigned(unixMilliseconds), "utcOffsetMinutes": .int(utcOffsetMinutes)]
     }
 
-    /// Reads what ``json`` writes; what does not fit is named by its path.
+    private struct Members: Decodable {
+        var unixMilliseconds: UInt64
+        var utcOffsetMinutes: Int
+    }
+
+    /// Reads what ``json`` writes, strictly (it is ``API/setTime``'s body); what does not fit
+    /// is named by its path, an instant past the module's clock (``latestUnixMilliseconds``) too.
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "time")
-        self.init(unixMilliseconds: try cursor.member("unixMilliseconds").integer(UInt64.self),
-                  utcOffsetMinutes: try cursor.member("utcOffsetMinutes").int())
+        let members = try StrictJSONDecoder().decode(Members.self, from: json)
+        guard members.unixMilliseconds <= Self.latestUnixMilliseconds else {
+            throw JSONShapeError(path: "unixMilliseconds", problem: "must be Unix milliseconds, a whole number from 0 to \(Self.latestUnixMilliseconds)")
+        }
+        self.init(unixMilliseconds: members.unixMilliseconds, utcOffsetMinutes: members.utcOffsetMinutes)
     }
 }
 
@@ -451,12 +459,23 @@ extension GeoPosition {
         ]
     }
 
-    /// Reads what ``json`` writes; what does not fit is named by its path.
+    private struct Members: Decodable {
+        var latitude: Double
+        var longitude: Double
+        var altitudeMetres: Double?
+        var fixUnixMilliseconds: UInt64
+    }
+
+    /// Reads what ``json`` writes, strictly (it is ``API/geotag``'s body); what does not fit is
+    /// named by its path, a fix time past the module's clock (``WallTime/latestUnixMilliseconds``) too.
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "position")
-        self.init(latitude: try cursor.member("latitude").double(), longitude: try cursor.member("longitude").double(),
-                  altitude: try cursor.optional("altitudeMetres")?.double(),
-                  fixTime: try cursor.member("fixUnixMilliseconds").integer(UInt64.self))
+        let members = try StrictJSONDecoder().decode(Members.self, from: json)
+        guard members.fixUnixMilliseconds <= WallTime.latestUnixMilliseconds else {
+            throw JSONShapeError(path: "fixUnixMilliseconds",
+                                 problem: "must be Unix milliseconds, a whole number from 0 to \(WallTime.latestUnixMilliseconds)")
+        }
+        self.init(latitude: members.latitude, longitude: members.longitude, altitude: members.altitudeMetres,
+                  fixTime: members.fixUnixMilliseconds)
     }
 }
 

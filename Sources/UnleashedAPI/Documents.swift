@@ -14,6 +14,16 @@ import UnleashedKit
 public protocol JSONForm: Sendable {
     var json: JSONValue { get }
     init(json: JSONValue) throws(JSONShapeError)
+    /// Reads the document as a request's body, from a client: a member it does not name is
+    /// refused, so that a misspelt one is not silently ignored.
+    init(requestBody: JSONValue) throws(JSONShapeError)
+}
+
+extension JSONForm {
+    /// A document whose ``init(json:)`` is already strict reads a body with it.
+    public init(requestBody: JSONValue) throws(JSONShapeError) {
+        try self.init(json: requestBody)
+    }
 }
 
 /// A document of the API, Codable through its JSON form, so that it reads and writes the same
@@ -40,6 +50,10 @@ extension CodableDocument {
 
     public init(json: JSONValue) throws(JSONShapeError) {
         self = try StrictJSONDecoder(refusesUnknownMembers: false).decode(Self.self, from: json)
+    }
+
+    public init(requestBody: JSONValue) throws(JSONShapeError) {
+        self = try StrictJSONDecoder().decode(Self.self, from: requestBody)
     }
 }
 
@@ -238,16 +252,10 @@ public struct CameraDocument: APIDocument, Equatable {
 }
 
 /// ``API/connect``'s body: `{"module": "AA:BB:CC:DD:EE:FF"}` or a configured module's name.
-public struct ConnectRequest: APIDocument, Equatable {
+public struct ConnectRequest: CodableDocument, Equatable {
     public var module: String
 
     public init(module: String) { self.module = module }
-
-    public var json: JSONValue { ["module": .string(module)] }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        module = try JSONCursor(json, path: "body").member("module").string()
-    }
 }
 
 /// What ``API/connect`` and ``API/disconnect`` answer: the camera, whether it is now held and,
@@ -303,7 +311,7 @@ public struct SettingList: APIDocument, Equatable {
 
 /// ``API/setSetting``'s body: the value as a person writes it (`"1/125"`), or its wire number
 /// (`raw`), which names it exactly; `raw` wins when both are there.
-public struct SettingChange: APIDocument, Equatable {
+public struct SettingChange: CodableDocument, Equatable {
     public var value: String?
     public var raw: UInt32?
 
@@ -317,20 +325,20 @@ public struct SettingChange: APIDocument, Equatable {
         self.init(value: value.text, raw: value.rawValue)
     }
 
-    /// The members the body may have.
-    public static let members: Set<String> = ["value", "raw"]
-
-    public var json: JSONValue {
-        var members: [String: JSONValue] = [:]
-        members["value"] = value.map(JSONValue.string)
-        members["raw"] = raw.map { .integer(Int64($0)) }
-        return .object(members)
+    private enum CodingKeys: String, CodingKey {
+        case value, raw
     }
 
-    public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "body")
-        value = try cursor.optional("value")?.string()
-        raw = try cursor.optional("raw")?.integer(UInt32.self)
+    /// Either member may be left out, not given as null: the schema allows neither null.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        for key in [CodingKeys.value, .raw] where container.contains(key) {
+            if try container.decodeNil(forKey: key) {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "cannot be null; leave it out")
+            }
+        }
+        value = try container.decodeIfPresent(String.self, forKey: .value)
+        raw = try container.decodeIfPresent(UInt32.self, forKey: .raw)
     }
 }
 
@@ -371,15 +379,8 @@ public struct VideoClipLength: APIDocument, Equatable {
 }
 
 extension WallTime {
-    /// The members ``API/setTime``'s body may have.
-    public static let members: Set<String> = ["unixMilliseconds", "utcOffsetMinutes"]
     /// The latest instant a request may name: the module's clock fields hold 53 bits (PROTOCOL.md).
-    public static let latestUnixMilliseconds: Int64 = (1 << 53) - 1
-}
-
-extension GeoPosition {
-    /// The members ``API/geotag``'s body may have.
-    public static let members: Set<String> = ["latitude", "longitude", "altitudeMetres", "fixUnixMilliseconds"]
+    public static let latestUnixMilliseconds: UInt64 = (1 << 53) - 1
 }
 
 /// One camera event of ``API/events`` or ``API/cameraEvents``, with the camera's name.
@@ -488,10 +489,11 @@ public struct JobDocument: APIDocument, Hashable {
         kind = try cursor.member("kind").decoded(JobKind.self)
         state = try cursor.member("state").decoded(JobState.self)
         let plan = try cursor.member("plan")
+        let document = try plan.decoded(PlanDocument.self)
         do throws(JobRequestError) {
-            self.plan = try RunPlan(json: plan.value, at: plan.path, now: Date())
+            self.plan = try RunPlan(document: document, at: plan.path, now: Date())
         } catch {
-            throw JSONShapeError(path: plan.path, problem: error.description)
+            throw JSONShapeError(path: "", problem: error.description)
         }
         t0UnixMs = try cursor.optional("t0").map { t0 throws(JSONShapeError) in
             guard let date = RunPlan.timestamp(try t0.string()) else { throw t0.fail("expected an ISO 8601 timestamp") }
@@ -603,10 +605,7 @@ public struct ErrorDocument: APIDocument, Equatable {
 extension JSONCursor {
     /// A Codable value (the journal's records) from its JSONEncoder form.
     func decoded<T: Decodable>(_: T.Type) throws(JSONShapeError) -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: value.data)
-        } catch {
-            throw fail("not \(T.self): \(error)")
-        }
+        // What a client reads from a daemon, which may be newer: members it adds are let be.
+        try StrictJSONDecoder(root: path, refusesUnknownMembers: false).decode(T.self, from: value)
     }
 }

@@ -4,17 +4,11 @@ public import JSON
 // MARK: - Paired browsers (the web app)
 
 /// ``API/makePairingCode``'s body: the role the browser that types the code will get.
-public struct PairingCodeRequest: APIDocument, Equatable {
+public struct PairingCodeRequest: CodableDocument, Equatable {
     /// `operator` or `viewer`.
     public var role: String
 
     public init(role: String) { self.role = role }
-
-    public var json: JSONValue { ["role": .string(role)] }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        role = try JSONCursor(json, path: "body").member("role").string()
-    }
 }
 
 /// A code that pairs one browser with the web app, with the role it gives and when it expires.

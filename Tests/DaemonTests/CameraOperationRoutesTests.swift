@@ -62,14 +62,14 @@ struct CameraOperationRoutesTests {
         try await Self.withServer { demo, socket in
             let before = try await demo.camera.value(of: .iso)
             let cases: [(path: String, method: String, body: String, message: String)] = [
-                ("settings/iso", "PUT", #"{"value": "800", "vaule": "1600"}"#, "vaule: not a member this API knows; it knows raw, value"),
+                ("settings/iso", "PUT", #"{"value": "800", "vaule": "1600"}"#, "vaule: unknown member; known members: raw, value"),
                 ("bulb", "POST", #"{"ms": 100, "seconds": 1}"#, "seconds: unknown member; known members: ms"),
                 ("bulb", "POST", #"{"ms": 1.5}"#, "ms: expected a whole number from \(Int64.min) to \(Int64.max)"),
                 ("bulb", "POST", #"{"milliseconds": 100}"#, "ms: missing"),
                 ("focus", "POST", #"{"hold": false, "mode": "af"}"#, "mode: unknown member; known members: hold"),
                 ("focus", "POST", #"{"hold": "yes"}"#, "hold: expected true or false"),
                 ("time", "PUT", #"{"unixMilliseconds": 0, "utcOffsetMinutes": 0, "zone": "UTC"}"#,
-                 "zone: not a member this API knows; it knows unixMilliseconds, utcOffsetMinutes"),
+                 "zone: unknown member; known members: unixMilliseconds, utcOffsetMinutes"),
             ]
             for (path, method, body, message) in cases {
                 let answer = try await Curl.request(socket: socket, path: "/v1/cameras/demo/" + path,

@@ -191,11 +191,15 @@ struct CameraJSONTests {
         #expect(throws: JSONShapeError(path: "event.cameraPower", problem: "'dim' is not one of off, on, sleeping")) {
             try CameraEvent(json: ["event": "cameraPower", "cameraPower": "dim"])
         }
-        #expect(throws: JSONShapeError(path: "time.utcOffsetMinutes", problem: "missing")) {
+        // A request's body (API/setTime): its members bare, as the route answers them.
+        #expect(throws: JSONShapeError(path: "utcOffsetMinutes", problem: "missing")) {
             try WallTime(json: ["unixMilliseconds": 1])
         }
-        #expect(throws: JSONShapeError(path: "time.unixMilliseconds", problem: "expected an integer from 0 to 18446744073709551615")) {
+        #expect(throws: JSONShapeError(path: "unixMilliseconds", problem: "expected a whole number from 0 to 18446744073709551615")) {
             try WallTime(json: ["unixMilliseconds": -1, "utcOffsetMinutes": 0])
+        }
+        #expect(throws: JSONShapeError(path: "unixMilliseconds", problem: "must be Unix milliseconds, a whole number from 0 to 9007199254740991")) {
+            try WallTime(json: ["unixMilliseconds": 9_007_199_254_740_992, "utcOffsetMinutes": 0])
         }
     }
 

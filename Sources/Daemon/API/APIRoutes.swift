@@ -37,19 +37,35 @@ final class APIRoutes {
         }
     }
 
-    /// The request's body as `Body`; nothing is read for an endpoint that takes none.
+    /// The request's body as `Body`, read strictly (``JSONForm/init(requestBody:)``): 400 naming
+    /// the member a client got wrong. Nothing is read for an endpoint that takes none.
     static func body<Body: JSONForm>(_: Body.Type, of request: Request) async throws -> Body {
         if Body.self == NoDocument.self, let none = NoDocument() as? Body { return none }
-        let bytes = try await request.body.collect(upTo: ControlAPI.maxBodySize)
+        let document = try await json(of: request.body)
         do throws(JSONShapeError) {
-            let document = try JSONValue(parsing: bytes.readableBytesView)
-            if Body.self is any CodableDocument.Type, let decodable = Body.self as? any Decodable.Type,
-               let strict = try StrictJSONDecoder().decode(decodable, from: document) as? Body {
-                return strict
-            }
-            return try Body(json: document)
+            return try Body(requestBody: document)
         } catch {
             throw HTTPError(.badRequest, message: error.description)
+        }
+    }
+
+    /// The body as JSON: 400 when it is empty or not JSON.
+    static func json(of body: RequestBody) async throws -> JSONValue {
+        let buffer = try await bytes(of: body)
+        guard buffer.readableBytes > 0 else { throw HTTPError(.badRequest, message: "this request needs a JSON body") }
+        do throws(JSONShapeError) {
+            return try JSONValue(parsing: buffer.readableBytesView)
+        } catch {
+            throw HTTPError(.badRequest, message: "the request body is not JSON: \(error.problem)")
+        }
+    }
+
+    /// The body's bytes: 413 past ``ControlAPI/maxBodySize``.
+    static func bytes(of body: RequestBody) async throws -> ByteBuffer {
+        do {
+            return try await body.collect(upTo: ControlAPI.maxBodySize)
+        } catch {
+            throw HTTPError(.contentTooLarge, message: "the request body is over the limit of \(ControlAPI.maxBodySize) bytes")
         }
     }
 }

@@ -47,9 +47,9 @@ struct CameraOperationRoutes: Sendable {
         router.on(API.setSetting) { request, context in
             try context.authorize(.operate)
             let setting = try Self.setting(context)
-            return try await operate(request, context, body: SettingChange.members) { entry, body throws(CameraError) in
+            return try await operate(request, context, body: SettingChange.self) { entry, change throws(CameraError) in
                 let setting = try setting.get()
-                let value = try Self.value(of: setting, in: body, camera: entry.camera)
+                let value = try Self.value(of: setting, change, camera: entry.camera)
                 return .document(.ok, try await entry.camera.set(value))
             }
         }
@@ -96,18 +96,15 @@ struct CameraOperationRoutes: Sendable {
         }
         router.on(API.setTime) { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: WallTime.members) { entry, body throws(CameraError) in
-                try Self.wireMilliseconds("unixMilliseconds", in: body)
-                try await entry.camera.setTime(try Self.shaped { () throws(JSONShapeError) in try WallTime(json: body) })
+            return try await operate(request, context, body: WallTime.self) { entry, time throws(CameraError) in
+                try await entry.camera.setTime(time)
                 return Response(status: .noContent)
             }
         }
         router.on(API.geotag) { request, context in
             try context.authorize(.operate)
-            return try await operate(request, context, body: GeoPosition.members) {
-                entry, body throws(CameraError) in
-                try Self.wireMilliseconds("fixUnixMilliseconds", in: body)
-                try await entry.camera.geotag(try Self.shaped { () throws(JSONShapeError) in try GeoPosition(json: body) })
+            return try await operate(request, context, body: GeoPosition.self) { entry, position throws(CameraError) in
+                try await entry.camera.geotag(position)
                 return Response(status: .noContent)
             }
         }
@@ -165,25 +162,25 @@ struct CameraOperationRoutes: Sendable {
         }
     }
 
-    /// Runs `operation` on the camera the path names, with the request's JSON body when `body`
-    /// names the members it may have; a ``CameraError`` becomes its answer. A body with any
-    /// other member is refused (400, naming it), as the jobs API refuses one: a misspelt member
-    /// is not silently ignored. With `followingClient`, for the operations that take
-    /// the camera's time (a shot, a bulb exposure, focusing), a client that goes away cancels the
-    /// operation, which the camera then ends cleanly. That watch ends the connection with the
-    /// request, so the quick operations, which keep connections alive, do without it.
-    private func operate(
-        _ request: Request, _ context: ControlRequestContext, body members: Set<String>? = nil, readsBody: Bool = false,
-        followingClient: Bool = false,
-        _ operation: @escaping @Sendable (CameraRegistry.Entry, JSONValue) async throws(CameraError) -> Response
+    /// Runs `operation` on the camera the path names, with the request's body read as `Body`
+    /// (none is read for ``NoDocument``); a ``CameraError`` becomes its answer. A body that is
+    /// missing or not JSON answers 400 with the daemon's words; one that is not a `Body` (a
+    /// member of the wrong type, or one `Body` does not name, as the jobs API refuses one: a
+    /// misspelt member is not silently ignored) answers the camera's `invalidArgument` naming
+    /// the member. With `followingClient`, for the operations that take the camera's time (a
+    /// shot, a bulb exposure, focusing), a client that goes away cancels the operation, which
+    /// the camera then ends cleanly. That watch ends the connection with the request, so the
+    /// quick operations, which keep connections alive, do without it.
+    private func operate<Body: JSONForm>(
+        _ request: Request, _ context: ControlRequestContext, body _: Body.Type, followingClient: Bool = false,
+        _ operation: @escaping @Sendable (CameraRegistry.Entry, Body) async throws(CameraError) -> Response
     ) async throws -> Response {
         let entry = try await lookUp(context)
-        let run = { @Sendable (body: RequestBody) async throws -> Response in
-            let document = members == nil && !readsBody ? .null : try await Self.json(body)
+        let run = { @Sendable (requestBody: RequestBody) async throws -> Response in
+            let body = try await Self.read(Body.self, from: requestBody)
             let response: Response
             do throws(CameraError) {
-                if let members { try Self.requireMembers(of: document, in: members) }
-                response = try await operation(entry, document)
+                response = try await operation(entry, try body.get())
             } catch {
                 response = .cameraError(error, context: context)
             }
@@ -200,36 +197,23 @@ struct CameraOperationRoutes: Sendable {
         }
     }
 
-    /// ``operate(_:_:body:followingClient:_:)`` with the body read as `Body`, strictly: a member
-    /// of the wrong type, or one `Body` does not name, is a 400 that names it.
-    private func operate<Body: CodableDocument>(
-        _ request: Request, _ context: ControlRequestContext, body: Body.Type, followingClient: Bool = false,
-        _ operation: @escaping @Sendable (CameraRegistry.Entry, Body) async throws(CameraError) -> Response
+    /// ``operate(_:_:body:followingClient:_:)`` for an operation that takes no body.
+    private func operate(
+        _ request: Request, _ context: ControlRequestContext, followingClient: Bool = false,
+        _ operation: @escaping @Sendable (CameraRegistry.Entry, NoDocument) async throws(CameraError) -> Response
     ) async throws -> Response {
-        try await operate(request, context, body: nil as Set<String>?, readsBody: true, followingClient: followingClient) { entry, document throws(CameraError) in
-            let decoded: Body
-            do throws(JSONShapeError) {
-                decoded = try StrictJSONDecoder().decode(Body.self, from: document)
-            } catch {
-                throw .invalidArgument(error.description)
-            }
-            return try await operation(entry, decoded)
-        }
+        try await operate(request, context, body: NoDocument.self, followingClient: followingClient, operation)
     }
 
-    /// The body as JSON; 400 when it is missing or not JSON.
-    private static func json(_ body: RequestBody) async throws -> JSONValue {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await body.collect(upTo: ControlAPI.maxBodySize)
+    /// The body as `Body`, or the camera's `invalidArgument` naming what does not fit; throws
+    /// the daemon's 400 for a body that is missing or not JSON.
+    private static func read<Body: JSONForm>(_: Body.Type, from body: RequestBody) async throws -> Result<Body, CameraError> {
+        if Body.self == NoDocument.self, let none = NoDocument() as? Body { return .success(none) }
+        let document = try await APIRoutes.json(of: body)
+        do throws(JSONShapeError) {
+            return .success(try Body(requestBody: document))
         } catch {
-            throw HTTPError(.contentTooLarge, message: "the request body is larger than \(ControlAPI.maxBodySize) bytes")
-        }
-        guard buffer.readableBytes > 0 else { throw HTTPError(.badRequest, message: "this request needs a JSON body") }
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
-        } catch {
-            throw HTTPError(.badRequest, message: "the request body is not JSON")
+            return .failure(.invalidArgument(error.description))
         }
     }
 
@@ -241,24 +225,9 @@ struct CameraOperationRoutes: Sendable {
         return .success(setting)
     }
 
-    // Malformed bodies are the caller's mistake, reported as an invalid argument: 400, naming the field.
-
-    /// Refuses a body that is not an object or has a member outside `allowed`, in the jobs API's words.
-    private static func requireMembers(of body: JSONValue, in allowed: Set<String>) throws(CameraError) {
-        do throws(JobRequestError) {
-            _ = try RequestFields(body, at: "body", allowed: allowed)
-        } catch {
-            throw .invalidArgument(error.description)
-        }
-    }
-
     /// `{"value": "1/125"}` as a person writes it, or `{"raw": 1048701}`, the wire number a
     /// program that read the value from this API has, which names it exactly.
-    private static func value(of setting: SettingID, in body: JSONValue, camera: any Camera) throws(CameraError) -> SettingValue {
-        for key in SettingChange.members.sorted() where body[key] == .null {
-            throw .invalidArgument("\"\(key)\" in the body cannot be null; leave it out")
-        }
-        let change = try shaped { () throws(JSONShapeError) in try SettingChange(json: body) }
+    private static func value(of setting: SettingID, _ change: SettingChange, camera: any Camera) throws(CameraError) -> SettingValue {
         if let raw = change.raw {
             // A number the schema allows that the path's setting has no value for: unreadable (422).
             guard let value = SettingValue(setting: setting, rawValue: raw) else { throw .unreadableValue(setting, "raw \(raw)") }
@@ -268,17 +237,6 @@ struct CameraOperationRoutes: Sendable {
             throw .invalidArgument("the body needs \"value\" as a string, like {\"value\": \"1/125\"}")
         }
         return try camera.parse(text, for: setting)
-    }
-
-    /// Refuses Unix milliseconds that a module's clock field cannot hold, or that are not a number.
-    private static func wireMilliseconds(_ key: String, in body: JSONValue) throws(CameraError) {
-        guard let number = body[key]?.integerValue, (0...WallTime.latestUnixMilliseconds).contains(number) else {
-            throw .invalidArgument("\"\(key)\" in the body must be Unix milliseconds, a whole number from 0 to \(WallTime.latestUnixMilliseconds)")
-        }
-    }
-
-    private static func shaped<T>(_ read: () throws(JSONShapeError) -> T) throws(CameraError) -> T {
-        do { return try read() } catch { throw .invalidArgument("the request body does not fit: \(error)") }
     }
 }
 

@@ -109,11 +109,7 @@ struct JobRoutes: Sendable {
 
     /// The request's body, refused when it is over the API's limit.
     private static func body(of request: Request) async throws -> Data {
-        do {
-            return Data(try await request.body.collect(upTo: ControlAPI.maxBodySize).readableBytesView)
-        } catch {
-            throw HTTPError(.contentTooLarge, message: "the request body is over the limit of \(ControlAPI.maxBodySize) bytes")
-        }
+        Data(try await APIRoutes.bytes(of: request.body).readableBytesView)
     }
 
     /// The job id in the path; a path that names no job by number is a job that does not exist.

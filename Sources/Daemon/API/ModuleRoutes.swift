@@ -14,14 +14,8 @@ struct ModuleRoutes: Sendable {
     func add(to router: APIRoutes) {
         router.on(API.connect) { request, context -> Response in
             try context.authorize(.operate)
-            let body = try await request.body.collect(upTo: ControlAPI.maxBodySize)
-            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)),
-                  case .object(let members) = json else {
-                throw HTTPError(.badRequest, message: "the body must be a JSON object like {\"module\": \"AA:BB:CC:DD:EE:FF\"}")
-            }
-            guard let wanted = members["module"]?.stringValue, !wanted.isEmpty else {
-                throw HTTPError(.badRequest, message: "module: missing; the module's address or configured name")
-            }
+            let wanted = try await APIRoutes.body(ConnectRequest.self, of: request).module
+            guard !wanted.isEmpty else { throw HTTPError(.badRequest, message: "module: empty; the module's address or configured name") }
             return try await connect(wanted)
         }
         router.on(API.disconnect) { _, context -> Response in

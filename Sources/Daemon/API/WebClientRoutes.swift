@@ -15,14 +15,16 @@ struct WebClientRoutes: Sendable {
         router.on(API.makePairingCode) { request, context -> Response in
             try context.authorize(.access)
             let browsers = try served()
-            let body = try await request.body.collect(upTo: ControlAPI.maxBodySize)
+            let body = try await APIRoutes.bytes(of: request.body)
             let role: DaemonConfiguration.AccessToken.Role
             if body.readableBytes == 0 {
                 role = .operator
             } else {
-                guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: body)),
-                      let request = try? PairingCodeRequest(json: json) else {
-                    throw HTTPError(.badRequest, message: "the body must be a JSON object like {\"role\": \"viewer\"}")
+                let request: PairingCodeRequest
+                do throws(JSONShapeError) {
+                    request = try PairingCodeRequest(requestBody: try JSONValue(parsing: body.readableBytesView))
+                } catch {
+                    throw HTTPError(.badRequest, message: error.path.isEmpty ? "the body must be a JSON object like {\"role\": \"viewer\"}" : error.description)
                 }
                 guard let wanted = DaemonConfiguration.AccessToken.Role(rawValue: request.role) else {
                     throw HTTPError(.badRequest, message: "role: '\(request.role)' is not a role; use operator or viewer")

@@ -205,7 +205,7 @@ actor MQTTBridge {
         for entry in await cameras.all { await announce(entry) }
         for (name, _) in announced where !(await cameras.all.contains { $0.name == name }) { forget(name) }
         // The jobs under way, whose documents a restarted broker lost.
-        for job in (try? await jobs.jobs()) ?? [] where [.waiting, .running, .paused].contains(job.state) {
+        for job in (try? await jobs.jobs()) ?? [] where job.state.isLive {
             publish(MQTTMessage(topic: topics.job(Int(job.id)), text: text(job.json), retain: true))
         }
     }
@@ -294,7 +294,7 @@ actor MQTTBridge {
         let job: JobSnapshot? = if let latest { latest } else { await runningJob(on: name) }
         // Forgotten meanwhile (or never announced): its cleared state stays cleared.
         guard announced[name] != nil else { return }
-        let running = job.map { [.waiting, .running, .paused].contains($0.state) } ?? false
+        let running = job?.state.isLive ?? false
         var document: [String: JSONValue] = [
             "running": .bool(running),
             "intervalSeconds": .seconds(intervals[name] ?? Self.defaultInterval),
@@ -310,7 +310,7 @@ actor MQTTBridge {
     }
 
     private func runningJob(on camera: String) async -> JobSnapshot? {
-        (try? await jobs.jobs())?.first { $0.cameras.contains(camera) && [.waiting, .running, .paused].contains($0.state) }
+        (try? await jobs.jobs())?.first { $0.cameras.contains(camera) && $0.state.isLive }
     }
 
     // MARK: - Commands
@@ -401,15 +401,9 @@ actor MQTTBridge {
     /// Every camera here (or a group's) at one UTC instant, for `unleashed fleet shoot`; the
     /// answer, with this host's clock, on ``MQTTTopics/fleetAnswers``.
     private func fleetShoot(_ message: MQTTMessage) async {
-        var answer = fleetAnswer()
-        let request: FleetShootRequest
-        do throws(ShootRequest.Refusal) {
-            request = try FleetShootRequest(payload: message.payload, now: Date())
-        } catch {
-            return refuse(&answer, error.reason, id: error.id)
-        }
-        answer.id = request.id
-        guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
+        guard case (let request, var answer, let names)? = await admit(message, { payload throws(ShootRequest.Refusal) in
+            try FleetShootRequest(payload: payload, now: Date())
+        }) else { return }
         let entries = await cameras.all.filter { names.contains($0.name) }
         guard !entries.isEmpty else { return refuse(&answer, "no camera on this host") }
         answer.accepted = true
@@ -428,15 +422,9 @@ actor MQTTBridge {
     /// host's engine and journal: one camera as a job, several as a rig job that fires them
     /// together. The answer names the job, whose frames go out on its frames topic.
     private func fleetTimelapse(_ message: MQTTMessage) async {
-        var answer = fleetAnswer()
-        let request: FleetTimelapseRequest
-        do throws(ShootRequest.Refusal) {
-            request = try FleetTimelapseRequest(payload: message.payload, now: Date())
-        } catch {
-            return refuse(&answer, error.reason, id: error.id)
-        }
-        answer.id = request.id
-        guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
+        guard case (let request, var answer, let names)? = await admit(message, { payload throws(ShootRequest.Refusal) in
+            try FleetTimelapseRequest(payload: payload, now: Date())
+        }) else { return }
         guard !names.isEmpty else { return refuse(&answer, "no camera on this host") }
         let plan = RunPlan(intervalMs: request.intervalMs, stop: request.frames.map { .frames($0) } ?? .never)
         // The run starts at the fleet's instant itself, so every host journals the same t0.
@@ -460,19 +448,13 @@ actor MQTTBridge {
     /// fleet stop`; the answer lists the jobs stopped, with their frames, and those that would
     /// not stop with why. A host with nothing running answers that, so the sender hears it.
     private func fleetStop(_ message: MQTTMessage) async {
-        var answer = fleetAnswer()
-        let request: FleetStopRequest
-        do throws(ShootRequest.Refusal) {
-            request = try FleetStopRequest(payload: message.payload)
-        } catch {
-            return refuse(&answer, error.reason, id: error.id)
-        }
-        answer.id = request.id
-        guard let names = await cameraNames(group: request.group) else { return refuse(&answer, "no group \(request.group ?? "") on this host") }
+        guard case (let request, var answer, let names)? = await admit(message, { payload throws(ShootRequest.Refusal) in
+            try FleetStopRequest(payload: payload)
+        }) else { return }
         // Without a group, every job here, including one on a camera since removed.
         let members = request.group == nil ? nil : Set(names)
         let running = ((try? await jobs.jobs()) ?? []).filter { job in
-            [.waiting, .running, .paused].contains(job.state) && members.map { !$0.isDisjoint(with: job.cameras) } ?? true
+            job.state.isLive && members.map { !$0.isDisjoint(with: job.cameras) } ?? true
         }
         var stopped: [FleetAnswer.StoppedJob] = []
         var failures: [FleetAnswer.FailedJob] = []
@@ -493,6 +475,28 @@ actor MQTTBridge {
     }
 
     /// The start of this host's answer to a fleet command: its name and its clock now.
+    /// The first steps of every fleet command: its request read from `message` by `parse`, the
+    /// answer begun under its id, and the cameras it is for (a group's, or all here). Nil once
+    /// the command has been refused and the refusal published.
+    private func admit<Request: FleetCommand>(
+        _ message: MQTTMessage, _ parse: ([UInt8]) throws(ShootRequest.Refusal) -> Request
+    ) async -> (request: Request, answer: FleetAnswer, names: [String])? {
+        var answer = fleetAnswer()
+        let request: Request
+        do throws(ShootRequest.Refusal) {
+            request = try parse(message.payload)
+        } catch {
+            refuse(&answer, error.reason, id: error.id)
+            return nil
+        }
+        answer.id = request.id
+        guard let names = await cameraNames(group: request.group) else {
+            refuse(&answer, "no group \(request.group ?? "") on this host")
+            return nil
+        }
+        return (request, answer, names)
+    }
+
     private func fleetAnswer() -> FleetAnswer {
         FleetAnswer(node: topics.node, id: nil, clock: HostClock(ClockDiscipline.read()))
     }
