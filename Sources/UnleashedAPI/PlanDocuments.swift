@@ -349,22 +349,21 @@ extension RunPlan {
         }
     }
 
-    /// `HH:MM` or `HH:MM:SS` (the next time the local clock shows it) or an ISO 8601 timestamp.
+    /// An ISO 8601 timestamp, or a time of day (``TimeOfDay``): the next time the daemon's local
+    /// clock shows it, as the CLI's `--until` reads it (``LocalTime/next(_:after:clock:)``).
     private static func until(_ text: String, field: String, now: Date) throws(JobRequestError) -> Int64 {
         if let date = Self.timestamp(text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
-        guard (2...3).contains(parts.count), parts.allSatisfy({ $0 != nil }),
-              let hour = parts[0], let minute = parts[1], (0..<24).contains(hour), (0..<60).contains(minute),
-              (0..<60).contains(parts.count == 3 ? parts[2]! : 0)
-        else {
-            throw JobRequestError("\(field): '\(text)' is not a time; give HH:MM (the next time the clock shows it) or an ISO 8601 timestamp")
+        do throws(LocalTime.Failure) {
+            return Int64((try LocalTime.next(text, after: now).instant.timeIntervalSince1970 * 1000).rounded())
+        } catch {
+            switch error {
+            case .notATime:
+                throw JobRequestError("\(field): '\(text)' is not a time; give HH:MM (the next time the clock shows it) or an ISO 8601 timestamp")
+            case .skipped(let date):
+                throw JobRequestError("\(field): \(text) does not exist on \(date.dateText) here: the clocks go forward over it that night; "
+                                      + "choose a time outside the skipped hour", unprocessable: true)
+            }
         }
-        let calendar = Calendar.current
-        let components = DateComponents(hour: hour, minute: minute, second: parts.count == 3 ? parts[2]! : 0)
-        guard let next = calendar.nextDate(after: now, matching: components, matchingPolicy: .nextTime) else {
-            throw JobRequestError("\(field): '\(text)' never comes on this system's calendar", unprocessable: true)
-        }
-        return Int64((next.timeIntervalSince1970 * 1000).rounded())
     }
 
     /// The instant an ISO 8601 timestamp names, with or without fractional seconds.

@@ -1,43 +1,65 @@
 /// Why a text is not a duration.
 public enum DurationTextError: Error, Hashable, Sendable {
-    /// Not written like a duration: empty, a sign, a fraction, an unknown, repeated or
-    /// misplaced unit.
+    /// Not written like a duration: empty, a sign, a number without its unit, an unknown,
+    /// repeated or misplaced unit.
     case malformed
     /// Written like one, but too long to count in milliseconds (more than twelve digits before
     /// a unit, or some 292 million years in all).
     case tooLong
 }
 
-/// Reads a duration as people write it on a command line or in a fault plan: whole numbers with
-/// units, largest first: `250ms`, `30s`, `1m30s`, `2h`, `1h2m3s`. A bare `0` is zero.
+/// Reads a duration as people write it, on a command line, in the web app, a configuration or
+/// a program file: numbers with units, largest first, each unit once: `250ms`, `30s`, `1m30s`,
+/// `2h`, `1h2m3s`. A number may have a decimal fraction, with a point or a comma (`0.5s`,
+/// `1,5s`, `1.5h`); the total is rounded to the nearest millisecond, half up. Spaces may stand
+/// around numbers and units (`1h 30m`, `10 s`), and units may be capitals. A bare `0` is zero;
+/// any other number needs its unit (`90` could be seconds or minutes).
 ///
-/// Throws ``DurationTextError/malformed`` for anything else (empty text, signs, fractions,
-/// unknown or repeated units, units out of order), and ``DurationTextError/tooLong`` for
-/// values too large for a `Duration` of milliseconds in an `Int64`.
+/// The web app reads durations by the same rules (`parseDuration` in app.js); the cases in
+/// Tests/Fixtures/text-grammar.json hold both to them.
+///
+/// Throws ``DurationTextError/malformed`` for anything else (empty text, signs, a number without
+/// its unit, unknown or repeated units, units out of order), and ``DurationTextError/tooLong``
+/// for values too large for a `Duration` of milliseconds in an `Int64`.
 public func readDuration(_ text: String) throws(DurationTextError) -> Duration {
-    if text == "0" { return .zero }
+    var rest = Substring(text.lowercased())
+    func skipSpaces() { rest = rest.drop { $0 == " " } }
+    skipSpaces()
+    if rest.reversed().drop(while: { $0 == " " }).elementsEqual("0") { return .zero }
     let units: [(String, Int64)] = [("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)]
     var milliseconds: Int64 = 0
     var overflow = false
-    var rest = Substring(text)
     var nextUnit = 0
     guard !rest.isEmpty else { throw .malformed }
     while !rest.isEmpty {
-        let digits = rest.prefix { $0.isASCII && $0.isNumber }
-        guard !digits.isEmpty else { throw .malformed }
-        rest = rest.dropFirst(digits.count)
+        let whole = rest.prefix { $0.isASCII && $0.isNumber }
+        guard !whole.isEmpty else { throw .malformed }
+        rest = rest.dropFirst(whole.count)
+        var fraction = Substring()
+        if let separator = rest.first, separator == "." || separator == "," {
+            fraction = rest.dropFirst().prefix { $0.isASCII && $0.isNumber }
+            guard (1...9).contains(fraction.count) else { throw .malformed }
+            rest = rest.dropFirst(1 + fraction.count)
+        }
+        skipSpaces()
         let unitText = rest.prefix { $0.isASCII && $0.isLetter }
         rest = rest.dropFirst(unitText.count)
+        skipSpaces()
         guard let index = units.firstIndex(where: { $0.0 == unitText }), index >= nextUnit else { throw .malformed }
         nextUnit = index + 1
-        guard digits.count <= 12, let number = Int64(digits) else {
+        let size = units[index].1
+        guard whole.count <= 12, let number = Int64(whole) else {
             overflow = true
             continue
         }
-        let (product, productOverflow) = number.multipliedReportingOverflow(by: units[index].1)
+        // The fraction's part, exactly: digits × unit ÷ 10^digits, rounded half up.
+        let scale = (0..<fraction.count).reduce(Int64(1)) { value, _ in value * 10 }
+        let part = ((Int64(fraction) ?? 0) * size * 2 + scale) / (2 * scale)
+        let (product, productOverflow) = number.multipliedReportingOverflow(by: size)
         let (sum, sumOverflow) = milliseconds.addingReportingOverflow(product)
-        overflow = overflow || productOverflow || sumOverflow
-        milliseconds = sum
+        let (total, totalOverflow) = sum.addingReportingOverflow(part)
+        overflow = overflow || productOverflow || sumOverflow || totalOverflow
+        milliseconds = total
     }
     if overflow { throw .tooLong }
     return .milliseconds(milliseconds)

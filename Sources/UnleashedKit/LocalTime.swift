@@ -109,6 +109,27 @@ public struct LocalClock: Sendable {
     }
 }
 
+/// A time of day as people type one: `6:30`, `06:30` or `18:30:15`: the hour in one or two
+/// digits (0 to 23), the minutes and seconds in two (00 to 59). The web app reads times of day
+/// by the same rules (`parseTimeOfDay` in app.js); Tests/Fixtures/text-grammar.json holds both
+/// to the same cases.
+public struct TimeOfDay: Hashable, Sendable {
+    public var hour: Int
+    public var minute: Int
+    public var second: Int
+
+    public init?(_ text: String) {
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(fields.count),
+              fields.allSatisfy({ field in field.allSatisfy { $0.isASCII && $0.isNumber } }),
+              (1...2).contains(fields[0].count), fields.dropFirst().allSatisfy({ $0.count == 2 }),
+              let hour = Int(fields[0]), let minute = Int(fields[1]), let second = fields.count == 3 ? Int(fields[2]) : 0,
+              (0..<24).contains(hour), (0..<60).contains(minute), (0..<60).contains(second)
+        else { return nil }
+        (self.hour, self.minute, self.second) = (hour, minute, second)
+    }
+}
+
 /// Times of day as people type them (`06:30`, `18:30:15`) for `--start-at` and `--until`: the
 /// next such local time, and whether that is today or a later day.
 public enum LocalTime {
@@ -137,12 +158,10 @@ public enum LocalTime {
     /// go forward would otherwise start at a moment nobody chose. A time that comes twice is the
     /// first of the two still ahead, and says which.
     public static func next(_ text: String, after now: Date, clock: LocalClock = .system) throws(Failure) -> Resolved {
-        let fields = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
-        guard (2...3).contains(fields.count), fields.allSatisfy({ $0 != nil }) else { throw .notATime }
-        let (hour, minute, second) = (fields[0]!, fields[1]!, fields.count == 3 ? fields[2]! : 0)
-        guard (0..<24).contains(hour), (0..<60).contains(minute), (0..<60).contains(second) else { throw .notATime }
+        guard let time = TimeOfDay(text) else { throw .notATime }
         let today = clock.reading(now).civil
-        var wanted = LocalClock.Civil(year: today.year, month: today.month, day: today.day, hour: hour, minute: minute, second: second)
+        var wanted = LocalClock.Civil(year: today.year, month: today.month, day: today.day, hour: time.hour, minute: time.minute,
+                                      second: time.second)
         for _ in 0..<3 {
             let instants = clock.instants(wanted)
             if instants.isEmpty, today < wanted { throw .skipped(date: wanted) }

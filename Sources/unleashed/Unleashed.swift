@@ -37,7 +37,7 @@ struct Unleashed: AsyncParsableCommand {
               130 stopped by Ctrl-C (what was started is ended: a bulb is closed, video stopped)
               143 a time-lapse stopped by SIGTERM (cleanly, as after Ctrl-C)
 
-            Durations are written like 250ms, 30s, 1m30s or 2h.
+            Durations are written like 250ms, 30s, 0.5s, 1m30s or 2h; times of day like 06:30.
 
             Every command also takes the global options, before or after its name: --demo, \
             --json, --module, --backend and more. Each command's help leaves them out; \

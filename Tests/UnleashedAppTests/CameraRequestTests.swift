@@ -28,7 +28,7 @@ import UnleashedSimulator
     }
 
     /// Formerly a launch each of `bulb`, `video record` and `watch --for` with a bad duration.
-    @Test(arguments: ["soon", "1.5s", "3", "10"])
+    @Test(arguments: ["soon", "1.5", "3", "10", "1.5 secs"])
     func aBadDurationIsAUsageErrorThatSaysHowToWriteOne(text: String) {
         do {
             _ = try CameraRequest.duration(text, for: "bulb")

@@ -235,6 +235,25 @@ def test_a_viewer_watches_and_cannot_change_anything(daemon, fresh_browser):
     viewer.wait_text("#shot-counter", lambda t: t == f"#{shot['counter']}", "a shot, watched")
 
 
+def test_the_page_reads_durations_and_times_as_the_daemon_does(daemon, phone):
+    """The cases the daemon's own tests hold readDuration and TimeOfDay to (DurationTextTests),
+    run through the page's parser in the browser: a text the CLI takes, the page takes alike."""
+    fixture = os.path.join(os.path.dirname(__file__), "..", "Fixtures", "text-grammar.json")
+    with open(fixture) as file:
+        cases = json.load(file)
+    read = phone.driver.execute_script("""
+        const grammar = window.unleashedGrammar;
+        const show = (value) => Number.isNaN(value) ? null : value === Infinity ? "tooLong" : value;
+        return {
+            durations: arguments[0].map(([text]) => show(grammar.parseDuration(text))),
+            timesOfDay: arguments[1].map(([text]) => grammar.parseTimeOfDay(text)),
+        };""", cases["durations"], cases["timesOfDay"])
+    for kind in ("durations", "timesOfDay"):
+        wrong = [(text, expected, got) for (text, expected), got in zip(cases[kind], read[kind]) if got != expected]
+        assert not wrong, f"{kind} the page reads otherwise than the daemon (text, daemon, page): {wrong}"
+    assert len(read["durations"]) == len(cases["durations"]) > 40
+
+
 def test_codes_and_browsers_from_the_command_line(daemon, fresh_browser):
     """`unleashed web code`, `clients` and `revoke` through the daemon, as the person at the Pi uses them."""
     environment = dict(os.environ, UNLEASHED_SOCKET=daemon.socket)

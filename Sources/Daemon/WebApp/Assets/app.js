@@ -31,22 +31,51 @@
     if (node.textContent !== text) node.textContent = text;
   }
 
-  /** "2s", "0.5s", "500ms", "1m", "1h30m" or a bare number of seconds, in milliseconds; NaN otherwise. */
+  // The grammar of durations and times of day is the daemon's (UnleashedKit's readDuration and
+  // TimeOfDay): the same text reads the same on the page as in the CLI, and the web tests hold
+  // both to the cases of Tests/Fixtures/text-grammar.json.
+
+  const DURATION_UNITS = [["h", 3600000], ["m", 60000], ["s", 1000], ["ms", 1]];
+
+  /** "250ms", "30s", "1m30s", "0.5s", "1,5s", "1h 30m": numbers with units, largest first, each
+   *  once, a fraction rounded to the millisecond; a bare 0 is zero. Milliseconds, NaN otherwise,
+   *  Infinity for one written well but too long to count. */
   function parseDuration(text) {
-    const trimmed = String(text).trim().toLowerCase().replace(/\s+/g, "");
-    if (trimmed === "") return NaN;
-    if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(parseFloat(trimmed) * 1000);
-    const units = { h: 3600000, m: 60000, s: 1000, ms: 1 };
+    let rest = String(text).toLowerCase().replace(/^ +| +$/g, "");
+    if (rest === "0") return 0;
+    if (rest === "") return NaN;
     let total = 0;
-    let rest = trimmed;
+    let next = 0;
+    let overflow = false;
     while (rest.length) {
-      const match = /^(\d+(?:\.\d+)?)(ms|h|m|s)/.exec(rest);
+      const match = /^([0-9]+)(?:[.,]([0-9]*))? *([a-z]*) */.exec(rest);
       if (!match) return NaN;
-      total += parseFloat(match[1]) * units[match[2]];
+      const [, whole, fraction, unit] = match;
+      if (fraction !== undefined && (fraction.length < 1 || fraction.length > 9)) return NaN;
+      const index = DURATION_UNITS.findIndex(([name]) => name === unit);
+      if (index < next) return NaN;
+      next = index + 1;
       rest = rest.slice(match[0].length);
+      const size = DURATION_UNITS[index][1];
+      if (whole.length > 12) { overflow = true; continue; }
+      // The fraction's part exactly, as the daemon counts it: digits × unit ÷ 10^digits, half up.
+      const scale = 10 ** (fraction || "").length;
+      total += Number(whole) * size + Math.floor((Number(fraction || "0") * size * 2 + scale) / (2 * scale));
     }
-    return Math.round(total);
+    if (overflow || total > 9223372036854775807) return Infinity;
+    return total;
   }
+
+  /** "6:30", "06:30" or "18:30:15" as [hours, minutes, seconds]; null otherwise. */
+  function parseTimeOfDay(text) {
+    const match = /^([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?$/.exec(String(text));
+    if (!match) return null;
+    const [hours, minutes, seconds] = [match[1], match[2], match[3] || "0"].map(Number);
+    return hours < 24 && minutes < 60 && seconds < 60 ? [hours, minutes, seconds] : null;
+  }
+
+  // The grammar, for the tests that hold it to the daemon's.
+  window.unleashedGrammar = Object.freeze({ parseDuration, parseTimeOfDay });
 
   /** Milliseconds as people read them: 250 ms, 2 s, 1 min 30 s, 2 h 5 min. */
   function formatDuration(ms) {
@@ -1066,7 +1095,7 @@
   /** The next time this phone's clock shows `hh:mm[:ss]`, as an instant on the daemon's clock:
    *  the photographer means the phone's time of day, whatever zone the daemon keeps. */
   function untilInstant(text) {
-    const [hours, minutes, seconds] = text.split(":").map((part) => parseInt(part, 10));
+    const [hours, minutes, seconds] = parseTimeOfDay(text);
     const end = new Date();
     end.setHours(hours, minutes, seconds || 0, 0);
     if (end.getTime() <= Date.now()) end.setDate(end.getDate() + 1);
@@ -1076,7 +1105,7 @@
   /** The plan as the API takes it, or a message naming the field that is wrong. */
   function readPlan() {
     const intervalMs = parseDuration($("plan-interval").value);
-    if (!(intervalMs > 0)) return { problem: "Interval: write it like 2s, 500ms or 1m." };
+    if (!(isFinite(intervalMs) && intervalMs > 0)) return { problem: "Interval: write it like 2s, 500ms or 1m." };
     const plan = { intervalMs, overrun: overrunKind.value };
     switch (stopKind.value) {
       case "frames": {
@@ -1087,13 +1116,13 @@
       }
       case "duration": {
         const durationMs = parseDuration($("plan-duration").value);
-        if (!(durationMs > 0)) return { problem: "Duration: write it like 90m or 1h30m." };
+        if (!(isFinite(durationMs) && durationMs > 0)) return { problem: "Duration: write it like 90m or 1h30m." };
         plan.durationMs = durationMs;
         break;
       }
       case "until": {
         const until = $("plan-until").value;
-        if (!/^\d{1,2}:\d{2}(:\d{2})?$/.test(until)) return { problem: "End time: pick a time of day." };
+        if (!parseTimeOfDay(until)) return { problem: "End time: pick a time of day." };
         plan.until = untilInstant(until);
         break;
       }
@@ -1102,7 +1131,7 @@
     switch (exposureKind.value) {
       case "bulb": {
         const ms = parseDuration($("plan-bulb").value);
-        if (!(ms > 0)) return { problem: "Bulb: write it like 1s or 800ms." };
+        if (!(isFinite(ms) && ms > 0)) return { problem: "Bulb: write it like 1s or 800ms." };
         plan.exposure = { kind: "bulb", ms };
         break;
       }
@@ -1113,13 +1142,13 @@
         const ramp = { kind: "ramp", minISO: parseInt($("plan-ramp-min-iso").value, 10), maxISO: parseInt($("plan-ramp-max-iso").value, 10) };
         const bulbFrom = $("plan-ramp-bulb-from").value.trim();
         ramp.bulbFromMs = bulbFrom === "" || bulbFrom === "never" ? null : parseDuration(bulbFrom);
-        if (ramp.bulbFromMs !== null && isNaN(ramp.bulbFromMs)) return { problem: "Bulb from: write it like 1s, or leave it empty for never." };
+        if (ramp.bulbFromMs !== null && !isFinite(ramp.bulbFromMs)) return { problem: "Bulb from: write it like 1s, or leave it empty for never." };
         const gap = parseDuration($("plan-ramp-gap").value);
-        if (!isNaN(gap)) ramp.gapMs = gap;
+        if (isFinite(gap)) ramp.gapMs = gap;
         const night = $("plan-ramp-night").value.trim();
         if (night) {
           ramp.nightIntervalMs = parseDuration(night);
-          if (isNaN(ramp.nightIntervalMs)) return { problem: "Night interval: write it like 30s, or leave it empty." };
+          if (!isFinite(ramp.nightIntervalMs)) return { problem: "Night interval: write it like 30s, or leave it empty." };
         }
         plan.exposure = ramp;
         break;
@@ -1128,8 +1157,8 @@
     }
     const start = $("plan-delay").value.trim() || "0";
     // A time of day is the phone's; the wait until then is the same on any clock.
-    const delay = /^\d{1,2}:\d{2}(:\d{2})?$/.test(start) ? Date.parse(untilInstant(start)) - state.clockOffset - Date.now() : parseDuration(start);
-    if (isNaN(delay) || delay < 0) return { problem: "Delay or time: write a wait like 10s, or a time of day like 21:30." };
+    const delay = parseTimeOfDay(start) ? Date.parse(untilInstant(start)) - state.clockOffset - Date.now() : parseDuration(start);
+    if (!isFinite(delay) || delay < 0) return { problem: "Delay or time: write a wait like 10s, or a time of day like 21:30." };
     return { plan, delay };
   }
 
@@ -1217,8 +1246,8 @@
     const clipMs = parseDuration($("clip-length").value);
     const intervalMs = parseDuration($("clip-interval").value);
     const frames = parseInt($("clip-count").value, 10);
-    if (!(clipMs > 0)) { setMessage(message, "Clip: write it like 5s."); return; }
-    if (!(intervalMs > 0)) { setMessage(message, "Every: write it like 1m."); return; }
+    if (!(isFinite(clipMs) && clipMs > 0)) { setMessage(message, "Clip: write it like 5s."); return; }
+    if (!(isFinite(intervalMs) && intervalMs > 0)) { setMessage(message, "Every: write it like 1m."); return; }
     if (!(frames >= 1)) { setMessage(message, "Clips: at least 1."); return; }
     const names = targetCameras();
     if (!names.length) { setMessage(message, "No camera: pick one in Cameras."); return; }
