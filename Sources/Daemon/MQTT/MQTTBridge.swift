@@ -478,7 +478,7 @@ actor MQTTBridge {
     /// The first steps of every fleet command: its request read from `message` by `parse`, the
     /// answer begun under its id, and the cameras it is for (a group's, or all here). Nil once
     /// the command has been refused and the refusal published.
-    private func admit<Request: FleetCommand>(
+    private func admit<Request: FleetRequest>(
         _ message: MQTTMessage, _ parse: ([UInt8]) throws(ShootRequest.Refusal) -> Request
     ) async -> (request: Request, answer: FleetAnswer, names: [String])? {
         var answer = fleetAnswer()

@@ -83,13 +83,13 @@ struct FleetCommandHeader: Sendable, Equatable {
 
 /// A command to every host of a fleet: its id, which the answers carry, and the group it is for
 /// (every camera of a host without one).
-protocol FleetCommand: Sendable {
+protocol FleetRequest: Sendable {
     var id: String { get }
     var group: String? { get }
 }
 
 /// `unleashed fleet shoot`'s command to every host: `{"id": "...", "at": UTC time, "group": NAME}`.
-struct FleetShootRequest: FleetCommand, Equatable {
+struct FleetShootRequest: FleetRequest, Equatable {
     var id: String
     var at: Date
     var group: String?
@@ -104,7 +104,7 @@ struct FleetShootRequest: FleetCommand, Equatable {
 
 /// `unleashed fleet stop`'s command to every host: `{"id", "group"}`. Each host stops its
 /// time-lapses now (a group's: those on one of its cameras), and answers with what it stopped.
-struct FleetStopRequest: FleetCommand, Equatable {
+struct FleetStopRequest: FleetRequest, Equatable {
     var id: String
     var group: String?
 
@@ -117,7 +117,7 @@ struct FleetStopRequest: FleetCommand, Equatable {
 /// `unleashed fleet timelapse`'s command to every host: `{"id", "start": UTC time, "intervalMs",
 /// "frames", "group"}` (frames optional: until stopped). Each host runs its cameras (a group's,
 /// with a group) on its own engine from `start`, on its own clock, and journals locally.
-struct FleetTimelapseRequest: FleetCommand, Equatable {
+struct FleetTimelapseRequest: FleetRequest, Equatable {
     var id: String
     var start: Date
     var intervalMs: Int64
