@@ -36,11 +36,9 @@ public final class BlueZGATTLink: DirectGATTLink {
         case mixed
     }
 
-    /// The way this link's streamed values travel now.
+    /// The way this link's streamed values travel.
     public var path: Path {
-        let notifying = notifyWatches.withLock { !$0.isEmpty }
-        let writing = writeSocket.withLock { $0 != nil }
-        return switch (notifying, writing) {
+        switch (notifiesOnSocket.isSet, writesOnSocket) {
         case (true, true): .sockets
         case (false, false): .messages
         default: .mixed
@@ -80,6 +78,9 @@ public final class BlueZGATTLink: DirectGATTLink {
     private let directReceivers = Mutex<[GATTCharacteristicID: DirectReceiver]>([:])
     /// The `AcquireWrite` socket while the link is open; nil without one or once closed.
     private let writeSocket: Mutex<WriteSocket?>
+    /// Whether the link took a write socket, and a notification socket.
+    private let writesOnSocket: Bool
+    private let notifiesOnSocket = SeenFlag()
 
     private struct WriteSocket {
         let characteristic: GATTCharacteristicID
@@ -100,9 +101,7 @@ public final class BlueZGATTLink: DirectGATTLink {
 
     /// The thread that reads a notification socket, when it is not the bus connection's.
     public var readingThread: ExecutorThread? {
-        notifyWatches.withLock { watches in
-            watches.contains { if case .thread = $0 { true } else { false } } ? options.readingThread : nil
-        }
+        notifiesOnSocket.isSet ? options.readingThread : nil
     }
 
     /// Starts reporting the device's values and the link's end, and takes the write socket of a
@@ -144,11 +143,13 @@ public final class BlueZGATTLink: DirectGATTLink {
         }
         if let (id, path) = writable, let (socket, socketMTU) = await Self.acquire("AcquireWrite", path, client) {
             writeSocket = Mutex(WriteSocket(characteristic: id, descriptor: socket))
+            writesOnSocket = true
             // The socket's MTU is the one its writes are held to, and BlueZ reads a socket's write
             // into 512 bytes (sock_read in gatt-client.c), an ATT value's most: a longer one is cut.
             self.mtu = min(max(23, socketMTU), Self.socketValueLimit + 3)
         } else {
             writeSocket = Mutex(nil)
+            writesOnSocket = false
             self.mtu = mtu
         }
     }
@@ -211,6 +212,7 @@ public final class BlueZGATTLink: DirectGATTLink {
             .bus(connection.watchDescriptor(socket, readable: readable, ended: {}))
         }
         notifyWatches.withLock { $0.append(watch) }
+        notifiesOnSocket.set()
     }
 
     /// A characteristic's socket from `AcquireWrite` or `AcquireNotify`, or nil when BlueZ refuses
