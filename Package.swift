@@ -264,7 +264,7 @@ let package = Package(
         .testTarget(
             name: "UnleashedKitTests",
             dependencies: ["UnleashedProtocol", 
-                "CameraKit", "UnleashedKit",
+                "CameraKit", "GATT", "UnleashedKit",
                 "UnleashedSimulator",
                 "UnleashedTestSupport",
             ],
