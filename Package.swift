@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "CommandCore", targets: ["CommandCore"]),
         .library(name: "JSON", targets: ["JSON"]),
         .library(name: "CameraKit", targets: ["CameraKit"]),
+        .library(name: "GATT", targets: ["GATT"]),
         .library(name: "CameraProtocols", targets: ["CameraProtocols"]),
         .library(name: "CameraRemote", targets: ["CameraRemote"]),
         .library(name: "UnleashedProtocol", targets: ["UnleashedProtocol"]),
@@ -53,11 +54,13 @@ let package = Package(
     targets: [
         .target(name: "JSON", swiftSettings: strict),
         .target(name: "CameraKit", swiftSettings: strict),
-        .target(name: "CameraProtocols", dependencies: ["CameraKit"], swiftSettings: strict),
-        .target(name: "CameraRemote", dependencies: ["CameraKit", "CameraProtocols", "UnleashedKit"], swiftSettings: strict),
+        // Bluetooth GATT's identifiers and errors, for the links and every protocol over them.
+        .target(name: "GATT", swiftSettings: strict),
+        .target(name: "CameraProtocols", dependencies: ["CameraKit", "GATT"], swiftSettings: strict),
+        .target(name: "CameraRemote", dependencies: ["CameraKit", "CameraProtocols", "GATT", "UnleashedKit"], swiftSettings: strict),
         .target(
             name: "SimulatedCameras",
-            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote"],
+            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "GATT", "UnleashedKit"],
             path: "Simulator/SimulatedCameras",
             swiftSettings: strict
         ),
@@ -69,12 +72,12 @@ let package = Package(
         ),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
-        .target(name: "BlueZ", dependencies: ["CameraProtocols", "CameraRemote", "DBus", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["CameraProtocols", "DBus", "GATT", "UnleashedKit", "UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CLinux"),
         // Types only: MQTT opens libmosquitto at run time (LibMosquitto.swift says why).
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "MQTT", dependencies: ["CMosquitto"], swiftSettings: strict),
-        .target(name: "UnleashedKit", dependencies: ["CameraKit", "CLinux", "UnleashedProtocol"], swiftSettings: strict),
+        .target(name: "UnleashedKit", dependencies: ["CameraKit", "CLinux", "GATT", "UnleashedProtocol"], swiftSettings: strict),
         .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
@@ -129,13 +132,13 @@ let package = Package(
         ),
         .target(
             name: "UnleashedSimulator",
-            dependencies: ["CameraKit", "UnleashedProtocol", "UnleashedKit"],
+            dependencies: ["CameraKit", "GATT", "UnleashedProtocol", "UnleashedKit"],
             path: "Simulator/UnleashedSimulator",
             swiftSettings: strict
         ),
         .target(
             name: "FakeBlueZ",
-            dependencies: ["CameraProtocols", "DBus", "SimulatedCameras", "UnleashedSimulator", "UnleashedKit", "UnleashedProtocol"],
+            dependencies: ["CameraProtocols", "DBus", "GATT", "SimulatedCameras", "UnleashedSimulator", "UnleashedKit", "UnleashedProtocol"],
             path: "Simulator/FakeBlueZ",
             swiftSettings: strict
         ),
@@ -233,20 +236,20 @@ let package = Package(
         .testTarget(name: "CameraKitTests", dependencies: ["CameraKit"], swiftSettings: strict),
         .testTarget(
             name: "CameraIntegrationTests",
-            dependencies: ["UnleashedProtocol", "BlueZ", "CameraKit", "CameraProtocols", "CameraRemote", "DBus", "FakeBlueZ", "Intervalometer",
+            dependencies: ["UnleashedProtocol", "BlueZ", "CameraKit", "CameraProtocols", "CameraRemote", "DBus", "FakeBlueZ", "GATT", "Intervalometer",
                            "SimulatedCameras", "UnleashedApp", "UnleashedKit", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
-        .testTarget(name: "CameraProtocolsTests", dependencies: ["CameraKit", "CameraProtocols", "UnleashedTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CameraProtocolsTests", dependencies: ["CameraKit", "CameraProtocols", "GATT", "UnleashedTestSupport"], swiftSettings: strict),
         // The fuzz targets, built here without sanitizers so that FuzzCorpusTests replays the
         // committed corpus (Tests/Fuzz/corpus) in the ordinary test build; scripts/fuzz builds
         // the same files with libFuzzer.
-        .target(name: "FuzzTargets", dependencies: ["CameraKit", "CameraProtocols", "UnleashedProtocol"],
+        .target(name: "FuzzTargets", dependencies: ["CameraKit", "CameraProtocols", "GATT", "UnleashedProtocol"],
                 path: "Tests/Fuzz/Targets", swiftSettings: strict),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(
             name: "CameraRemoteTests",
-            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "SimulatedCameras", "UnleashedKit", "Intervalometer", "UnleashedTestSupport"],
+            dependencies: ["CameraKit", "CameraProtocols", "CameraRemote", "GATT", "SimulatedCameras", "UnleashedKit", "Intervalometer", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -261,7 +264,7 @@ let package = Package(
         .testTarget(
             name: "UnleashedKitTests",
             dependencies: ["UnleashedProtocol", 
-                "CameraKit", "UnleashedKit",
+                "CameraKit", "GATT", "UnleashedKit",
                 "UnleashedSimulator",
                 "UnleashedTestSupport",
             ],
@@ -317,13 +320,13 @@ let package = Package(
         ),
         .testTarget(
             name: "FakeBlueZTests",
-            dependencies: ["CameraProtocols", "FakeBlueZ", "DBus", "SimulatedCameras", "UnleashedSimulator", "UnleashedProtocol",
+            dependencies: ["CameraProtocols", "FakeBlueZ", "DBus", "GATT", "SimulatedCameras", "UnleashedSimulator", "UnleashedProtocol",
                            "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["UnleashedProtocol", "BlueZ", "FakeBlueZ", "DBus", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
+            dependencies: ["UnleashedProtocol", "BlueZ", "FakeBlueZ", "DBus", "GATT", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

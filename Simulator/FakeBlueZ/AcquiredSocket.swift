@@ -140,7 +140,7 @@ extension FakeBlueZ {
             return log("\(device.name) ignored an unencrypted write to \(path)")
         }
         switch (active, characteristic.role) {
-        case (.module(_, let transport), _):
+        case (.module(let transport), _):
             guard (try? await transport.send([packet])) != nil else { return }
             logWrite(packet, module: device.address, received: Self.monotonicNanoseconds())
         case (.camera(let body, _), .camera(let id)):

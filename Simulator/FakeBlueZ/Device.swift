@@ -50,14 +50,14 @@ struct Device {
 
     /// A link that is up: to a module's radio, or to a camera's body.
     enum ActiveLink: Sendable {
-        case module(link: any ModuleLink, transport: any Transport)
+        case module(ModuleTransport)
         /// `signals` ends when the link does; closing it from this side also tells the body.
         case camera(body: any SimulatedCameraBody, signals: AsyncStream<BodySignal>.Continuation)
 
         /// Closes the link from this computer's side.
         func close() {
             switch self {
-            case .module(let link, _): Task { await link.close() }
+            case .module(let transport): Task { await transport.close() }
             case .camera(let body, let signals):
                 signals.finish()
                 Task { await body.disconnected() }
@@ -200,9 +200,8 @@ extension FakeBlueZ {
                 if aborting { return await self.perform { $0.abortConnection(path, attempt) } }
                 let unanswered = radio.pageTimeouts
                 do {
-                    let link = try await radio.connect()
-                    let transport = try await link.resolveServices()
-                    await self.perform { $0.linkUp(path, attempt, .module(link: link, transport: transport)) }
+                    let transport = try await ModuleTransport.open(over: radio.connect())
+                    await self.perform { $0.linkUp(path, attempt, .module(transport)) }
                 } catch {
                     let timedOut = radio.pageTimeouts > unanswered
                     await self.perform { fake in
@@ -271,11 +270,10 @@ extension FakeBlueZ {
         for call in device.connectCalls { call.reply() }
         devices[path]?.connectCalls = []
         switch active {
-        case .module(_, let transport):
-            let events = transport.events
+        case .module(let transport):
             Task { [weak self] in
-                for await event in events {
-                    guard case .packet(let packet) = event else { break }
+                for await event in transport.link.events {
+                    guard case .packet(let packet)? = transport.event(from: event) else { break }
                     await self?.perform { $0.notified(path, attempt, packet) }
                 }
                 await self?.perform { $0.linkLost(path, attempt) }

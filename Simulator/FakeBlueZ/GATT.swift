@@ -1,5 +1,6 @@
 import CameraProtocols
 import DBus
+import GATT
 import Glibc
 import SimulatedCameras
 import UnleashedKit
@@ -315,7 +316,7 @@ extension FakeBlueZ {
         if request { devices[devicePath]?.gatt?[path]?.writing = true }
         let refusal: ATTError?
         switch active {
-        case .module(_, let transport):
+        case .module(let transport):
             do {
                 try await transport.send([value])
                 count("writes")

@@ -1,5 +1,6 @@
 import CameraProtocols
 import DBus
+import GATT
 
 /// The D-Bus interfaces the fake serves: their methods with exact argument signatures (calls
 /// are checked against them, as BlueZ's gdbus does) and which properties a client may set.

@@ -1,4 +1,5 @@
-public import CameraProtocols
+import CameraProtocols
+public import GATT
 
 /// A body whose connection, sleep and menu switches are its ``BodyBasics``: the lifecycle
 /// members of ``SimulatedCameraBody`` come from here, so that a brand's body writes only what

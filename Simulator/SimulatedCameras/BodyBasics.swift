@@ -1,4 +1,5 @@
-public import CameraProtocols
+import CameraProtocols
+public import GATT
 
 /// What every simulated body keeps whatever its brand: the connection it talks to, and the
 /// switches a test or `unleashed-sim` flips (asleep, pairing mode, the remote menu setting).

@@ -1,4 +1,5 @@
 public import CameraProtocols
+public import GATT
 
 /// A Canon EOS camera in its Remote Bluetooth mode (``Canon``), as a BR-E1 remote finds it: it
 /// advertises the remote service while its remote pairing screen is open, learns a remote's

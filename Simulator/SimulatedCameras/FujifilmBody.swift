@@ -1,4 +1,5 @@
 public import CameraProtocols
+public import GATT
 
 /// A simulated Fujifilm camera of either pairing generation.
 ///

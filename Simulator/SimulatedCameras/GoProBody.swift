@@ -1,4 +1,5 @@
 public import CameraProtocols
+public import GATT
 
 /// A simulated GoPro (HERO12 Black by default) speaking Open GoPro over BLE.
 ///

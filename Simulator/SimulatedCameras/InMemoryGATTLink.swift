@@ -1,5 +1,5 @@
-public import CameraProtocols
-public import CameraRemote
+public import GATT
+public import UnleashedKit
 import Synchronization
 
 /// Links to a ``SimulatedCameraBody`` in memory, as BlueZ links to a camera: demo mode's
@@ -89,6 +89,10 @@ public final class InMemoryGATTLink: GATTLink {
         } catch {
             if withResponse { throw .refused(error) }
         }
+    }
+
+    public nonisolated(nonsending) func send(_ values: [[UInt8]], to characteristic: GATTCharacteristicID) async throws(GATTError) {
+        for value in values { try await write(value, to: characteristic, withResponse: false) }
     }
 
     public func read(_ characteristic: GATTCharacteristicID) async throws(GATTError) -> [UInt8] {

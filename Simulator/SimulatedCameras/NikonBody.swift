@@ -1,4 +1,5 @@
 public import CameraProtocols
+public import GATT
 
 /// A simulated Nikon camera in remote (ML-L7) mode.
 ///

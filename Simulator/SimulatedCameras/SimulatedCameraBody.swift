@@ -1,4 +1,5 @@
 public import CameraProtocols
+public import GATT
 
 /// What a simulated camera sends without being asked, or does to its link.
 public enum BodySignal: Hashable, Sendable {

@@ -1,4 +1,5 @@
 public import CameraProtocols
+public import GATT
 
 /// A Sony camera's side of its Bluetooth remote (``Sony``): it focuses a moment after a
 /// half-press and reports it, reports the shutter active at the full press (one picture; held,

@@ -1,14 +1,16 @@
+public import GATT
 public import UnleashedKit
+public import UnleashedProtocol
 import Synchronization
 
-/// A radio link in memory: packets written by the central arrive at the peripheral and
-/// notifications from the peripheral arrive at the central, in order, with the ATT size limit
-/// enforced as a real link would.
+/// A radio link in memory: packets the central writes to the module's Command characteristic
+/// arrive at the peripheral, and the peripheral's notifications arrive at the central as values
+/// of the Event characteristic, in order, with the ATT size limit enforced as a real link would.
 ///
 /// Demo mode and tests put a ``VirtualModule`` on the ``peripheral`` end and a session on the
 /// ``central`` end, so every byte goes through the codec both ways.
 public final class InMemoryLink: Sendable {
-    /// The client's end, a ``Transport``.
+    /// The client's end: a ``GATTLink``, as BlueZ's is.
     public let central: Central
     /// The module's end.
     public let peripheral: Peripheral
@@ -17,16 +19,18 @@ public final class InMemoryLink: Sendable {
     ///
     /// - Parameters:
     ///   - faults: what the radio does wrong, from `seed`; delays run on `clock`.
+    ///   - gatt: where the module's characteristics are.
     public init(
         mtu: Int = 247,
         faults: LinkFaults = LinkFaults(),
         seed: UInt64 = 0,
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(),
+        gatt: GATTLayout = UnleashedV1.gattLayout
     ) {
         let (toPeripheral, peripheralSink) = AsyncStream.makeStream(of: TransportEvent.self)
-        let (toCentral, centralSink) = AsyncStream.makeStream(of: TransportEvent.self)
+        let (toCentral, centralSink) = AsyncStream.makeStream(of: GATTLinkEvent.self)
         let shared = Shared(
-            mtu: mtu, centralSink: centralSink, peripheralSink: peripheralSink,
+            mtu: mtu, gatt: gatt, centralSink: centralSink, peripheralSink: peripheralSink,
             injector: FaultInjector(faults: faults, seed: seed, clock: clock))
         central = Central(shared: shared, events: toCentral)
         peripheral = Peripheral(shared: shared, writes: toPeripheral)
@@ -48,14 +52,18 @@ public final class InMemoryLink: Sendable {
 
     final class Shared: Sendable {
         let mtu: Int
+        let command: GATTCharacteristicID
+        let event: GATTCharacteristicID
         let state: Mutex<LinkState>
-        let centralSink: AsyncStream<TransportEvent>.Continuation
+        let centralSink: AsyncStream<GATTLinkEvent>.Continuation
         let peripheralSink: AsyncStream<TransportEvent>.Continuation
         let injector: FaultInjector
 
-        init(mtu: Int, centralSink: AsyncStream<TransportEvent>.Continuation,
+        init(mtu: Int, gatt: GATTLayout, centralSink: AsyncStream<GATTLinkEvent>.Continuation,
              peripheralSink: AsyncStream<TransportEvent>.Continuation, injector: FaultInjector) {
             self.mtu = mtu
+            command = gatt.commandCharacteristic
+            event = gatt.eventCharacteristic
             self.state = Mutex(LinkState())
             self.centralSink = centralSink
             self.peripheralSink = peripheralSink
@@ -66,14 +74,16 @@ public final class InMemoryLink: Sendable {
         /// the fault injector: a packet may be dropped, corrupted, repeated, held back or delayed.
         func deliver(_ packets: [[UInt8]], _ direction: FaultInjector.Direction) throws(TransportError) {
             let limit = mtu - 3
-            let sink = direction == .toCentral ? centralSink : peripheralSink
             try state.withLock { state throws(TransportError) in
                 guard state.connected else { throw .notConnected }
                 if let large = packets.first(where: { $0.count > limit }) {
                     throw .packetTooLarge(size: large.count, limit: limit)
                 }
                 for packet in packets {
-                    injector.pass(packet, direction) { sink.yield(.packet($0)) }
+                    switch direction {
+                    case .toCentral: injector.pass(packet, direction) { [event, centralSink] in centralSink.yield(.value(event, $0)) }
+                    case .toPeripheral: injector.pass(packet, direction) { [peripheralSink] in peripheralSink.yield(.packet($0)) }
+                    }
                 }
             }
         }
@@ -84,30 +94,56 @@ public final class InMemoryLink: Sendable {
                 return state.connected
             }
             guard wasConnected else { return }
-            for sink in [centralSink, peripheralSink] {
-                sink.yield(.disconnected(reason: reason))
-                sink.finish()
-            }
+            centralSink.yield(.disconnected(reason: reason))
+            centralSink.finish()
+            peripheralSink.yield(.disconnected(reason: reason))
+            peripheralSink.finish()
         }
     }
 
-    /// The client's end of the link.
-    public final class Central: Transport {
+    /// The client's end of the link: the module's Command and Event characteristics. Values of
+    /// the Event characteristic flow from the start, as the module notifies only in answer to
+    /// a client that has subscribed.
+    public final class Central: GATTLink {
         let shared: Shared
-        public let events: AsyncStream<TransportEvent>
+        public let events: AsyncStream<GATTLinkEvent>
 
-        init(shared: Shared, events: AsyncStream<TransportEvent>) {
+        init(shared: Shared, events: AsyncStream<GATTLinkEvent>) {
             self.shared = shared
             self.events = events
         }
 
         public var mtu: Int { shared.mtu }
 
-        public nonisolated(nonsending) func send(_ packets: [[UInt8]]) async throws(TransportError) {
-            try shared.deliver(packets, .toPeripheral)
+        public func offers(_ characteristic: GATTCharacteristicID) async -> Bool {
+            characteristic == shared.command || characteristic == shared.event
         }
 
-        public nonisolated(nonsending) func close() async {
+        public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID, withResponse: Bool) async throws(GATTError) {
+            try await send([value], to: characteristic)
+        }
+
+        public nonisolated(nonsending) func send(_ values: [[UInt8]], to characteristic: GATTCharacteristicID) async throws(GATTError) {
+            guard characteristic == shared.command else { throw .missing(characteristic) }
+            do throws(TransportError) {
+                try shared.deliver(values, .toPeripheral)
+            } catch .notConnected {
+                throw .notConnected("the link is down")
+            } catch {
+                throw .failed(error.description)
+            }
+        }
+
+        public func read(_ characteristic: GATTCharacteristicID) async throws(GATTError) -> [UInt8] {
+            guard await offers(characteristic) else { throw .missing(characteristic) }
+            throw .refused(.readNotPermitted)
+        }
+
+        public func subscribe(_ characteristic: GATTCharacteristicID) async throws(GATTError) {
+            guard characteristic == shared.event else { throw .missing(characteristic) }
+        }
+
+        public func close() async {
             shared.disconnect(reason: "closed by the client")
         }
     }

@@ -3,8 +3,8 @@ import Synchronization
 
 /// The radio between this host and one ``VirtualModule``: it finds the module, links to it, and
 /// can lose the link or make it unreliable on request, as walls, distance and a flat battery do.
-/// A ``ModuleLinkProvider``, so a ``ModuleConnection`` drives it exactly as it drives BlueZ.
-public final class SimulatedRadio: ModuleLinkProvider {
+/// A ``GATTLinkProvider``, so a ``ModuleConnection`` drives it exactly as it drives BlueZ.
+public final class SimulatedRadio: GATTLinkProvider {
     /// The module at the other end.
     public let module: VirtualModule
 
@@ -72,17 +72,17 @@ public final class SimulatedRadio: ModuleLinkProvider {
         state.withLock { max(.zero, $0.outOfRangeUntil - elapsed()) }
     }
 
-    public func discover(timeout: Duration) async throws(LinkError) {
+    public func discover(timeout: Duration) async throws(GATTError) {
         // A module that is restarting does not advertise until it is up.
         let wait = max(timeOutOfRange, await module.bootRemaining)
         guard wait <= timeout else {
             try? await clock.sleep(for: timeout)
-            throw .notFound
+            throw .notConnected("no module found")
         }
         if wait > .zero { try? await clock.sleep(for: wait) }
     }
 
-    public func connect() async throws(LinkError) -> any ModuleLink {
+    public func connect() async throws(GATTError) -> any GATTLink {
         let (reachable, faults, number) = state.withLock { state in
             state.connectAttempts += 1
             return (state.outOfRangeUntil <= elapsed(), state.faults, state.links)
@@ -100,19 +100,6 @@ public final class SimulatedRadio: ModuleLinkProvider {
         }
         previous?.sever(reason: "replaced by a new connection")
         await module.serve(link.peripheral)
-        return SimulatedModuleLink(link: link)
-    }
-}
-
-/// A link made by ``SimulatedRadio``.
-struct SimulatedModuleLink: ModuleLink {
-    let link: InMemoryLink
-
-    func resolveServices() async throws(LinkError) -> any Transport {
-        link.central
-    }
-
-    func close() async {
-        link.sever(reason: "closed by the client")
+        return link.central
     }
 }

@@ -3,11 +3,12 @@ public import UnleashedKit
 public import UnleashedProtocol
 
 /// Finds and links to one module through BlueZ, for a ``ModuleConnection``: the same state
-/// machine, session and camera run over BlueZ as over the simulated radio.
+/// machine, session and camera run over BlueZ as over the simulated radio, and the link is the
+/// one a camera's is (``BlueZGATTLink``).
 ///
 /// Each link gets its own ``BlueZClient`` (its own bus connection), so that notification
 /// sessions of a lost link are not carried into the next one.
-public struct BlueZLinkProvider: ModuleLinkProvider {
+public struct BlueZLinkProvider: GATTLinkProvider {
     /// The bus BlueZ is on.
     public var bus: DBusConnection.Bus
     /// `hciN`, or nil for the first adapter.
@@ -18,7 +19,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
     public var gatt: GATTLayout
     public var policy: BlueZClient.ConnectPolicy
     /// Whether packets travel on the sockets BlueZ hands out (`AcquireWrite`, `AcquireNotify`)
-    /// where it offers them, rather than as D-Bus messages (see ``BlueZTransport``).
+    /// where it offers them, rather than as D-Bus messages (see ``BlueZGATTLink``).
     public var acquireSockets: Bool
     /// What the links' waits and retries are timed on.
     public var clock: any Clock<Duration>
@@ -48,7 +49,7 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
 
     /// Returns once BlueZ knows the module (it is paired, or a scan saw it). While bluetoothd is
     /// off the bus (a restart) it waits for it to come back, up to `timeout`.
-    public func discover(timeout: Duration) async throws(LinkError) {
+    public func discover(timeout: Duration) async throws(GATTError) {
         let elapsed = stopwatch(clock)
         while true {
             do {
@@ -61,66 +62,29 @@ public struct BlueZLinkProvider: ModuleLinkProvider {
             } catch .bluezNotRunning where elapsed() < timeout {
                 try? await clock.sleep(for: .milliseconds(250))
             } catch .moduleNotFound {
-                throw .notFound
+                throw .notConnected("no module found")
             } catch {
                 throw .failed(error.description)
             }
         }
     }
 
-    public func connect() async throws(LinkError) -> any ModuleLink {
+    /// Links to the module; the link streams the Command and Event characteristics on their
+    /// sockets where BlueZ offers them and ``acquireSockets`` allows.
+    public func connect() async throws(GATTError) -> any GATTLink {
         do throws(BlueZError) {
             let (client, device) = try await BlueZClient.link(to: module, bus: bus, clock: clock, adapterName: adapterName,
                                                               scanningFor: gatt.service, serviceUUID: gatt.service, policy: policy,
                                                               pairedOnly: true)
-            return BlueZModuleLink(client: client, devicePath: device.path, gatt: gatt, inProgress: policy.inProgress,
-                                   acquireSockets: acquireSockets, notifySocketFailed: notifySocketFailed, executor: executor)
+            let memory = notifySocketFailed
+            let options = BlueZGATTLink.Options(
+                deviceWord: "module", inProgress: policy.inProgress,
+                streamed: acquireSockets ? [gatt.commandCharacteristic, gatt.eventCharacteristic] : [],
+                readingThread: executor, avoidNotifySockets: notifySocketFailed.isSet,
+                notifySocketEndedEarly: { memory.set() })
+            return await BlueZGATTLink(client: client, devicePath: device.path, options: options)
         } catch {
             throw .failed(error.description)
         }
-    }
-}
-
-/// A link to a module whose services BlueZ has resolved.
-struct BlueZModuleLink: ModuleLink {
-    let client: BlueZClient
-    let devicePath: String
-    let gatt: GATTLayout
-    let inProgress: InProgressRetry
-    let acquireSockets: Bool
-    let notifySocketFailed: SeenFlag
-    let executor: ExecutorThread?
-
-    func resolveServices() async throws(LinkError) -> any Transport {
-        let tree = await client.tree
-        guard let command = tree.characteristic(gatt.command, service: gatt.service, device: devicePath),
-              let event = tree.characteristic(gatt.event, service: gatt.service, device: devicePath) else {
-            throw .notAModule("the device has no Unleashed service with Command and Event characteristics")
-        }
-        // BlueZ negotiates the MTU itself (ExchangeMTU=517) and reports it per characteristic;
-        // 23 is the ATT default until the exchange is done.
-        let commandProperties = tree.properties(command, BlueZName.characteristic)
-        let mtu = commandProperties?["MTU"]?.intValue ?? 23
-        // A BlueZ that can hand out a characteristic's socket shows the property saying whether it has.
-        let sockets = acquireSockets
-            ? (write: commandProperties?["WriteAcquired"] != nil,
-               notify: tree.properties(event, BlueZName.characteristic)?["NotifyAcquired"] != nil && !notifySocketFailed.isSet)
-            : nil
-        let (client, devicePath, memory) = (client, devicePath, notifySocketFailed)
-        do {
-            return try await BlueZTransport(client: client, devicePath: devicePath, commandPath: command, eventPath: event,
-                                            mtu: max(23, mtu), sockets: sockets, inProgress: inProgress, readingOn: executor,
-                                            notifySocketEndedEarly: { memory.set() }) {
-                await client.disconnect(devicePath)
-                await client.close()
-            }
-        } catch {
-            throw .failed(error.description)
-        }
-    }
-
-    func close() async {
-        await client.disconnect(devicePath)
-        await client.close()
     }
 }

@@ -1,6 +1,7 @@
 public import CameraProtocols
 public import DBus
 import Foundation
+public import GATT
 public import UnleashedProtocol
 
 /// A mirror of BlueZ's objects (`path -> interface -> properties`), loaded from

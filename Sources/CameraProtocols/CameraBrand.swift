@@ -3,6 +3,8 @@
 /// These protocols are the makers' (GoPro publishes Open GoPro) or documented by independent
 /// open implementations that agree on the bytes (Sony, Canon, Fujifilm, Nikon); the sources are
 /// cited beside each golden vector in `Protocol/cameras/`.
+public import GATT
+
 public enum CameraBrand: String, CaseIterable, Hashable, Sendable, Codable {
     case gopro, sony, canon, fujifilm, nikon
 

@@ -1,4 +1,5 @@
 public import CameraKit
+public import GATT
 
 /// Canon EOS cameras over Bluetooth LE, in the camera's two modes:
 ///

@@ -10,6 +10,8 @@
 ///
 /// Facts from `gkoh/furble` `lib/furble/Fujifilm.{h,cpp}`, `FujifilmBasic.{h,cpp}`,
 /// `FujifilmSecure.{h,cpp}` and its issues 208 and 216; vectors in `Protocol/cameras/fujifilm.json`.
+public import GATT
+
 public enum Fujifilm: CameraRemoteProtocol {
     public static let brand = CameraBrand.fujifilm
     /// The company identifier of the manufacturer data in every Fujifilm advertisement.

@@ -5,6 +5,8 @@
 /// service `FEA6`: commands (`GP-0072` → `GP-0073`), settings (`GP-0074` → `GP-0075`) and
 /// queries (`GP-0076` → `GP-0077`). Sources: gopro/OpenGoPro, `docs/ble/protocol/*`; the golden
 /// vectors in `Protocol/cameras/gopro.json` cite each file.
+public import GATT
+
 public enum GoPro: CameraRemoteProtocol {
     public static let brand = CameraBrand.gopro
 

@@ -6,6 +6,8 @@
 /// remote it advertises the ID after company `0x0399`, and it does not answer another remote's
 /// handshake. Facts from `gkoh/furble` `lib/furble/Nikon.{h,cpp}`, `NikonBase.{h,cpp}`,
 /// `NikonRemote.{h,cpp}` and its issues 209 and 235; vectors in `Protocol/cameras/nikon.json`.
+public import GATT
+
 public enum Nikon: CameraRemoteProtocol {
     public static let brand = CameraBrand.nikon
     /// The company identifier of the manufacturer data a camera waiting for its remote advertises.

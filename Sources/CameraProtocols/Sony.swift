@@ -1,4 +1,5 @@
 public import CameraKit
+public import GATT
 
 /// Sony's Bluetooth LE remote (the protocol of the RMT-P1BT remote, on α bodies, ZV and RX
 /// models): button presses on FF01, three status bits on FF02, and the location service the

@@ -1,5 +1,6 @@
 public import CameraKit
 import CameraProtocols
+import GATT
 public import UnleashedKit
 
 /// How long a camera connection waits for each step.
@@ -90,6 +91,9 @@ public struct RemoteConnectionDialect: ConnectionDialect {
                 case .success(nil): break
                 case .failure(let error): await report(.event(.protocolError(error.description)))
                 }
+            case .writeFailed:
+                // Drivers write with `write(_:to:withResponse:)`, which reports its own failure.
+                break
             case .disconnected(let reason):
                 await inbox.linkLost(reason)
                 await report(.lost(reason))

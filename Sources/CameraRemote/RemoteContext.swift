@@ -1,5 +1,7 @@
 public import CameraKit
-public import CameraProtocols
+import CameraProtocols
+public import GATT
+public import UnleashedKit
 
 /// What a driver's operation sends and waits for, on one connection: writes and reads that fail
 /// as ``CameraError`` in words for the person, and waits for the camera's messages that begin

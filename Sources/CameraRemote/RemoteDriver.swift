@@ -1,5 +1,6 @@
 public import CameraKit
 public import CameraProtocols
+public import GATT
 
 /// One brand's remote protocol as operations: which bytes go where and what to wait for. A
 /// driver holds no I/O and no state between calls; everything it sends and waits for goes

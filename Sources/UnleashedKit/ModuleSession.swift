@@ -84,7 +84,7 @@ public actor ModuleSession {
         executor?.asUnownedSerialExecutor() ?? poolIsolation.unownedExecutor
     }
 
-    private let transport: any Transport
+    private let transport: ModuleTransport
     private let dialect: any Dialect
     private let clock: any Clock<Duration>
     private let requestTimeout: Duration
@@ -148,9 +148,9 @@ public actor ModuleSession {
     ///   most once and repeats its answer (PROTOCOL.md §9.2), so a lost packet costs about one
     ///   round trip more, not the request.
     /// - Parameter executor: the thread to run on, where the link delivers its packets (see
-    ///   ``ModuleLinkProvider/executor``); nil for Swift's shared pool.
+    ///   ``GATTLinkProvider/executor``); nil for Swift's shared pool.
     public init(
-        transport: any Transport,
+        transport: ModuleTransport,
         dialect: any Dialect = UnleashedV1(),
         clock: any Clock<Duration> = ContinuousClock(),
         requestTimeout: Duration = .seconds(3),
@@ -175,13 +175,13 @@ public actor ModuleSession {
     /// Starts reading from the link and says `hello`.
     public func start(clientName: String = "unleashed") async throws(SessionError) -> ModuleIdentity {
         if readLoop == nil {
-            let packets = transport.events
+            let transport = transport
             // Preferring the session's thread, the loop also wakes there when the link yields a
             // packet, rather than on the shared pool first.
-            readLoop = Task(executorPreference: executor) { await Self.read(packets, into: self) }
-            if let executor, let direct = transport as? any DirectTransport, direct.readingThread === executor {
+            readLoop = Task(executorPreference: executor) { await Self.read(transport, into: self) }
+            if let executor, transport.readingThread === executor {
                 // Read on this session's own thread: each packet is handled where it is read.
-                direct.deliverPackets { [weak self] packet in
+                transport.deliverPackets { [weak self] packet in
                     self?.assumeIsolated { $0.handle(.packet(packet)) }
                 }
             }
@@ -353,8 +353,10 @@ public actor ModuleSession {
     /// itself, and the request it answers continues there too, with no hand-over to another
     /// thread between the packet and the caller. It holds the session until the link's events
     /// end, which ``close()`` brings about.
-    private static func read(_ packets: AsyncStream<TransportEvent>, into session: isolated ModuleSession) async {
-        for await event in packets { session.handle(event) }
+    private static func read(_ transport: ModuleTransport, into session: isolated ModuleSession) async {
+        for await linkEvent in transport.link.events {
+            if let event = transport.event(from: linkEvent) { session.handle(event) }
+        }
         session.linkDown("the transport closed")
     }
 

@@ -48,7 +48,7 @@ struct DBusMockTests {
         let provider = BlueZLinkProvider(bus: .address(mock.bus.address), adapterName: "hci0", module: MockBlueZ.address)
         try await provider.discover(timeout: .seconds(5))
         let link = try await provider.connect()
-        let transport = try await link.resolveServices()
+        let transport = try await ModuleTransport.open(over: link)
         #expect(transport.mtu == 247)
         try await transport.send([[0xA1, 0x02], [0x03]])
         let writes = try await mock.calls(MockBlueZ.commandPath, "WriteValue")
@@ -59,8 +59,8 @@ struct DBusMockTests {
         }
 
         try await mock.updateProperties(MockBlueZ.eventPath, "org.bluez.GattCharacteristic1", ["Value": .bytes([9, 8, 7])])
-        var iterator = transport.events.makeAsyncIterator()
-        #expect(await iterator.next() == .packet([9, 8, 7]))
+        var iterator = transport.link.events.makeAsyncIterator()
+        #expect(await iterator.next() == .value(transport.event, [9, 8, 7]))
 
         try await mock.updateProperties(MockBlueZ.devicePath, "org.bluez.Device1", ["Connected": .bool(false)])
         guard case .disconnected = await iterator.next() else {
@@ -83,7 +83,7 @@ struct DBusMockTests {
         defer { Task { await client.close() } }
         try await client.pair(MockBlueZ.devicePath, serviceUUID: service, agent: PairingAgent { _ in .accept })
         let link = try await BlueZLinkProvider(bus: .address(mock.bus.address), module: MockBlueZ.address).connect()
-        let transport = try await link.resolveServices()
+        let transport = try await ModuleTransport.open(over: link)
         // A one-packet write returns once handed on; the refusals come back and it goes again.
         try await transport.send([[0x01, 0x02]])
         var writes = try await mock.calls(MockBlueZ.commandPath, "WriteValue")
@@ -111,7 +111,7 @@ struct DBusMockTests {
         defer { Task { await client.close() } }
         try await client.pair(MockBlueZ.devicePath, serviceUUID: service, agent: PairingAgent { _ in .accept })
         let link = try await BlueZLinkProvider(bus: .address(mock.bus.address), module: MockBlueZ.address).connect()
-        let transport = try await link.resolveServices()
+        let transport = try await ModuleTransport.open(over: link)
         let session = try ModuleSession(transport: transport, requestTimeout: .seconds(60))
         // The refusal is the answer, not a wait for the request's time limit: the error is the
         // refused write, where the time limit's would be a timeout.

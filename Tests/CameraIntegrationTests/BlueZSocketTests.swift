@@ -42,14 +42,20 @@ struct BlueZSocketTests {
                 tree.properties(event, "org.bluez.GattCharacteristic1")?["NotifyAcquired"]?.boolValue)
     }
 
-    /// A link from `provider`, its transport, and a session over it that has said hello.
+    /// A link from `provider` with the module's characteristics subscribed to, and its transport.
+    static func opened(_ provider: BlueZLinkProvider) async throws -> (BlueZGATTLink, ModuleTransport) {
+        let link = try #require(try await provider.connect() as? BlueZGATTLink)
+        return (link, try await ModuleTransport.open(over: link))
+    }
+
+    /// A link from `provider`, and a session over it that has said hello.
     static func linked(_ provider: BlueZLinkProvider, requestTimeout: Duration = .seconds(10)) async throws
-        -> (BlueZTransport, ModuleSession)
+        -> (BlueZGATTLink, ModuleSession)
     {
-        let transport = try #require(try await provider.connect().resolveServices() as? BlueZTransport)
+        let (link, transport) = try await opened(provider)
         let session = try ModuleSession(transport: transport, requestTimeout: requestTimeout)
         _ = try await session.start()
-        return (transport, session)
+        return (link, session)
     }
 
     @Test("requests go out on AcquireWrite's socket and answers come on AcquireNotify's; the next link takes them again")
@@ -57,8 +63,8 @@ struct BlueZSocketTests {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
         let provider = BlueZLinkProvider(bus: .address(bus.address), module: Self.module)
-        let (transport, session) = try await Self.linked(provider)
-        #expect(transport.path == .sockets)
+        let (link, session) = try await Self.linked(provider)
+        #expect(link.path == .sockets)
         for _ in 0..<50 { _ = try await session.request(.getStatus) }
         let held = try await Self.acquired(bus)
         #expect(held.write == true && held.notify == true, "while the link is open BlueZ shows both sockets held: \(held)")
@@ -98,9 +104,9 @@ struct BlueZSocketTests {
     func lostLink() async throws {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
-        let (transport, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module),
+        let (link, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module),
                                                          requestTimeout: .seconds(30))
-        #expect(transport.path == .sockets)
+        #expect(link.path == .sockets)
         #expect(await fake.loseLink(address: Self.module, for: .seconds(60)))
         var failure: SessionError?
         // The loss may reach the session just after a request is sent: ask until one fails.
@@ -125,8 +131,8 @@ struct BlueZSocketTests {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
         let provider = BlueZLinkProvider(bus: .address(bus.address), module: Self.module)
-        let transport = try #require(try await provider.connect().resolveServices() as? BlueZTransport)
-        #expect(transport.path == .sockets)
+        let (link, transport) = try await Self.opened(provider)
+        #expect(link.path == .sockets)
         // Closed before it delivered anything, as some devices' sockets are on a real BlueZ.
         #expect(await fake.dropNotifySockets(address: Self.module))
         let session = try ModuleSession(transport: transport, requestTimeout: .seconds(30))
@@ -153,8 +159,8 @@ struct BlueZSocketTests {
     func emptyNotification() async throws {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
-        let (transport, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module))
-        #expect(transport.path == .sockets)
+        let (link, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module))
+        #expect(link.path == .sockets)
         #expect(await fake.notifyEvent(address: Self.module, value: []))
         var reported: SessionEvent?
         for await event in session.events {
@@ -174,9 +180,8 @@ struct BlueZSocketTests {
     func largeMTU() async throws {
         let (bus, fake) = try await Self.fake(mtu: 517)
         defer { Task { await fake.stop() } }
-        let transport = try #require(try await BlueZLinkProvider(bus: .address(bus.address), module: Self.module).connect().resolveServices()
-            as? BlueZTransport)
-        #expect(transport.path == .sockets)
+        let (link, transport) = try await Self.opened(BlueZLinkProvider(bus: .address(bus.address), module: Self.module))
+        #expect(link.path == .sockets)
         #expect(transport.mtu == 515)
         await #expect(throws: TransportError.packetTooLarge(size: 513, limit: 512)) {
             try await transport.send([Array(repeating: 0, count: 513)])
@@ -190,9 +195,9 @@ struct BlueZSocketTests {
     func messages() async throws {
         let (bus, fake) = try await Self.fake()
         defer { Task { await fake.stop() } }
-        let (transport, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module,
+        let (link, session) = try await Self.linked(BlueZLinkProvider(bus: .address(bus.address), module: Self.module,
                                                                            acquireSockets: false))
-        #expect(transport.path == .messages)
+        #expect(link.path == .messages)
         for _ in 0..<20 { _ = try await session.request(.getStatus) }
         let held = try await Self.acquired(bus)
         #expect(held.write == false && held.notify == false, "no socket was taken: \(held)")

@@ -17,11 +17,11 @@ struct RequestCountsTests {
 
     /// The fake's counters across `requests` status reads on a link that has said hello and
     /// made a few requests already (so that setting up the link is not counted).
-    static func counted(acquireSockets: Bool) async throws -> (path: BlueZTransport.Path, counts: [String: Int], sent: Int) {
+    static func counted(acquireSockets: Bool) async throws -> (path: BlueZGATTLink.Path, counts: [String: Int], sent: Int) {
         let (bus, fake) = try await BlueZSocketTests.fake()
         defer { Task { await fake.stop() } }
         let provider = BlueZLinkProvider(bus: .address(bus.address), module: BlueZSocketTests.module, acquireSockets: acquireSockets)
-        let (transport, session) = try await BlueZSocketTests.linked(provider)
+        let (link, session) = try await BlueZSocketTests.linked(provider)
         for _ in 0..<5 { _ = try await session.request(.getStatus) }
         let before = await fake.statistics
         let resentBefore = await session.retransmissions
@@ -34,7 +34,7 @@ struct RequestCountsTests {
         }
         let resent = await session.retransmissions - resentBefore
         await session.close()
-        return (transport.path, after.merging(before) { $0 - $1 }, requests + resent)
+        return (link.path, after.merging(before) { $0 - $1 }, requests + resent)
     }
 
     @Test("over the acquired sockets, a request is one packet each way and no D-Bus message")

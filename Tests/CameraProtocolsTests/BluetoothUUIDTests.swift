@@ -1,4 +1,5 @@
 import CameraProtocols
+import GATT
 import Testing
 
 @Suite struct BluetoothUUIDTests {

@@ -1,4 +1,5 @@
 import CameraProtocols
+import GATT
 import Testing
 import UnleashedTestSupport
 

@@ -1,6 +1,7 @@
 import CameraKit
 import CameraProtocols
 import CameraRemote
+import GATT
 import SimulatedCameras
 import Testing
 import UnleashedKit

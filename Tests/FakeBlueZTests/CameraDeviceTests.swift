@@ -2,6 +2,7 @@ import CameraProtocols
 import DBus
 @testable import FakeBlueZ
 import Foundation
+import GATT
 import SimulatedCameras
 import Testing
 import UnleashedProtocol

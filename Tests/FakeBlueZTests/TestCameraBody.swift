@@ -1,6 +1,7 @@
 import CameraProtocols
 import FakeBlueZ
 import Foundation
+import GATT
 import SimulatedCameras
 
 /// A small camera for the fake bluetoothd's tests, independent of every brand's body: a write to

@@ -20,7 +20,7 @@ struct ModuleSessionTests {
     func handshake() async throws {
         let link = InMemoryLink(mtu: 23)
         await VirtualModule(camera: VirtualCamera(profile: .nikonLike)).serve(link.peripheral)
-        let session = try ModuleSession(transport: link.central)
+        let session = try ModuleSession(transport: ModuleTransport(link: link.central))
         let identity = try await session.start()
         #expect(identity.protocolVersion == 1)
         #expect(identity.firmwareVersion == "1.0.0")
@@ -38,7 +38,7 @@ struct ModuleSessionTests {
                 $0.maxProtocolVersion = 3
             })]
         }
-        let session = try ModuleSession(transport: peer.link.central)
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central))
         await #expect(throws: SessionError.versionMismatch(module: 2...3, client: 1...1)) {
             try await session.start()
         }
@@ -52,7 +52,7 @@ struct ModuleSessionTests {
                 : []
         }
         let clock = RunClock()
-        let session = try ModuleSession(transport: peer.link.central, clock: clock, requestTimeout: .milliseconds(150))
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central), clock: clock, requestTimeout: .milliseconds(150))
         _ = try await session.start()
         let started = clock.now
         let outcome = Outcome()
@@ -94,7 +94,7 @@ struct ModuleSessionTests {
                 }
             }
         }
-        let session = try ModuleSession(transport: peer.link.central)
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central))
         _ = try await session.start()
         async let first = session.request(Opcode.keepAlive)
         async let second = session.request(Opcode.keepAlive)
@@ -106,7 +106,7 @@ struct ModuleSessionTests {
     @Test("repeated events are dropped and missed ones are counted")
     func eventSequence() async throws {
         let peer = ScriptedPeer { [ScriptedPeer.helloOK($0)] }
-        let session = try ModuleSession(transport: peer.link.central)
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central))
         _ = try await session.start()
         for sequence: UInt16 in [0, 0, 3] {
             try peer.send(Message(.event(.busy), id: sequence, fields: Fields { $0.busy = sequence == 0 }))
@@ -125,7 +125,7 @@ struct ModuleSessionTests {
     @Test("a second hello restarts the count of event numbers: the module's event 0 after it is no gap")
     func helloRestartsEventNumbers() async throws {
         let peer = ScriptedPeer { [ScriptedPeer.helloOK($0)] }
-        let session = try ModuleSession(transport: peer.link.central)
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central))
         _ = try await session.start()
         for sequence: UInt16 in [0, 1, 2] {
             try peer.send(Message(.event(.busy), id: sequence, fields: Fields { $0.busy = true }))
@@ -147,7 +147,7 @@ struct ModuleSessionTests {
             request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)]
                 : [Message(.response(.keepAlive, .ok), id: request.id, fields: Fields { $0.uptime = 77 })]
         }
-        let session = try ModuleSession(transport: peer.link.central)
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central))
         _ = try await session.start()
         try peer.link.peripheral.notify([[0x85, 0x01, 0x02], [0x00, 0x00, 0x05, 0x01]])
         #expect(try await session.request(.keepAlive).uptime == 77)
@@ -166,7 +166,7 @@ struct ModuleSessionTests {
             if request.kind == .request(.getStatus) { asking.yield() }
             return request.kind == .request(.hello) ? [ScriptedPeer.helloOK(request)] : []
         }
-        let session = try ModuleSession(transport: peer.link.central, requestTimeout: .seconds(30))
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central), requestTimeout: .seconds(30))
         _ = try await session.start()
         // The link goes once the module has the request, which is then outstanding.
         Task {
@@ -211,7 +211,7 @@ struct ModuleSessionTests {
                 return status(request, copies.note(request.id))
             }
         }
-        let session = try ModuleSession(transport: peer.link.central, clock: clock)
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central), clock: clock)
         _ = try await session.start()
         return (session, copies)
     }
@@ -312,7 +312,7 @@ struct ModuleSessionTests {
             asking.yield(request)
             return []
         }
-        let session = try ModuleSession(transport: peer.link.central, clock: clock)
+        let session = try ModuleSession(transport: ModuleTransport(link: peer.link.central), clock: clock)
         var requests = asked.makeAsyncIterator()
         // hello in 100 ms (the first wait, 1 s, does not run out): SRTT 100, RTTVAR 50, RTO 300 ms.
         let hello = Task { try await session.start() }

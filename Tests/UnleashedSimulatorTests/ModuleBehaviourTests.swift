@@ -437,7 +437,7 @@ struct ModuleBehaviourTests {
         await rig.module.reboot()
         let attempt = Task { _ = try await radio.connect() }
         for _ in 0..<30 { await rig.advance(by: .milliseconds(100)) }
-        await #expect(throws: LinkError.self) { try await attempt.value }
+        await #expect(throws: GATTError.self) { try await attempt.value }
         let link = try await radio.connect()
         await link.close()
     }

@@ -112,7 +112,7 @@ struct ModuleRulesTests {
     @Test("framing errors and unreadable envelopes are not reported to the client: no response, no error event (§10)")
     func framingErrorsStayLocal() async throws {
         let rig = try await ModuleRig()
-        let central = rig.client.link.central
+        let central = rig.client.transport
         // A continuation with nothing in progress.
         try await central.send([[0x81, 0x00]])
         // A whole keep-alive whose checksum is wrong.

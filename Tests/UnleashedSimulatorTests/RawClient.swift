@@ -6,7 +6,9 @@ import UnleashedSimulator
 /// with repeated, early or malformed requests, which a ``ModuleSession`` never sends.
 actor RawClient {
     let link: InMemoryLink
-    private var incoming: AsyncStream<TransportEvent>.AsyncIterator
+    /// The module's packets over the link.
+    let transport: ModuleTransport
+    private var incoming: AsyncStream<GATTLinkEvent>.AsyncIterator
     private var receiver: any PacketReceiver
     /// Events passed over while waiting for a response.
     private var skipped: [Message] = []
@@ -14,16 +16,17 @@ actor RawClient {
     init(_ module: VirtualModule, mtu: Int = 185) async {
         link = InMemoryLink(mtu: mtu)
         await module.serve(link.peripheral)
+        transport = ModuleTransport(link: link.central)
         incoming = link.central.events.makeAsyncIterator()
         receiver = try! UnleashedV1().makeReceiver(mtu: mtu)
     }
 
     func send(_ message: Message) async throws {
-        try await link.central.send(UnleashedV1().packets(for: message, mtu: link.central.mtu))
+        try await transport.send(UnleashedV1().packets(for: message, mtu: transport.mtu))
     }
 
     func sendRaw(_ messageBytes: [UInt8]) async throws {
-        try await link.central.send(Fragmenter(mtu: link.central.mtu).packets(for: messageBytes))
+        try await transport.send(Fragmenter(mtu: transport.mtu).packets(for: messageBytes))
     }
 
     /// The next message from the module.
@@ -32,7 +35,7 @@ actor RawClient {
             var iterator = incoming
             let event = await iterator.next(isolation: #isolation)
             incoming = iterator
-            guard case .packet(let packet)? = event else { throw TransportError.notConnected }
+            guard case .value(_, let packet)? = event else { throw TransportError.notConnected }
             let received = receiver.receive(packet)
             if let error = received.errors.first { throw error }
             if let message = received.message { return message }

@@ -1,3 +1,5 @@
+public import GATT
+
 extension GoPro {
     /// TLV commands, written to ``GoPro/command``.
     public enum CommandID: UInt8, CaseIterable, Hashable, Sendable {

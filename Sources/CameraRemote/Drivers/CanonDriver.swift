@@ -1,5 +1,6 @@
 public import CameraKit
 public import CameraProtocols
+public import GATT
 
 /// Drives a Canon EOS camera in its Remote Bluetooth mode, as a BR-E1 remote (``Canon``):
 /// shoot, focus, and video (the same press in movie mode).

@@ -1,5 +1,6 @@
 public import CameraKit
 public import CameraProtocols
+public import GATT
 
 /// A Fujifilm X or GFX camera driven as its phone app drives it: shutter, half-press focus,
 /// bulb by holding the full press, and positions for its pictures.

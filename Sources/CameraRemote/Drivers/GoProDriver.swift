@@ -1,6 +1,7 @@
 public import CameraKit
 public import CameraProtocols
 import Foundation
+public import GATT
 
 /// Drives a GoPro (HERO9 Black and later) through Open GoPro over Bluetooth LE: shutter, video
 /// and the camera's clock. A GoPro has no focus, no bulb and takes no position over BLE, so

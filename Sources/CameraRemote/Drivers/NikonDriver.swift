@@ -1,5 +1,6 @@
 public import CameraKit
 public import CameraProtocols
+public import GATT
 
 /// A Nikon camera driven as its ML-L7 remote: the four-stage handshake, then "take a photo".
 ///

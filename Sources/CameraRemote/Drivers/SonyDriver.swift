@@ -1,6 +1,7 @@
 public import CameraKit
 public import CameraProtocols
 import Foundation
+public import GATT
 
 /// Drives a Sony camera through its Bluetooth remote (``Sony``): shoot, focus, bulb (the full
 /// press held), video and geotags. Every picture is confirmed by the camera's shutter-active

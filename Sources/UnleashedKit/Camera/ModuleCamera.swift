@@ -23,7 +23,7 @@ public struct ModuleCameraTiming: Hashable, Sendable {
 public actor ModuleCamera: Camera {
     public nonisolated let identity: CameraIdentity
 
-    /// The thread this camera runs on, its connection's (see ``ModuleLinkProvider/executor``);
+    /// The thread this camera runs on, its connection's (see ``GATTLinkProvider/executor``);
     /// nil for Swift's shared pool. A caller that prefers it for its task
     /// (`withTaskExecutorPreference`) makes a request and its answer one thread's work.
     public nonisolated var executor: ExecutorThread? { connection.executor }

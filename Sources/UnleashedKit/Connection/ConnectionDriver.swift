@@ -453,3 +453,7 @@ public actor ConnectionDriver<D: ConnectionDialect> {
         }
     }
 }
+
+/// The isolation of an actor that may run on an ``ExecutorThread`` or, without one, as any
+/// actor does: a plain actor to lend its executor.
+actor PoolIsolation {}

@@ -48,10 +48,11 @@ public enum ModuleConnectionEvent: Hashable, Sendable {
 public typealias ModuleConnection = ConnectionDriver<ModuleConnectionDialect>
 
 /// The module's protocol as a dialect of the connection driver: links from a
-/// ``ModuleLinkProvider``, a ``ModuleSession`` over the link's packet transport, `hello` as the
-/// handshake and timed keep-alives that also sample the module's timer (PROTOCOL.md §9).
+/// ``GATTLinkProvider``, a ``ModuleSession`` over the link's Command and Event characteristics,
+/// `hello` as the handshake and timed keep-alives that also sample the module's timer
+/// (PROTOCOL.md §9).
 public struct ModuleConnectionDialect: ConnectionDialect {
-    let provider: any ModuleLinkProvider
+    let provider: any GATTLinkProvider
     let timing: ConnectionTiming
     let codec: any Dialect
     let clock: any Clock<Duration>
@@ -62,25 +63,25 @@ public struct ModuleConnectionDialect: ConnectionDialect {
     public var deviceWord: String { "module" }
 
     public func discover(timeout: Duration) async -> Bool {
-        await Self.seen { () async throws(LinkError) in try await provider.discover(timeout: timeout) }
+        await Self.seen { () async throws(GATTError) in try await provider.discover(timeout: timeout) }
     }
 
-    public func connect() async throws(ConnectionStepFailure) -> any ModuleLink {
-        try await Self.linking { () async throws(LinkError) in try await provider.connect() }
+    public func connect() async throws(ConnectionStepFailure) -> any GATTLink {
+        try await Self.linking { () async throws(GATTError) in try await provider.connect() }
     }
 
-    public func resolve(_ link: any ModuleLink) async throws(ConnectionStepFailure) -> ModuleLinkSession {
-        let transport: any Transport
-        do throws(LinkError) {
-            transport = try await link.resolveServices()
-        } catch .notAModule(let reason) {
-            throw .notThisDevice(reason)
+    public func resolve(_ link: any GATTLink) async throws(ConnectionStepFailure) -> ModuleLinkSession {
+        let transport: ModuleTransport
+        do throws(GATTError) {
+            transport = try await ModuleTransport.open(over: link, gatt: codec.gatt)
+        } catch .missing {
+            throw .notThisDevice(ModuleTransport.notAModule)
         } catch {
             throw .lost(error.description)
         }
         // On the provider's thread only where the link reads its packets there too: over
         // messages they arrive on the bus connection's thread, and the session keeps the pool.
-        let readsHere = executor != nil && (transport as? any DirectTransport)?.readingThread === executor
+        let readsHere = executor != nil && transport.readingThread === executor
         do {
             return ModuleLinkSession(try ModuleSession(transport: transport, dialect: codec, clock: clock,
                                                        requestTimeout: timing.requestTimeout, retransmission: timing.retransmission,
@@ -133,7 +134,7 @@ public struct ModuleConnectionDialect: ConnectionDialect {
         await link.session.close()
     }
 
-    public func close(_ link: any ModuleLink) async {
+    public func close(_ link: any GATTLink) async {
         await link.close()
     }
 
@@ -185,7 +186,7 @@ extension ConnectionDriver where D == ModuleConnectionDialect {
     /// - Parameter dialect: the module protocol's codec.
     /// - Parameter seed: makes the retry jitter repeatable.
     public init(
-        provider: any ModuleLinkProvider,
+        provider: any GATTLinkProvider,
         policy: ReconnectPolicy = ReconnectPolicy(),
         timing: ConnectionTiming = ConnectionTiming(),
         dialect: any Dialect = UnleashedV1(),

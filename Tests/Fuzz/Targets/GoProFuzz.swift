@@ -8,6 +8,7 @@
 // bytes: a trap here is a finding.
 
 import CameraProtocols
+import GATT
 
 func fuzzGoPro(_ input: [UInt8]) {
     guard let selector = input.first else { return }

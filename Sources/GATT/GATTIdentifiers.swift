@@ -12,8 +12,8 @@ public enum BluetoothUUID {
     }
 }
 
-/// One characteristic of a camera's GATT database, named by its service and its own UUID (a
-/// camera may use one characteristic UUID in two services).
+/// One characteristic of a device's GATT database (a camera's, a module's), named by its service
+/// and its own UUID (a camera may use one characteristic UUID in two services).
 public struct GATTCharacteristicID: Hashable, Sendable, CustomStringConvertible {
     /// The service's UUID, normalized.
     public let service: String
@@ -28,7 +28,7 @@ public struct GATTCharacteristicID: Hashable, Sendable, CustomStringConvertible 
     public var description: String { characteristic }
 }
 
-/// A characteristic as the camera declares it: what a client may do with it.
+/// A characteristic as the device declares it: what a client may do with it.
 public struct GATTCharacteristicLayout: Hashable, Sendable {
     public var uuid: String
     /// BlueZ's `Flags` names: `read`, `write`, `write-without-response`, `notify`, `indicate`,
@@ -72,11 +72,8 @@ public struct ATTError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let unlikely = ATTError(0x0E)
     public static let insufficientEncryption = ATTError(0x0F)
 
-    public var description: String { "ATT error 0x" + String(code, radix: 16, uppercase: true).leftPadded(to: 2) }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
+    public var description: String {
+        let hex = String(code, radix: 16, uppercase: true)
+        return "ATT error 0x" + (hex.count < 2 ? "0" : "") + hex
     }
 }
