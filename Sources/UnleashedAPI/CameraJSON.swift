@@ -51,6 +51,7 @@ extension WireEnumeration {
     /// The value's name, or `unknown(7)` for a value this version does not know.
     var jsonName: JSONValue { .string(description) }
 }
+
 // MARK: - Names
 
 /// Why `name` is none of `names`.

@@ -2,7 +2,7 @@ import Foundation
 import JSON
 
 // How the API's documents and the camera values in them are read: each through `Decodable`, by
-// ``StrictJSONDecoder``, so that a failure names the member's path (`status.cameras[0].busy`).
+// ``StrictJSONDecoder``, so that a failure names the member's path (`status.cameras[1].status.busy`).
 
 /// A camera value that reads its JSON form from a decoder, which names the member where the
 /// form goes wrong. CameraKit's values know no coder: their forms are read here, and like

@@ -1,13 +1,15 @@
 import CameraKit
 import Foundation
+import Intervalometer
 import JSON
 import Testing
 import UnleashedAPI
 
-/// Answers are read by ``StrictJSONDecoder``: a failure names the member by its whole path, a
-/// member a newer daemon has added is let be.
-@Suite("Reading the daemon's answers")
-struct DocumentReadingTests {
+/// Documents are read through `Decodable` by ``StrictJSONDecoder``: a failure names the member by
+/// its whole path, and a member a newer daemon has added is let be. Those written through
+/// `Codable` write the members they always did.
+@Suite("Documents through Codable")
+struct DocumentFormTests {
     static let status = CameraStatus(connection: .ready, moduleBattery: 80, cameraBattery: nil, storage: .ok, shotsRemaining: 10,
                                      cameraPower: .on, exposureMode: .manual, meteredEV: .zero, busy: false, shotCounter: 3)
 
@@ -48,5 +50,32 @@ struct DocumentReadingTests {
             == ErrorDocument(code: "404", message: "there is no job 9"))
         let refusal = ErrorDocument(.refused("shoot", .busy, message: nil))
         #expect(try ErrorDocument(json: refusal.json) == refusal)
+    }
+
+    @Test("documents and events written through Codable write the members they always did")
+    func writtenForms() throws {
+        #expect(GroupList(groups: [.init(name: "rig", cameras: ["a", "b"])]).json == ["groups": [["name": "rig", "cameras": ["a", "b"]]]])
+        #expect(VideoClipLength(milliseconds: 12_000).json == ["ms": 12_000])
+        #expect(JobEvent.streamError(message: "follow again").data == ["message": "follow again"])
+        #expect(LiveEvent.resync(reason: "cameras changed").data == ["reason": "cameras changed"])
+        #expect(LiveEvent.heartbeat(nowUnixMs: 1_795_600_000_000).data == ["nowUnixMs": 1_795_600_000_000])
+
+        let frame = FrameRecord(frame: 3, scheduledMs: 10_000, outcome: .taken)
+        let summary = RunSummary(frames: [frame])
+        let run = RunRecord(id: 5, plan: RunPlan(intervalMs: 5000, stop: .frames(50)), t0UnixMs: 1_763_900_000_000, camera: "demo",
+                            state: .finished, endReason: "done")
+        let end = JobEvent.end(run: run, state: .finished, reason: "done", summary: summary)
+        #expect(end.data == ["run": JSONValue(encoding: run), "state": "finished", "reason": "done", "summary": JSONValue(encoding: summary)])
+        #expect(JobEvent.frame(frame, job: 5).data == JSONValue(encoding: frame).merging(["run": 5]))
+        for event in [end, .frame(frame, job: 5), .streamError(message: "follow again")] {
+            #expect(try JobEvent(eventName: event.eventName, data: event.data) == event)
+        }
+        for event in [LiveEvent.frame(frame, job: 5), .resync(reason: "cameras changed"), .heartbeat(nowUnixMs: 1)] {
+            #expect(try LiveEvent(eventName: event.eventName, data: event.data) == event)
+        }
+        let snapshot = LiveSnapshot(nowUnixMs: 1, status: DaemonStatus(version: "1.0", uptimeSeconds: 2, cameras: []), cameras: CameraList(cameras: []),
+                                    groups: GroupList(groups: []), jobs: JobList(jobs: []), recentFrames: [.init(run: 5, frames: [frame])])
+        #expect(snapshot.json["recentFrames"] == [["run": 5, "frames": [JSONValue(encoding: frame)]]])
+        #expect(try LiveSnapshot(json: snapshot.json) == snapshot)
     }
 }
