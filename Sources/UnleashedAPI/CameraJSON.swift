@@ -10,109 +10,6 @@ import UnleashedProtocol
 // setting value's wire number, a duration to the nanosecond), so that a value that crosses the API
 // is the value that was sent: a client prints what it would print talking to the camera itself.
 
-/// A JSON value and where it sits, so that every decoding failure names its path.
-struct JSONCursor {
-    let value: JSONValue
-    let path: String
-
-    init(_ value: JSONValue, path: String) {
-        self.value = value
-        self.path = path
-    }
-
-    func fail(_ problem: String) -> JSONShapeError { JSONShapeError(path: path, problem: problem) }
-
-    func object() throws(JSONShapeError) -> [String: JSONValue] {
-        guard case .object(let members) = value else { throw fail("expected an object") }
-        return members
-    }
-
-    /// The member `key`, which must be present (null counts as present).
-    func member(_ key: String) throws(JSONShapeError) -> JSONCursor {
-        guard let found = try object()[key] else { throw JSONShapeError(path: "\(path).\(key)", problem: "missing") }
-        return JSONCursor(found, path: "\(path).\(key)")
-    }
-
-    /// The member `key`, or nil when it is absent or null.
-    func optional(_ key: String) throws(JSONShapeError) -> JSONCursor? {
-        guard let found = try object()[key], found != .null else { return nil }
-        return JSONCursor(found, path: "\(path).\(key)")
-    }
-
-    func string() throws(JSONShapeError) -> String {
-        guard case .string(let text) = value else { throw fail("expected a string") }
-        return text
-    }
-
-    func bool() throws(JSONShapeError) -> Bool {
-        guard case .bool(let flag) = value else { throw fail("expected true or false") }
-        return flag
-    }
-
-    func int64() throws(JSONShapeError) -> Int64 {
-        guard let number = value.integerValue else { throw fail("expected an integer") }
-        return number
-    }
-
-    func int() throws(JSONShapeError) -> Int {
-        guard let number = Int(exactly: try int64()) else { throw fail("expected an integer") }
-        return number
-    }
-
-    /// An integer in `T`'s range.
-    func integer<T: FixedWidthInteger>(_: T.Type) throws(JSONShapeError) -> T {
-        if case .string(let digits) = value, let number = T(digits) { return number }
-        guard let number = T(exactly: try int64()) else { throw fail("expected an integer from \(T.min) to \(T.max)") }
-        return number
-    }
-
-    func double() throws(JSONShapeError) -> Double {
-        switch value {
-        case .number(let number): return number
-        case .integer(let number): return Double(number)
-        default: throw fail("expected a number")
-        }
-    }
-
-    func array() throws(JSONShapeError) -> [JSONCursor] {
-        guard case .array(let elements) = value else { throw fail("expected an array") }
-        return elements.enumerated().map { JSONCursor($0.element, path: "\(path)[\($0.offset)]") }
-    }
-
-    /// A named value of a wire enumeration; `unknown(7)` for one this version does not know.
-    func wire<T: WireEnumeration>(_: T.Type) throws(JSONShapeError) -> T {
-        let name = try string()
-        if let known = T(name: name) { return known }
-        if name.hasPrefix("unknown("), name.hasSuffix(")"), let raw = UInt8(name.dropFirst(8).dropLast()) {
-            return T(rawValue: raw)
-        }
-        throw fail("'\(name)' is not one of \(T.known.map(\.1).joined(separator: ", "))")
-    }
-
-    /// A duration written as milliseconds, possibly fractional.
-    func milliseconds() throws(JSONShapeError) -> Duration {
-        let number = try double()
-        guard number.isFinite, abs(number) < 9e12 else { throw fail("expected milliseconds") }
-        if case .integer(let whole) = value { return .milliseconds(whole) }
-        return .nanoseconds(Int64((number * 1_000_000).rounded()))
-    }
-
-    /// A duration written as seconds, possibly fractional.
-    func seconds() throws(JSONShapeError) -> Duration {
-        let number = try double()
-        guard number.isFinite, abs(number) < 9e9 else { throw fail("expected seconds") }
-        if case .integer(let whole) = value { return .seconds(whole) }
-        return .nanoseconds(Int64((number * 1_000_000_000).rounded()))
-    }
-
-    func setting() throws(JSONShapeError) -> SettingID {
-        let name = try string()
-        if let known = SettingID(userName: name) { return known }
-        if name.hasPrefix("setting-"), let raw = UInt8(name.dropFirst(8)) { return SettingID(rawValue: raw) }
-        throw fail("there is no setting called '\(name)'")
-    }
-}
-
 extension JSONValue {
     /// An integer, or `null` when there is none: the daemon writes its documents with these too.
     public static func optional(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
@@ -155,9 +52,65 @@ extension WireEnumeration {
     var jsonName: JSONValue { .string(description) }
 }
 
+// MARK: - Names
+
+/// Why `name` is none of `names`.
+private func notOneOf(_ name: String, _ names: [String]) -> String {
+    "'\(name)' is not one of \(names.joined(separator: ", "))"
+}
+
+extension JSONReadable where Self: WireEnumeration {
+    /// A value by its name; `unknown(7)` for one this version does not know.
+    init(reading decoder: any Decoder) throws {
+        self = try decoder.named({ name in
+            if let known = Self(name: name) { return known }
+            guard name.hasPrefix("unknown("), name.hasSuffix(")"), let raw = UInt8(name.dropFirst(8).dropLast()) else { return nil }
+            return Self(rawValue: raw)
+        }, otherwise: { notOneOf($0, Self.known.map(\.1)) })
+    }
+}
+
+extension JSONReadable where Self: RawRepresentable<String>, Self: CaseIterable {
+    /// A value by its name.
+    init(reading decoder: any Decoder) throws {
+        self = try decoder.named(Self.init(rawValue:), otherwise: { notOneOf($0, Self.allCases.map(\.rawValue)) })
+    }
+}
+
+extension StorageState: JSONReadable {}
+extension CameraPower: JSONReadable {}
+extension ExposureMode: JSONReadable {}
+extension FocusResult: JSONReadable {}
+extension ConnectionPhase: JSONReadable {}
+extension DeviceFailure.Kind: JSONReadable {}
+
+extension SettingID: JSONReadable {
+    /// The name people type (`shutter-speed`); `setting-66` for one this version does not know.
+    init(reading decoder: any Decoder) throws {
+        self = try decoder.named({ name in
+            if let known = SettingID(userName: name) { return known }
+            return name.hasPrefix("setting-") ? UInt8(name.dropFirst(8)).map(SettingID.init(rawValue:)) : nil
+        }, otherwise: { "there is no setting called '\($0)'" })
+    }
+}
+
+extension ExposureStops: JSONReadable {
+    /// Stops in their text form (`+1 1/3`).
+    init(reading decoder: any Decoder) throws {
+        self = try decoder.named(ExposureStops.init(text:), otherwise: { "'\($0)' is not a number of stops like +1 1/3" })
+    }
+}
+
+extension Capabilities: JSONReadable {
+    /// The one capability a name (`shoot`) stands for; an identity lists them.
+    init(reading decoder: any Decoder) throws {
+        self = try decoder.named({ name in Self.known.first { $0.1 == name }?.0 }, otherwise: { "'\($0)' is not a capability" })
+    }
+}
+
 // MARK: - Identity and status
 
-extension CameraIdentity {
+extension CameraIdentity: JSONReadable {
     /// `{"name", "firmwareVersion", "protocolVersion", "capabilities": ["shoot", …], "cameraModel"}`;
     /// capability bits this version has no name for go in `otherCapabilityBits`.
     public var json: JSONValue {
@@ -176,31 +129,29 @@ extension CameraIdentity {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "identity"))
+        try self.init(answer: json, root: "identity")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        var capabilities = Capabilities()
-        for element in try cursor.member("capabilities").array() {
-            let name = try element.string()
-            guard let known = Capabilities.known.first(where: { $0.1 == name }) else {
-                throw element.fail("'\(name)' is not a capability")
-            }
-            capabilities.insert(known.0)
-        }
-        if let other = try cursor.optional("otherCapabilityBits") {
-            capabilities.formUnion(Capabilities(rawValue: try other.integer(UInt32.self)))
+    private enum Member: String, CodingKey {
+        case name, firmwareVersion, protocolVersion, capabilities, cameraModel, otherCapabilityBits
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        var capabilities = Capabilities(try members.decode([Capabilities].self, forKey: .capabilities))
+        if let other = try members.decodeIfPresent(UInt32.self, forKey: .otherCapabilityBits) {
+            capabilities.formUnion(Capabilities(rawValue: other))
         }
         self.init(
-            name: try cursor.member("name").string(),
-            firmwareVersion: try cursor.optional("firmwareVersion")?.string(),
-            protocolVersion: try cursor.optional("protocolVersion")?.integer(UInt8.self),
+            name: try members.decode(String.self, forKey: .name),
+            firmwareVersion: try members.decodeIfPresent(String.self, forKey: .firmwareVersion),
+            protocolVersion: try members.decodeIfPresent(UInt8.self, forKey: .protocolVersion),
             capabilities: capabilities,
-            cameraModel: try cursor.optional("cameraModel")?.string())
+            cameraModel: try members.decodeIfPresent(String.self, forKey: .cameraModel))
     }
 }
 
-extension ConnectionFailure {
+extension ConnectionFailure: JSONReadable {
     /// `{"kind": "gaveUp", "attempts": 3, "lastError": "…"}` and the like.
     var json: JSONValue {
         switch self {
@@ -212,20 +163,25 @@ extension ConnectionFailure {
         }
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        let kind = cursor.path + ".kind"
-        switch try cursor.member("kind").string() {
+    private enum Member: String, CodingKey {
+        case kind, reason, attempts, lastError
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        switch try members.decode(String.self, forKey: .kind) {
         case "notFound": self = .notFound
-        case "notAModule": self = .notAModule(try cursor.member("reason").string())
-        case "incompatible": self = .incompatible(try cursor.member("reason").string())
+        case "notAModule": self = .notAModule(try members.decode(String.self, forKey: .reason))
+        case "incompatible": self = .incompatible(try members.decode(String.self, forKey: .reason))
         case "gaveUp":
-            self = .gaveUp(attempts: try cursor.member("attempts").int(), lastError: try cursor.member("lastError").string())
-        case let other: throw JSONShapeError(path: kind, problem: "'\(other)' is not a connection failure")
+            self = .gaveUp(attempts: try members.decode(Int.self, forKey: .attempts), lastError: try members.decode(String.self, forKey: .lastError))
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .kind, in: members, debugDescription: "'\(other)' is not a connection failure")
         }
     }
 }
 
-extension ConnectionState {
+extension ConnectionState: JSONReadable {
     /// `{"connection": "<phase>", "connectionDetail": "<in words>"}`, plus `reconnectAttempt` and
     /// `reconnectDelayMs` while reconnecting and `failure` once failed. The same members appear in
     /// a status and in a `connection` event.
@@ -246,17 +202,17 @@ extension ConnectionState {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "connection"))
+        try self.init(answer: json, root: "connection")
+    }
+
+    private enum Member: String, CodingKey {
+        case connection, reconnectAttempt, reconnectDelayMs, failure
     }
 
     /// Reads the members of ``json`` from an object that may hold others too.
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        let phaseCursor = try cursor.member("connection")
-        let name = try phaseCursor.string()
-        guard let phase = ConnectionPhase(rawValue: name) else {
-            throw phaseCursor.fail("'\(name)' is not one of \(ConnectionPhase.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        switch phase {
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        switch try members.decode(ConnectionPhase.self, forKey: .connection) {
         case .idle: self = .idle
         case .scanning: self = .scanning
         case .connecting: self = .connecting
@@ -265,14 +221,14 @@ extension ConnectionState {
         case .ready: self = .ready
         case .disconnecting: self = .disconnecting
         case .reconnecting:
-            self = .reconnecting(attempt: try cursor.member("reconnectAttempt").int(),
-                                 nextDelay: try cursor.member("reconnectDelayMs").milliseconds())
-        case .failed: self = .failed(try ConnectionFailure(cursor.member("failure")))
+            self = .reconnecting(attempt: try members.decode(Int.self, forKey: .reconnectAttempt),
+                                 nextDelay: try members.decode(Milliseconds.self, forKey: .reconnectDelayMs).duration)
+        case .failed: self = .failed(try members.decode(ConnectionFailure.self, forKey: .failure))
         }
     }
 }
 
-extension CameraStatus {
+extension CameraStatus: JSONReadable {
     /// Every field of the snapshot; the connection both as its phase, for programs, and in words.
     public var json: JSONValue {
         connection.json.merging([
@@ -290,36 +246,32 @@ extension CameraStatus {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "status"))
+        try self.init(answer: json, root: "status")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
+    private enum Member: String, CodingKey {
+        case moduleBattery, cameraBattery, storage, shotsRemaining, cameraPower, exposureMode, meteredEV, busy, shotCounter
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
         self.init(
-            connection: try ConnectionState(cursor),
-            moduleBattery: try cursor.optional("moduleBattery")?.int(),
-            cameraBattery: try cursor.optional("cameraBattery")?.int(),
-            storage: try cursor.optional("storage")?.wire(StorageState.self),
-            shotsRemaining: try cursor.optional("shotsRemaining")?.int(),
-            cameraPower: try cursor.member("cameraPower").wire(CameraPower.self),
-            exposureMode: try cursor.optional("exposureMode")?.wire(ExposureMode.self),
-            meteredEV: try cursor.optional("meteredEV")?.stops(),
-            busy: try cursor.member("busy").bool(),
-            shotCounter: try cursor.member("shotCounter").int())
-    }
-}
-
-extension JSONCursor {
-    /// Exposure stops in their text form (`+1 1/3`).
-    func stops() throws(JSONShapeError) -> ExposureStops {
-        let text = try string()
-        guard let stops = ExposureStops(text: text) else { throw fail("'\(text)' is not a number of stops like +1 1/3") }
-        return stops
+            connection: try ConnectionState(reading: decoder),
+            moduleBattery: try members.decodeIfPresent(Int.self, forKey: .moduleBattery),
+            cameraBattery: try members.decodeIfPresent(Int.self, forKey: .cameraBattery),
+            storage: try members.decodeIfPresent(StorageState.self, forKey: .storage),
+            shotsRemaining: try members.decodeIfPresent(Int.self, forKey: .shotsRemaining),
+            cameraPower: try members.decode(CameraPower.self, forKey: .cameraPower),
+            exposureMode: try members.decodeIfPresent(ExposureMode.self, forKey: .exposureMode),
+            meteredEV: try members.decodeIfPresent(ExposureStops.self, forKey: .meteredEV),
+            busy: try members.decode(Bool.self, forKey: .busy),
+            shotCounter: try members.decode(Int.self, forKey: .shotCounter))
     }
 }
 
 // MARK: - Settings
 
-extension SettingValue {
+extension SettingValue: JSONReadable {
     /// `{"setting": "shutter-speed", "value": "1/125", "raw": 1048701}`: the setting by the name
     /// people type, the value as the camera shows it, and its wire number, which rebuilds it exactly.
     public var json: JSONValue {
@@ -328,18 +280,24 @@ extension SettingValue {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "value"))
+        try self.init(answer: json, root: "value")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        try self.init(cursor, setting: try cursor.member("setting").setting())
+    /// The members of a value and of a descriptor, which is a value with more.
+    fileprivate enum Member: String, CodingKey {
+        case setting, raw, readOnly, choices
     }
 
-    /// A value whose setting the surrounding document names.
-    init(_ cursor: JSONCursor, setting: SettingID) throws(JSONShapeError) {
-        let raw = try cursor.member("raw")
-        guard let value = SettingValue(setting: setting, rawValue: try raw.integer(UInt32.self)) else {
-            throw raw.fail("not " + English.withArticle("\(setting.displayName) value"))
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        try self.init(members, setting: try members.decode(SettingID.self, forKey: .setting))
+    }
+
+    /// A value whose setting the surrounding document names: only its wire number is read.
+    fileprivate init(_ members: KeyedDecodingContainer<Member>, setting: SettingID) throws {
+        guard let value = SettingValue(setting: setting, rawValue: try members.decode(UInt32.self, forKey: .raw)) else {
+            throw DecodingError.dataCorruptedError(forKey: .raw, in: members,
+                                                   debugDescription: "not " + English.withArticle("\(setting.displayName) value"))
         }
         self = value
     }
@@ -348,7 +306,7 @@ extension SettingValue {
     var choiceJSON: JSONValue { ["value": .string(text), "raw": .integer(Int64(rawValue))] }
 }
 
-extension SettingDescriptor {
+extension SettingDescriptor: JSONReadable {
     /// `{"setting", "value", "raw", "readOnly", "choices": [{"value", "raw"}, …]}`.
     public var json: JSONValue {
         value.json.merging([
@@ -360,15 +318,19 @@ extension SettingDescriptor {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "setting"))
+        try self.init(answer: json, root: "setting")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        let setting = try cursor.member("setting").setting()
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: SettingValue.Member.self)
+        let setting = try members.decode(SettingID.self, forKey: .setting)
         var choices: [SettingValue] = []
-        for element in try cursor.member("choices").array() { choices.append(try SettingValue(element, setting: setting)) }
-        self.init(setting: setting, value: try SettingValue(cursor, setting: setting), choices: choices,
-                  readOnly: try cursor.member("readOnly").bool())
+        var elements = try members.nestedUnkeyedContainer(forKey: .choices)
+        while !elements.isAtEnd {
+            choices.append(try SettingValue(elements.nestedContainer(keyedBy: SettingValue.Member.self), setting: setting))
+        }
+        self.init(setting: setting, value: try SettingValue(members, setting: setting), choices: choices,
+                  readOnly: try members.decode(Bool.self, forKey: .readOnly))
     }
 }
 
@@ -378,13 +340,17 @@ extension FocusResult {
     /// `{"result": "acquired"}`.
     public var json: JSONValue { ["result": jsonName] }
 
+    private struct Answer: Decodable {
+        var result: Readable<FocusResult>
+    }
+
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        self = try JSONCursor(json, path: "focus").member("result").wire(FocusResult.self)
+        self = try Answer(answer: json, root: "focus").result.value
     }
 }
 
-extension Shot {
+extension Shot: JSONReadable {
     /// `{"counter", "latencyMs", "cameraTime", "confirmedByCounter", "confirmed"}`, and
     /// `"resent"` when a request of the shot was sent again.
     public var json: JSONValue {
@@ -399,20 +365,34 @@ extension Shot {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "shot"))
+        try self.init(answer: json, root: "shot")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        self.init(counter: try cursor.member("counter").int(), latency: try cursor.member("latencyMs").milliseconds(),
-                  cameraTime: try cursor.optional("cameraTime")?.integer(UInt64.self),
-                  confirmedByCounter: try cursor.member("confirmedByCounter").bool(),
-                  resent: try cursor.optional("resent")?.int() ?? 0,
+    private struct Members: Decodable {
+        var counter: Int
+        var latencyMs: Milliseconds
+        var cameraTime: Unsigned?
+        var confirmedByCounter: Bool
+        var resent: Int?
+        var confirmed: Bool?
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try Members(from: decoder)
+        self.init(counter: members.counter, latency: members.latencyMs.duration, cameraTime: members.cameraTime?.value,
+                  confirmedByCounter: members.confirmedByCounter, resent: members.resent ?? 0,
                   // Absent from a daemon older than the member: its shots were all confirmed.
-                  confirmed: try cursor.optional("confirmed")?.bool() ?? true)
+                  confirmed: members.confirmed ?? true)
     }
 }
 
-extension BulbExposure {
+extension BulbExposure.Ending: JSONReadable {
+    init(reading decoder: any Decoder) throws {
+        self = try decoder.named(Self.init(rawValue:), otherwise: { "'\($0)' is not deadline or stoppedEarly" })
+    }
+}
+
+extension BulbExposure: JSONReadable {
     /// `{"shot": {…}, "exposedMs", "ending": "deadline" | "stoppedEarly"}`.
     public var json: JSONValue {
         ["shot": shot.json, "exposedMs": exposed.map(JSONValue.milliseconds) ?? .null, "ending": .string(ending.rawValue)]
@@ -420,11 +400,18 @@ extension BulbExposure {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "bulb")
-        let endingCursor = try cursor.member("ending")
-        let name = try endingCursor.string()
-        guard let ending = Ending(rawValue: name) else { throw endingCursor.fail("'\(name)' is not deadline or stoppedEarly") }
-        self.init(shot: try Shot(cursor.member("shot")), exposed: try cursor.optional("exposedMs")?.milliseconds(), ending: ending)
+        try self.init(answer: json, root: "bulb")
+    }
+
+    private enum Member: String, CodingKey {
+        case shot, exposedMs, ending
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        self.init(shot: try members.decode(Shot.self, forKey: .shot),
+                  exposed: try members.decodeIfPresent(Milliseconds.self, forKey: .exposedMs)?.duration,
+                  ending: try members.decode(Ending.self, forKey: .ending))
     }
 }
 
@@ -479,7 +466,7 @@ extension GeoPosition {
     }
 }
 
-extension SavedFile {
+extension SavedFile: JSONReadable {
     /// `{"path", "bytes", "cameraPath", "frame", "shotCounter"}`.
     public var json: JSONValue {
         [
@@ -490,36 +477,46 @@ extension SavedFile {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "file"))
+        try self.init(answer: json, root: "file")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        self.init(path: try cursor.member("path").string(), bytes: try cursor.member("bytes").int(),
-                  cameraPath: try cursor.member("cameraPath").string(), frame: try cursor.optional("frame")?.int(),
-                  shotCounter: try cursor.member("shotCounter").int())
+    private struct Members: Decodable {
+        var path: String
+        var bytes: Int
+        var cameraPath: String
+        var frame: Int?
+        var shotCounter: Int
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try Members(from: decoder)
+        self.init(path: members.path, bytes: members.bytes, cameraPath: members.cameraPath, frame: members.frame,
+                  shotCounter: members.shotCounter)
     }
 }
 
-extension DeviceFailure {
+extension DeviceFailure: JSONReadable {
     /// `{"kind": "busy", "message": "…"}`.
     public var json: JSONValue { ["kind": .string(kind.rawValue), "message": .string(message)] }
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "failure"))
+        try self.init(answer: json, root: "failure")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        let kindCursor = try cursor.member("kind")
-        let name = try kindCursor.string()
-        guard let kind = Kind(rawValue: name) else { throw kindCursor.fail("'\(name)' is not a device failure kind") }
-        self.init(kind, try cursor.member("message").string())
+    private enum Member: String, CodingKey {
+        case kind, message
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        self.init(try members.decode(Kind.self, forKey: .kind), try members.decode(String.self, forKey: .message))
     }
 }
 
 // MARK: - Events
 
-extension CameraEvent {
+extension CameraEvent: JSONReadable {
     /// The event's name, as a Server-Sent Event names it: `shotCompleted`, `settingChanged`.
     public var jsonName: String {
         switch self {
@@ -564,45 +561,55 @@ extension CameraEvent {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "event")
-        try self.init(name: try cursor.member("event").string(), fields: cursor)
+        try self.init(answer: json, root: "event")
     }
 
-    /// The event named `name` (a Server-Sent Event's `event:`) with the fields of `fields` (its `data:`).
+    /// The event named `name` (a Server-Sent Event's `event:`) with the fields of `fields` (its
+    /// `data:`): the event whose ``json`` is the fields and the name.
     public init(name: String, fields: JSONValue) throws(JSONShapeError) {
-        try self.init(name: name, fields: JSONCursor(fields, path: name))
+        try self.init(answer: fields.merging(["event": .string(name)]), root: name)
     }
 
-    init(name: String, fields cursor: JSONCursor) throws(JSONShapeError) {
-        switch name {
-        case "connection": self = .connection(try ConnectionState(cursor))
+    private enum Member: String, CodingKey {
+        case event, counter, cameraTime, moduleBattery, cameraBattery, storage, shotsRemaining, cameraPower, busy, meteredEV, seconds,
+             status, message, count, cameraPath, reason
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        switch try members.decode(String.self, forKey: .event) {
+        case "connection": self = .connection(try ConnectionState(reading: decoder))
         case "shotCompleted":
-            self = .shotCompleted(counter: try cursor.member("counter").int(),
-                                  cameraTime: try cursor.optional("cameraTime")?.integer(UInt64.self))
-        case "settingChanged": self = .settingChanged(try SettingValue(cursor))
+            self = .shotCompleted(counter: try members.decode(Int.self, forKey: .counter),
+                                  cameraTime: try members.decodeIfPresent(Unsigned.self, forKey: .cameraTime)?.value)
+        case "settingChanged": self = .settingChanged(try SettingValue(reading: decoder))
         case "battery":
-            self = .battery(module: try cursor.member("moduleBattery").int(), camera: try cursor.optional("cameraBattery")?.int())
+            self = .battery(module: try members.decode(Int.self, forKey: .moduleBattery),
+                            camera: try members.decodeIfPresent(Int.self, forKey: .cameraBattery))
         case "storage":
-            self = .storage(try cursor.member("storage").wire(StorageState.self),
-                            shotsRemaining: try cursor.optional("shotsRemaining")?.int())
-        case "cameraPower": self = .cameraPower(try cursor.member("cameraPower").wire(CameraPower.self))
-        case "busy": self = .busy(try cursor.member("busy").bool())
-        case "meteredEV": self = .meteredEV(try cursor.member("meteredEV").stops())
-        case "bulbDeadlineFired": self = .bulbDeadlineFired(try cursor.member("seconds").seconds())
+            self = .storage(try members.decode(StorageState.self, forKey: .storage),
+                            shotsRemaining: try members.decodeIfPresent(Int.self, forKey: .shotsRemaining))
+        case "cameraPower": self = .cameraPower(try members.decode(CameraPower.self, forKey: .cameraPower))
+        case "busy": self = .busy(try members.decode(Bool.self, forKey: .busy))
+        case "meteredEV": self = .meteredEV(try members.decode(ExposureStops.self, forKey: .meteredEV))
+        case "bulbDeadlineFired": self = .bulbDeadlineFired(try members.decode(Seconds.self, forKey: .seconds).duration)
         case "error":
-            self = .error(FailureReason(name: try cursor.member("status").string()), message: try cursor.optional("message")?.string())
-        case "missedEvents": self = .missedEvents(try cursor.member("count").int())
-        case "fileSaved": self = .fileSaved(try SavedFile(cursor))
+            self = .error(FailureReason(name: try members.decode(String.self, forKey: .status)),
+                          message: try members.decodeIfPresent(String.self, forKey: .message))
+        case "missedEvents": self = .missedEvents(try members.decode(Int.self, forKey: .count))
+        case "fileSaved": self = .fileSaved(try SavedFile(reading: decoder))
         case "fileNotSaved":
-            self = .fileNotSaved(cameraPath: try cursor.member("cameraPath").string(), reason: try cursor.member("reason").string())
-        default: throw JSONShapeError(path: cursor.path, problem: "'\(name)' is not a camera event")
+            self = .fileNotSaved(cameraPath: try members.decode(String.self, forKey: .cameraPath),
+                                 reason: try members.decode(String.self, forKey: .reason))
+        case let name:
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(name)' is not a camera event"))
         }
     }
 }
 
 // MARK: - Errors
 
-extension CameraError {
+extension CameraError: JSONReadable {
     /// `{"case": "<case name>", …its values}`: everything needed to rebuild the error, so that a
     /// client rethrows the error the camera threw and prints the same words.
     public var json: JSONValue {
@@ -633,36 +640,39 @@ extension CameraError {
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(JSONCursor(json, path: "error"))
+        try self.init(answer: json, root: "error")
     }
 
-    init(_ cursor: JSONCursor) throws(JSONShapeError) {
-        let caseCursor = try cursor.member("case")
-        switch try caseCursor.string() {
-        case "unknownSetting": self = .unknownSetting(try cursor.member("name").string())
-        case "unreadableValue": self = .unreadableValue(try cursor.member("setting").setting(), try cursor.member("text").string())
-        case "settingNotOffered": self = .settingNotOffered(try cursor.member("setting").setting())
-        case "readOnly": self = .readOnly(try cursor.member("setting").setting())
+    private enum Member: String, CodingKey {
+        case `case`, name, setting, text, value, nearest, offered, reason, what, current, opcode, status, message, afterMs, failure
+    }
+
+    init(reading decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: Member.self)
+        switch try members.decode(String.self, forKey: .case) {
+        case "unknownSetting": self = .unknownSetting(try members.decode(String.self, forKey: .name))
+        case "unreadableValue":
+            self = .unreadableValue(try members.decode(SettingID.self, forKey: .setting), try members.decode(String.self, forKey: .text))
+        case "settingNotOffered": self = .settingNotOffered(try members.decode(SettingID.self, forKey: .setting))
+        case "readOnly": self = .readOnly(try members.decode(SettingID.self, forKey: .setting))
         case "valueNotOffered":
-            var nearest: [SettingValue] = []
-            for element in try cursor.member("nearest").array() { nearest.append(try SettingValue(element)) }
-            var offered: [SettingValue] = []
-            for element in try cursor.member("offered").array() { offered.append(try SettingValue(element)) }
-            self = .valueNotOffered(try SettingValue(cursor.member("value")), nearest: nearest, offered: offered)
-        case "invalidArgument": self = .invalidArgument(try cursor.member("reason").string())
-        case "unsupported": self = .unsupported(try cursor.member("what").string())
+            self = .valueNotOffered(try members.decode(SettingValue.self, forKey: .value),
+                                    nearest: try members.decode([SettingValue].self, forKey: .nearest),
+                                    offered: try members.decode([SettingValue].self, forKey: .offered))
+        case "invalidArgument": self = .invalidArgument(try members.decode(String.self, forKey: .reason))
+        case "unsupported": self = .unsupported(try members.decode(String.self, forKey: .what))
         case "focusFailed": self = .focusFailed
-        case "notInBulbMode": self = .notInBulbMode(current: try cursor.optional("current").map { (current) throws(JSONShapeError) in try SettingValue(current) })
+        case "notInBulbMode": self = .notInBulbMode(current: try members.decodeIfPresent(SettingValue.self, forKey: .current))
         case "refused":
-            self = .refused(try cursor.member("opcode").string(), FailureReason(name: try cursor.member("status").string()),
-                            message: try cursor.optional("message")?.string())
+            self = .refused(try members.decode(String.self, forKey: .opcode), FailureReason(name: try members.decode(String.self, forKey: .status)),
+                            message: try members.decodeIfPresent(String.self, forKey: .message))
         case "timedOut":
-            self = .timedOut(try cursor.member("opcode").string(), after: try cursor.member("afterMs").milliseconds())
-        case "shotNotReported": self = .shotNotReported(after: try cursor.member("afterMs").milliseconds())
-        case "notConnected": self = .notConnected(try cursor.member("reason").string())
+            self = .timedOut(try members.decode(String.self, forKey: .opcode), after: try members.decode(Milliseconds.self, forKey: .afterMs).duration)
+        case "shotNotReported": self = .shotNotReported(after: try members.decode(Milliseconds.self, forKey: .afterMs).duration)
+        case "notConnected": self = .notConnected(try members.decode(String.self, forKey: .reason))
         case "cancelled": self = .cancelled
-        case "device": self = .device(try DeviceFailure(cursor.member("failure")))
-        case let other: throw caseCursor.fail("'\(other)' is not a camera error")
+        case "device": self = .device(try members.decode(DeviceFailure.self, forKey: .failure))
+        case let other: throw DecodingError.dataCorruptedError(forKey: .case, in: members, debugDescription: "'\(other)' is not a camera error")
         }
     }
 }

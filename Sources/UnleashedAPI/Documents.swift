@@ -5,9 +5,9 @@ public import JSON
 import UnleashedKit
 
 // The documents of the control API, version 1: what each request takes and each answer holds.
-// They are written by hand, in the style of the camera values' JSON (CameraJSON.swift), because
-// the server's messages name the exact field a client got wrong; docs/api/openapi.yaml
-// describes the same shapes, and UnleashedAPITests checks that it does.
+// Each is read through `Decodable` by ``StrictJSONDecoder``, whose failures name the member a
+// sender got wrong; docs/api/openapi.yaml describes the same shapes, and UnleashedAPITests checks
+// that it does.
 
 /// A value with a JSON form: written by ``json``, read back by ``init(json:)``, the failure
 /// naming where the document went wrong. Every endpoint's body and answer is one.
@@ -26,15 +26,13 @@ extension JSONForm {
     }
 }
 
-/// A document of the API, Codable through its JSON form, so that it reads and writes the same
-/// bytes through a `JSONEncoder` as through the API.
+/// A document of the API whose ``json`` is written by hand, where a synthesized form would
+/// differ (members written as null, times as text, the camera values' own forms). It reads
+/// through its `Decodable` conformance and encodes as ``json``, so that a `JSONEncoder` writes
+/// the same bytes as the API.
 public protocol APIDocument: JSONForm, Codable {}
 
 extension APIDocument {
-    public init(from decoder: any Decoder) throws {
-        try self.init(json: try JSONValue(from: decoder))
-    }
-
     public func encode(to encoder: any Encoder) throws {
         try json.encode(to: encoder)
     }
@@ -49,7 +47,7 @@ extension CodableDocument {
     public var json: JSONValue { JSONValue(encoding: self) }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        self = try StrictJSONDecoder(refusesUnknownMembers: false).decode(Self.self, from: json)
+        try self.init(answer: json, root: "")
     }
 
     public init(requestBody: JSONValue) throws(JSONShapeError) {
@@ -74,9 +72,15 @@ extension ServerSentDocument {
 
     /// Reads what ``json`` writes.
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "event")
-        try self.init(eventName: try cursor.member("event").string(), data: try cursor.member("data").value)
+        let event = try SentEvent(answer: json, root: "event")
+        try self.init(eventName: event.event, data: event.data)
     }
+}
+
+/// A Server-Sent Event as one JSON value.
+private struct SentEvent: Decodable {
+    var event: String
+    var data: JSONValue
 }
 
 extension CameraIdentity: JSONForm {}
@@ -90,7 +94,7 @@ extension WallTime: JSONForm {}
 extension GeoPosition: JSONForm {}
 
 /// No document: a request without a body, or an answer without one (204).
-public struct NoDocument: APIDocument, Equatable {
+public struct NoDocument: JSONForm, Equatable {
     public init() {}
     public var json: JSONValue { .null }
     public init(json: JSONValue) throws(JSONShapeError) {}
@@ -115,7 +119,7 @@ public struct DaemonVersion: CodableDocument, Equatable {
 /// ``API/status``: the daemon's version, how long it has run and each camera's status.
 public struct DaemonStatus: APIDocument, Equatable {
     /// One camera the daemon holds; a camera that cannot answer has an `error` instead of a status.
-    public struct Camera: Equatable, Sendable {
+    public struct Camera: Decodable, Equatable, Sendable {
         public var name: String
         public var source: String
         public var status: CameraStatus?
@@ -126,6 +130,17 @@ public struct DaemonStatus: APIDocument, Equatable {
             self.source = source
             self.status = status
             self.error = error
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, source, status, error
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let members = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(name: try members.decode(String.self, forKey: .name), source: try members.decode(String.self, forKey: .source),
+                      status: try members.decodeIfPresent(CameraStatus.self, forKey: .status),
+                      error: try members.decodeIfPresent(String.self, forKey: .error))
         }
     }
 
@@ -150,21 +165,14 @@ public struct DaemonStatus: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "status")
-        version = try cursor.member("version").string()
-        uptimeSeconds = try cursor.member("uptimeSeconds").double()
-        cameras = try cursor.member("cameras").array().map { entry throws(JSONShapeError) in
-            Camera(name: try entry.member("name").string(), source: try entry.member("source").string(),
-                   status: try entry.optional("status").map { cursor throws(JSONShapeError) in try CameraStatus(json: cursor.value) },
-                   error: try entry.optional("error")?.string())
-        }
+        try self.init(answer: json, root: "status")
     }
 }
 
 /// ``API/groups``: the configured `[[groups]]`.
-public struct GroupList: APIDocument, Equatable {
+public struct GroupList: CodableDocument, Equatable {
     /// Cameras fired together, under a name (`--group NAME`).
-    public struct Group: Equatable, Sendable {
+    public struct Group: Codable, Equatable, Sendable {
         /// Unique among the groups.
         public var name: String
         /// Names of configured modules, in order; at least one, each once.
@@ -179,24 +187,13 @@ public struct GroupList: APIDocument, Equatable {
     public var groups: [Group]
 
     public init(groups: [Group]) { self.groups = groups }
-
-    public var json: JSONValue {
-        ["groups": .array(groups.map { ["name": .string($0.name), "cameras": .array($0.cameras.map(JSONValue.string))] })]
-    }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        groups = try JSONCursor(json, path: "groups").member("groups").array().map { entry throws(JSONShapeError) in
-            Group(name: try entry.member("name").string(),
-                  cameras: try entry.member("cameras").array().map { name throws(JSONShapeError) in try name.string() })
-        }
-    }
 }
 
 // MARK: - Cameras
 
 /// ``API/cameras``: the cameras the daemon holds, by name.
 public struct CameraList: APIDocument, Equatable {
-    public struct Entry: Equatable, Sendable {
+    public struct Entry: Decodable, Equatable, Sendable {
         public var name: String
         public var source: String
         public var identity: CameraIdentity
@@ -205,6 +202,16 @@ public struct CameraList: APIDocument, Equatable {
             self.name = name
             self.source = source
             self.identity = identity
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, source, identity
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let members = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(name: try members.decode(String.self, forKey: .name), source: try members.decode(String.self, forKey: .source),
+                      identity: try members.decode(CameraIdentity.self, forKey: .identity))
         }
     }
 
@@ -217,10 +224,7 @@ public struct CameraList: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        cameras = try JSONCursor(json, path: "cameras").member("cameras").array().map { entry throws(JSONShapeError) in
-            Entry(name: try entry.member("name").string(), source: try entry.member("source").string(),
-                  identity: try CameraIdentity(json: try entry.member("identity").value))
-        }
+        try self.init(answer: json, root: "cameras")
     }
 }
 
@@ -243,11 +247,18 @@ public struct CameraDocument: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "camera")
-        name = try cursor.member("name").string()
-        source = try cursor.member("source").string()
-        identity = try CameraIdentity(json: try cursor.member("identity").value)
-        status = try CameraStatus(json: try cursor.member("status").value)
+        try self.init(answer: json, root: "camera")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, source, identity, status
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try members.decode(String.self, forKey: .name), source: try members.decode(String.self, forKey: .source),
+                  identity: try members.decode(CameraIdentity.self, forKey: .identity),
+                  status: try members.decode(CameraStatus.self, forKey: .status))
     }
 }
 
@@ -285,12 +296,19 @@ public struct ConnectedCamera: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "camera")
-        name = try cursor.member("name").string()
-        source = try cursor.member("source").string()
-        connected = try cursor.member("connected").bool()
-        identity = try cursor.optional("identity").map { value throws(JSONShapeError) in try CameraIdentity(json: value.value) }
-        status = try cursor.optional("status").map { value throws(JSONShapeError) in try CameraStatus(json: value.value) }
+        try self.init(answer: json, root: "camera")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, source, connected, identity, status
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try members.decode(String.self, forKey: .name), source: try members.decode(String.self, forKey: .source),
+                  connected: try members.decode(Bool.self, forKey: .connected),
+                  identity: try members.decodeIfPresent(CameraIdentity.self, forKey: .identity),
+                  status: try members.decodeIfPresent(CameraStatus.self, forKey: .status))
     }
 }
 
@@ -303,9 +321,15 @@ public struct SettingList: APIDocument, Equatable {
     public var json: JSONValue { ["settings": .array(settings.map(\.json))] }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        settings = try JSONCursor(json, path: "body").member("settings").array().map { entry throws(JSONShapeError) in
-            try SettingDescriptor(json: entry.value)
-        }
+        try self.init(answer: json, root: "body")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case settings
+    }
+
+    public init(from decoder: any Decoder) throws {
+        settings = try decoder.container(keyedBy: CodingKeys.self).decode([SettingDescriptor].self, forKey: .settings)
     }
 }
 
@@ -366,15 +390,13 @@ public struct FocusRequest: CodableDocument, Equatable {
 }
 
 /// ``API/stopVideo``'s answer: how long the clip ran.
-public struct VideoClipLength: APIDocument, Equatable {
+public struct VideoClipLength: CodableDocument, Equatable {
     public var milliseconds: Int64
 
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
-    public var json: JSONValue { ["ms": .integer(milliseconds)] }
-
-    public init(json: JSONValue) throws(JSONShapeError) {
-        milliseconds = try JSONCursor(json, path: "video").member("ms").int64()
+    private enum CodingKeys: String, CodingKey {
+        case milliseconds = "ms"
     }
 }
 
@@ -405,12 +427,21 @@ public struct CameraEventMessage: APIDocument, ServerSentDocument, Equatable {
     public var json: JSONValue { data.merging(["event": .string(eventName)]) }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        try self.init(eventName: try JSONCursor(json, path: "event").member("event").string(), data: json)
+        try self.init(answer: json, root: "event")
     }
 
     public init(eventName: String, data: JSONValue) throws(JSONShapeError) {
-        camera = try JSONCursor(data, path: eventName).member("camera").string()
-        event = try CameraEvent(name: eventName, fields: data)
+        try self.init(answer: data.merging(["event": .string(eventName)]), root: eventName)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case camera
+    }
+
+    /// Reads ``json``: the camera's name and the event, whose members are beside it.
+    public init(from decoder: any Decoder) throws {
+        camera = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .camera)
+        event = try CameraEvent(reading: decoder)
     }
 }
 
@@ -480,28 +511,32 @@ public struct JobDocument: APIDocument, Hashable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "job")
-        id = try cursor.member("id").int64()
-        camera = try cursor.member("camera").string()
+        try self.init(answer: json, root: "job")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, camera, cameras, kind, state, plan, t0, reason, summary, lastFrame
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: CodingKeys.self)
+        id = try members.decode(Int64.self, forKey: .id)
+        camera = try members.decode(String.self, forKey: .camera)
         // A daemon before the list gave the joined names only.
-        cameras = try cursor.optional("cameras")?.array().map { name throws(JSONShapeError) in try name.string() }
-            ?? camera.split(separator: ",").map(String.init)
-        kind = try cursor.member("kind").decoded(JobKind.self)
-        state = try cursor.member("state").decoded(JobState.self)
-        let plan = try cursor.member("plan")
-        let document = try plan.decoded(PlanDocument.self)
+        cameras = try members.decodeIfPresent([String].self, forKey: .cameras) ?? camera.split(separator: ",").map(String.init)
+        kind = try members.decode(JobKind.self, forKey: .kind)
+        state = try members.decode(JobState.self, forKey: .state)
+        let document = try members.decode(PlanDocument.self, forKey: .plan)
         do throws(JobRequestError) {
-            self.plan = try RunPlan(document: document, at: plan.path, now: Date())
+            plan = try RunPlan(document: document, at: "plan", now: Date())
         } catch {
-            throw JSONShapeError(path: "", problem: error.description)
+            // A rule of plans the plan breaks, which names its member from the job.
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
         }
-        t0UnixMs = try cursor.optional("t0").map { t0 throws(JSONShapeError) in
-            guard let date = RunPlan.timestamp(try t0.string()) else { throw t0.fail("expected an ISO 8601 timestamp") }
-            return Int64((date.timeIntervalSince1970 * 1000).rounded())
-        }
-        reason = try cursor.optional("reason")?.string()
-        summary = try cursor.member("summary").decoded(RunSummary.self)
-        lastFrame = try cursor.optional("lastFrame")?.decoded(FrameRecord.self)
+        t0UnixMs = try members.decodeIfPresent(Timestamp.self, forKey: .t0).map { Int64(($0.date.timeIntervalSince1970 * 1000).rounded()) }
+        reason = try members.decodeIfPresent(String.self, forKey: .reason)
+        summary = try members.decode(RunSummary.self, forKey: .summary)
+        lastFrame = try members.decodeIfPresent(FrameRecord.self, forKey: .lastFrame)
     }
 }
 
@@ -514,14 +549,12 @@ public struct JobList: APIDocument, Equatable {
     public var json: JSONValue { ["jobs": .array(jobs.map(\.json))] }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        jobs = try JSONCursor(json, path: "body").member("jobs").array().map { entry throws(JSONShapeError) in
-            try JobDocument(json: entry.value)
-        }
+        try self.init(answer: json, root: "body")
     }
 }
 
 /// One event of ``API/jobEvents``.
-public enum JobEvent: APIDocument, ServerSentDocument, Equatable {
+public enum JobEvent: ServerSentDocument, Equatable {
     /// A frame as journalled, with the job's id.
     case frame(FrameRecord, job: Int64)
     /// The job's end: the run as recorded, its state, why it ended and its summary.
@@ -540,23 +573,60 @@ public enum JobEvent: APIDocument, ServerSentDocument, Equatable {
     /// The event's data.
     public var data: JSONValue {
         switch self {
-        case .frame(let frame, let job): JSONValue(encoding: frame).merging(["run": .integer(job)])
+        case .frame(let frame, let job): JournalledFrame(frame: frame, job: job).json
         case .end(let run, let state, let reason, let summary):
-            ["run": JSONValue(encoding: run), "state": .string(state.rawValue), "reason": .string(reason), "summary": JSONValue(encoding: summary)]
-        case .streamError(let message): ["message": .string(message)]
+            JSONValue(encoding: End(run: run, state: state, reason: reason, summary: summary))
+        case .streamError(let message): JSONValue(encoding: StreamError(message: message))
         }
     }
 
     public init(eventName: String, data: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(data, path: eventName)
         switch eventName {
-        case "frame": self = .frame(try cursor.decoded(FrameRecord.self), job: try cursor.member("run").int64())
+        case "frame":
+            let frame = try JournalledFrame(answer: data, root: eventName)
+            self = .frame(frame.frame, job: frame.job)
         case "end":
-            self = .end(run: try cursor.member("run").decoded(RunRecord.self), state: try cursor.member("state").decoded(JobState.self),
-                        reason: try cursor.member("reason").string(), summary: try cursor.member("summary").decoded(RunSummary.self))
-        case "error": self = .streamError(message: try cursor.member("message").string())
+            let end = try End(answer: data, root: eventName)
+            self = .end(run: end.run, state: end.state, reason: end.reason, summary: end.summary)
+        case "error": self = .streamError(message: try StreamError(answer: data, root: eventName).message)
         default: throw JSONShapeError(path: eventName, problem: "'\(eventName)' is not a job event")
         }
+    }
+
+    /// An `end` event's data.
+    private struct End: Codable {
+        var run: RunRecord
+        var state: JobState
+        var reason: String
+        var summary: RunSummary
+    }
+
+    /// An `error` event's data.
+    private struct StreamError: Codable {
+        var message: String
+    }
+}
+
+/// A frame as a job's stream and the live stream send it: the journal's record with the job's
+/// id as `run`.
+struct JournalledFrame: Decodable {
+    var frame: FrameRecord
+    var job: Int64
+
+    init(frame: FrameRecord, job: Int64) {
+        self.frame = frame
+        self.job = job
+    }
+
+    var json: JSONValue { JSONValue(encoding: frame).merging(["run": .integer(job)]) }
+
+    private enum CodingKeys: String, CodingKey {
+        case run
+    }
+
+    init(from decoder: any Decoder) throws {
+        frame = try FrameRecord(from: decoder)
+        job = try decoder.container(keyedBy: CodingKeys.self).decode(Int64.self, forKey: .run)
     }
 }
 
@@ -594,18 +664,22 @@ public struct ErrorDocument: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let error = try JSONCursor(json, path: "body").member("error")
-        let code = try error.member("code")
-        if let text = code.value.stringValue { self.code = text } else { self.code = String(try code.int64()) }
-        message = try error.member("message").string()
-        camera = try error.optional("camera").map { value throws(JSONShapeError) in try CameraError(json: value.value) }
+        try self.init(answer: json, root: "body")
     }
-}
 
-extension JSONCursor {
-    /// A Codable value (the journal's records) from its JSONEncoder form.
-    func decoded<T: Decodable>(_: T.Type) throws(JSONShapeError) -> T {
-        // What a client reads from a daemon, which may be newer: members it adds are let be.
-        try StrictJSONDecoder(root: path, refusesUnknownMembers: false).decode(T.self, from: value)
+    private enum CodingKeys: String, CodingKey {
+        case error
+    }
+
+    private enum ErrorKeys: String, CodingKey {
+        case code, message, camera
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let error = try decoder.container(keyedBy: CodingKeys.self).nestedContainer(keyedBy: ErrorKeys.self, forKey: .error)
+        // A camera's error code is a word; the daemon's own refusal gives its HTTP status, a number.
+        code = try (try? error.decode(String.self, forKey: .code)) ?? String(error.decode(Int64.self, forKey: .code))
+        message = try error.decode(String.self, forKey: .message)
+        camera = try error.decodeIfPresent(CameraError.self, forKey: .camera)
     }
 }

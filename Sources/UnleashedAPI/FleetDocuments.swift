@@ -33,12 +33,7 @@ public struct FleetDocument: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "fleet")
-        enabled = try cursor.member("enabled").bool()
-        connected = try cursor.member("connected").bool()
-        node = try cursor.optional("node")?.string()
-        hosts = try cursor.member("hosts").decoded([FleetHost].self)
-        rig = try cursor.optional("rig")?.decoded(FleetRig.self)
+        try self.init(answer: json, root: "fleet")
     }
 }
 

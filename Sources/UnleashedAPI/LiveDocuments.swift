@@ -8,7 +8,7 @@ public import JSON
 /// anything else, and nothing that happened while it was away is missed.
 public struct LiveSnapshot: APIDocument, Equatable {
     /// The frames of one running job that the snapshot carries.
-    public struct RecentFrames: Equatable, Sendable {
+    public struct RecentFrames: Codable, Equatable, Sendable {
         public var run: Int64
         public var frames: [FrameRecord]
 
@@ -47,27 +47,32 @@ public struct LiveSnapshot: APIDocument, Equatable {
         [
             "nowUnixMs": .integer(nowUnixMs), "status": status.json, "cameras": cameras.json["cameras"] ?? .array([]), "groups": groups.json["groups"] ?? .array([]),
             "jobs": jobs.json["jobs"] ?? .array([]),
-            "recentFrames": .array(recentFrames.map { ["run": .integer($0.run), "frames": .array($0.frames.map { JSONValue(encoding: $0) })] }),
+            "recentFrames": JSONValue(encoding: recentFrames),
         ]
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "snapshot")
-        nowUnixMs = try cursor.member("nowUnixMs").int64()
-        status = try DaemonStatus(json: try cursor.member("status").value)
-        cameras = try CameraList(json: ["cameras": try cursor.member("cameras").value])
-        groups = try GroupList(json: ["groups": try cursor.member("groups").value])
-        jobs = try JobList(json: ["jobs": try cursor.member("jobs").value])
-        recentFrames = try cursor.member("recentFrames").array().map { entry throws(JSONShapeError) in
-            RecentFrames(run: try entry.member("run").int64(),
-                         frames: try entry.member("frames").array().map { frame throws(JSONShapeError) in try frame.decoded(FrameRecord.self) })
-        }
+        try self.init(answer: json, root: "snapshot")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case nowUnixMs, status, cameras, groups, jobs, recentFrames
+    }
+
+    /// Reads ``json``, whose lists stand bare where the documents they come from hold them in an object.
+    public init(from decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(nowUnixMs: try members.decode(Int64.self, forKey: .nowUnixMs), status: try members.decode(DaemonStatus.self, forKey: .status),
+                  cameras: CameraList(cameras: try members.decode([CameraList.Entry].self, forKey: .cameras)),
+                  groups: GroupList(groups: try members.decode([GroupList.Group].self, forKey: .groups)),
+                  jobs: JobList(jobs: try members.decode([JobDocument].self, forKey: .jobs)),
+                  recentFrames: try members.decode([RecentFrames].self, forKey: .recentFrames))
     }
 }
 
 /// One event of ``API/live``: a snapshot first, then every change to it, cameras and jobs on
 /// one connection (a browser opens at most six to a host, and a page should need one).
-public enum LiveEvent: APIDocument, ServerSentDocument, Equatable {
+public enum LiveEvent: ServerSentDocument, Equatable {
     /// Always the first event.
     case snapshot(LiveSnapshot)
     /// A camera's event, named and shaped as ``API/events`` sends it.
@@ -103,21 +108,32 @@ public enum LiveEvent: APIDocument, ServerSentDocument, Equatable {
         case .snapshot(let snapshot): snapshot.json
         case .camera(let message): message.data
         case .job(let job): job.json
-        case .frame(let frame, let job): JSONValue(encoding: frame).merging(["run": .integer(job)])
-        case .resync(let reason): ["reason": .string(reason)]
-        case .heartbeat(let now): ["nowUnixMs": .integer(now)]
+        case .frame(let frame, let job): JournalledFrame(frame: frame, job: job).json
+        case .resync(let reason): JSONValue(encoding: Resync(reason: reason))
+        case .heartbeat(let now): JSONValue(encoding: Heartbeat(nowUnixMs: now))
         }
     }
 
     public init(eventName: String, data: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(data, path: eventName)
         switch eventName {
         case "snapshot": self = .snapshot(try LiveSnapshot(json: data))
         case "job": self = .job(try JobDocument(json: data))
-        case "frame": self = .frame(try cursor.decoded(FrameRecord.self), job: try cursor.member("run").int64())
-        case "resync": self = .resync(reason: try cursor.member("reason").string())
-        case "heartbeat": self = .heartbeat(nowUnixMs: try cursor.member("nowUnixMs").int64())
+        case "frame":
+            let frame = try JournalledFrame(answer: data, root: eventName)
+            self = .frame(frame.frame, job: frame.job)
+        case "resync": self = .resync(reason: try Resync(answer: data, root: eventName).reason)
+        case "heartbeat": self = .heartbeat(nowUnixMs: try Heartbeat(answer: data, root: eventName).nowUnixMs)
         default: self = .camera(try CameraEventMessage(eventName: eventName, data: data))
         }
+    }
+
+    /// A `resync` event's data.
+    private struct Resync: Codable {
+        var reason: String
+    }
+
+    /// A `heartbeat` event's data.
+    private struct Heartbeat: Codable {
+        var nowUnixMs: Int64
     }
 }

@@ -35,21 +35,23 @@ public struct PairingCodeDocument: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        let cursor = JSONCursor(json, path: "code")
-        code = try cursor.member("code").string()
-        role = try cursor.member("role").string()
-        let expiry = try cursor.member("expires")
-        guard let date = try? Date(expiry.string(), strategy: .iso8601) else { throw expiry.fail("not an ISO 8601 time") }
-        expires = date
-        url = try cursor.optional("url").flatMap { value throws(JSONShapeError) in
-            value.value == .null ? nil : try value.string()
-        }
+        try self.init(answer: json, root: "code")
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case code, role, expires, url
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(code: try members.decode(String.self, forKey: .code), role: try members.decode(String.self, forKey: .role),
+                  expires: try members.decode(Timestamp.self, forKey: .expires).date, url: try members.decodeIfPresent(String.self, forKey: .url))
     }
 }
 
 /// ``API/webClients``: the browsers paired with the web app. Their secrets are never listed.
 public struct WebClientList: APIDocument, Equatable {
-    public struct Client: Equatable, Sendable {
+    public struct Client: Decodable, Equatable, Sendable {
         /// What `unleashed web revoke` takes.
         public var id: String
         public var name: String
@@ -61,6 +63,16 @@ public struct WebClientList: APIDocument, Equatable {
             self.name = name
             self.role = role
             self.paired = paired
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case id, name, role, paired
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let members = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(id: try members.decode(String.self, forKey: .id), name: try members.decode(String.self, forKey: .name),
+                      role: try members.decode(String.self, forKey: .role), paired: try members.decode(Timestamp.self, forKey: .paired).date)
         }
     }
 
@@ -76,12 +88,7 @@ public struct WebClientList: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        clients = try JSONCursor(json, path: "body").member("clients").array().map { entry throws(JSONShapeError) in
-            let paired = try entry.member("paired")
-            guard let date = try? Date(paired.string(), strategy: .iso8601) else { throw paired.fail("not an ISO 8601 time") }
-            return Client(id: try entry.member("id").string(), name: try entry.member("name").string(),
-                          role: try entry.member("role").string(), paired: date)
-        }
+        try self.init(answer: json, root: "body")
     }
 }
 
@@ -89,7 +96,7 @@ public struct WebClientList: APIDocument, Equatable {
 
 /// ``API/pictures``: the pictures a camera's backend saved on the daemon's disk, newest first.
 public struct PictureList: APIDocument, Equatable {
-    public struct Picture: Equatable, Sendable {
+    public struct Picture: Decodable, Equatable, Sendable {
         /// The file's name in the downloads folder, which ``API/thumbnail`` takes.
         public var name: String
         public var bytes: Int
@@ -108,6 +115,17 @@ public struct PictureList: APIDocument, Equatable {
             self.shotCounter = shotCounter
             self.saved = saved
         }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, bytes, cameraPath, frame, shotCounter, saved
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let members = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(name: try members.decode(String.self, forKey: .name), bytes: try members.decode(Int.self, forKey: .bytes),
+                      cameraPath: try members.decode(String.self, forKey: .cameraPath), frame: try members.decodeIfPresent(Int.self, forKey: .frame),
+                      shotCounter: try members.decode(Int.self, forKey: .shotCounter), saved: try members.decode(Timestamp.self, forKey: .saved).date)
+        }
     }
 
     public var pictures: [Picture]
@@ -125,12 +143,6 @@ public struct PictureList: APIDocument, Equatable {
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {
-        pictures = try JSONCursor(json, path: "body").member("pictures").array().map { entry throws(JSONShapeError) in
-            let saved = try entry.member("saved")
-            guard let date = try? Date(saved.string(), strategy: .iso8601) else { throw saved.fail("not an ISO 8601 time") }
-            return Picture(name: try entry.member("name").string(), bytes: try entry.member("bytes").int(),
-                           cameraPath: try entry.member("cameraPath").string(), frame: try entry.optional("frame")?.int(),
-                           shotCounter: try entry.member("shotCounter").int(), saved: date)
-        }
+        try self.init(answer: json, root: "body")
     }
 }

@@ -160,7 +160,7 @@ struct LiveStreamTests {
     }
 
     /// A document from a GET on the socket.
-    static func get<D: APIDocument>(_ rig: Rig, _ path: String, as type: D.Type) async throws -> D {
+    static func get<D: Decodable>(_ rig: Rig, _ path: String, as type: D.Type) async throws -> D {
         let answer = try await Curl.request(socket: rig.socket, path: path)
         #expect(answer.status == 200, "\(path): \(answer.body)")
         return try JSONDecoder().decode(D.self, from: Data(answer.body.utf8))
