@@ -68,6 +68,13 @@ struct TetheredCommandTests {
         #expect(saved["bytes"] as? Int == downloaded.count)
     }
 
+}
+
+/// Time-lapses through the built `unleashed --backend gphoto2` and the simulated PTP/IP camera:
+/// a suite of their own, one at a time, beside the commands' suite and the lost camera's, so
+/// that the three lanes take a third of the time one did (it was the longest suite of `make test`).
+@Suite("unleashed time-lapses over libgphoto2 (unleashed-sim ptpip)", .serialized, .timeLimit(.minutes(3)))
+struct TetheredRunTests {
     @Test("a 20-frame time-lapse downloads every frame under its frame number, runs the hook, and opens one session")
     func timelapseWithDownloadAndHook() async throws {
         let camera = try await SimulatedTetheredCamera()
@@ -146,6 +153,12 @@ struct TetheredCommandTests {
         #expect(text.stderr.contains("card is full"), "\(text.stderr)")
     }
 
+}
+
+/// A camera lost in the middle of a time-lapse, in a lane of its own: its run is the longest of
+/// these (half a minute on the real clock).
+@Suite("unleashed over libgphoto2: the camera lost mid-run (unleashed-sim ptpip)", .timeLimit(.minutes(3)))
+struct TetheredLossTests {
     @Test("the camera disappearing mid-run: frames fail with the reason, and the run picks up when it is back")
     func cameraDisappearsMidRun() async throws {
         let camera = try await SimulatedTetheredCamera()
@@ -174,6 +187,9 @@ struct TetheredCommandTests {
         #expect(takenAfter.count >= 3, "frames are taken again once the camera is back: \(frames)")
     }
 
+}
+
+extension TetheredCommandTests {
     @Test("cameras lists a camera named by --port; module commands point to it")
     func camerasCommand() async throws {
         let camera = try await SimulatedTetheredCamera()
