@@ -15,8 +15,18 @@ private struct HookScript {
     init(_ body: String) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("hook.sh").path
-        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+        let source = directory.appendingPathComponent("hook.source").path
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: source, atomically: false, encoding: .utf8)
+        // The hook is written by a child, `install`, never by this process: a child that another
+        // test spawns meanwhile would inherit a descriptor open for writing on it, and until that
+        // child execs, running the hook fails with ETXTBSY ("could not run hook", seen once in a
+        // run of the whole suite).
+        let install = Process()
+        install.executableURL = URL(fileURLWithPath: "/usr/bin/install")
+        install.arguments = ["-m", "755", source, path]
+        try ChildProcesses.run(install)
+        install.waitUntilExit()
+        guard install.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
