@@ -359,9 +359,8 @@ extension RunPlan {
             switch error {
             case .notATime:
                 throw JobRequestError("\(field): '\(text)' is not a time; give HH:MM (the next time the clock shows it) or an ISO 8601 timestamp")
-            case .skipped(let date):
-                throw JobRequestError("\(field): \(text) does not exist on \(date.dateText) here: the clocks go forward over it that night; "
-                                      + "choose a time outside the skipped hour", unprocessable: true)
+            case .skipped:
+                throw JobRequestError("\(field): \(error.skippedReason(text) ?? text)", unprocessable: true)
             }
         }
     }

@@ -57,9 +57,8 @@ public enum PlanText {
             switch error {
             case .notATime:
                 throw PlanRefusal("\(option): '\(text)' is not a time of day; write it like 06:30 or 18:30:15")
-            case .skipped(let date):
-                throw PlanRefusal("\(option) \(text) does not exist on \(date.dateText) here: the clocks go forward over it that night; "
-                    + "choose a time outside the skipped hour", code: "skippedTime")
+            case .skipped:
+                throw PlanRefusal("\(option) \(error.skippedReason(text) ?? text)", code: "skippedTime")
             }
         }
     }

@@ -22,10 +22,10 @@ public enum DurationTextError: Error, Hashable, Sendable {
 /// its unit, unknown or repeated units, units out of order), and ``DurationTextError/tooLong``
 /// for values too large for a `Duration` of milliseconds in an `Int64`.
 public func readDuration(_ text: String) throws(DurationTextError) -> Duration {
-    var rest = Substring(text.lowercased())
+    var rest = Substring(text.lowercased()).drop { $0 == " " }
+    while rest.last == " " { rest = rest.dropLast() }
     func skipSpaces() { rest = rest.drop { $0 == " " } }
-    skipSpaces()
-    if rest.reversed().drop(while: { $0 == " " }).elementsEqual("0") { return .zero }
+    if rest == "0" { return .zero }
     let units: [(String, Int64)] = [("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)]
     var milliseconds: Int64 = 0
     var overflow = false

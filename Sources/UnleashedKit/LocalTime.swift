@@ -151,6 +151,14 @@ public enum LocalTime {
         case notATime
         /// The next time the clock would read it, it does not: the clocks skip it that day.
         case skipped(date: LocalClock.Civil)
+
+        /// Why `text` names no instant on a day the clocks skip it, for the CLI's and the API's
+        /// messages alike; nil for text that is no time at all.
+        public func skippedReason(_ text: String) -> String? {
+            guard case .skipped(let date) = self else { return nil }
+            return "\(text) does not exist on \(date.dateText) here: the clocks go forward over it that night; "
+                + "choose a time outside the skipped hour"
+        }
     }
 
     /// The first moment after `now` that reads `text` on `clock`. A time the clocks skip on the
