@@ -173,7 +173,7 @@ struct JobTests {
             #expect(end["state"] as? String == "finished")
             #expect(end["reason"] as? String == "all slots done")
             #expect((end["summary"] as? [String: Any])?["taken"] as? Int == 10)
-            let run = try JSONDecoder().decode(RunRecord.self, from: JSONSerialization.data(withJSONObject: try #require(end["run"])))
+            let run = try JSONDecoder().decode(RunRecord.self, from: JSONSerialization.data(withJSONObject: try #require(end["run"] as? [String: Any])))
             #expect(run.id == id)
             #expect(run.state == .finished)
 
