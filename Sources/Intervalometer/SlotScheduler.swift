@@ -26,6 +26,20 @@ public struct ScheduledSlot: Hashable, Sendable {
     public var exposure: ExposurePlan
 }
 
+/// The slot a run will shoot next and when it is due, for a countdown that follows the
+/// schedule itself (pauses, `defer` re-anchoring, a ramped interval) rather than redoing it.
+public struct UpcomingSlot: Hashable, Sendable {
+    /// The slot number, from 1.
+    public var frame: Int
+    /// When it is due, after `t0`; already past for a slot a `burst` run is catching up on.
+    public var due: Duration
+
+    public init(frame: Int, due: Duration) {
+        self.frame = frame
+        self.due = due
+    }
+}
+
 /// A slot the run passed over, for the journal.
 public struct SkippedSlot: Hashable, Sendable {
     public var frame: Int
@@ -327,6 +341,15 @@ public struct SlotScheduler: Sendable {
         case .until(let unix): t0UnixMs + due.wholeMilliseconds < unix
         case .never: true
         }
+    }
+
+    /// The slot to shoot next, while one is to come: nil before the start and once the run
+    /// ends, while paused, once a stop is asked for, and when the stop condition leaves none.
+    public var upcoming: UpcomingSlot? {
+        guard phase != .idle, phase != .ended, pausedAt == nil, stopReason == nil, !stopAfterFrame else { return nil }
+        let due = due(of: nextFrame)
+        guard isScheduled(frame: nextFrame, at: due) else { return nil }
+        return UpcomingSlot(frame: nextFrame, due: due)
     }
 
     /// The row that applies to `input` now, if any.

@@ -80,6 +80,10 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// a test that moves a manual clock only while the run waits, so that it runs hours of
     /// schedule in moments without a real sleep. Ends with the run.
     public nonisolated let waits: AsyncStream<C.Instant?>
+    /// The slot the schedule will shoot next, each time it changes: after each slot, a pause,
+    /// a continue or a stop (nil: none to come). Only the newest is kept: for a countdown that
+    /// shows the schedule's own next slot. Ends with the run.
+    public nonisolated let upcoming: AsyncStream<UpcomingSlot?>
 
     let plan: RunPlan
     /// The cameras every slot fires, together (a ``Volley``).
@@ -93,6 +97,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private let recordSink: AsyncStream<FrameRecord>.Continuation
     private let begunSink: AsyncStream<RunRecord>.Continuation
     private let waitSink: AsyncStream<C.Instant?>.Continuation
+    private let upcomingSink: AsyncStream<UpcomingSlot?>.Continuation
+    /// The last slot told to ``upcoming``, so that each change is told once.
+    private var toldUpcoming: UpcomingSlot?? = .none
 
     private var run: RunRecord?
     /// The monotonic instant of `t0`.
@@ -182,6 +189,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         schedule = SlotScheduler(plan: plan, cameras: cameras.map(\.name), preparation: Self.slotPreparation)
         (begun, begunSink) = AsyncStream.makeStream()
         (waits, waitSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (upcoming, upcomingSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// The run as journalled, once it has begun (or been resumed).
@@ -232,7 +240,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// Hands the schedule a control call or news that came while the run does something else,
     /// and does at once what it asks (wake the run, end an exposure, interrupt a hook).
     private func feed(_ input: SlotScheduler.Input) {
-        for action in schedule.handle(input) {
+        for action in handle(input) {
             switch action {
             case .endExposure: stoppableWork?.cancel()
             case .interruptHook: hooks?.interrupt()
@@ -240,6 +248,17 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
             default: preconditionFailure("a control call asked for \(action)")
             }
         }
+    }
+
+    /// Hands `input` to the schedule, and tells ``upcoming`` when its next slot changed.
+    private func handle(_ input: SlotScheduler.Input) -> [SlotScheduler.Action] {
+        let actions = schedule.handle(input)
+        let next = schedule.upcoming
+        if toldUpcoming != .some(next) {
+            toldUpcoming = .some(next)
+            upcomingSink.yield(next)
+        }
+        return actions
     }
 
     // MARK: - Running
@@ -346,6 +365,8 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         recordSink.finish()
         begunSink.finish()
         waitSink.finish()
+        if toldUpcoming != .some(nil) { upcomingSink.yield(nil) }
+        upcomingSink.finish()
     }
 
     /// Adds to the journal the records an earlier run of `run` left in a recovery file when its
@@ -423,7 +444,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         var input = first
         while true {
             var next: SlotScheduler.Input?
-            for action in schedule.handle(input) {
+            for action in handle(input) {
                 switch action {
                 case .wait(let until):
                     await wait(until: until)

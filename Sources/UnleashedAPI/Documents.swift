@@ -485,9 +485,13 @@ public struct JobDocument: APIDocument, Hashable {
     public var reason: String?
     public var summary: RunSummary
     public var lastFrame: FrameRecord?
+    /// The slot the run's schedule shoots next; nil while paused, once it is to end, or when the
+    /// job is not live. The schedule's own answer, so that no client redoes pauses, re-anchoring
+    /// or a ramp's interval to draw a countdown.
+    public var nextSlot: NextSlot?
 
     public init(id: Int64, camera: String, cameras: [String], kind: JobKind, state: JobState, plan: RunPlan, t0UnixMs: Int64?,
-                reason: String?, summary: RunSummary, lastFrame: FrameRecord?) {
+                reason: String?, summary: RunSummary, lastFrame: FrameRecord?, nextSlot: NextSlot? = nil) {
         self.id = id
         self.camera = camera
         self.cameras = cameras
@@ -498,6 +502,7 @@ public struct JobDocument: APIDocument, Hashable {
         self.reason = reason
         self.summary = summary
         self.lastFrame = lastFrame
+        self.nextSlot = nextSlot
     }
 
     public var json: JSONValue {
@@ -507,6 +512,7 @@ public struct JobDocument: APIDocument, Hashable {
             "plan": plan.json, "t0": t0UnixMs.map { .string(JSONValue.isoTimestamp($0)) } ?? .null,
             "reason": .optional(reason), "summary": JSONValue(encoding: summary),
             "lastFrame": lastFrame.map { JSONValue(encoding: $0) } ?? .null,
+            "nextSlot": nextSlot.map { JSONValue(encoding: $0) } ?? .null,
         ]
     }
 
@@ -515,7 +521,7 @@ public struct JobDocument: APIDocument, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, camera, cameras, kind, state, plan, t0, reason, summary, lastFrame
+        case id, camera, cameras, kind, state, plan, t0, reason, summary, lastFrame, nextSlot
     }
 
     public init(from decoder: any Decoder) throws {
@@ -537,6 +543,35 @@ public struct JobDocument: APIDocument, Hashable {
         reason = try members.decodeIfPresent(String.self, forKey: .reason)
         summary = try members.decode(RunSummary.self, forKey: .summary)
         lastFrame = try members.decodeIfPresent(FrameRecord.self, forKey: .lastFrame)
+        // A daemon before it did not say.
+        nextSlot = try members.decodeIfPresent(NextSlot.self, forKey: .nextSlot)
+    }
+}
+
+/// When a job's next slot is due: its frame number, and its time on the daemon's clock.
+public struct NextSlot: Codable, Hashable, Sendable {
+    /// The slot number, from 1.
+    public var frame: Int
+    /// When it is due, in Unix milliseconds; already past for a slot the run is catching up on.
+    public var dueUnixMs: Int64
+
+    public init(frame: Int, dueUnixMs: Int64) {
+        self.frame = frame
+        self.dueUnixMs = dueUnixMs
+    }
+
+    private enum CodingKeys: String, CodingKey { case frame, at }
+
+    public init(from decoder: any Decoder) throws {
+        let members = try decoder.container(keyedBy: CodingKeys.self)
+        frame = try members.decode(Int.self, forKey: .frame)
+        dueUnixMs = Int64((try members.decode(Timestamp.self, forKey: .at).date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var members = encoder.container(keyedBy: CodingKeys.self)
+        try members.encode(frame, forKey: .frame)
+        try members.encode(JSONValue.isoTimestamp(dueUnixMs), forKey: .at)
     }
 }
 

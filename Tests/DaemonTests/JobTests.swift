@@ -1,7 +1,9 @@
 import Daemon
 import Foundation
 import Intervalometer
+import JSON
 import Testing
+import UnleashedAPI
 import UnleashedKit
 import UnleashedProtocol
 import UnleashedSimulator
@@ -394,6 +396,39 @@ struct JobTests {
         }
 
         func journalCount(_ rig: Rig, _ id: Int64) throws -> Int { try rig.journal.frames(of: id).count }
+    }
+
+    @Test("a job's next slot is its schedule's: the slot after each shot, none while paused, moved by the pause after it")
+    func nextSlotFollowsTheSchedule() async throws {
+        try await Self.withRig(flowing: false) { rig in
+            let (changes, control) = await rig.jobs.watch()
+            defer { control.finish() }
+            var watched = changes.makeAsyncIterator()
+            let id = try await Self.submit(rig, #"{"intervalMs": 200, "frames": 4, "overrun": "burst"}"#)
+            let t0 = try #require(try await rig.jobs.job(id).t0UnixMs)
+            /// The job as watchers are next told it with `condition` holding.
+            func told(_ condition: (JobSnapshot) -> Bool) async throws -> JobSnapshot {
+                while let change = await watched.next() {
+                    if case .job(let job) = change, job.id == id, condition(job) { return job }
+                }
+                throw CancellationError()
+            }
+            try await rig.clock.flowing(until: try await rig.t0(of: id)) {
+                _ = try await told { $0.nextSlot == NextSlot(frame: 2, dueUnixMs: t0 + 200) }
+            }
+            let paused = try await Self.post(rig, "/v1/jobs/\(id)/pause")
+            #expect(paused.json?["nextSlot"] is NSNull, "paused: no slot is coming (\(paused.body))")
+            await rig.clock.advance(by: .milliseconds(600))
+            _ = try await Self.post(rig, "/v1/jobs/\(id)/continue")
+            _ = try await told { $0.nextSlot == NextSlot(frame: 2, dueUnixMs: t0 + 800) }
+            let running = try await Curl.request(socket: rig.socket, path: "/v1/jobs/\(id)")
+            let next = try #require(running.json?["nextSlot"] as? [String: Any], "\(running.body)")
+            #expect(next["frame"] as? Int == 2)
+            #expect(next["at"] as? String == JSONValue.isoTimestamp(t0 + 800), "slot 2 moved by the 600 ms paused")
+            let ended = try await rig.clock.flowing { try await told { !$0.state.isLive } }
+            #expect(ended.nextSlot == nil)
+            #expect(ended.summary.taken == 4)
+        }
     }
 
     @Test("suspendAll leaves the run running in the journal; a new manager resumes it on its original schedule")

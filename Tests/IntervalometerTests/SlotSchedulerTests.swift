@@ -229,6 +229,9 @@ struct SlotSchedulerPropertyTests {
                                                    firesOnCameraClocks: false, now: now))
             case .fire(let slot):
                 trace.fired.append(slot)
+                if machine.pausedAt == nil {
+                    #expect(machine.upcoming == UpcomingSlot(frame: slot.frame, due: slot.due), "seed \(seed): the slot fired is the one said to come")
+                }
                 let sent = max(now, slot.due)
                 let took = random.next() % 4 == 0 ? Int64(random.next() % 3500) : Int64(random.next() % 300)
                 now = sent + .milliseconds(took)
@@ -271,6 +274,60 @@ struct SlotSchedulerPropertyTests {
             #expect(trace.skipped.allSatisfy { !$0.reason.isEmpty })
             #expect(trace.ending == "all slots done")
         }
+    }
+
+    /// Feeds the scheduler as a driver would, from `actions`, until it fires a slot.
+    static func fireNext(_ machine: inout SlotScheduler, _ actions: [SlotScheduler.Action], now: inout Duration) -> ScheduledSlot? {
+        var actions = actions
+        for _ in 0..<20 {
+            switch actions.last {
+            case .wait(let until?):
+                now = max(now, until)
+                actions = machine.handle(.woke(now: now))
+            case .wake: actions = machine.handle(.woke(now: now))
+            case .prepare: actions = machine.handle(.prepared(ready: ["a"], down: [], firesOnCameraClocks: false, now: now))
+            case .fire(let slot): return slot
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    @Test("the upcoming slot is the one fired next: moved by a pause and by defer, none while paused, once stopping or when none is left")
+    func upcomingSlot() {
+        var machine = SlotScheduler(plan: RunPlan(intervalMs: 1000, stop: .frames(3), overrun: .defer), cameras: ["a"])
+        #expect(machine.upcoming == nil, "not started")
+        var now = Duration.zero
+        var actions = machine.handle(.started(now: now, t0UnixMs: 0, resuming: nil, startHookRan: nil))
+        #expect(machine.upcoming == UpcomingSlot(frame: 1, due: .zero))
+        #expect(Self.fireNext(&machine, actions, now: &now)?.frame == 1)
+        #expect(machine.upcoming == UpcomingSlot(frame: 1, due: .zero), "the slot under way until it is shot")
+        now = .milliseconds(100)
+        actions = machine.handle(.slotShot(firstSent: .zero, rampInterval: nil, now: now))
+        #expect(machine.upcoming == UpcomingSlot(frame: 2, due: .seconds(1)))
+
+        now = .milliseconds(500)
+        _ = machine.handle(.pauseAsked(now: now))
+        #expect(machine.upcoming == nil, "paused: no slot is coming")
+        #expect(machine.handle(.woke(now: now)) == [.wait(until: nil)])
+        now = .milliseconds(1700)
+        actions = machine.handle(.continueAsked(now: now))
+        #expect(machine.upcoming == UpcomingSlot(frame: 2, due: .milliseconds(2200)), "moved by the 1.2 s paused")
+
+        let second = Self.fireNext(&machine, actions, now: &now)
+        #expect(second == ScheduledSlot(frame: 2, due: .milliseconds(2200), exposure: .camera))
+        now = .milliseconds(2800)
+        actions = machine.handle(.slotShot(firstSent: .milliseconds(2700), rampInterval: nil, now: now))
+        #expect(machine.upcoming == UpcomingSlot(frame: 3, due: .milliseconds(3700)), "defer: moved by the 0.5 s the command went out late")
+
+        #expect(Self.fireNext(&machine, actions, now: &now)?.frame == 3)
+        _ = machine.handle(.slotShot(firstSent: now, rampInterval: nil, now: now + .milliseconds(100)))
+        #expect(machine.upcoming == nil, "no slot left")
+
+        var stopping = SlotScheduler(plan: RunPlan(intervalMs: 1000, stop: .never), cameras: ["a"])
+        _ = stopping.handle(.started(now: .zero, t0UnixMs: 0, resuming: nil, startHookRan: nil))
+        _ = stopping.handle(.stopAsked(reason: "asked"))
+        #expect(stopping.upcoming == nil, "a stop is asked for")
     }
 
     @Test("defer: each slot is due an interval after the one before went out, or later")

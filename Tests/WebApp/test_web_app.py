@@ -9,6 +9,8 @@ import json
 import os
 import re
 import subprocess
+import time
+from datetime import datetime
 
 import pytest
 
@@ -175,6 +177,39 @@ def test_stop_a_running_timelapse(daemon, phone):
     document = daemon.job(job)
     assert document["state"] == "finished"
     assert "stopped by browser" in document["reason"], document["reason"]
+
+
+def clock_seconds(text):
+    """The seconds a run clock shows ("1:05" or "1:02:03")."""
+    seconds = 0
+    for part in text.split(":"):
+        seconds = seconds * 60 + int(part)
+    return seconds
+
+
+def test_the_countdown_is_the_daemons_next_slot(daemon, phone):
+    # A pause moves the schedule: after it, slot 2 is due an interval after slot 1 plus the time
+    # paused. The page counts down to the daemon's next slot, not to one it works out itself.
+    job = start_timelapse(phone, "20s", frames=3)
+    phone.wait_text("#run-frame", lambda t: frame_number(t) >= 1, "frame 1")
+    status, answer = daemon.request("POST", f"/v1/jobs/{job}/pause")
+    assert status == 200, answer
+    assert answer["nextSlot"] is None
+    phone.wait_text("#run-next", lambda t: t == "paused", "the run shown paused")
+    paused_at = time.monotonic()
+    wait_until(lambda: time.monotonic() - paused_at >= 4, timeout=10)
+    status, answer = daemon.request("POST", f"/v1/jobs/{job}/continue")
+    assert status == 200, answer
+    assert wait_until(lambda: daemon.job(job)["nextSlot"] is not None), "the daemon never said the next slot"
+    document = daemon.job(job)
+    due = datetime.fromisoformat(document["nextSlot"]["at"]).timestamp()
+    assert document["nextSlot"]["frame"] == 2
+    assert due - datetime.fromisoformat(document["t0"]).timestamp() >= 24, "slot 2 moved by the 4 s paused"
+    # The daemon and the browser share this machine's clock.
+    shown = lambda: abs(clock_seconds(phone.text("#run-next")) - (due - time.time())) <= 1.5
+    phone.wait(lambda b: shown(), f"the countdown to slot 2, due {document['nextSlot']['at']}, shows {phone.text('#run-next')}")
+    status, _ = daemon.request("POST", f"/v1/jobs/{job}/stop")
+    assert status == 200
 
 
 def test_change_a_setting(daemon, phone):

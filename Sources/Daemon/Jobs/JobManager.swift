@@ -85,6 +85,8 @@ public actor JobManager {
         /// The run's summary so far, taken in one frame at a time.
         private(set) var tally = RunSummary.Tally()
         var paused = false
+        /// The slot the run's schedule shoots next, as it last said.
+        var nextSlot: NextSlot?
         var followers: [UUID: AsyncStream<JobUpdate>.Continuation] = [:]
         /// Relays the run's frames and reports its end; done once the job has ended.
         var relay: Task<Void, Never>?
@@ -328,9 +330,22 @@ public actor JobManager {
         tell(.job(snapshot(job)))
         let id = record.id
         job.relay = Task {
-            for await frame in run.records { self.received(frame, job: id) }
+            await withDiscardingTaskGroup { group in
+                group.addTask { for await next in run.upcoming { await self.scheduled(next, job: id) } }
+                for await frame in run.records { self.received(frame, job: id) }
+            }
             self.ended(id, await outcome.value)
         }
+    }
+
+    /// The run's schedule moved on to its next slot (or has none to come): watchers are told
+    /// the job with it, for their countdowns.
+    private func scheduled(_ upcoming: UpcomingSlot?, job id: Int64) {
+        guard let job = active[id] else { return }
+        let next = upcoming.map { NextSlot(frame: $0.frame, dueUnixMs: job.record.t0UnixMs + $0.due.wholeMilliseconds) }
+        guard next != job.nextSlot else { return }
+        job.nextSlot = next
+        tell(.job(snapshot(job)))
     }
 
     private func received(_ frame: FrameRecord, job id: Int64) {
@@ -403,7 +418,7 @@ public actor JobManager {
         let state: JobState = job.paused ? .paused : wallClock() < job.record.t0UnixMs ? .waiting : .running
         return JobSnapshot(id: job.record.id, camera: job.camera, cameras: job.record.cameras, kind: JobKind(job.record.plan), state: state,
                            plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: nil,
-                           summary: job.tally.summary, lastFrame: job.recent.last)
+                           summary: job.tally.summary, lastFrame: job.recent.last, nextSlot: job.paused ? nil : job.nextSlot)
     }
 
     private func snapshot(of record: RunRecord) throws(JobError) -> JobSnapshot {

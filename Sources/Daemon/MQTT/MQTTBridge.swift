@@ -302,9 +302,8 @@ actor MQTTBridge {
             "nextShot": .null,
             "job": job.map { .integer($0.id) } ?? .null,
         ]
-        if running, let job, let t0 = job.t0UnixMs {
-            let next = t0 + Int64(job.lastFrame?.frame ?? 0) * job.plan.intervalMs
-            document["nextShot"] = .string(FleetTime.text(Date(timeIntervalSince1970: Double(next) / 1000)))
+        if running, let next = job?.nextSlot {
+            document["nextShot"] = .string(FleetTime.text(Date(timeIntervalSince1970: Double(next.dueUnixMs) / 1000)))
         }
         publish(MQTTMessage(topic: topics.run(name), text: text(.object(document)), retain: true))
     }

@@ -254,20 +254,9 @@
     return "timelapse";
   }
 
-  /** When the next slot of a running job is due on the daemon's clock: after the last frame's
-   *  slot by the interval (a ramp's own when it sets one), which follows pauses and re-anchoring. */
-  function nextSlot(job, now) {
-    const t0 = Date.parse(job.t0);
-    if (isNaN(t0)) return NaN;
-    const known = state.frames.get(job.id);
-    const last = (known && known.frames[known.frames.length - 1]) || job.lastFrame;
-    if (!last) return t0;
-    const interval = (last.ramp && last.ramp.intervalMs) || job.plan.intervalMs;
-    let next = t0 + last.scheduledMs + interval;
-    // A frame not reported yet: the slot after it is the next one due.
-    while (next < now - 250) next += interval;
-    return next;
-  }
+  /** When the next slot of a running job is due on the daemon's clock, as its schedule says
+   *  (the daemon follows pauses, re-anchoring and a ramp's interval); NaN when none is to come. */
+  const nextSlot = (job) => (job.nextSlot ? Date.parse(job.nextSlot.at) : NaN);
 
   // ---------------------------------------------------------------- the live stream
 
@@ -915,9 +904,9 @@
         setText($("run-next"), "paused");
         setRing($("run-ring"), 1);
       } else {
-        const next = nextSlot(run, now);
+        const next = nextSlot(run);
         const interval = run.plan.intervalMs;
-        const remaining = Math.max(0, next - now);
+        const remaining = isNaN(next) ? 0 : Math.max(0, next - now);
         setText($("run-next"), formatClock(remaining + 999));
         setRing($("run-ring"), remaining / interval);
         const ringStep = Math.max(100, interval / 10);
