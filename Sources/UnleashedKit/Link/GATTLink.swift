@@ -27,12 +27,14 @@ public enum GATTError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Anything else, in the link's words.
     case failed(String)
 
+    /// Says "the device": the same link carries a module's protocol and every camera brand's,
+    /// and the connection above it names which one it is.
     public var description: String {
         switch self {
         case .notConnected(let why): "not connected: \(why)"
-        case .missing(let id): "the camera has no characteristic \(id.characteristic) in service \(id.service)"
-        case .refused(let error): "the camera refused (\(error))"
-        case .notPaired: "the camera is not paired with this computer"
+        case .missing(let id): "the device has no characteristic \(id.characteristic) in service \(id.service)"
+        case .refused(let error): "the device refused (\(error))"
+        case .notPaired: "the device is not paired with this computer"
         case .timedOut(let what): "no answer to \(what) in time"
         case .failed(let why): why
         }
