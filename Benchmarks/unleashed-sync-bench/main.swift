@@ -89,8 +89,7 @@ do {
             try await client.pair(device.path, serviceUUID: known.services.first?.uuid ?? "", agent: PairingAgent { _ in .accept })
             await client.disconnect(device.path)
         }
-        let camera = try await BLECamera.open(name: brand.rawValue, provider: BlueZCameraProvider(bus: busAddress, camera: address,
-                                                                                                  remoteProtocol: known),
+        let camera = try await BLECamera.open(name: brand.rawValue, provider: BlueZLinkProvider(bus: busAddress, peer: .camera(address, remote: known)),
                                               driver: driver, readyTimeout: .seconds(60))
         brandCameras.append(RigCamera(name: brand.rawValue, camera: camera))
     }

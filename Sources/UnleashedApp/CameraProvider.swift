@@ -53,8 +53,7 @@ public struct CameraProvider: Sendable {
         guard let driver = RemoteDrivers.driver(for: brand, recognized: device.camera) else {
             throw .camera(.invalidArgument(RemoteDrivers.missingDriver(for: brand)))
         }
-        let provider = BlueZCameraProvider(bus: bus, adapterName: spec.adapter, camera: device.address,
-                                           remoteProtocol: driver.remoteProtocol)
+        let provider = BlueZLinkProvider(bus: bus, adapterName: spec.adapter, peer: .camera(device.address, remote: driver.remoteProtocol))
         do throws(CameraError) {
             return try await BLECamera.open(name: name ?? device.name ?? device.address, provider: provider, driver: driver,
                                             policy: spec.reconnect, timing: RemoteTiming(scanTimeout: spec.scanTimeout, stepTimeout: spec.stepTimeout),
