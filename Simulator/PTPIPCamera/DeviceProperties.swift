@@ -107,14 +107,15 @@ enum SettingMapping {
     static let autoISO: Int64 = 0xFFFF
     static let bulb: Int64 = 0xFFFF_FFFF
 
-    static func ptpValue(_ value: SettingValue) -> Int64 {
+    /// The value's PTP number; nil for a setting that has no PTP property here.
+    static func ptpValue(_ value: SettingValue) -> Int64? {
         switch value {
         case .iso(let iso): iso.isAuto ? autoISO : Int64(iso.rawValue)
         case .shutterSpeed(let speed): speed.isBulb ? bulb : Int64((speed.seconds * 10_000).rounded())
         case .aperture(let aperture): Int64(aperture.tenths) * 10
         case .exposureCompensation(let stops): Int64((stops.stops * 1000).rounded(.towardZero))
         case .whiteBalance(let balance): whiteBalanceCode(balance)
-        default: Int64(value.rawValue)
+        default: nil
         }
     }
 
@@ -146,9 +147,10 @@ struct DeviceProperties: Sendable {
             guard let ladder = profile.choices(for: setting), !ladder.isEmpty else { continue }
             // Neighbouring speeds above 1/4000 s share a value in units of 0.1 ms; the first one stands for them.
             var seen: Set<Int64> = []
-            let distinct = ladder.filter { seen.insert(SettingMapping.ptpValue($0)).inserted }
-            let values = distinct.map(SettingMapping.ptpValue)
-            let initial = profile.defaults[setting].map(SettingMapping.ptpValue) ?? values[0]
+            let distinct = ladder.filter { value in SettingMapping.ptpValue(value).map { seen.insert($0).inserted } ?? false }
+            let values = distinct.compactMap(SettingMapping.ptpValue)
+            guard let first = values.first else { continue }
+            let initial = profile.defaults[setting].flatMap(SettingMapping.ptpValue) ?? first
             byCode[code] = DeviceProperty(code: code, dataType: dataType, writable: true, factoryDefault: .integer(initial),
                                           current: .integer(initial), form: .enumeration(values.map { .integer($0) }))
             settingsByCode[code] = Dictionary(uniqueKeysWithValues: zip(values, distinct))

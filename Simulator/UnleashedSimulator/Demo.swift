@@ -42,7 +42,7 @@ extension VirtualCamera {
         shotsRemaining = min(state.shotsRemaining, profile.cardCapacity)
         battery = min(state.battery, 100)
         if let name = state.power {
-            guard let power = CameraPower.known.first(where: { $0.1 == name })?.0 else {
+            guard let power = CameraPower(name: name) else {
                 throw .unreadableState(path: "", reason: "camera power '\(name)' is not on, off or sleeping")
             }
             self.power = power

@@ -1,104 +1,140 @@
-/// A one-byte code whose unknown values are kept, not rejected: a camera or module may report
-/// a state that this version does not know, and it is shown, not refused (PROTOCOL.md §5.1).
-public protocol WireEnumeration: RawRepresentable<UInt8>, Hashable, Sendable, CustomStringConvertible {
-    init(rawValue: UInt8)
-    /// Every value this version knows, with its name.
-    static var known: [(Self, String)] { get }
+/// A value from a list a device reports, named by what it means. A device may report a value this
+/// version has no name for: it is kept as the device's code and shown, not refused, so a newer
+/// camera or module still works with an older daemon. How a value travels (a byte of the module
+/// protocol, a PTP property, a brand's own code) is the backend's business, not the value's.
+public protocol OpenEnumeration: Hashable, Sendable, CustomStringConvertible {
+    /// Every value this version has a name for.
+    static var known: [Self] { get }
+    /// A value this version has no name for, kept as the code the device sent.
+    static func unknown(_ code: UInt8) -> Self
+    /// The value's name (`noCard`); nil for a value this version has no name for.
+    var name: String? { get }
+    /// The device's code of a value this version has no name for; nil for a named value.
+    var unknownCode: UInt8? { get }
 }
 
-extension WireEnumeration {
-    /// The value's name, or nil for a value this version does not know.
-    public var name: String? { Self.known.first { $0.0 == self }?.1 }
-
+extension OpenEnumeration {
     /// The named value.
     public init?(name: String) {
-        guard let match = Self.known.first(where: { $0.1 == name }) else { return nil }
-        self = match.0
+        guard let match = Self.known.first(where: { $0.name == name }) else { return nil }
+        self = match
     }
 
-    public var description: String { name ?? "unknown(\(rawValue))" }
+    /// The value's name, or `unknown(66)` for a value this version has no name for.
+    public var description: String { name ?? "unknown(\(unknownCode ?? 0))" }
 }
 
-/// Which camera setting a `setting` field names (PROTOCOL.md §6.2).
-public struct SettingID: WireEnumeration {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+/// Which camera setting a value belongs to.
+public enum SettingID: OpenEnumeration {
+    case iso, shutterSpeed, aperture, exposureCompensation, whiteBalance, driveMode, focusMode, imageFormat
+    /// A setting this version has no name for.
+    case unknown(UInt8)
 
-    public static let iso = SettingID(rawValue: 0x01)
-    public static let shutterSpeed = SettingID(rawValue: 0x02)
-    public static let aperture = SettingID(rawValue: 0x03)
-    public static let exposureCompensation = SettingID(rawValue: 0x04)
-    public static let whiteBalance = SettingID(rawValue: 0x05)
-    public static let driveMode = SettingID(rawValue: 0x06)
-    public static let focusMode = SettingID(rawValue: 0x07)
-    public static let imageFormat = SettingID(rawValue: 0x08)
-
-    public static let known: [(SettingID, String)] = [
-        (.iso, "iso"), (.shutterSpeed, "shutterSpeed"), (.aperture, "aperture"),
-        (.exposureCompensation, "exposureCompensation"), (.whiteBalance, "whiteBalance"),
-        (.driveMode, "driveMode"), (.focusMode, "focusMode"), (.imageFormat, "imageFormat"),
+    public static let known: [SettingID] = [
+        .iso, .shutterSpeed, .aperture, .exposureCompensation, .whiteBalance, .driveMode, .focusMode, .imageFormat,
     ]
+
+    public var name: String? {
+        switch self {
+        case .iso: "iso"
+        case .shutterSpeed: "shutterSpeed"
+        case .aperture: "aperture"
+        case .exposureCompensation: "exposureCompensation"
+        case .whiteBalance: "whiteBalance"
+        case .driveMode: "driveMode"
+        case .focusMode: "focusMode"
+        case .imageFormat: "imageFormat"
+        case .unknown: nil
+        }
+    }
+
+    public var unknownCode: UInt8? { if case .unknown(let code) = self { code } else { nil } }
 }
 
-/// The state of the camera's memory card (PROTOCOL.md §6.5).
-public struct StorageState: WireEnumeration {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+/// The state of the camera's memory card.
+public enum StorageState: OpenEnumeration {
+    case ok, noCard, full, error, readOnly
+    /// A state this version has no name for.
+    case unknown(UInt8)
 
-    public static let ok = StorageState(rawValue: 0)
-    public static let noCard = StorageState(rawValue: 1)
-    public static let full = StorageState(rawValue: 2)
-    public static let error = StorageState(rawValue: 3)
-    public static let readOnly = StorageState(rawValue: 4)
+    public static let known: [StorageState] = [.ok, .noCard, .full, .error, .readOnly]
 
-    public static let known: [(StorageState, String)] = [
-        (.ok, "ok"), (.noCard, "noCard"), (.full, "full"), (.error, "error"), (.readOnly, "readOnly"),
-    ]
+    public var name: String? {
+        switch self {
+        case .ok: "ok"
+        case .noCard: "noCard"
+        case .full: "full"
+        case .error: "error"
+        case .readOnly: "readOnly"
+        case .unknown: nil
+        }
+    }
+
+    public var unknownCode: UInt8? { if case .unknown(let code) = self { code } else { nil } }
 }
 
-/// Whether the camera is on (PROTOCOL.md §6.5).
-public struct CameraPower: WireEnumeration {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+/// Whether the camera is on.
+public enum CameraPower: OpenEnumeration {
+    case off, on, sleeping
+    /// A state this version has no name for.
+    case unknown(UInt8)
 
-    public static let off = CameraPower(rawValue: 0)
-    public static let on = CameraPower(rawValue: 1)
-    public static let sleeping = CameraPower(rawValue: 2)
+    public static let known: [CameraPower] = [.off, .on, .sleeping]
 
-    public static let known: [(CameraPower, String)] = [(.off, "off"), (.on, "on"), (.sleeping, "sleeping")]
+    public var name: String? {
+        switch self {
+        case .off: "off"
+        case .on: "on"
+        case .sleeping: "sleeping"
+        case .unknown: nil
+        }
+    }
+
+    public var unknownCode: UInt8? { if case .unknown(let code) = self { code } else { nil } }
 }
 
-/// The camera's exposure mode dial (PROTOCOL.md §6.5).
-public struct ExposureMode: WireEnumeration {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+/// The camera's exposure mode dial.
+public enum ExposureMode: OpenEnumeration {
+    case manual, aperturePriority, shutterPriority, program, auto, bulb, video
+    /// A mode this version has no name for.
+    case unknown(UInt8)
 
-    public static let manual = ExposureMode(rawValue: 0)
-    public static let aperturePriority = ExposureMode(rawValue: 1)
-    public static let shutterPriority = ExposureMode(rawValue: 2)
-    public static let program = ExposureMode(rawValue: 3)
-    public static let auto = ExposureMode(rawValue: 4)
-    public static let bulb = ExposureMode(rawValue: 5)
-    public static let video = ExposureMode(rawValue: 6)
+    public static let known: [ExposureMode] = [.manual, .aperturePriority, .shutterPriority, .program, .auto, .bulb, .video]
 
-    public static let known: [(ExposureMode, String)] = [
-        (.manual, "manual"), (.aperturePriority, "aperturePriority"), (.shutterPriority, "shutterPriority"),
-        (.program, "program"), (.auto, "auto"), (.bulb, "bulb"), (.video, "video"),
-    ]
+    public var name: String? {
+        switch self {
+        case .manual: "manual"
+        case .aperturePriority: "aperturePriority"
+        case .shutterPriority: "shutterPriority"
+        case .program: "program"
+        case .auto: "auto"
+        case .bulb: "bulb"
+        case .video: "video"
+        case .unknown: nil
+        }
+    }
+
+    public var unknownCode: UInt8? { if case .unknown(let code) = self { code } else { nil } }
 }
 
-/// How a half-press ended (PROTOCOL.md §6.5).
-public struct FocusResult: WireEnumeration {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+/// How a half-press ended.
+public enum FocusResult: OpenEnumeration {
+    case acquired, failed, manualFocus
+    /// A result this version has no name for.
+    case unknown(UInt8)
 
-    public static let acquired = FocusResult(rawValue: 0)
-    public static let failed = FocusResult(rawValue: 1)
-    public static let manualFocus = FocusResult(rawValue: 2)
+    public static let known: [FocusResult] = [.acquired, .failed, .manualFocus]
 
-    public static let known: [(FocusResult, String)] = [
-        (.acquired, "acquired"), (.failed, "failed"), (.manualFocus, "manualFocus"),
-    ]
+    public var name: String? {
+        switch self {
+        case .acquired: "acquired"
+        case .failed: "failed"
+        case .manualFocus: "manualFocus"
+        case .unknown: nil
+        }
+    }
+
+    public var unknownCode: UInt8? { if case .unknown(let code) = self { code } else { nil } }
 }
 
 /// What a module can do, announced in its `hello` response (PROTOCOL.md §6.6).

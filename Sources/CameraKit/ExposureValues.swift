@@ -88,9 +88,9 @@ public struct ExposureStops: Hashable, Comparable, Sendable {
     }
 }
 
-/// An ISO sensitivity, or automatic ISO (PROTOCOL.md §6.2).
+/// An ISO sensitivity, or automatic ISO.
 public struct ISOSpeed: Hashable, Sendable {
-    /// The wire value: 0 for auto, otherwise the nominal ISO number.
+    /// The nominal ISO number; 0 for auto.
     public let rawValue: UInt32
 
     static let range: ClosedRange<UInt32> = 1...3_276_800
@@ -102,11 +102,6 @@ public struct ISOSpeed: Hashable, Sendable {
     public init?(_ value: UInt32) {
         guard Self.range.contains(value) else { return nil }
         rawValue = value
-    }
-
-    init?(rawValue: UInt32) {
-        guard rawValue == 0 || Self.range.contains(rawValue) else { return nil }
-        self.rawValue = rawValue
     }
 
     private init(validated: UInt32) { rawValue = validated }
@@ -151,17 +146,6 @@ public struct ShutterSpeed: Hashable, Sendable {
         self.numerator = uncheckedNumerator
         self.denominator = denominator
     }
-
-    /// Decodes the wire value; nil for a fraction that is not in lowest terms or half zero.
-    init?(rawValue: UInt32) {
-        let top = UInt16(rawValue >> 16), bottom = UInt16(rawValue & 0xFFFF)
-        if top == 0 && bottom == 0 { self = .bulb; return }
-        guard top > 0, bottom > 0, gcd(top, bottom) == 1 else { return nil }
-        self.init(uncheckedNumerator: top, denominator: bottom)
-    }
-
-    /// `numerator << 16 | denominator`, 0 for bulb.
-    public var rawValue: UInt32 { UInt32(numerator) << 16 | UInt32(denominator) }
 
     public var isBulb: Bool { numerator == 0 }
 
@@ -208,7 +192,7 @@ public struct ShutterSpeed: Hashable, Sendable {
     }
 }
 
-/// A nominal f-number, kept exact in tenths (f/7.1 is 71) (PROTOCOL.md §6.2).
+/// A nominal f-number, kept exact in tenths (f/7.1 is 71).
 public struct Aperture: Hashable, Comparable, Sendable {
     /// The f-number times ten, 5...10 000.
     public let tenths: UInt16

@@ -12,7 +12,7 @@ extension SettingID {
         case .driveMode: "drive-mode"
         case .focusMode: "focus-mode"
         case .imageFormat: "image-format"
-        default: "setting-\(rawValue)"
+        case .unknown(let code): "setting-\(code)"
         }
     }
 
@@ -32,7 +32,7 @@ extension SettingID {
         case .driveMode: DriveMode.allCases.map(\.text).joined(separator: ", ")
         case .focusMode: FocusMode.allCases.map(\.text).joined(separator: ", ")
         case .imageFormat: ImageFormat.allCases.map(\.text).joined(separator: ", ")
-        default: "a number"
+        case .unknown: "a number"
         }
     }
 
@@ -46,14 +46,14 @@ extension SettingID {
     public init?(userName name: String) {
         let wanted = name.lowercased().replacing("_", with: "-")
         if let alias = Self.aliases[wanted] { self = alias; return }
-        guard let match = Self.known.first(where: { $0.0.userName == wanted || $0.1.lowercased() == wanted }) else {
+        guard let match = Self.known.first(where: { $0.userName == wanted || $0.name?.lowercased() == wanted }) else {
             return nil
         }
-        self = match.0
+        self = match
     }
 
     /// The names ``init(userName:)`` accepts, for help and error messages.
-    public static var userNames: [String] { known.map(\.0.userName) }
+    public static var userNames: [String] { known.map(\.userName) }
 }
 
 extension SettingValue {

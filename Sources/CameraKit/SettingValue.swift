@@ -1,7 +1,7 @@
-/// A setting value drawn from a fixed list (PROTOCOL.md §6.3). Unlike ``WireEnumeration`` these
-/// are closed: a value outside the list is invalid, because a module only sends new values to
-/// clients that announced support for them.
-public protocol SettingChoice: CaseIterable, Hashable, Sendable, RawRepresentable<UInt32> {
+/// A setting value drawn from a fixed list. Unlike an ``OpenEnumeration`` the list is closed: a
+/// value outside it is invalid, because a device only sends new values to clients that announced
+/// support for them.
+public protocol SettingChoice: CaseIterable, Hashable, Sendable {
     /// The value's name in text form.
     var text: String { get }
 }
@@ -15,14 +15,16 @@ extension SettingChoice {
     }
 }
 
-public enum WhiteBalance: UInt32, SettingChoice {
-    case auto = 0, daylight, cloudy, shade, tungsten, fluorescent, flash, custom, kelvin
+public enum WhiteBalance: SettingChoice {
+    case auto, daylight, cloudy, shade, tungsten, fluorescent, flash, custom
+    /// A colour temperature set on the camera.
+    case kelvin
 
     public var text: String { String(describing: self) }
 }
 
-public enum DriveMode: UInt32, SettingChoice {
-    case single = 0, continuousLow, continuousHigh, selfTimer2s, selfTimer10s, quiet
+public enum DriveMode: SettingChoice {
+    case single, continuousLow, continuousHigh, selfTimer2s, selfTimer10s, quiet
 
     public var text: String {
         switch self {
@@ -36,8 +38,8 @@ public enum DriveMode: UInt32, SettingChoice {
     }
 }
 
-public enum FocusMode: UInt32, SettingChoice {
-    case manual = 0, singleAF, continuousAF, autoAF
+public enum FocusMode: SettingChoice {
+    case manual, singleAF, continuousAF, autoAF
 
     public var text: String {
         switch self {
@@ -49,8 +51,8 @@ public enum FocusMode: UInt32, SettingChoice {
     }
 }
 
-public enum ImageFormat: UInt32, SettingChoice {
-    case jpegFine = 0, jpegNormal, raw, rawPlusJPEG
+public enum ImageFormat: SettingChoice {
+    case jpegFine, jpegNormal, raw, rawPlusJPEG
 
     public var text: String {
         switch self {
@@ -62,7 +64,7 @@ public enum ImageFormat: UInt32, SettingChoice {
     }
 }
 
-/// The value of one camera setting, typed by the setting it belongs to (PROTOCOL.md §6.2).
+/// The value of one camera setting, typed by the setting it belongs to.
 public enum SettingValue: Hashable, Sendable {
     case iso(ISOSpeed)
     case shutterSpeed(ShutterSpeed)
@@ -72,27 +74,16 @@ public enum SettingValue: Hashable, Sendable {
     case driveMode(DriveMode)
     case focusMode(FocusMode)
     case imageFormat(ImageFormat)
-    /// A value of a setting this version does not know, kept as sent.
-    case other(setting: SettingID, rawValue: UInt32)
+    /// A value of a setting this version does not know, kept as the number the device sent.
+    case other(setting: SettingID, code: UInt32)
 
-    static let exposureCompensationRange: ClosedRange<Int32> = -360...360
+    /// The exposure compensation a camera may be set to, in 1/24 stop: ±15 EV.
+    public static let exposureCompensationRange: ClosedRange<Int32> = -360...360
 
-    /// Decodes a wire value of `setting`; nil when the value is invalid for it.
-    public init?(setting: SettingID, rawValue: UInt32) {
-        switch setting {
-        case .iso: guard let value = ISOSpeed(rawValue: rawValue) else { return nil }; self = .iso(value)
-        case .shutterSpeed: guard let value = ShutterSpeed(rawValue: rawValue) else { return nil }; self = .shutterSpeed(value)
-        case .aperture: guard let value = Aperture(tenths: rawValue) else { return nil }; self = .aperture(value)
-        case .exposureCompensation:
-            let signed = Int32(bitPattern: rawValue)
-            guard Self.exposureCompensationRange.contains(signed) else { return nil }
-            self = .exposureCompensation(ExposureStops(twentyFourths: signed))
-        case .whiteBalance: guard let value = WhiteBalance(rawValue: rawValue) else { return nil }; self = .whiteBalance(value)
-        case .driveMode: guard let value = DriveMode(rawValue: rawValue) else { return nil }; self = .driveMode(value)
-        case .focusMode: guard let value = FocusMode(rawValue: rawValue) else { return nil }; self = .focusMode(value)
-        case .imageFormat: guard let value = ImageFormat(rawValue: rawValue) else { return nil }; self = .imageFormat(value)
-        default: self = .other(setting: setting, rawValue: rawValue)
-        }
+    /// An exposure compensation; nil beyond ±15 EV.
+    public init?(exposureCompensation stops: ExposureStops) {
+        guard Self.exposureCompensationRange.contains(stops.twentyFourths) else { return nil }
+        self = .exposureCompensation(stops)
     }
 
     /// Reads a value of `setting` from text, accepting the canonical form of PROTOCOL.md §11.1
@@ -103,15 +94,15 @@ public enum SettingValue: Hashable, Sendable {
         case .shutterSpeed: guard let value = ShutterSpeed(text: text) else { return nil }; self = .shutterSpeed(value)
         case .aperture: guard let value = Aperture(text: text) else { return nil }; self = .aperture(value)
         case .exposureCompensation:
-            guard let value = ExposureStops(text: text), Self.exposureCompensationRange.contains(value.twentyFourths) else { return nil }
-            self = .exposureCompensation(value)
+            guard let value = ExposureStops(text: text) else { return nil }
+            self.init(exposureCompensation: value)
         case .whiteBalance: guard let value = WhiteBalance(text: text) else { return nil }; self = .whiteBalance(value)
         case .driveMode: guard let value = DriveMode(text: text) else { return nil }; self = .driveMode(value)
         case .focusMode: guard let value = FocusMode(text: text) else { return nil }; self = .focusMode(value)
         case .imageFormat: guard let value = ImageFormat(text: text) else { return nil }; self = .imageFormat(value)
-        default:
-            guard let raw = UInt32(text.trimmingWhitespace()) else { return nil }
-            self = .other(setting: setting, rawValue: raw)
+        case .unknown:
+            guard let code = UInt32(text.trimmingWhitespace()) else { return nil }
+            self = .other(setting: setting, code: code)
         }
     }
 
@@ -130,21 +121,6 @@ public enum SettingValue: Hashable, Sendable {
         }
     }
 
-    /// The wire value.
-    public var rawValue: UInt32 {
-        switch self {
-        case .iso(let value): value.rawValue
-        case .shutterSpeed(let value): value.rawValue
-        case .aperture(let value): UInt32(value.tenths)
-        case .exposureCompensation(let value): UInt32(bitPattern: value.twentyFourths)
-        case .whiteBalance(let value): value.rawValue
-        case .driveMode(let value): value.rawValue
-        case .focusMode(let value): value.rawValue
-        case .imageFormat(let value): value.rawValue
-        case .other(_, let raw): raw
-        }
-    }
-
     /// The canonical text form (PROTOCOL.md §11.1).
     public var text: String {
         switch self {
@@ -156,7 +132,7 @@ public enum SettingValue: Hashable, Sendable {
         case .driveMode(let value): value.text
         case .focusMode(let value): value.text
         case .imageFormat(let value): value.text
-        case .other(_, let raw): String(raw)
+        case .other(_, let code): String(code)
         }
     }
 }

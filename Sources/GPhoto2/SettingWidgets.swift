@@ -75,7 +75,7 @@ enum SettingWidgets {
         guard let stops = Double(text.trimmingCharacters(in: .whitespaces)), stops.isFinite else { return nil }
         let twentyFourths = (stops * 24).rounded()
         guard abs(stops * 24 - twentyFourths) < 0.25, abs(twentyFourths) <= 360 else { return nil }
-        return SettingValue(setting: .exposureCompensation, rawValue: UInt32(bitPattern: Int32(twentyFourths)))
+        return SettingValue(exposureCompensation: ExposureStops(twentyFourths: Int32(twentyFourths)))
     }
 
     /// The nominal denominators of fast shutter speeds in third stops, as cameras label them.

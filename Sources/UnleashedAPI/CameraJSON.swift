@@ -47,7 +47,7 @@ extension JSONValue {
     }
 }
 
-extension WireEnumeration {
+extension OpenEnumeration {
     /// The value's name, or `unknown(7)` for a value this version does not know.
     var jsonName: JSONValue { .string(description) }
 }
@@ -59,14 +59,16 @@ private func notOneOf(_ name: String, _ names: [String]) -> String {
     "'\(name)' is not one of \(names.joined(separator: ", "))"
 }
 
-extension JSONReadable where Self: WireEnumeration {
-    /// A value by its name; `unknown(7)` for one this version does not know.
+extension JSONReadable where Self: OpenEnumeration & WireEnumeration {
+    /// A value by its name; `unknown(7)` for one this version does not know. The code of an
+    /// unknown value is the one the module sent, so the module protocol's table names it where
+    /// it can: `unknown(1)` reads as the value that code stands for.
     init(reading decoder: any Decoder) throws {
         self = try decoder.named({ name in
             if let known = Self(name: name) { return known }
-            guard name.hasPrefix("unknown("), name.hasSuffix(")"), let raw = UInt8(name.dropFirst(8).dropLast()) else { return nil }
-            return Self(rawValue: raw)
-        }, otherwise: { notOneOf($0, Self.known.map(\.1)) })
+            guard name.hasPrefix("unknown("), name.hasSuffix(")"), let code = UInt8(name.dropFirst(8).dropLast()) else { return nil }
+            return Self(wireCode: code)
+        }, otherwise: { notOneOf($0, Self.known.compactMap(\.name)) })
     }
 }
 
@@ -85,11 +87,12 @@ extension ConnectionPhase: JSONReadable {}
 extension DeviceFailure.Kind: JSONReadable {}
 
 extension SettingID: JSONReadable {
-    /// The name people type (`shutter-speed`); `setting-66` for one this version does not know.
+    /// The name people type (`shutter-speed`); `setting-66`, by the module's code, for one this
+    /// version does not know.
     init(reading decoder: any Decoder) throws {
         self = try decoder.named({ name in
             if let known = SettingID(userName: name) { return known }
-            return name.hasPrefix("setting-") ? UInt8(name.dropFirst(8)).map(SettingID.init(rawValue:)) : nil
+            return name.hasPrefix("setting-") ? UInt8(name.dropFirst(8)).map(SettingID.init(wireCode:)) : nil
         }, otherwise: { "there is no setting called '\($0)'" })
     }
 }
@@ -275,7 +278,7 @@ extension SettingValue: JSONReadable {
     /// `{"setting": "shutter-speed", "value": "1/125", "raw": 1048701}`: the setting by the name
     /// people type, the value as the camera shows it, and its wire number, which rebuilds it exactly.
     public var json: JSONValue {
-        ["setting": .string(setting.userName), "value": .string(text), "raw": .integer(Int64(rawValue))]
+        ["setting": .string(setting.userName), "value": .string(text), "raw": .integer(Int64(wireValue))]
     }
 
     /// Reads what ``json`` writes; what does not fit is named by its path.
@@ -295,7 +298,7 @@ extension SettingValue: JSONReadable {
 
     /// A value whose setting the surrounding document names: only its wire number is read.
     fileprivate init(_ members: KeyedDecodingContainer<Member>, setting: SettingID) throws {
-        guard let value = SettingValue(setting: setting, rawValue: try members.decode(UInt32.self, forKey: .raw)) else {
+        guard let value = SettingValue(setting: setting, wireValue: try members.decode(UInt32.self, forKey: .raw)) else {
             throw DecodingError.dataCorruptedError(forKey: .raw, in: members,
                                                    debugDescription: "not " + English.withArticle("\(setting.displayName) value"))
         }
@@ -303,7 +306,7 @@ extension SettingValue: JSONReadable {
     }
 
     /// The value without its setting, for lists of one setting's values.
-    var choiceJSON: JSONValue { ["value": .string(text), "raw": .integer(Int64(rawValue))] }
+    var choiceJSON: JSONValue { ["value": .string(text), "raw": .integer(Int64(wireValue))] }
 }
 
 extension SettingDescriptor: JSONReadable {

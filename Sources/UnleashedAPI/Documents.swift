@@ -3,6 +3,7 @@ import Foundation
 public import Intervalometer
 public import JSON
 import UnleashedKit
+import UnleashedProtocol
 
 // The documents of the control API, version 1: what each request takes and each answer holds.
 // Each is read through `Decodable` by ``StrictJSONDecoder``, whose failures name the member a
@@ -346,7 +347,7 @@ public struct SettingChange: CodableDocument, Equatable {
 
     /// The change to `value`, by its text and its wire number.
     public init(_ value: SettingValue) {
-        self.init(value: value.text, raw: value.rawValue)
+        self.init(value: value.text, raw: value.wireValue)
     }
 
     private enum CodingKeys: String, CodingKey {

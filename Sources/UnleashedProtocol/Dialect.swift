@@ -1,5 +1,3 @@
-public import CameraKit
-
 /// The seam between the engine and a module's wire format.
 ///
 /// Everything above this protocol (sessions, the camera API, the intervalometer) speaks in
@@ -103,7 +101,7 @@ public struct ModuleAdvertisement: Hashable, Sendable {
     public static let companyIdentifier: UInt16 = 0x03EF
 
     /// Which camera connector the module has.
-    public struct Model: WireEnumeration {
+    public struct Model: RawWireEnumeration {
         public let rawValue: UInt8
         public init(rawValue: UInt8) { self.rawValue = rawValue }
 

@@ -250,15 +250,15 @@ extension FieldCoding where Value: WireEnumeration {
     /// A one-byte code; unknown values are kept.
     static var enumeration: Self {
         FieldCoding(
-            encode: { value, _ in [value.rawValue] },
+            encode: { value, _ in [value.wireCode] },
             decode: { bytes, span, _ throws(FieldProblem) in
                 guard span.count == 1 else { throw .length }
-                return Value(rawValue: bytes[span.lowerBound])
+                return Value(wireCode: bytes[span.lowerBound])
             },
-            toJSON: { value in value.name.map(JSONValue.string) ?? .integer(Int64(value.rawValue)) },
+            toJSON: { value in value.name.map(JSONValue.string) ?? .integer(Int64(value.wireCode)) },
             fromJSON: { json, _ in
                 if let name = json.stringValue { return Value(name: name) }
-                return json.integerValue.flatMap(UInt8.init(exactly:)).map(Value.init(rawValue:))
+                return json.integerValue.flatMap(UInt8.init(exactly:)).map(Value.init(wireCode:))
             }
         )
     }
@@ -284,7 +284,7 @@ extension FieldCoding where Value == SettingValue {
         encode: { value, fields throws(FieldProblem) in
             try checkBelongs(value, to: fields)
             var writer = FieldWriter()
-            writer.appendBigEndian(value.rawValue)
+            writer.appendBigEndian(value.wireValue)
             return writer.bytes
         },
         decode: { bytes, span, fields throws(FieldProblem) in
@@ -303,7 +303,7 @@ extension FieldCoding where Value == SettingValue {
 
     static func decodeSettingValue(_ raw: UInt32, of fields: Fields) throws(FieldProblem) -> SettingValue {
         guard let setting = fields.setting else { throw .value("no setting to read it by") }
-        guard let value = SettingValue(setting: setting, rawValue: raw) else {
+        guard let value = SettingValue(setting: setting, wireValue: raw) else {
             throw .value("0x\(hex(raw)) is not a valid \(setting) value")
         }
         return value
@@ -312,7 +312,7 @@ extension FieldCoding where Value == SettingValue {
     static func parseSettingValue(_ json: JSONValue, of fields: Fields) -> SettingValue? {
         guard let setting = fields.setting else { return nil }
         if let text = json.stringValue { return SettingValue(setting: setting, text: text) }
-        return json.integerValue.flatMap(UInt32.init(exactly:)).flatMap { SettingValue(setting: setting, rawValue: $0) }
+        return json.integerValue.flatMap(UInt32.init(exactly:)).flatMap { SettingValue(setting: setting, wireValue: $0) }
     }
 }
 
@@ -323,7 +323,7 @@ extension FieldCoding where Value == [SettingValue] {
             var writer = FieldWriter()
             for value in values {
                 try FieldCoding<SettingValue>.checkBelongs(value, to: fields)
-                writer.appendBigEndian(value.rawValue)
+                writer.appendBigEndian(value.wireValue)
             }
             return writer.bytes
         },

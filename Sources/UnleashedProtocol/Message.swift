@@ -88,7 +88,7 @@ public struct Message: Hashable, Sendable {
     /// The JSON form of PROTOCOL.md §11.1.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["id": .integer(Int64(id)), "fields": Schema.json(fields, rules: Schema.rules(for: kind))]
-        func name(_ code: some WireEnumeration) -> JSONValue { code.name.map(JSONValue.string) ?? .integer(Int64(code.rawValue)) }
+        func name(_ code: some WireEnumeration) -> JSONValue { code.name.map(JSONValue.string) ?? .integer(Int64(code.wireCode)) }
         switch kind {
         case .request(let opcode):
             members["kind"] = "request"
@@ -108,7 +108,7 @@ public struct Message: Hashable, Sendable {
     public init(json: JSONValue) throws(MessageEncodingError) {
         func code<Code: WireEnumeration>(_ key: String, as: Code.Type) throws(MessageEncodingError) -> Code {
             if let name = json[key]?.stringValue, let value = Code(name: name) { return value }
-            if let number = json[key]?.integerValue, let raw = UInt8(exactly: number) { return Code(rawValue: raw) }
+            if let number = json[key]?.integerValue, let raw = UInt8(exactly: number) { return Code(wireCode: raw) }
             throw .invalidJSON("\(key) is missing or unknown")
         }
         guard let rawID = json["id"]?.integerValue, let id = UInt16(exactly: rawID) else {

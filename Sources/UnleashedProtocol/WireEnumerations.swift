@@ -1,5 +1,49 @@
 public import CameraKit
 
+/// A value carried as one byte whose unknown values are kept, not rejected: a module may report a
+/// state that this version does not know, and it is shown, not refused (PROTOCOL.md §5.1).
+public protocol WireEnumeration: Hashable, Sendable, CustomStringConvertible {
+    /// The value a byte stands for; a byte this version has no name for is kept as it is.
+    init(wireCode: UInt8)
+    /// The value's byte.
+    var wireCode: UInt8 { get }
+    /// The value's name in PROTOCOL.md, or nil for a byte this version does not know.
+    var name: String? { get }
+    /// The named value.
+    init?(name: String)
+}
+
+/// A code of the protocol's own envelope (an opcode, an event code, a status), whose raw value
+/// is its byte.
+public protocol RawWireEnumeration: WireEnumeration, RawRepresentable<UInt8> {
+    init(rawValue: UInt8)
+    /// Every value this version knows, with its name.
+    static var known: [(Self, String)] { get }
+}
+
+extension RawWireEnumeration {
+    public init(wireCode: UInt8) { self.init(rawValue: wireCode) }
+
+    public var wireCode: UInt8 { rawValue }
+
+    public var name: String? { Self.known.first { $0.0 == self }?.1 }
+
+    public init?(name: String) {
+        guard let match = Self.known.first(where: { $0.1 == name }) else { return nil }
+        self = match.0
+    }
+
+    public var description: String { name ?? "unknown(\(rawValue))" }
+}
+
+/// A camera value whose conformance gives each named value its byte: a byte with no name
+/// becomes the value's `unknown` case, which goes back out as the same byte.
+extension WireEnumeration where Self: OpenEnumeration {
+    public init(wireCode: UInt8) {
+        self = Self.known.first { $0.wireCode == wireCode } ?? .unknown(wireCode)
+    }
+}
+
 /// What a message is: a request, its response, or an unprompted event (PROTOCOL.md §4).
 public enum MessageKind: UInt8, Hashable, Sendable {
     case request = 0x01
@@ -8,7 +52,7 @@ public enum MessageKind: UInt8, Hashable, Sendable {
 }
 
 /// The operation a request asks for; its response carries the same code (PROTOCOL.md §4.1).
-public struct Opcode: WireEnumeration {
+public struct Opcode: RawWireEnumeration {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -37,7 +81,7 @@ public struct Opcode: WireEnumeration {
 }
 
 /// What an event reports (PROTOCOL.md §8).
-public struct EventCode: WireEnumeration {
+public struct EventCode: RawWireEnumeration {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -59,7 +103,7 @@ public struct EventCode: WireEnumeration {
 }
 
 /// How a request went (PROTOCOL.md §4.2). Unknown codes are failures.
-public struct StatusCode: WireEnumeration {
+public struct StatusCode: RawWireEnumeration {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -77,4 +121,77 @@ public struct StatusCode: WireEnumeration {
         (.cameraOff, "cameraOff"), (.cardFull, "cardFull"), (.cameraNotAttached, "cameraNotAttached"),
         (.internalError, "internalError"),
     ]
+}
+
+// MARK: - Camera values
+
+extension SettingID: WireEnumeration {
+    /// The `setting` field's byte (PROTOCOL.md §6.2).
+    public var wireCode: UInt8 {
+        switch self {
+        case .iso: 0x01
+        case .shutterSpeed: 0x02
+        case .aperture: 0x03
+        case .exposureCompensation: 0x04
+        case .whiteBalance: 0x05
+        case .driveMode: 0x06
+        case .focusMode: 0x07
+        case .imageFormat: 0x08
+        case .unknown(let code): code
+        }
+    }
+}
+
+extension StorageState: WireEnumeration {
+    /// The `storageState` field's byte (PROTOCOL.md §6.5).
+    public var wireCode: UInt8 {
+        switch self {
+        case .ok: 0
+        case .noCard: 1
+        case .full: 2
+        case .error: 3
+        case .readOnly: 4
+        case .unknown(let code): code
+        }
+    }
+}
+
+extension CameraPower: WireEnumeration {
+    /// The `cameraPower` field's byte (PROTOCOL.md §6.5).
+    public var wireCode: UInt8 {
+        switch self {
+        case .off: 0
+        case .on: 1
+        case .sleeping: 2
+        case .unknown(let code): code
+        }
+    }
+}
+
+extension ExposureMode: WireEnumeration {
+    /// The `exposureMode` field's byte (PROTOCOL.md §6.5).
+    public var wireCode: UInt8 {
+        switch self {
+        case .manual: 0
+        case .aperturePriority: 1
+        case .shutterPriority: 2
+        case .program: 3
+        case .auto: 4
+        case .bulb: 5
+        case .video: 6
+        case .unknown(let code): code
+        }
+    }
+}
+
+extension FocusResult: WireEnumeration {
+    /// The `focusResult` field's byte (PROTOCOL.md §6.5).
+    public var wireCode: UInt8 {
+        switch self {
+        case .acquired: 0
+        case .failed: 1
+        case .manualFocus: 2
+        case .unknown(let code): code
+        }
+    }
 }

@@ -23,7 +23,7 @@ struct CameraJSONTests {
         iso800, .iso(.auto), speed, bulb, SettingValue(setting: .shutterSpeed, text: "30\"")!,
         SettingValue(setting: .aperture, text: "f/5.6")!, SettingValue(setting: .exposureCompensation, text: "-1 1/3")!,
         .whiteBalance(.kelvin), .driveMode(.selfTimer2s), .focusMode(.continuousAF), .imageFormat(.rawPlusJPEG),
-        .other(setting: SettingID(rawValue: 0x42), rawValue: 7),
+        .other(setting: .unknown(0x42), code: 7),
     ]
 
     static let connections: [ConnectionState] = [
@@ -63,7 +63,7 @@ struct CameraJSONTests {
     static let events: [CameraEvent] = connections.map(CameraEvent.connection) + [
         .shotCompleted(counter: 4, cameraTime: 123), .shotCompleted(counter: 5, cameraTime: nil),
         .settingChanged(speed), .battery(module: 80, camera: nil), .battery(module: 80, camera: 55),
-        .storage(.full, shotsRemaining: 0), .storage(StorageState(rawValue: 9), shotsRemaining: nil),
+        .storage(.full, shotsRemaining: 0), .storage(.unknown(9), shotsRemaining: nil),
         .cameraPower(.sleeping), .busy(true), .meteredEV(ExposureStops(twentyFourths: 251)),
         .bulbDeadlineFired(.milliseconds(2003)), .bulbDeadlineFired(.nanoseconds(1_999_999_999)),
         .error(.cardFull, message: "card"), .error(.internalError, message: nil), .missedEvents(3),
@@ -97,12 +97,12 @@ struct CameraJSONTests {
         let descriptor = SettingDescriptor(setting: .iso, value: Self.iso800, choices: [.iso(.auto), Self.iso800, Self.iso1000],
                                            readOnly: true)
         #expect(try SettingDescriptor(json: try Self.throughText(descriptor.json)) == descriptor)
-        #expect(Self.speed.json == ["setting": "shutter-speed", "value": "1/125", "raw": .integer(Int64(Self.speed.rawValue))])
+        #expect(Self.speed.json == ["setting": "shutter-speed", "value": "1/125", "raw": .integer(Int64(Self.speed.wireValue))])
     }
 
     @Test("results of operations round-trip")
     func results() throws {
-        for result in [FocusResult.acquired, .failed, .manualFocus, FocusResult(rawValue: 40)] {
+        for result in [FocusResult.acquired, .failed, .manualFocus, .unknown(40)] {
             #expect(try FocusResult(json: try Self.throughText(result.json)) == result)
         }
         #expect(try Shot(json: try Self.throughText(Self.shot.json)) == Self.shot)

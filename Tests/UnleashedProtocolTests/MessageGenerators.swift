@@ -75,12 +75,12 @@ enum MessageGen {
         case .driveMode: return .driveMode(DriveMode.allCases.randomElement(using: &rng)!)
         case .focusMode: return .focusMode(FocusMode.allCases.randomElement(using: &rng)!)
         case .imageFormat: return .imageFormat(ImageFormat.allCases.randomElement(using: &rng)!)
-        default: return .other(setting: setting, rawValue: .random(in: 0...UInt32.max, using: &rng))
+        default: return .other(setting: setting, code: .random(in: 0...UInt32.max, using: &rng))
         }
     }
 
     static func settingID<R: RandomNumberGenerator>(using rng: inout R) -> SettingID {
-        Int.random(in: 0..<10, using: &rng) == 0 ? SettingID(rawValue: .random(in: 0x09...0xFF, using: &rng)) : SettingID.known.randomElement(using: &rng)!.0
+        Int.random(in: 0..<10, using: &rng) == 0 ? SettingID(wireCode: .random(in: 0x09...0xFF, using: &rng)) : SettingID.known.randomElement(using: &rng)!
     }
 
     static func descriptor<R: RandomNumberGenerator>(using rng: inout R) -> SettingDescriptor {
@@ -90,7 +90,7 @@ enum MessageGen {
     }
 
     static func enumeration<E: WireEnumeration, R: RandomNumberGenerator>(_: E.Type, using rng: inout R) -> E {
-        E(rawValue: .random(in: 0...UInt8.max, using: &rng))
+        E(wireCode: .random(in: 0...UInt8.max, using: &rng))
     }
 
     /// Sets one field to a random value that its type and range allow.

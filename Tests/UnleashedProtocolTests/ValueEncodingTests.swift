@@ -25,16 +25,16 @@ struct ValueEncodingTests {
     ])
     func shutterSpeeds(typed: String, raw: UInt32, canonical: String) throws {
         let value = try #require(SettingValue(setting: .shutterSpeed, text: typed))
-        #expect(value.rawValue == raw)
+        #expect(value.wireValue == raw)
         #expect(value.text == canonical)
-        #expect(SettingValue(setting: .shutterSpeed, rawValue: raw) == value)
+        #expect(SettingValue(setting: .shutterSpeed, wireValue: raw) == value)
     }
 
     @Test("shutter fractions that are not in lowest terms or half zero are invalid", arguments: [
         0x000A_0014 as UInt32, 0x0000_0001, 0x0001_0000, 0x0002_0002,
     ])
     func invalidShutterSpeeds(raw: UInt32) {
-        #expect(SettingValue(setting: .shutterSpeed, rawValue: raw) == nil)
+        #expect(SettingValue(setting: .shutterSpeed, wireValue: raw) == nil)
     }
 
     @Test("exposure compensation in 1/24 stops", arguments: [
@@ -46,7 +46,7 @@ struct ValueEncodingTests {
         let value = try #require(SettingValue(setting: .exposureCompensation, text: typed))
         #expect(value == .exposureCompensation(ExposureStops(twentyFourths: twentyFourths)))
         #expect(value.text == canonical)
-        #expect(SettingValue(setting: .exposureCompensation, rawValue: UInt32(bitPattern: twentyFourths)) == value)
+        #expect(SettingValue(setting: .exposureCompensation, wireValue: UInt32(bitPattern: twentyFourths)) == value)
     }
 
     @Test("unreadable or out-of-range values are refused, not guessed", arguments: [
@@ -61,15 +61,53 @@ struct ValueEncodingTests {
 
     @Test("apertures and ISO")
     func aperturesAndISO() throws {
-        #expect(SettingValue(setting: .aperture, text: "f/7.1")?.rawValue == 71)
+        #expect(SettingValue(setting: .aperture, text: "f/7.1")?.wireValue == 71)
         #expect(SettingValue(setting: .aperture, text: "F8")?.text == "f/8")
         #expect(SettingValue(setting: .aperture, text: "5.6")?.text == "f/5.6")
-        #expect(SettingValue(setting: .aperture, rawValue: 4) == nil)
-        #expect(SettingValue(setting: .iso, text: "auto")?.rawValue == 0)
+        #expect(SettingValue(setting: .aperture, wireValue: 4) == nil)
+        #expect(SettingValue(setting: .iso, text: "auto")?.wireValue == 0)
         #expect(SettingValue(setting: .iso, text: "ISO 12800")?.text == "12800")
-        #expect(SettingValue(setting: .iso, rawValue: 3_276_801) == nil)
-        #expect(SettingValue(setting: .whiteBalance, rawValue: 9) == nil)
-        #expect(SettingValue(setting: SettingID(rawValue: 0x42), rawValue: 7) == .other(setting: SettingID(rawValue: 0x42), rawValue: 7))
+        #expect(SettingValue(setting: .iso, wireValue: 3_276_801) == nil)
+        #expect(SettingValue(setting: .whiteBalance, wireValue: 9) == nil)
+        #expect(SettingValue(setting: SettingID(wireCode: 0x42), wireValue: 7) == .other(setting: .unknown(0x42), code: 7))
+    }
+
+    @Test("setting ids and status enums carry the bytes of PROTOCOL.md §6.2 and §6.5")
+    func enumerationBytes() {
+        #expect(SettingID.known.map(\.wireCode) == Array(0x01...0x08))
+        #expect(StorageState.known.map(\.wireCode) == Array(0...4))
+        #expect(CameraPower.known.map(\.wireCode) == Array(0...2))
+        #expect(ExposureMode.known.map(\.wireCode) == Array(0...6))
+        #expect(FocusResult.known.map(\.wireCode) == Array(0...2))
+        #expect(StorageState(wireCode: 1) == .noCard && CameraPower(wireCode: 2) == .sleeping && ExposureMode(wireCode: 5) == .bulb)
+        #expect(SettingID(wireCode: 0x02) == .shutterSpeed && FocusResult(wireCode: 2) == .manualFocus)
+    }
+
+    @Test("a byte this version cannot name is kept, shown and sent back unchanged")
+    func unknownBytes() {
+        for code in UInt8.min...UInt8.max {
+            #expect(SettingID(wireCode: code).wireCode == code)
+            #expect(StorageState(wireCode: code).wireCode == code)
+            #expect(CameraPower(wireCode: code).wireCode == code)
+            #expect(ExposureMode(wireCode: code).wireCode == code)
+            #expect(FocusResult(wireCode: code).wireCode == code)
+        }
+        #expect(SettingID(wireCode: 0x42) == .unknown(0x42) && SettingID(wireCode: 0x42).description == "unknown(66)")
+        #expect(StorageState(wireCode: 9).description == "unknown(9)" && StorageState(wireCode: 9).name == nil)
+    }
+
+    @Test("enumerated setting values carry the numbers of PROTOCOL.md §6.3")
+    func enumeratedSettingValues() {
+        func numbers(_ setting: SettingID, _ values: [SettingValue]) -> [UInt32?] {
+            values.map { value in SettingValue(setting: setting, wireValue: value.wireValue) == value ? value.wireValue : nil }
+        }
+        #expect(numbers(.whiteBalance, WhiteBalance.allCases.map(SettingValue.whiteBalance)) == Array(0...8))
+        #expect(numbers(.driveMode, DriveMode.allCases.map(SettingValue.driveMode)) == Array(0...5))
+        #expect(numbers(.focusMode, FocusMode.allCases.map(SettingValue.focusMode)) == Array(0...3))
+        #expect(numbers(.imageFormat, ImageFormat.allCases.map(SettingValue.imageFormat)) == Array(0...3))
+        #expect(SettingValue(setting: .whiteBalance, wireValue: 8) == .whiteBalance(.kelvin))
+        #expect(SettingValue(setting: .imageFormat, wireValue: 3) == .imageFormat(.rawPlusJPEG))
+        #expect(SettingValue(setting: .driveMode, wireValue: 6) == nil && SettingValue(setting: .focusMode, wireValue: 4) == nil)
     }
 
     @Test("the Info characteristic example of PROTOCOL.md §1.1")

@@ -100,7 +100,7 @@ struct ModuleRulesTests {
             profile.defaults[.focusMode] = nil
         }
         let rig = try await ModuleRig(camera: camera)
-        for setting in [SettingID.focusMode, SettingID(rawValue: 0x42)] {
+        for setting in [SettingID.focusMode, SettingID(wireCode: 0x42)] {
             let response = try await rig.request(.getSetting, Fields { $0.setting = setting })
             #expect(response.kind == .response(.getSetting, .notSupported), "\(setting)")
             #expect(response.fields.setting == nil && response.fields.errorMessage?.isEmpty == false)

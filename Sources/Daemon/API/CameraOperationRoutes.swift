@@ -5,6 +5,7 @@ import JSON
 import NIOCore
 import UnleashedAPI
 import UnleashedKit
+import UnleashedProtocol
 
 /// The routes that drive one camera through the ``Camera`` protocol, so that a client (the CLI's
 /// `RemoteCamera`) can do through the daemon whatever it does with the camera itself and get the
@@ -230,7 +231,7 @@ struct CameraOperationRoutes: Sendable {
     private static func value(of setting: SettingID, _ change: SettingChange, camera: any Camera) throws(CameraError) -> SettingValue {
         if let raw = change.raw {
             // A number the schema allows that the path's setting has no value for: unreadable (422).
-            guard let value = SettingValue(setting: setting, rawValue: raw) else { throw .unreadableValue(setting, "raw \(raw)") }
+            guard let value = SettingValue(setting: setting, wireValue: raw) else { throw .unreadableValue(setting, "raw \(raw)") }
             return value
         }
         guard let text = change.value else {
