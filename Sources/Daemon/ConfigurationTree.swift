@@ -1,3 +1,4 @@
+import JSON
 import TOMLKit
 
 /// Where a configuration value was written: a file and line, or an environment variable.
@@ -32,6 +33,49 @@ struct ConfigurationNode: Sendable {
         case .integer: "an integer"
         case .bool: "a boolean"
         case .other(let name): name
+        }
+    }
+
+    /// The tree as the document ``StrictJSONDecoder`` reads, the one reader of what comes from
+    /// outside. A TOML value that no setting takes (a float, a date) becomes a number that is not
+    /// finite, which every setting's type refuses; the error then names its TOML type from here.
+    var json: JSONValue {
+        switch value {
+        case .table(let entries): .object(Dictionary(entries.map { ($0.key, $0.node.json) }, uniquingKeysWith: { _, later in later }))
+        case .array(let items): .array(items.map(\.json))
+        case .string(let text): .string(text)
+        case .integer(let number): .integer(Int64(number))
+        case .bool(let flag): .bool(flag)
+        case .other: .number(.nan)
+        }
+    }
+
+    /// The node `path` leads to, or nil when it is not written.
+    func node(at path: some Sequence<JSONPathStep>) -> ConfigurationNode? {
+        var node = self
+        for step in path {
+            guard let next = node.child(step) else { return nil }
+            node = next
+        }
+        return node
+    }
+
+    /// The node `path` leads to, or else the last one written on the way: where a key that is
+    /// missing was to be written, its table.
+    func nearestNode(to path: some Sequence<JSONPathStep>) -> ConfigurationNode {
+        var node = self
+        for step in path {
+            guard let next = node.child(step) else { break }
+            node = next
+        }
+        return node
+    }
+
+    private func child(_ step: JSONPathStep) -> ConfigurationNode? {
+        switch (step, value) {
+        case (.member(let key), .table(let entries)): entries.first { $0.key == key }?.node
+        case (.element(let position), .array(let items)): items.indices.contains(position) ? items[position] : nil
+        default: nil
         }
     }
 

@@ -52,18 +52,27 @@ public struct StrictJSONDecoder: Sendable {
 
     /// `T` from a parsed document.
     public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(JSONShapeError) -> T {
+        do {
+            return try decodeLocatingFailure(type, from: value)
+        } catch {
+            throw error.shapeError(root: root)
+        }
+    }
+
+    /// `T` from a parsed document, failing with the steps to the member and the kind of problem
+    /// as data, for a reader that words the failure itself: the configuration names a TOML key
+    /// and the file and line that wrote it, which it finds by these steps.
+    public func decodeLocatingFailure<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(JSONDecodingFailure) -> T {
         let visits = Visits()
         let decoded: T
         do {
             decoded = try T(from: ValueDecoder(value: value, codingPath: [], visits: visits))
         } catch let error as DecodingError {
-            throw (refusesUnknownMembers ? visits.unknownMemberExplaining(error, root: root) : nil) ?? shapeError(error)
-        } catch let error as JSONShapeError {
-            throw error
+            throw (refusesUnknownMembers ? visits.unknownMemberExplaining(error) : nil) ?? JSONDecodingFailure(error)
         } catch {
-            throw JSONShapeError(path: root, problem: "\(error)")
+            throw JSONDecodingFailure(path: [], problem: .invalidValue("\(error)"))
         }
-        if refusesUnknownMembers, let unknown = visits.firstUnknownMember(root: root) { throw unknown }
+        if refusesUnknownMembers, let unknown = visits.firstUnknownMember() { throw unknown }
         return decoded
     }
 
@@ -71,17 +80,92 @@ public struct StrictJSONDecoder: Sendable {
     public func decode<T: Decodable>(_ type: T.Type, from bytes: some Sequence<UInt8>) throws(JSONShapeError) -> T {
         try decode(type, from: try JSONValue(parsing: bytes))
     }
+}
 
-    private func shapeError(_ error: DecodingError) -> JSONShapeError {
+/// One step from a document's root towards a value in it.
+public enum JSONPathStep: Hashable, Sendable {
+    /// The member of an object with this name.
+    case member(String)
+    /// The element of an array at this position, from 0.
+    case element(Int)
+
+    /// `root.member[2].other`, or `member[2].other` without a root: a path as messages write it.
+    public static func text(_ path: some Sequence<JSONPathStep>, root: String = "") -> String {
+        var text = root
+        for step in path {
+            switch step {
+            case .element(let position): text += "[\(position)]"
+            case .member(let name): text += text.isEmpty ? name : ".\(name)"
+            }
+        }
+        return text
+    }
+}
+
+/// Why a document is not the shape a type needs, as data: the steps to the value that is wrong
+/// and what is wrong with it. ``JSONShapeError`` is its wording for the API; a reader that has
+/// words of its own (the configuration's TOML) words it from this.
+public struct JSONDecodingFailure: Error, Equatable, Sendable {
+    public enum Problem: Equatable, Sendable {
+        /// A member the type needs is not there.
+        case missing
+        /// A member the type does not read. `known` are the members it read, in the order it
+        /// asked for them; `meant` is the missing member this one most likely misspells, when
+        /// the type needed one.
+        case unknownMember(known: [String], meant: String?)
+        /// A value of another JSON type than the one wanted, which `expected` names: `a string`,
+        /// `an object`, `true or false`.
+        case wrongType(expected: String)
+        /// A value the type refuses, in its own words (`'x' is not a role`).
+        case invalidValue(String)
+    }
+
+    /// Where the problem is; empty for the whole document.
+    public var path: [JSONPathStep]
+    public var problem: Problem
+
+    public init(path: [JSONPathStep], problem: Problem) {
+        self.path = path
+        self.problem = problem
+    }
+
+    /// The failure a `DecodingError` from a type or from this decoder stands for. A type
+    /// mismatch that says `expected …` gives what was expected; others are kept in their words.
+    init(_ error: DecodingError) {
         switch error {
         case .keyNotFound(let key, let context):
-            JSONShapeError(path: Visits.path(context.codingPath + [key], root: root), problem: "missing")
+            self.init(path: Self.steps(context.codingPath + [key]), problem: .missing)
         case .valueNotFound(_, let context):
-            JSONShapeError(path: Visits.path(context.codingPath, root: root), problem: "\(context.debugDescription), not null")
-        case .typeMismatch(_, let context), .dataCorrupted(let context):
-            JSONShapeError(path: Visits.path(context.codingPath, root: root), problem: context.debugDescription)
+            self.init(path: Self.steps(context.codingPath), problem: .invalidValue("\(context.debugDescription), not null"))
+        case .typeMismatch(_, let context):
+            let words = context.debugDescription
+            let expected = "expected "
+            self.init(path: Self.steps(context.codingPath),
+                      problem: words.hasPrefix(expected) ? .wrongType(expected: String(words.dropFirst(expected.count))) : .invalidValue(words))
+        case .dataCorrupted(let context):
+            self.init(path: Self.steps(context.codingPath), problem: .invalidValue(context.debugDescription))
         @unknown default:
-            JSONShapeError(path: root, problem: "\(error)")
+            self.init(path: [], problem: .invalidValue("\(error)"))
+        }
+    }
+
+    /// The failure as the API words it, its path starting with `root`.
+    public func shapeError(root: String = "") -> JSONShapeError {
+        let words = switch problem {
+        case .missing: "missing"
+        case .unknownMember(_, let meant?): "unknown member; did you mean \(meant)?"
+        case .unknownMember(let known, nil) where known.isEmpty: "unknown member"
+        case .unknownMember(let known, nil): "unknown member; known members: \(known.sorted().joined(separator: ", "))"
+        case .wrongType(let expected): "expected \(expected)"
+        case .invalidValue(let reason): reason
+        }
+        return JSONShapeError(path: JSONPathStep.text(path, root: root), problem: words)
+    }
+
+    /// A coding path as steps: an array's element by its position, anything else by its name.
+    static func steps(_ codingPath: [any CodingKey]) -> [JSONPathStep] {
+        codingPath.map { key in
+            if let position = key.intValue, key is ElementKey { .element(position) } else { .member(key.stringValue) }
         }
     }
 }
@@ -90,30 +174,32 @@ public struct StrictJSONDecoder: Sendable {
 /// objects were opened: what remains unasked once decoding is done is what the type does not name.
 private final class Visits {
     private struct Object {
-        var codingPath: [any CodingKey]
+        var path: [JSONPathStep]
         var present: [String]
-        var asked: Set<String> = []
+        /// In the order asked: a type asks in the order it declares its members.
+        var asked: [String] = []
+        var askedSet: Set<String> = []
     }
 
     private var objects: [Object] = []
-    private var index: [String: Int] = [:]
+    private var index: [[JSONPathStep]: Int] = [:]
 
     func opened(_ members: [String: JSONValue], at codingPath: [any CodingKey]) -> Int {
-        let key = Self.path(codingPath, root: "")
-        if let known = index[key] { return known }
-        objects.append(Object(codingPath: codingPath, present: members.keys.sorted()))
-        index[key] = objects.count - 1
+        let path = JSONDecodingFailure.steps(codingPath)
+        if let known = index[path] { return known }
+        objects.append(Object(path: path, present: members.keys.sorted()))
+        index[path] = objects.count - 1
         return objects.count - 1
     }
 
     func asked(_ member: String, in object: Int) {
-        objects[object].asked.insert(member)
+        if objects[object].askedSet.insert(member).inserted { objects[object].asked.append(member) }
     }
 
-    func firstUnknownMember(root: String) -> JSONShapeError? {
+    func firstUnknownMember() -> JSONDecodingFailure? {
         for object in objects {
-            if let unknown = object.present.first(where: { !object.asked.contains($0) }) {
-                return Self.unknown(unknown, in: object, root: root, expected: object.asked)
+            if let unknown = object.present.first(where: { !object.askedSet.contains($0) }) {
+                return JSONDecodingFailure(path: object.path + [.member(unknown)], problem: .unknownMember(known: object.asked, meant: nil))
             }
         }
         return nil
@@ -121,35 +207,15 @@ private final class Visits {
 
     /// A missing member is most often one misspelt: when the object that lacks it has a member
     /// its type has not asked for and that reads close to it, that member is the error to report.
-    func unknownMemberExplaining(_ error: DecodingError, root: String) -> JSONShapeError? {
+    func unknownMemberExplaining(_ error: DecodingError) -> JSONDecodingFailure? {
         guard case .keyNotFound(let key, let context) = error,
-              let position = index[Self.path(context.codingPath, root: "")] else { return nil }
+              let position = index[JSONDecodingFailure.steps(context.codingPath)] else { return nil }
         let object = objects[position]
         let wanted = key.stringValue
-        let unasked = object.present.filter { !object.asked.contains($0) }
+        let unasked = object.present.filter { !object.askedSet.contains($0) }
         guard let close = closestName(to: wanted.lowercased(), among: unasked.map { $0.lowercased() }, within: max(2, wanted.count / 3)),
               let member = unasked.first(where: { $0.lowercased() == close }) else { return nil }
-        return JSONShapeError(path: Self.path(object.codingPath + [MemberKey(member)], root: root),
-                              problem: "unknown member; did you mean \(wanted)?")
-    }
-
-    private static func unknown(_ member: String, in object: Object, root: String, expected: Set<String>) -> JSONShapeError {
-        let known = expected.sorted().joined(separator: ", ")
-        return JSONShapeError(path: path(object.codingPath + [MemberKey(member)], root: root),
-                              problem: known.isEmpty ? "unknown member" : "unknown member; known members: \(known)")
-    }
-
-    /// `root.member[2].other`, or `member[2].other` without a root.
-    static func path(_ codingPath: [any CodingKey], root: String) -> String {
-        var text = root
-        for key in codingPath {
-            if let position = key.intValue, key is ElementKey {
-                text += "[\(position)]"
-            } else {
-                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
-        return text
+        return JSONDecodingFailure(path: object.path + [.member(member)], problem: .unknownMember(known: object.asked, meant: wanted))
     }
 }
 

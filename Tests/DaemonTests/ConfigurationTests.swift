@@ -540,3 +540,28 @@ struct WebConfigurationTests {
         #expect(try files.failure("[mqtt]\nbroker = \"mqtt://b\"\nretain = true\n")?.contains("mqtt.retain") == true)
     }
 }
+
+/// What the strict decoder reports, worded for TOML and placed at the key's file and line.
+@Suite struct DecodedErrorTests {
+    @Test func aWrongElementOfAnArrayIsNamedByItsPosition() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("[web]\nhosts = [\"cam.local\", 2]\n") == "\(files.system):2: web.hosts[1]: expected a string, found an integer")
+        #expect(try files.failure("[web]\nhosts = \"cam.local\"\n") == "\(files.system):2: web.hosts: expected an array of strings, found a string")
+        #expect(try files.failure("modules = \"left\"\n") == "\(files.system):1: modules: expected an array of tables, found a string")
+        #expect(try files.failure("modules = [\"left\"]\n") == "\(files.system):1: modules[0]: expected a table, found a string")
+    }
+
+    @Test func aValueNoSettingTakesIsNamedByItsTOMLType() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("[reconnect]\nmax_delay = 1979-05-27\n") == "\(files.system):2: reconnect.max_delay: expected a string, found a date or time")
+        #expect(try files.failure("[daemon]\nlocked = 1.0\n") == "\(files.system):2: daemon.locked: expected true or false, found a floating-point number")
+        #expect(try files.failure("[daemon]\nsocket_mode = 432.0\n")
+            == "\(files.system):2: daemon.socket_mode: expected an octal mode like 0o660, found a floating-point number")
+    }
+
+    @Test func anUnknownKeyInAnArrayOfTablesIsPlacedInItsEntry() throws {
+        let files = try ConfigurationFiles()
+        #expect(try files.failure("[[modules]]\nname = \"a\"\naddress = \"AA:BB:CC:DD:EE:01\"\n[[modules]]\nname = \"b\"\nadress = \"x\"\n")
+            == "\(files.system):6: modules[1].adress: unknown key; did you mean 'address'?")
+    }
+}

@@ -96,6 +96,48 @@ import Testing
         #expect(try decode(JSONValue.self, #"{"a": [1, 2.5, null]}"#) == ["a": [1, .number(2.5), nil]])
     }
 
+    /// The failure as data: the steps to the value and the kind of problem, for a reader that
+    /// words it itself (the configuration), worded as ``JSONShapeError`` for the API.
+    @Test func locatesAFailureByStepsAndKind() {
+        func located<T: Decodable>(_ type: T.Type, _ text: String) -> JSONDecodingFailure? {
+            do {
+                _ = try StrictJSONDecoder().decodeLocatingFailure(type, from: try JSONValue(parsing: Array(text.utf8)))
+                return nil
+            } catch let failure as JSONDecodingFailure {
+                return failure
+            } catch {
+                return nil
+            }
+        }
+        let wrongType = located(Plan.self, #"{"intervalMs": 5, "kind": "single", "cameras": [{"name": "a"}, {"name": 7}]}"#)
+        #expect(wrongType == JSONDecodingFailure(path: [.member("cameras"), .element(1), .member("name")], problem: .wrongType(expected: "a string")))
+        #expect(wrongType?.shapeError(root: "plan") == JSONShapeError(path: "plan.cameras[1].name", problem: "expected a string"))
+        #expect(located(Plan.self, #"{"intervalMs": 5, "kind": "single"}"#) == JSONDecodingFailure(path: [.member("cameras")], problem: .missing))
+        #expect(located([Step].self, #"[{"kind": "jump"}]"#)
+            == JSONDecodingFailure(path: [.element(0), .member("kind")], problem: .invalidValue("expected pause or shoot")))
+        // The members the type knows come in the order it asked for them, which is the order it declares them.
+        #expect(located(Camera.self, #"{"name": "a", "ISO": 100}"#)
+            == JSONDecodingFailure(path: [.member("ISO")], problem: .unknownMember(known: ["name", "iso"], meant: nil)))
+        #expect(located(Plan.self, #"{"interval": 5, "kind": "single", "cameras": []}"#)?.problem
+            == .unknownMember(known: ["intervalMs"], meant: "intervalMs"))
+        // A member whose name holds a dot is one step, not two.
+        #expect(located([String: Camera].self, #"{"a.b": {"name": 1}}"#)
+            == JSONDecodingFailure(path: [.member("a.b"), .member("name")], problem: .wrongType(expected: "a string")))
+        #expect(JSONPathStep.text([.element(0), .member("ms")]) == "[0].ms")
+    }
+
+    /// Member `a.b` and member `b` of member `a` are two objects, each held to its own members.
+    @Test func aMemberWithADotIsAnObjectOfItsOwn() {
+        struct Inner: Decodable { var b: Camera }
+        struct Outer: Decodable {
+            var a: Inner
+            var dotted: Camera
+            enum CodingKeys: String, CodingKey { case a, dotted = "a.b" }
+        }
+        #expect(failure(Outer.self, #"{"a": {"b": {"name": "x"}}, "a.b": {"name": "y", "zoom": 1}}"#)
+            == JSONShapeError(path: "a.b.zoom", problem: "unknown member; known members: iso, name"))
+    }
+
     @Test func saysWhenTheBytesAreNotJSON() {
         let error = failure(Plan.self, #"{"intervalMs": "#)
         #expect(error?.path == "")
