@@ -26,7 +26,8 @@ struct ScheduleSurpriseTests {
     func startTomorrow() async throws {
         let fixture = try RunFixture()
         defer { fixture.cleanUp() }
-        let run = try launch(fixture, ["--demo", "--json", "timelapse", "--interval", "1s", "--frames", "2", "--start-at", "11:00"])
+        let zone = Self.zoneAtNoon()
+        let run = try launch(fixture, ["--demo", "--json", "timelapse", "--interval", "1s", "--frames", "2", "--start-at", "11:00"], zone: zone)
         try await run.waitFor("the note") { $0.objects.contains { $0["note"] != nil } && $0.errors.contains("note: ") }
         run.signal(SIGINT)
         #expect(try await run.exitStatus() == 130)
@@ -34,7 +35,12 @@ struct ScheduleSurpriseTests {
         #expect(note["code"] as? String == "laterDay")
         #expect(note["option"] as? String == "--start-at" && note["day"] as? String == "tomorrow")
         let at = try #require((note["at"] as? String).flatMap { ISO8601DateFormatter.withFractions.date(from: $0) })
-        #expect((22 * 3600...24 * 3600).contains(at.timeIntervalSinceNow), "\(at)")
+        // 11:00 tomorrow in that zone: under a day away, and over 20 h even when the hour
+        // turned from 12 to 13 between choosing the zone and the run reading its clock.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: zone))
+        #expect(calendar.dateComponents([.hour, .minute, .second], from: at) == DateComponents(hour: 11, minute: 0, second: 0), "\(at) in \(zone)")
+        #expect((20 * 3600...24 * 3600).contains(at.timeIntervalSinceNow), "\(at)")
         #expect(run.errors.contains("note: --start-at 11:00 is tomorrow: 11:00 has passed today, so the run starts tomorrow at 11:00"),
                 "\(run.errors)")
         #expect(run.frames.isEmpty)
