@@ -137,10 +137,14 @@ public enum FocusResult: OpenEnumeration {
     public var unknownCode: UInt8? { if case .unknown(let code) = self { code } else { nil } }
 }
 
-/// What a module can do, announced in its `hello` response (PROTOCOL.md §6.6).
+/// What a camera can do, through its module or its own remote. The named capabilities sit in
+/// the low 32 bits in this type's own order, which is no protocol's; the high 32 bits keep the
+/// capabilities a device announced that this version has no name for, by the device's own
+/// number (0–31), so that they are shown rather than dropped. How a device announces them (the
+/// module's `hello` bits, a brand's fixed list) is the backend's business.
 public struct Capabilities: OptionSet, Hashable, Sendable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     public static let shoot = Capabilities(rawValue: 1 << 0)
     public static let focus = Capabilities(rawValue: 1 << 1)
@@ -155,7 +159,16 @@ public struct Capabilities: OptionSet, Hashable, Sendable {
     /// on its own clock, so several modules fire together however the radio delays each command.
     public static let scheduledFire = Capabilities(rawValue: 1 << 9)
 
-    /// Every capability version 1 defines, with its name.
+    /// A capability this version has no name for, by the device's number for it (0–31).
+    public static func unknown(_ code: Int) -> Capabilities {
+        precondition((0..<32).contains(code), "a device numbers its capabilities 0 to 31")
+        return Capabilities(rawValue: 1 << (32 + UInt64(code)))
+    }
+
+    /// The device's numbers of the capabilities in this set that this version has no name for.
+    public var unknownCodes: [Int] { (0..<32).filter { rawValue & (1 << (32 + UInt64($0))) != 0 } }
+
+    /// Every capability this version names, with its name.
     public static let known: [(Capabilities, String)] = [
         (.shoot, "shoot"), (.focus, "focus"), (.bulb, "bulb"), (.video, "video"),
         (.readSettings, "readSettings"), (.writeSettings, "writeSettings"), (.meteredEV, "meteredEV"),

@@ -115,9 +115,9 @@ extension Capabilities: JSONReadable {
 
 extension CameraIdentity: JSONReadable {
     /// `{"name", "firmwareVersion", "protocolVersion", "capabilities": ["shoot", …], "cameraModel"}`;
-    /// capability bits this version has no name for go in `otherCapabilityBits`.
+    /// capabilities this version has no name for go in `otherCapabilityBits`, a bit for each
+    /// by the device's number for it.
     public var json: JSONValue {
-        let named = Capabilities.known.reduce(into: Capabilities()) { $0.formUnion($1.0) }
         var members: [String: JSONValue] = [
             "name": .string(name),
             "firmwareVersion": .optional(firmwareVersion),
@@ -125,8 +125,8 @@ extension CameraIdentity: JSONReadable {
             "capabilities": .array(capabilities.names.map(JSONValue.string)),
             "cameraModel": .optional(cameraModel),
         ]
-        let other = capabilities.subtracting(named).rawValue
-        if other != 0 { members["otherCapabilityBits"] = .int(Int(other)) }
+        let other = capabilities.unknownCodes.reduce(0) { $0 | 1 << $1 }
+        if other != 0 { members["otherCapabilityBits"] = .int(other) }
         return .object(members)
     }
 
@@ -143,7 +143,7 @@ extension CameraIdentity: JSONReadable {
         let members = try decoder.container(keyedBy: Member.self)
         var capabilities = Capabilities(try members.decode([Capabilities].self, forKey: .capabilities))
         if let other = try members.decodeIfPresent(UInt32.self, forKey: .otherCapabilityBits) {
-            capabilities.formUnion(Capabilities(rawValue: other))
+            for code in 0..<32 where other & (1 << UInt32(code)) != 0 { capabilities.insert(.unknown(code)) }
         }
         self.init(
             name: try members.decode(String.self, forKey: .name),

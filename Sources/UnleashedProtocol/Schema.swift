@@ -32,7 +32,7 @@ enum Schema {
             FieldSpec(.firmwareVersion, get: { $0.firmwareVersion }, set: { $0.firmwareVersion = $1 }, .string(maximumBytes: 32)),
             FieldSpec(.hardwareRevision, get: { $0.hardwareRevision }, set: { $0.hardwareRevision = $1 }, .string(maximumBytes: 32)),
             FieldSpec(.serialNumber, get: { $0.serialNumber }, set: { $0.serialNumber = $1 }, .string(maximumBytes: 32)),
-            FieldSpec(.capabilities, get: { $0.capabilities }, set: { $0.capabilities = $1 }, .mapped(.integer(), toValue: { Capabilities(rawValue: $0) }, toWire: { $0.rawValue })),
+            FieldSpec(.capabilities, get: { $0.capabilities }, set: { $0.capabilities = $1 }, .mapped(.integer(), toValue: { Capabilities(wireBits: $0) }, toWire: { $0.wireBits })),
             FieldSpec(.cameraModel, get: { $0.cameraModel }, set: { $0.cameraModel = $1 }, .string(maximumBytes: 64)),
             FieldSpec(.uptime, get: { $0.uptime }, set: { $0.uptime = $1 }, .integer()),
             FieldSpec(.uptimeMicros, get: { $0.uptimeMicros }, set: { $0.uptimeMicros = $1 }, .integer(0...maximumTime)),

@@ -195,3 +195,29 @@ extension FocusResult: WireEnumeration {
         }
     }
 }
+
+extension Capabilities {
+    /// The bit of the `hello` response's `capabilities` field that announces each named
+    /// capability (PROTOCOL.md §6.6).
+    static let wireBits: [(Capabilities, Int)] = [
+        (.shoot, 0), (.focus, 1), (.bulb, 2), (.video, 3), (.readSettings, 4), (.writeSettings, 5),
+        (.meteredEV, 6), (.geotag, 7), (.setTime, 8), (.scheduledFire, 9),
+    ]
+
+    /// The capabilities a module announced in its `capabilities` field; a bit this version has no
+    /// name for is kept as ``Capabilities/unknown(_:)`` and goes back out as the same bit.
+    public init(wireBits bits: UInt32) {
+        self = []
+        for bit in 0..<32 where bits & (1 << UInt32(bit)) != 0 {
+            insert(Self.wireBits.first { $0.1 == bit }?.0 ?? .unknown(bit))
+        }
+    }
+
+    /// The `capabilities` field that announces these capabilities.
+    public var wireBits: UInt32 {
+        var bits = UInt32(0)
+        for (capability, bit) in Self.wireBits where contains(capability) { bits |= 1 << UInt32(bit) }
+        for code in unknownCodes { bits |= 1 << UInt32(code) }
+        return bits
+    }
+}

@@ -121,8 +121,10 @@ struct CameraJSONTests {
             #expect(try GeoPosition(json: try Self.throughText(position.json)) == position)
         }
         let identity = CameraIdentity(name: "UL-1234", firmwareVersion: "1.2.0", protocolVersion: 1,
-                                      capabilities: [.shoot, .bulb, Capabilities(rawValue: 1 << 20)], cameraModel: "X-T5")
+                                      capabilities: [.shoot, .bulb, .unknown(20)], cameraModel: "X-T5")
         #expect(try CameraIdentity(json: try Self.throughText(identity.json)) == identity)
+        #expect(identity.json["capabilities"] == ["shoot", "bulb"] && identity.json["otherCapabilityBits"] == .int(1 << 20),
+                "a capability without a name goes out as its device's bit")
         let bare = CameraIdentity(name: "cam", capabilities: [], cameraModel: nil)
         #expect(try CameraIdentity(json: try Self.throughText(bare.json)) == bare)
     }

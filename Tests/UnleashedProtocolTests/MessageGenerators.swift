@@ -106,7 +106,7 @@ enum MessageGen {
         case .firmwareVersion: fields.firmwareVersion = text(maximumBytes: 32, using: &rng)
         case .hardwareRevision: fields.hardwareRevision = text(maximumBytes: 32, using: &rng)
         case .serialNumber: fields.serialNumber = text(maximumBytes: 32, using: &rng)
-        case .capabilities: fields.capabilities = Capabilities(rawValue: .random(in: 0...UInt32.max, using: &rng))
+        case .capabilities: fields.capabilities = Capabilities(wireBits: .random(in: 0...UInt32.max, using: &rng))
         case .cameraModel: fields.cameraModel = text(maximumBytes: 64, using: &rng)
         case .uptime: fields.uptime = .random(in: 0...UInt32.max, using: &rng)
         case .uptimeMicros: fields.uptimeMicros = .random(in: 0...Schema.maximumTime, using: &rng)

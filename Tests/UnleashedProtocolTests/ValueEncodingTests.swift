@@ -96,6 +96,17 @@ struct ValueEncodingTests {
         #expect(StorageState(wireCode: 9).description == "unknown(9)" && StorageState(wireCode: 9).name == nil)
     }
 
+    @Test("capabilities carry the bits of PROTOCOL.md §6.6; a bit this version cannot name is kept and sent back")
+    func capabilityBits() {
+        #expect(Capabilities.known.map { $0.0.wireBits } == (0...9).map { UInt32(1) << UInt32($0) })
+        #expect(Capabilities(wireBits: 0b101) == [.shoot, .bulb])
+        #expect(Capabilities(wireBits: 1 << 9) == .scheduledFire)
+        #expect(Capabilities(wireBits: 1 << 20 | 1) == [.shoot, .unknown(20)])
+        #expect(Capabilities(wireBits: 1 << 20).unknownCodes == [20] && Capabilities(wireBits: 1 << 20).names.isEmpty)
+        for bit in 0..<32 { #expect(Capabilities(wireBits: 1 << UInt32(bit)).wireBits == 1 << UInt32(bit)) }
+        #expect(Capabilities(wireBits: .max).wireBits == .max)
+    }
+
     @Test("enumerated setting values carry the numbers of PROTOCOL.md §6.3")
     func enumeratedSettingValues() {
         func numbers(_ setting: SettingID, _ values: [SettingValue]) -> [UInt32?] {
