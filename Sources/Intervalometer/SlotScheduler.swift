@@ -40,6 +40,20 @@ public struct UpcomingSlot: Hashable, Sendable {
     }
 }
 
+/// The schedule's next slot as a run last told it, numbered: a reader that hears it both from
+/// the run's stream and by asking the run keeps the newer of the two.
+public struct NextSlotNotice: Hashable, Sendable {
+    /// Counts the changes the run has told, from 1; 0 before the first.
+    public var sequence: Int
+    /// The slot, or nil when none is to come.
+    public var slot: UpcomingSlot?
+
+    public init(sequence: Int, slot: UpcomingSlot?) {
+        self.sequence = sequence
+        self.slot = slot
+    }
+}
+
 /// A slot the run passed over, for the journal.
 public struct SkippedSlot: Hashable, Sendable {
     public var frame: Int
@@ -343,13 +357,16 @@ public struct SlotScheduler: Sendable {
         }
     }
 
-    /// The slot to shoot next, while one is to come: nil before the start and once the run
-    /// ends, while paused, once a stop is asked for, and when the stop condition leaves none.
+    /// The slot to shoot next, while one is to come: the slot in hand until its exposure
+    /// starts, then the one after it (a long bulb or clip counts down to the next slot, not to
+    /// one under way). Nil before the start and once the run ends, while paused, once a stop is
+    /// asked for, and when the stop condition leaves none.
     public var upcoming: UpcomingSlot? {
         guard phase != .idle, phase != .ended, pausedAt == nil, stopReason == nil, !stopAfterFrame else { return nil }
-        let due = due(of: nextFrame)
-        guard isScheduled(frame: nextFrame, at: due) else { return nil }
-        return UpcomingSlot(frame: nextFrame, due: due)
+        let frame = phase == .shooting ? nextFrame + 1 : nextFrame
+        let due = due(of: frame)
+        guard isScheduled(frame: frame, at: due) else { return nil }
+        return UpcomingSlot(frame: frame, due: due)
     }
 
     /// The row that applies to `input` now, if any.

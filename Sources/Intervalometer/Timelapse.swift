@@ -80,10 +80,11 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     /// a test that moves a manual clock only while the run waits, so that it runs hours of
     /// schedule in moments without a real sleep. Ends with the run.
     public nonisolated let waits: AsyncStream<C.Instant?>
-    /// The slot the schedule will shoot next, each time it changes: after each slot, a pause,
-    /// a continue or a stop (nil: none to come). Only the newest is kept: for a countdown that
-    /// shows the schedule's own next slot. Ends with the run.
-    public nonisolated let upcoming: AsyncStream<UpcomingSlot?>
+    /// The slot the schedule will shoot next, each time it changes: as a slot's exposure starts,
+    /// after a pause, a continue or a stop (nil: none to come), numbered. Only the newest is
+    /// kept: for a countdown that shows the schedule's own next slot; ``nextSlotNotice`` is the
+    /// same, asked. Ends with the run.
+    public nonisolated let upcoming: AsyncStream<NextSlotNotice>
 
     let plan: RunPlan
     /// The cameras every slot fires, together (a ``Volley``).
@@ -97,9 +98,9 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
     private let recordSink: AsyncStream<FrameRecord>.Continuation
     private let begunSink: AsyncStream<RunRecord>.Continuation
     private let waitSink: AsyncStream<C.Instant?>.Continuation
-    private let upcomingSink: AsyncStream<UpcomingSlot?>.Continuation
-    /// The last slot told to ``upcoming``, so that each change is told once.
-    private var toldUpcoming: UpcomingSlot?? = .none
+    private let upcomingSink: AsyncStream<NextSlotNotice>.Continuation
+    /// The last change told to ``upcoming``, so that each is told once.
+    public private(set) var nextSlotNotice = NextSlotNotice(sequence: 0, slot: nil)
 
     private var run: RunRecord?
     /// The monotonic instant of `t0`.
@@ -250,14 +251,16 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         }
     }
 
+    private func tellNextSlot(_ slot: UpcomingSlot?) {
+        nextSlotNotice = NextSlotNotice(sequence: nextSlotNotice.sequence + 1, slot: slot)
+        upcomingSink.yield(nextSlotNotice)
+    }
+
     /// Hands `input` to the schedule, and tells ``upcoming`` when its next slot changed.
     private func handle(_ input: SlotScheduler.Input) -> [SlotScheduler.Action] {
         let actions = schedule.handle(input)
         let next = schedule.upcoming
-        if toldUpcoming != .some(next) {
-            toldUpcoming = .some(next)
-            upcomingSink.yield(next)
-        }
+        if nextSlotNotice.sequence == 0 || next != nextSlotNotice.slot { tellNextSlot(next) }
         return actions
     }
 
@@ -365,7 +368,7 @@ public actor Timelapse<C: Clock> where C.Duration == Duration {
         recordSink.finish()
         begunSink.finish()
         waitSink.finish()
-        if toldUpcoming != .some(nil) { upcomingSink.yield(nil) }
+        if nextSlotNotice.slot != nil { tellNextSlot(nil) }
         upcomingSink.finish()
     }
 

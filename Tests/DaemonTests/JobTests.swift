@@ -210,6 +210,7 @@ struct JobTests {
             try await Self.waitForFrames(rig, job: second, count: 2)
             let later = try await Self.post(rig, "/v1/jobs/\(second)/stop", #"{"when": "afterFrame"}"#)
             #expect(later.status == 200, "\(later.body)")
+            #expect(later.json?["nextSlot"] is NSNull, "no slot is to come once a stop is asked for: \(later.body)")
             let events = try await Self.events(rig, "/v1/jobs/\(second)/events")
             let end = try #require(events.last)
             #expect(end.name == "end")
@@ -419,7 +420,8 @@ struct JobTests {
             let paused = try await Self.post(rig, "/v1/jobs/\(id)/pause")
             #expect(paused.json?["nextSlot"] is NSNull, "paused: no slot is coming (\(paused.body))")
             await rig.clock.advance(by: .milliseconds(600))
-            _ = try await Self.post(rig, "/v1/jobs/\(id)/continue")
+            let continued = try await Self.post(rig, "/v1/jobs/\(id)/continue")
+            #expect((continued.json?["nextSlot"] as? [String: Any])?["frame"] as? Int == 2, "the answer has the moved slot: \(continued.body)")
             _ = try await told { $0.nextSlot == NextSlot(frame: 2, dueUnixMs: t0 + 800) }
             let running = try await Curl.request(socket: rig.socket, path: "/v1/jobs/\(id)")
             let next = try #require(running.json?["nextSlot"] as? [String: Any], "\(running.body)")

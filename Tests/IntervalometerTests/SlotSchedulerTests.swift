@@ -229,8 +229,10 @@ struct SlotSchedulerPropertyTests {
                                                    firesOnCameraClocks: false, now: now))
             case .fire(let slot):
                 trace.fired.append(slot)
-                if machine.pausedAt == nil {
-                    #expect(machine.upcoming == UpcomingSlot(frame: slot.frame, due: slot.due), "seed \(seed): the slot fired is the one said to come")
+                if machine.pausedAt == nil, machine.stopReason == nil, !machine.stopAfterFrame {
+                    let after = UpcomingSlot(frame: slot.frame + 1, due: machine.due(of: slot.frame + 1))
+                    let expected = machine.isScheduled(frame: after.frame, at: after.due) ? after : nil
+                    #expect(machine.upcoming == expected, "seed \(seed): once a slot is fired, the slot after it is the one to come")
                 }
                 let sent = max(now, slot.due)
                 let took = random.next() % 4 == 0 ? Int64(random.next() % 3500) : Int64(random.next() % 300)
@@ -293,7 +295,7 @@ struct SlotSchedulerPropertyTests {
         return nil
     }
 
-    @Test("the upcoming slot is the one fired next: moved by a pause and by defer, none while paused, once stopping or when none is left")
+    @Test("the upcoming slot is the next one to fire, the one after once an exposure starts: moved by a pause and by defer, none while paused, once stopping or when none is left")
     func upcomingSlot() {
         var machine = SlotScheduler(plan: RunPlan(intervalMs: 1000, stop: .frames(3), overrun: .defer), cameras: ["a"])
         #expect(machine.upcoming == nil, "not started")
@@ -301,7 +303,7 @@ struct SlotSchedulerPropertyTests {
         var actions = machine.handle(.started(now: now, t0UnixMs: 0, resuming: nil, startHookRan: nil))
         #expect(machine.upcoming == UpcomingSlot(frame: 1, due: .zero))
         #expect(Self.fireNext(&machine, actions, now: &now)?.frame == 1)
-        #expect(machine.upcoming == UpcomingSlot(frame: 1, due: .zero), "the slot under way until it is shot")
+        #expect(machine.upcoming == UpcomingSlot(frame: 2, due: .seconds(1)), "once slot 1's exposure starts, slot 2 is the one to come")
         now = .milliseconds(100)
         actions = machine.handle(.slotShot(firstSent: .zero, rampInterval: nil, now: now))
         #expect(machine.upcoming == UpcomingSlot(frame: 2, due: .seconds(1)))
@@ -316,11 +318,13 @@ struct SlotSchedulerPropertyTests {
 
         let second = Self.fireNext(&machine, actions, now: &now)
         #expect(second == ScheduledSlot(frame: 2, due: .milliseconds(2200), exposure: .camera))
+        #expect(machine.upcoming == UpcomingSlot(frame: 3, due: .milliseconds(3200)), "while slot 2 is shot")
         now = .milliseconds(2800)
         actions = machine.handle(.slotShot(firstSent: .milliseconds(2700), rampInterval: nil, now: now))
         #expect(machine.upcoming == UpcomingSlot(frame: 3, due: .milliseconds(3700)), "defer: moved by the 0.5 s the command went out late")
 
         #expect(Self.fireNext(&machine, actions, now: &now)?.frame == 3)
+        #expect(machine.upcoming == nil, "the last slot under way: none to come")
         _ = machine.handle(.slotShot(firstSent: now, rampInterval: nil, now: now + .milliseconds(100)))
         #expect(machine.upcoming == nil, "no slot left")
 

@@ -87,6 +87,8 @@ public actor JobManager {
         var paused = false
         /// The slot the run's schedule shoots next, as it last said.
         var nextSlot: NextSlot?
+        /// Which of the run's notices `nextSlot` came from: an older one, relayed late, is ignored.
+        var nextSlotSequence = 0
         var followers: [UUID: AsyncStream<JobUpdate>.Continuation] = [:]
         /// Relays the run's frames and reports its end; done once the job has ended.
         var relay: Task<Void, Never>?
@@ -331,7 +333,7 @@ public actor JobManager {
         let id = record.id
         job.relay = Task {
             await withDiscardingTaskGroup { group in
-                group.addTask { for await next in run.upcoming { await self.scheduled(next, job: id) } }
+                group.addTask { for await notice in run.upcoming { await self.scheduled(notice, job: id) } }
                 for await frame in run.records { self.received(frame, job: id) }
             }
             self.ended(id, await outcome.value)
@@ -340,12 +342,25 @@ public actor JobManager {
 
     /// The run's schedule moved on to its next slot (or has none to come): watchers are told
     /// the job with it, for their countdowns.
-    private func scheduled(_ upcoming: UpcomingSlot?, job id: Int64) {
-        guard let job = active[id] else { return }
-        let next = upcoming.map { NextSlot(frame: $0.frame, dueUnixMs: job.record.t0UnixMs + $0.due.wholeMilliseconds) }
-        guard next != job.nextSlot else { return }
-        job.nextSlot = next
+    private func scheduled(_ notice: NextSlotNotice, job id: Int64) {
+        guard let job = active[id], take(notice, job) else { return }
         tell(.job(snapshot(job)))
+    }
+
+    /// Takes a newer notice of the run's next slot; whether `nextSlot` changed.
+    private func take(_ notice: NextSlotNotice, _ job: Job) -> Bool {
+        guard notice.sequence > job.nextSlotSequence else { return false }
+        job.nextSlotSequence = notice.sequence
+        let next = notice.slot.map { NextSlot(frame: $0.frame, dueUnixMs: job.record.t0UnixMs + $0.due.wholeMilliseconds) }
+        guard next != job.nextSlot else { return false }
+        job.nextSlot = next
+        return true
+    }
+
+    /// Asks the run for its next slot after a control call, so that the answer to the call
+    /// shows it rather than what the run's stream has relayed so far.
+    private func askNextSlot(_ job: Job) async -> Bool {
+        take(await job.run.nextSlotNotice, job)
     }
 
     private func received(_ frame: FrameRecord, job id: Int64) {
@@ -452,6 +467,7 @@ public actor JobManager {
         let job = try running(id)
         if afterCurrentFrame {
             await job.run.stopAfterCurrentFrame()
+            if await askNextSlot(job) { tell(.job(snapshot(job))) }
             return try self.job(id)
         }
         await job.run.stop(reason: reason)
@@ -474,6 +490,7 @@ public actor JobManager {
     public func pause(_ id: Int64) async throws(JobError) -> JobSnapshot {
         let job = try running(id)
         await job.run.pauseSchedule()
+        _ = await askNextSlot(job)
         job.paused = true
         tell(.job(snapshot(job)))
         return snapshot(job)
@@ -483,6 +500,7 @@ public actor JobManager {
     public func resume(_ id: Int64) async throws(JobError) -> JobSnapshot {
         let job = try running(id)
         await job.run.continueSchedule()
+        _ = await askNextSlot(job)
         job.paused = false
         tell(.job(snapshot(job)))
         return snapshot(job)

@@ -8,7 +8,8 @@ public import Intervalometer
 protocol JobRun: Actor {
     nonisolated var records: AsyncStream<FrameRecord> { get }
     nonisolated var begun: AsyncStream<RunRecord> { get }
-    nonisolated var upcoming: AsyncStream<UpcomingSlot?> { get }
+    nonisolated var upcoming: AsyncStream<NextSlotNotice> { get }
+    var nextSlotNotice: NextSlotNotice { get }
     func start(cameraName: String, startDelay: Duration) async throws(TimelapseError) -> RunEnding
     func start(cameraName: String, atUnixMs unixMs: Int64) async throws(TimelapseError) -> RunEnding
     func resume(_ record: RunRecord) async throws(TimelapseError) -> RunEnding

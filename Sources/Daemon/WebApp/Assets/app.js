@@ -907,7 +907,8 @@
         const next = nextSlot(run);
         const interval = run.plan.intervalMs;
         const remaining = isNaN(next) ? 0 : Math.max(0, next - now);
-        setText($("run-next"), formatClock(remaining + 999));
+        // No slot to come (the last one under way, a stop asked for): nothing to count down to.
+        setText($("run-next"), isNaN(next) ? "—" : formatClock(remaining + 999));
         setRing($("run-ring"), remaining / interval);
         const ringStep = Math.max(100, interval / 10);
         wait = Math.min(wait, untilNextSecond(remaining, "down"), ringStep, remaining || interval);
