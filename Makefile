@@ -43,6 +43,7 @@ test: setup
 	@scripts/step --start
 	scripts/step "vectors" python3 Protocol/tools/make_vectors.py --check
 	scripts/step "module boundaries" scripts/check-imports
+	scripts/step "web app: unit tests (node)" node --test Tests/WebApp/unit/
 	scripts/step "debug build with tests" swift build --build-tests
 # Tests of pure computation (codecs over every input, property tests, the API documents checked by
 # a Python script) run first, in a process of their own. Swift's concurrency pool has one thread a

@@ -113,6 +113,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // Tells Node that the page's files are ES modules, for the page's unit tests.
+            exclude: ["WebApp/package.json"],
             // The web app's page, embedded in the binary: it works with no internet and no files beside it.
             resources: [.embedInCode("WebApp/Assets")],
             swiftSettings: strict

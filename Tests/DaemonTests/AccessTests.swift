@@ -206,8 +206,8 @@ struct AccessTests {
 
     @Test("roles and locked mode give these permissions")
     func permissions() {
-        #expect(AccessPolicy.permissions(for: .viewer, locked: false) == [.watch])
-        #expect(AccessPolicy.permissions(for: .operator, locked: false) == [.watch, .shoot, .operate, .access])
+        #expect(AccessPolicy.permissions(for: .viewer, locked: false) == [.watch, .leave])
+        #expect(AccessPolicy.permissions(for: .operator, locked: false) == [.watch, .shoot, .operate, .access, .leave])
         #expect(AccessPolicy.permissions(for: .viewer, locked: true) == [.watch])
         #expect(AccessPolicy.permissions(for: .operator, locked: true) == [.watch, .shoot])
     }

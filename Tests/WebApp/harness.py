@@ -293,7 +293,7 @@ class Browser:
         self.find("#pair-code").send_keys(code)
         self.click("#pair-submit")
         self.wait(lambda b: b.find("#app").is_displayed(), "the app after pairing")
-        self.wait_text("#connection-text", lambda t: "ready" in t or "busy" in t, "the camera to be shown ready")
+        self.wait_text("#connection-text", lambda t: t.lower() in ("ready", "busy"), "the camera to be shown ready")
 
     def console(self):
         try:

@@ -15,6 +15,10 @@ public enum Permission: String, Sendable, CaseIterable {
     /// socket keep it while the daemon is locked, so that a lost phone can be revoked without
     /// unlocking the rig.
     case access
+    /// Forget this browser's own pairing ("Unpair this browser"). Every role holds it, so that a
+    /// phone can leave a rig it was lent to; the locked mode takes it, so that a phone left at a
+    /// stand stays paired until the daemon's owner revokes it (`unleashed web revoke`).
+    case leave
 }
 
 /// Who is asking, as the access check decided it, for messages and for the permission check.

@@ -7,8 +7,8 @@ public import Glibc
 #endif
 
 /// Decides who a client is and what it may do: its token or socket peer gives a role, the
-/// locked mode takes `operate` and `access` from everyone but the daemon's own user and root on
-/// the socket, who keep `access` (pairing and revoking browsers).
+/// locked mode takes `operate`, `access` and `leave` from everyone but the daemon's own user and
+/// root on the socket, who keep `access` (pairing and revoking browsers).
 ///
 /// - A request with `Authorization: Bearer SECRET` is the token whose secret it is, on any
 ///   listener; a secret no token has is refused (401), never taken for a lesser role, so that a
@@ -53,10 +53,10 @@ public struct AccessPolicy: Sendable {
     /// What a role may do, after the locked mode took its share.
     public static func permissions(for role: DaemonConfiguration.AccessToken.Role, locked: Bool) -> Set<Permission> {
         var permissions: Set<Permission> = switch role {
-        case .viewer: [.watch]
-        case .operator: [.watch, .shoot, .operate, .access]
+        case .viewer: [.watch, .leave]
+        case .operator: [.watch, .shoot, .operate, .access, .leave]
         }
-        if locked { permissions.subtract([.operate, .access]) }
+        if locked { permissions.subtract([.operate, .access, .leave]) }
         return permissions
     }
 

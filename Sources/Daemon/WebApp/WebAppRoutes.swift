@@ -45,16 +45,21 @@ struct WebAppRoutes: Sendable {
         router.post("/web/logout") { request, _ -> Response in
             try Self.requirePage(request)
             var headers = HTTPFields()
-            headers[.setCookie] = cookie(value: "", maxAge: 0)
             if let secret = Self.sessionSecret(in: request), let client = browsers.client(secret: secret) {
+                // A locked daemon keeps its browsers paired: a stand's phone is not unpaired by
+                // whoever holds it, only by the daemon's owner (`unleashed web revoke`).
+                guard access.identity(of: client).permissions.contains(.leave) else {
+                    throw HTTPError(.forbidden, message: "the daemon is locked: this browser stays paired; the daemon's owner revokes it with `unleashed web revoke \(client.id)`")
+                }
                 _ = try? browsers.revoke(id: client.id)
             }
+            headers[.setCookie] = cookie(value: "", maxAge: 0)
             return Response(status: .noContent, headers: headers)
         }
     }
 
     private func serve(_ path: String, _ request: Request) -> Response {
-        guard let asset = assets.byPath[path] else { return .error(.notFound, "no such file") }
+        guard let asset = assets.asset(at: path) else { return .error(.notFound, "no such file") }
         var headers = HTTPFields()
         headers[.contentType] = asset.contentType
         headers[.eTag] = asset.etag

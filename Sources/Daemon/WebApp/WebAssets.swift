@@ -16,27 +16,69 @@ struct WebAssets: Sendable {
     /// By the path the page asks for.
     let byPath: [String: Asset]
 
-    init() {
+    /// A folder to read the page's files from on each request instead of the embedded ones
+    /// (`UNLEASHED_WEB_ASSETS`): for working on the page, whose edits then show on a reload
+    /// without a build. Only the files the page is made of are served from it.
+    let folder: String?
+
+    init(folder: String? = ProcessInfo.processInfo.environment["UNLEASHED_WEB_ASSETS"]) {
         var assets: [String: Asset] = [:]
         for (path, type, bytes) in Self.embedded {
-            let plain = ByteBuffer(bytes: bytes)
-            var input = plain
-            let gzipped = try? input.compress(with: .gzip())
-            assets[path] = Asset(contentType: type, plain: plain,
-                                 gzipped: gzipped.flatMap { $0.readableBytes < plain.readableBytes ? $0 : nil },
-                                 etag: "\"\(Self.fingerprint(bytes))\"")
+            assets[path] = Self.asset(type: type, bytes: bytes)
         }
         byPath = assets
+        self.folder = folder.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// Every file the page is made of, with its type.
+    /// The file at `path`: the embedded one, or with a folder set, the folder's as it is now.
+    func asset(at path: String) -> Asset? {
+        guard let folder, let type = Self.embedded.first(where: { $0.0 == path })?.1 else {
+            return byPath[path]
+        }
+        let name = path == "/" ? "index.html" : String(path.dropFirst())
+        guard let data = FileManager.default.contents(atPath: folder + "/" + name) else { return byPath[path] }
+        return Self.asset(type: type, bytes: [UInt8](data))
+    }
+
+    private static func asset(type: String, bytes: [UInt8]) -> Asset {
+        let plain = ByteBuffer(bytes: bytes)
+        var input = plain
+        let gzipped = try? input.compress(with: .gzip())
+        return Asset(contentType: type, plain: plain,
+                     gzipped: gzipped.flatMap { $0.readableBytes < plain.readableBytes ? $0 : nil },
+                     etag: "\"\(fingerprint(bytes))\"")
+    }
+
+    /// Every file the page is made of, with its type: the page, its style, its ES modules (one
+    /// store, the rules that feed it, a module per view), and what installs it on a phone.
     private static let embedded: [(String, String, [UInt8])] = [
         ("/", "text/html; charset=utf-8", PackageResources.index_html),
-        ("/app.js", "text/javascript; charset=utf-8", PackageResources.app_js),
         ("/app.css", "text/css; charset=utf-8", PackageResources.app_css),
         ("/icon.svg", "image/svg+xml", PackageResources.icon_svg),
         ("/manifest.webmanifest", "application/manifest+json", PackageResources.manifest_webmanifest),
+        ("/app.js", javaScript, PackageResources.app_js),
+        ("/api.js", javaScript, PackageResources.api_js),
+        ("/clock.js", javaScript, PackageResources.clock_js),
+        ("/dom.js", javaScript, PackageResources.dom_js),
+        ("/exposure.js", javaScript, PackageResources.exposure_js),
+        ("/format.js", javaScript, PackageResources.format_js),
+        ("/grammar.js", javaScript, PackageResources.grammar_js),
+        ("/live.js", javaScript, PackageResources.live_js),
+        ("/model.js", javaScript, PackageResources.model_js),
+        ("/plan.js", javaScript, PackageResources.plan_js),
+        ("/store.js", javaScript, PackageResources.store_js),
+        ("/view-cameras.js", javaScript, PackageResources.view_cameras_js),
+        ("/view-chrome.js", javaScript, PackageResources.view_chrome_js),
+        ("/view-jobs.js", javaScript, PackageResources.view_jobs_js),
+        ("/view-photo.js", javaScript, PackageResources.view_photo_js),
+        ("/view-rig.js", javaScript, PackageResources.view_rig_js),
+        ("/view-settings.js", javaScript, PackageResources.view_settings_js),
+        ("/view-timelapse.js", javaScript, PackageResources.view_timelapse_js),
+        ("/view-video.js", javaScript, PackageResources.view_video_js),
+        ("/view-browser.js", javaScript, PackageResources.view_browser_js),
     ]
+
+    private static let javaScript = "text/javascript; charset=utf-8"
 
     /// The page's total size as served gzip-compressed (or plain where that is smaller): what a
     /// phone downloads on its first visit.

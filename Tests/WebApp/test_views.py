@@ -1,0 +1,283 @@
+"""The page's views follow one state: each test here is a defect the first edition of the page
+had (a view nobody redrew, a control that forgot the daemon, a layout that ate the screen), shown
+in a real chromium at phone size against a demo daemon."""
+import re
+import time
+
+from harness import PHONE, Daemon, free_port, wait_until
+
+LANDSCAPE = (740, 360)
+
+
+def start_job(daemon, interval_ms, frames=None, **plan):
+    """A time-lapse on the demo camera, started as a script would (the socket), not by the page."""
+    body = {"camera": "demo", "plan": {"intervalMs": interval_ms, **({"frames": frames} if frames else {"forever": True}), **plan}}
+    status, job = daemon.request("POST", "/v1/jobs", body)
+    assert status == 201, job
+    return job["id"]
+
+
+def stop_job(daemon, job):
+    daemon.request("POST", f"/v1/jobs/{job}/stop", {"when": "now"})
+    assert wait_until(lambda: not daemon.job(job)["live"]), f"job {job} never ended"
+
+
+def taken_in_jobs_view(browser, job):
+    for item in browser.all("#job-list li"):
+        if item.text.startswith(f"Job {job} "):
+            match = re.search(r"frames: (\d+) taken", item.text)
+            return int(match.group(1)) if match else None
+    return None
+
+
+def test_the_jobs_view_counts_a_run_as_it_goes(daemon, phone):
+    phone.view("jobs")
+    job = start_job(daemon, 400, frames=12)
+    seen = []
+
+    def follow():
+        taken = taken_in_jobs_view(phone, job)
+        if taken is not None and (not seen or taken != seen[-1]):
+            seen.append(taken)
+        return not daemon.job(job)["live"] and seen and seen[-1] == 12
+    assert wait_until(follow), f"the Jobs view showed {seen} for a run of 12 frames"
+    assert len(seen) >= 4, f"the counts should grow while the run goes, saw {seen}"
+
+
+def picker_offset(browser, setting):
+    """How far the selected choice of a picker row is from the row's middle, in its own widths."""
+    return browser.driver.execute_script("""
+        const picker = document.querySelector(`.setting[data-setting='${arguments[0]}'] .hpicker`);
+        const selected = picker.querySelector('[aria-pressed="true"]');
+        const row = picker.getBoundingClientRect(), choice = selected.getBoundingClientRect();
+        return ((choice.left + choice.width / 2) - (row.left + row.width / 2)) / choice.width;
+    """, setting)
+
+
+def test_a_picker_opens_with_its_value_in_the_middle(daemon, phone):
+    status, _ = daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "1/125"})
+    assert status == 200
+    phone.view("photo")
+    phone.view("settings")
+    phone.wait(lambda b: b.all(".setting[data-setting='shutter-speed'] .hpicker [aria-pressed='true']"), "the shutter speed row")
+    phone.wait(lambda b: abs(picker_offset(b, "shutter-speed")) <= 0.5, "1/125 in the middle of its row")
+    assert phone.text(".setting[data-setting='shutter-speed'] .hpicker [aria-pressed='true']") == "1/125"
+
+
+def test_a_swipe_that_comes_to_rest_selects_the_value_it_rests_on(daemon, phone):
+    status, _ = daemon.request("PUT", "/v1/cameras/demo/settings/iso", {"value": "400"})
+    assert status == 200
+    phone.view("settings")
+    phone.wait(lambda b: b.all(".setting[data-setting='iso'] .hpicker [aria-pressed='true']"), "the ISO row")
+    phone.wait(lambda b: abs(picker_offset(b, "iso")) <= 0.5, "ISO 400 in the middle")
+    # A swipe, as a finger leaves it: the row scrolls by itself to the fourth choice on and stops.
+    wanted = phone.driver.execute_script("""
+        const picker = document.querySelector(".setting[data-setting='iso'] .hpicker");
+        const choices = [...picker.children];
+        const target = choices[choices.findIndex(c => c.getAttribute('aria-pressed') === 'true') + 4];
+        picker.scrollTo({ left: target.offsetLeft - (picker.clientWidth - target.offsetWidth) / 2, behavior: 'smooth' });
+        return target.textContent;
+    """)
+    assert wait_until(lambda: daemon.setting("iso") == wanted, timeout=10), f"ISO is {daemon.setting('iso')}, the swipe rested on {wanted}"
+    phone.wait_text(".setting[data-setting='iso'] .setting-head strong", lambda t: t == wanted, "the new ISO shown")
+
+
+def test_a_viewer_on_a_locked_daemon_can_neither_unpair_nor_revoke_nor_shoot(fresh_browser):
+    stand = Daemon(locked=True)
+    try:
+        viewer = fresh_browser()
+        viewer.pair(stand.url + "/", stand.code("viewer"))
+        assert not viewer.find("#trigger").is_enabled()
+        viewer.view("app")
+        assert not viewer.find("#logout").is_displayed(), "Unpair is offered on a locked daemon"
+        assert "stays paired" in viewer.text("#logout-locked")
+        assert not viewer.find("#browsers").is_displayed(), "the browsers' list is offered to a viewer"
+        # The daemon refuses it as well: the page only shows what the daemon allows.
+        answer = viewer.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch('/web/logout', {method: 'POST', headers: {'Unleashed-Web': '1'}})
+              .then(r => r.json().then(b => done([r.status, b.error.message])));
+        """)
+        assert answer[0] == 403 and "locked" in answer[1], answer
+        shot = viewer.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch('/v1/cameras/demo/shoot', {method: 'POST', headers: {'Unleashed-Web': '1'}}).then(r => done(r.status));
+        """)
+        assert shot == 403
+        status, clients = stand.request("GET", "/v1/web/clients")
+        assert status == 200 and len(clients["clients"]) == 1, "the viewer was unpaired"
+        viewer.driver.refresh()
+        viewer.wait(lambda b: b.find("#app").is_displayed(), "the viewer still paired after a reload")
+    finally:
+        stand.stop()
+
+
+def test_an_operator_hands_out_a_viewer_code_and_revokes_that_browser(daemon, phone, fresh_browser):
+    phone.view("app")
+    phone.click("#make-viewer-code")
+    digits = phone.wait_text("#viewer-code-digits", lambda t: re.fullmatch(r"\d{3} \d{3}", t), "a viewer code")
+    friend = fresh_browser()
+    friend.pair(daemon.url + "/", digits.replace(" ", ""))
+    assert friend.find("#access-banner").text.startswith("Viewer:")
+    phone.click("#list-browsers")
+    phone.wait(lambda b: len(b.all("#browser-list li")) >= 2, "both browsers listed")
+    rows = [item for item in phone.all("#browser-list li") if "viewer" in item.text]
+    assert rows, phone.text("#browser-list")
+    revoke = rows[-1].find_element("css selector", "button")
+    phone.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", revoke)
+    revoke.click()
+    revoke.click()  # Revoke asks for a second tap
+    phone.wait_text("#browsers-message", lambda t: "Revoked" in t, "the revocation")
+    # The friend's page hears no more from the daemon and goes back to pairing.
+    friend.driver.refresh()
+    friend.wait(lambda b: b.find("#pairing").is_displayed(), "the revoked browser sent to pairing")
+
+
+def test_controls_are_off_while_the_daemon_is_out_of_reach_and_the_backoff_grows_once_a_loss(fresh_browser):
+    restarting = Daemon(port=free_port())
+    try:
+        browser = fresh_browser()
+        browser.pair(restarting.url + "/", restarting.logged_code())
+        browser.view("app")
+        browser.click("#theme [data-value='night']")
+        browser.view("photo")
+        ready = browser.driver.execute_script("const s = getComputedStyle(document.querySelector('#connection .dot')); return [s.borderRadius, s.transform, s.borderTopWidth]")
+        assert browser.find("#trigger").is_enabled()
+        restarting.halt()
+        browser.wait(lambda b: not b.find("#trigger").is_enabled(), "the trigger off while the daemon is away")
+        assert browser.find("#offline-banner").is_displayed()
+        assert "out of reach" in browser.find("#trigger").get_attribute("title")
+        # In the night theme every state is red: it is told by shape as well.
+        lost = browser.driver.execute_script("const s = getComputedStyle(document.querySelector('#connection .dot')); return [s.borderRadius, s.transform, s.borderTopWidth]")
+        assert lost != ready, f"ready and lost look the same in the night theme: {ready}"
+        # Three tries after the loss: 1 s, 2 s, 4 s (and a fifth more at most, spread).
+        browser.wait(lambda b: len(b.driver.execute_script("return window.unleashedState.reconnectDelays || []")) >= 3,
+                     "three tries to reconnect", timeout=30)
+        delays = browser.driver.execute_script("return window.unleashedState.reconnectDelays")[:3]
+        for delay, base in zip(delays, (1000, 2000, 4000)):
+            assert base <= delay <= base * 1.2, f"the waits between tries were {delays}"
+        restarting.start()
+        browser.wait(lambda b: b.find("#trigger").is_enabled(), "the trigger back with the daemon", timeout=30)
+        assert not browser.find("#offline-banner").is_displayed()
+        browser.view("app")
+        browser.click("#theme [data-value='dark']")
+    finally:
+        restarting.stop()
+
+
+def test_the_job_detail_takes_up_its_frames_after_the_daemon_restarts(fresh_browser):
+    restarting = Daemon(port=free_port())
+    try:
+        browser = fresh_browser()
+        browser.pair(restarting.url + "/", restarting.logged_code())
+        job = start_job(restarting, 500)
+        browser.view("jobs")
+        browser.wait(lambda b: taken_in_jobs_view(b, job) is not None, "the job listed")
+        button = [item for item in browser.all("#job-list li") if item.text.startswith(f"Job {job} ")][0].find_element("css selector", "button")
+        button.click()
+        frames = lambda b: [int(t.text.lstrip("#")) for t in b.all("#job-detail-frames li .clock") if t.text.lstrip("#").isdigit()]
+        browser.wait(lambda b: len(frames(b)) >= 2, "frames in the job's detail")
+        restarting.halt()
+        before = max(frames(browser))
+        restarting.start()
+        # The daemon takes the suspended run up again; the detail follows it without a tap.
+        browser.wait(lambda b: frames(b) and max(frames(b)) >= before + 3, "frames after the restart in the detail", timeout=40)
+        stop_job(restarting, job)
+    finally:
+        restarting.stop()
+
+
+def chrome_height(browser):
+    return browser.driver.execute_script("return document.getElementById('main').getBoundingClientRect().top")
+
+
+def test_the_top_of_the_screen_is_under_a_fifth_of_it_and_the_stop_button_clear_of_the_tab_bar(daemon, phone, fresh_browser):
+    job = start_job(daemon, 2000)
+    try:
+        phone.view("timelapse")
+        phone.wait(lambda b: b.find("#run-chip").is_displayed(), "the running job's chip")
+        assert phone.find("#demo-badge").is_displayed()
+        phone.driver.execute_script("window.scrollTo(0, 0)")
+        assert chrome_height(phone) <= PHONE[1] / 5, f"the top takes {chrome_height(phone)} px of {PHONE[1]}"
+        assert phone.driver.execute_script("const t = document.getElementById('connection-text'); return t.scrollWidth <= t.clientWidth"), \
+            f"the state is cut: {phone.text('#connection-text')}"
+        # Stop is where a thumb reaches it without scrolling, and the tab bar does not cover it.
+        covered = phone.driver.execute_script("""
+            const stop = document.getElementById('run-stop').getBoundingClientRect();
+            const bar = document.querySelector('.tabbar').getBoundingClientRect();
+            const hit = document.elementFromPoint(stop.left + stop.width / 2, stop.top + stop.height / 2);
+            return [stop.bottom <= bar.top, hit && hit.id];
+        """)
+        assert covered == [True, "run-stop"], f"Stop is under the tab bar: {covered}"
+        phone.wait(lambda b: b.text("#run-lateness") != "–", "the lateness")
+        lines = phone.driver.execute_script("const e = document.getElementById('run-lateness'); return e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight)")
+        assert lines < 1.5, f"the lateness takes {lines:.1f} lines: {phone.text('#run-lateness')}"
+        viewer = fresh_browser()
+        viewer.pair(daemon.url + "/", daemon.code("viewer"))
+        assert chrome_height(viewer) <= PHONE[1] / 5, f"with the viewer's banner the top takes {chrome_height(viewer)} px"
+        viewer.resize(LANDSCAPE)
+        assert chrome_height(viewer) <= LANDSCAPE[1] / 4, f"in landscape the top takes {chrome_height(viewer)} px of {LANDSCAPE[1]}"
+    finally:
+        stop_job(daemon, job)
+
+
+def test_the_connection_is_announced_when_it_changes_not_at_every_shot(daemon, phone):
+    phone.view("photo")
+    phone.driver.execute_script("""
+        window.liveChanges = 0;
+        const observer = new MutationObserver((records) => { window.liveChanges += records.length; });
+        for (const region of document.querySelectorAll('[aria-live]:not([aria-live="off"]), [role="status"], [role="alert"]')) {
+            if (region.closest('#view-photo') && region.id === 'photo-message') continue;
+            observer.observe(region, { childList: true, characterData: true, subtree: true });
+        }
+    """)
+    counter = daemon.camera()["shotCounter"]
+    for _ in range(4):
+        status, shot = daemon.request("POST", "/v1/cameras/demo/shoot")
+        assert status == 200
+        counter = shot["counter"]
+        phone.wait_text("#shot-counter", lambda t, c=counter: t == f"#{c}", "the shot shown")
+    assert phone.driver.execute_script("return window.liveChanges") == 0, "a live region spoke during the shots"
+
+
+def test_the_meter_reads_over_or_under_the_exposure_set_on_a_labelled_scale(daemon, phone):
+    for setting, value in (("shutter-speed", "1/125"), ("aperture", "f/8"), ("iso", "100")):
+        status, answer = daemon.request("PUT", f"/v1/cameras/demo/settings/{setting}", {"value": value})
+        assert status == 200, answer
+    phone.view("settings")  # the page reads the settings it compares with
+    phone.view("photo")
+    metered = daemon.camera()["meteredEV"]
+    whole = re.match(r"([+-]?\d+)", metered)
+    assert whole and "/" not in metered, f"the demo meter reads {metered}"
+    # f/8 at 1/125 s and ISO 100 expose for EV 13 (6 + 7 stops); the meter reads the scene's EV.
+    offset = int(whole.group(1)) - 13
+    words = "on the meter" if offset == 0 else "over the meter" if offset > 0 else "under the meter"
+    expected = "0" if offset == 0 else f"{'+' if offset > 0 else '−'}{abs(offset)}"
+    phone.wait_text("#ev-offset", lambda t: t == expected, f"the offset {expected} (meter {metered}, exposure EV 13)")
+    assert phone.text("#ev-words") == words
+    assert [label.text for label in phone.all(".ev-labels span")] == ["−3", "−2", "−1", "0", "+1", "+2", "+3"]
+    assert "EV" not in phone.text("#statusline"), "the meter shows twice"
+    status, _ = daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "1/250"})
+    assert status == 200
+    moved = offset - 1
+    expected = "0" if moved == 0 else f"{'+' if moved > 0 else '−'}{abs(moved)}"
+    phone.wait_text("#ev-offset", lambda t: t == expected, "a stop less light: a stop further under")
+    daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "1/125"})
+
+
+def test_a_decimal_comma_from_a_german_keypad_is_half_a_second(daemon, phone):
+    status, _ = daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "bulb"})
+    assert status == 200
+    phone.view("photo")
+    phone.click("#photo-bulb")
+    seconds = phone.find("#bulb-seconds")
+    seconds.clear()
+    seconds.send_keys("0,5")
+    before = {job["id"] for job in daemon.get("/v1/jobs")["jobs"]}
+    phone.click("#trigger")
+    assert wait_until(lambda: {job["id"] for job in daemon.get("/v1/jobs")["jobs"]} - before), "no bulb job started"
+    job = max({job["id"] for job in daemon.get("/v1/jobs")["jobs"]} - before)
+    assert daemon.job(job)["plan"]["exposure"] == {"kind": "bulb", "ms": 500}
+    assert wait_until(lambda: not daemon.job(job)["live"])
+    phone.click("#photo-single")
+    daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "1/125"})
