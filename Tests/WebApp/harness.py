@@ -5,6 +5,8 @@ A daemon in a private directory, its Unix socket for what the person at the daem
 (make a code, read what the camera did), and Debian's chromium driven through Selenium and
 Debian's chromedriver.
 """
+import base64
+import hashlib
 import http.client
 import json
 import os
@@ -106,7 +108,7 @@ class Daemon:
         self.process = subprocess.Popen(
             [self.binary, *([] if self.tethered else ["--demo"]), "daemon", "--config", os.path.join(self.work, "unleashed.toml"), "--web", f"127.0.0.1:{self.port}"],
             stdout=self.log, stderr=subprocess.STDOUT, env=environment)
-        self.url = self._wait_for(r"web app listening on (http://127\.0\.0\.1:\d+)")
+        self.url = self._wait_for(r"web app listening on (https?://127\.0\.0\.1:\d+)")
         def ready():
             try:
                 return any(camera["status"] and camera["status"]["connection"] == "ready" for camera in self.get("/v1/status")["cameras"])
@@ -211,6 +213,35 @@ class Broker:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+class Certificate:
+    """A self-signed certificate the test makes for `name` (and 127.0.0.1), with what chromium
+    needs to trust it and no other: the SHA-256 of its public key, for
+    --ignore-certificate-errors-spki-list."""
+
+    def __init__(self, name="unleashed.test"):
+        self.name = name
+        self.work = tempfile.mkdtemp(prefix="unleashed-web-cert-")
+        self.certificate = os.path.join(self.work, "web.pem")
+        self.key = os.path.join(self.work, "web-key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-days", "2", "-subj", f"/CN={name}", "-addext", f"subjectAltName=DNS:{name},IP:127.0.0.1",
+                        "-keyout", self.key, "-out", self.certificate], check=True, capture_output=True)
+        public = subprocess.run(["openssl", "x509", "-in", self.certificate, "-pubkey", "-noout"], check=True, capture_output=True).stdout
+        der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=public, check=True, capture_output=True).stdout
+        self.spki = base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+    def config(self):
+        """The daemon's [web] table that serves HTTPS with it, under its name."""
+        return f'\n[web]\ncertificate = "{self.certificate}"\nkey = "{self.key}"\nhosts = ["{self.name}"]\n'
+
+    def browser_arguments(self, port):
+        """Chromium's flags: the name resolves to this machine, and this certificate alone is trusted."""
+        return (f"--host-resolver-rules=MAP {self.name} 127.0.0.1", f"--ignore-certificate-errors-spki-list={self.spki}")
+
+    def remove(self):
         shutil.rmtree(self.work, ignore_errors=True)
 
 

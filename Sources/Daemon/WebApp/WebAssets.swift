@@ -26,18 +26,38 @@ struct WebAssets: Sendable {
         for (path, type, bytes) in Self.embedded {
             assets[path] = Self.asset(type: type, bytes: bytes)
         }
+        assets[Self.serviceWorkerPath] = Self.asset(type: Self.javaScript, bytes: Self.serviceWorker(PackageResources.sw_js, shell: assets))
         byPath = assets
         self.folder = folder.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The file at `path`: the embedded one, or with a folder set, the folder's as it is now.
     func asset(at path: String) -> Asset? {
-        guard let folder, let type = Self.embedded.first(where: { $0.0 == path })?.1 else {
-            return byPath[path]
+        guard let folder else { return byPath[path] }
+        func read(_ path: String) -> [UInt8]? {
+            let name = path == "/" ? "index.html" : String(path.dropFirst())
+            return FileManager.default.contents(atPath: folder + "/" + name).map { [UInt8]($0) }
         }
-        let name = path == "/" ? "index.html" : String(path.dropFirst())
-        guard let data = FileManager.default.contents(atPath: folder + "/" + name) else { return byPath[path] }
-        return Self.asset(type: type, bytes: [UInt8](data))
+        if path == Self.serviceWorkerPath, let worker = read(path) {
+            var shell: [String: Asset] = [:]
+            for (path, type, bytes) in Self.embedded { shell[path] = Self.asset(type: type, bytes: read(path) ?? bytes) }
+            return Self.asset(type: Self.javaScript, bytes: Self.serviceWorker(worker, shell: shell))
+        }
+        guard let type = Self.embedded.first(where: { $0.0 == path })?.1, let bytes = read(path) else { return byPath[path] }
+        return Self.asset(type: type, bytes: bytes)
+    }
+
+    /// Where the service worker is served: at the top, so that it may keep every file of the page.
+    static let serviceWorkerPath = "/sw.js"
+
+    /// The service worker with the page's files and their version written above it: the shell it
+    /// keeps is the list the daemon serves, and a page that changes gets a worker that changes,
+    /// which the browser installs in place of the old one.
+    private static func serviceWorker(_ source: [UInt8], shell: [String: Asset]) -> [UInt8] {
+        let paths = shell.keys.sorted()
+        let version = fingerprint(Array(paths.map { "\($0) \(shell[$0]!.etag)" }.joined(separator: "\n").utf8))
+        let list = paths.map { "\"\($0)\"" }.joined(separator: ", ")
+        return Array("const SHELL_FILES = [\(list)];\nconst SHELL_VERSION = \"\(version)\";\n".utf8) + source
     }
 
     private static func asset(type: String, bytes: [UInt8]) -> Asset {
@@ -50,11 +70,14 @@ struct WebAssets: Sendable {
     }
 
     /// Every file the page is made of, with its type: the page, its style, its ES modules (one
-    /// store, the rules that feed it, a module per view), and what installs it on a phone.
+    /// store, the rules that feed it, a module per view), and what installs it on a phone. The
+    /// service worker is served beside them, not among them: it is not part of the shell it keeps.
     private static let embedded: [(String, String, [UInt8])] = [
         ("/", "text/html; charset=utf-8", PackageResources.index_html),
         ("/app.css", "text/css; charset=utf-8", PackageResources.app_css),
         ("/icon.svg", "image/svg+xml", PackageResources.icon_svg),
+        ("/icon-192.png", "image/png", PackageResources.icon_192_png),
+        ("/icon-512.png", "image/png", PackageResources.icon_512_png),
         ("/manifest.webmanifest", "application/manifest+json", PackageResources.manifest_webmanifest),
         ("/app.js", javaScript, PackageResources.app_js),
         ("/api.js", javaScript, PackageResources.api_js),
@@ -76,6 +99,7 @@ struct WebAssets: Sendable {
         ("/view-timelapse.js", javaScript, PackageResources.view_timelapse_js),
         ("/view-video.js", javaScript, PackageResources.view_video_js),
         ("/view-browser.js", javaScript, PackageResources.view_browser_js),
+        ("/field.js", javaScript, PackageResources.field_js),
     ]
 
     private static let javaScript = "text/javascript; charset=utf-8"

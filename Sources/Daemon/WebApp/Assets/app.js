@@ -21,6 +21,7 @@ import { mountCameras } from "./view-cameras.js";
 import { mountRig } from "./view-rig.js";
 import { mountJobs } from "./view-jobs.js";
 import { mountBrowser } from "./view-browser.js";
+import { Field } from "./field.js";
 
 const store = createStore(initialState({
   view: saved.get("view", "photo"), target: saved.get("target", null), theme: saved.get("theme", "dark"), recordings: saved.get("recordings", {}),
@@ -32,6 +33,8 @@ if (!VIEWS.includes(state.view)) state.view = "photo";
 window.unleashedGrammar = Object.freeze({ parseDuration, parseTimeOfDay });
 // The state, for the browser tests that check what the page believes (read-only by convention).
 window.unleashedState = state;
+
+const field = new Field(store);
 
 const say = (key, text, kind = "error", actions = []) => store.update((s) => { s.messages[key] = text ? { text, kind, actions } : null; });
 const forEachTarget = (action) => Promise.all(targetCameras(state).map((name) => action(name).then(
@@ -385,6 +388,10 @@ const actions = {
     } catch (error) { say("browsers", error.message); }
   },
 
+  dismissNotice() { say("notice", ""); },
+  askToNotify() { return field.askToNotify(); },
+  geotag(on) { field.geotag(on); },
+
   async revokeBrowser(id) {
     try {
       await api("DELETE", `/v1/web/clients/${encodeURIComponent(id)}`);
@@ -482,6 +489,7 @@ store.subscribe((current) => {
   let wait = Infinity;
   for (const render of views) wait = Math.min(wait, render(current));
   applyPermissions(current);
+  field.follow(current);
   clearTimeout(ticking);
   if (wait !== Infinity && document.visibilityState === "visible") ticking = setTimeout(() => store.update(), Math.max(50, wait + 5));
 });
@@ -494,9 +502,12 @@ async function start(delay = 1000) {
     showApp();
   } catch (error) {
     if (error.status === 401) { showPairing(); return; }
-    store.update((s) => { s.screen = "starting"; s.startupMessage = `${error.message}. Trying again…`; });
+    // The page itself came from the service worker's copy, or the daemon is still starting.
+    const why = error.status ? error.message : "the phone may have left the Pi's network, or the daemon is not running";
+    store.update((s) => { s.screen = "starting"; s.startupMessage = `The daemon is out of reach: ${why}. Trying again in ${Math.round(delay / 1000)} s…`; });
     setTimeout(() => start(Math.min(delay * 2, 10000)), delay);
   }
 }
 store.update();
+Field.keepShell();
 start();

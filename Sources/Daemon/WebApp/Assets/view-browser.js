@@ -1,6 +1,6 @@
 // This browser: its theme, who the daemon says it is, unpairing; and for an operator, the
 // browsers paired with the daemon, a viewer code to hand a friend, and revoking a lost phone.
-import { $, confirmTwice, el, radioGroup, reconcile, renderMessage, setHidden, setText } from "./dom.js";
+import { $, confirmTwice, el, radioGroup, reconcile, renderMessage, setAttribute, setHidden, setText } from "./dom.js";
 import { can } from "./model.js";
 
 export function mountBrowser({ store, actions }) {
@@ -9,6 +9,8 @@ export function mountBrowser({ store, actions }) {
   confirmTwice($("logout"), "Tap again to unpair", () => actions.logout());
   $("make-viewer-code").addEventListener("click", () => actions.makeCode("viewer"));
   $("list-browsers").addEventListener("click", () => actions.loadBrowsers());
+  $("notify-ask").addEventListener("click", () => actions.askToNotify());
+  $("geotag-toggle").addEventListener("click", () => actions.geotag($("geotag-toggle").getAttribute("aria-pressed") !== "true"));
 
   const createClient = () => {
     const revoke = el("button", { type: "button", className: "danger", text: "Revoke", "data-needs": "access" });
@@ -27,6 +29,16 @@ export function mountBrowser({ store, actions }) {
       $("session-facts").dataset.shown = signature;
       $("session-facts").replaceChildren(...facts.flatMap(([term, value]) => [el("dt", { text: term }), el("dd", { text: value })]));
     }
+    const field = state.field || {};
+    const notify = { granted: "Runs that end are told here and, when the page is out of sight, in a notification.",
+      denied: "Notifications are blocked for this page in the browser's settings; runs that end are told in the page.",
+      default: "Runs that end are told in the page; tap to be notified when it is out of sight too.",
+      insecure: "Runs that end are told in the page. Notifications need the page over HTTPS ([web] certificate, docs/web-app.md).",
+      unsupported: "Runs that end are told in the page; this browser has no notifications." }[field.notify] || "";
+    setText($("notify-state"), notify);
+    setHidden($("notify-ask"), field.notify !== "default");
+    setAttribute($("geotag-toggle"), "aria-pressed", String(field.geotag !== "off" && field.geotag !== undefined));
+    setText($("geotag-state"), field.geotagWhy || "Pictures carry no position from this phone.");
     // Unpairing is the daemon's to allow: a locked daemon keeps a stand's phone paired.
     setHidden($("logout"), !can(state, "leave"));
     setHidden($("logout-locked"), can(state, "leave"));

@@ -1,6 +1,7 @@
 // What frames every mode: pairing or the app, the top bar (connection, demo, the running job,
 // the target), the status line, the banners, which mode shows, and what this browser may press.
-import { $, el, setAttribute, setHidden, setText } from "./dom.js";
+import { $, el, renderMessage, setAttribute, setHidden, setText } from "./dom.js";
+import { wakeWanted } from "./field.js";
 import { can, isLive, lastFrame, plannedFrames, runOnTarget, shownCamera } from "./model.js";
 
 export const VIEWS = ["photo", "timelapse", "video", "settings", "cameras", "rig", "jobs", "app"];
@@ -85,6 +86,8 @@ export function mountChrome({ store, actions }) {
     setHidden($("startup-message"), state.screen !== "starting");
     setText($("startup-message"), state.startupMessage);
     setText($("pair-error"), state.pairingMessage);
+    setText($("pairing-title"), state.screen === "starting" ? "Reaching the daemon" : "Pair this browser");
+    setHidden($("pair-help"), state.screen !== "pairing");
     if (state.screen !== "app") return;
 
     // The mode: one view shown, its tab and menu entry marked.
@@ -134,6 +137,11 @@ export function mountChrome({ store, actions }) {
     setHidden($("access-banner"), !reason);
     setText($("access-banner"), reason ? reason.short : "");
     setAttribute($("access-banner"), "title", reason ? reason.full : null);
+    renderMessage($("notice"), state.messages.notice && { ...state.messages.notice, actions: [{ label: "Dismiss", run: () => actions.dismissNotice() }] });
+    setHidden($("notice"), !state.messages.notice);
+    const field = state.field || {};
+    const wakeNote = wakeWanted(state) && field.wakeWhy ? field.wakeWhy : "";
+    for (const note of document.querySelectorAll(".wake-note")) { setText(note, wakeNote); setHidden(note, !wakeNote); }
     const offline = state.live === "lost";
     setHidden($("offline-banner"), !offline);
     setText($("offline-banner"), offline ? "The daemon is out of reach: controls are off until it answers again." : "");
