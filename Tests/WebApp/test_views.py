@@ -281,3 +281,16 @@ def test_a_decimal_comma_from_a_german_keypad_is_half_a_second(daemon, phone):
     assert wait_until(lambda: not daemon.job(job)["live"])
     phone.click("#photo-single")
     daemon.request("PUT", "/v1/cameras/demo/settings/shutter-speed", {"value": "1/125"})
+
+
+def test_a_ramped_run_shows_its_exposure_now_and_over_its_frames(daemon, phone):
+    phone.view("settings")  # the settings the ramp changes, read once and followed by their events
+    phone.wait(lambda b: b.all(".setting button[data-raw]"), "the pickers")
+    job = start_job(daemon, 600, exposure={"kind": "ramp", "minISO": 100, "maxISO": 6400, "bulbFromMs": None, "gapMs": 100})
+    try:
+        phone.view("timelapse")
+        phone.wait_text("#run-ramp-exposure", lambda t: t.startswith("Now ISO "), "the ramp's exposure now")
+        phone.wait(lambda b: len(b.find("#run-ramp-line").get_attribute("points").split()) >= 3, "three frames on the ramp's graph", timeout=30)
+        assert re.match(r"Exposure wanted, EV at ISO 100: -?\d+\.\d to -?\d+\.\d over \d+ frames", phone.text("#run-ramp-scale")), phone.text("#run-ramp-scale")
+    finally:
+        stop_job(daemon, job)

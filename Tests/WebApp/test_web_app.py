@@ -502,6 +502,12 @@ def test_pictures_a_camera_saves_show_as_thumbnails(fresh_browser):
         browser.view("photo")
         browser.click("#trigger")
         browser.wait_text("#shot-counter", lambda t: t != "–", "the shot")
+        # Photo shows the picture and its histogram, drawn from the thumbnail's pixels.
+        histogram = browser.wait(lambda b: b.driver.execute_script("""
+            const canvas = document.querySelector('#photo-picture canvas');
+            return document.getElementById('photo-picture').offsetParent !== null && canvas.dataset.pixels > 0 && canvas.getAttribute('aria-label');
+        """), "the last picture's histogram in Photo", timeout=30)
+        assert re.match(r"Histogram: \d+ % black, \d+ % white, mean brightness \d+ %", histogram), histogram
         browser.view("jobs")
         image = browser.wait(lambda b: next((i for i in b.all("#thumbs img") if b.driver.execute_script(
             "return arguments[0].complete && arguments[0].naturalWidth", i)), None), "a thumbnail drawn", timeout=30)
@@ -526,6 +532,12 @@ def test_pictures_a_camera_saves_show_as_thumbnails(fresh_browser):
         browser.wait(lambda b: b.find("#app").is_displayed(), "the app again")
         browser.view("jobs")
         browser.wait(lambda b: len(b.all("#thumbs img")) == 1, "the saved picture listed after a reload")
+        # A running time-lapse shows its newest picture beside the clock, frame by frame.
+        status, job = tethered.request("POST", "/v1/jobs", {"camera": name, "plan": {"intervalMs": 1500, "frames": 3}})
+        assert status == 201, job
+        browser.view("timelapse")
+        browser.wait(lambda b: "frame 3" in b.text("#run-picture figcaption") and b.driver.execute_script(
+            "return document.querySelector('#run-picture canvas').dataset.pixels > 0"), "frame 3's picture and histogram in the run", timeout=40)
     finally:
         tethered.stop()
         camera.stop()

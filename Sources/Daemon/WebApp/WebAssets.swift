@@ -100,6 +100,9 @@ struct WebAssets: Sendable {
         ("/view-video.js", javaScript, PackageResources.view_video_js),
         ("/view-browser.js", javaScript, PackageResources.view_browser_js),
         ("/field.js", javaScript, PackageResources.field_js),
+        ("/histogram.js", javaScript, PackageResources.histogram_js),
+        ("/graph.js", javaScript, PackageResources.graph_js),
+        ("/view-picture.js", javaScript, PackageResources.view_picture_js),
     ]
 
     private static let javaScript = "text/javascript; charset=utf-8"

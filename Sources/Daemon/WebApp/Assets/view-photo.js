@@ -6,6 +6,7 @@ import { formatClock, formatStops, stopsOf } from "./format.js";
 import { parseFieldDuration } from "./grammar.js";
 import { runOnTarget, settingValue, shownCamera } from "./model.js";
 import { setRing, untilNextSecond } from "./clock.js";
+import { mountLastPicture } from "./view-picture.js";
 
 /** The meter's scale, in stops either side of the exposure set. */
 const SCALE = 3;
@@ -55,6 +56,7 @@ export function mountPhoto({ store, actions }) {
     actions.trigger($("bulb-seconds").value);
   });
   $("half-press").addEventListener("click", () => actions.focus());
+  const picture = mountLastPicture($("photo-picture"));
 
   return function render(state) {
     if (state.view !== "photo") return Infinity;
@@ -104,6 +106,7 @@ export function mountPhoto({ store, actions }) {
     }).filter(Boolean).join(" · "));
     setText($("half-press"), state.focusHeld ? "Let go" : "Focus");
     renderMessage($("photo-message"), state.messages.photo);
+    picture(state);
 
     // The bulb's clock and ring, while it is open.
     const bulb = runOnTarget(state, "photo-bulb");

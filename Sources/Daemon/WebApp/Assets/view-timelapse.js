@@ -1,11 +1,13 @@
 // The intervalometer: the plan's form, and while a run goes the ring counting down to the
 // daemon's next slot, its clock, counts, lateness and last frames, with pause, extra frame and stop.
 import { $, confirmTwice, el, radioGroup, reconcile, renderMessage, setHidden, setText } from "./dom.js";
-import { formatClock, formatDuration, formatLateness, formatLatenessPair } from "./format.js";
+import { formatClock, formatDuration, formatLateness, formatLatenessPair, formatStops } from "./format.js";
 import { parseDuration } from "./grammar.js";
-import { isLive, jobOnTarget, lastFrame, nextSlotAt, plannedFrames, runOnTarget } from "./model.js";
+import { isLive, jobOnTarget, lastFrame, nextSlotAt, plannedFrames, runOnTarget, settingValue } from "./model.js";
 import { planPreview, readPlan } from "./plan.js";
 import { setRing, untilNextSecond } from "./clock.js";
+import { mountLastPicture } from "./view-picture.js";
+import { polylinePoints } from "./graph.js";
 
 const INTERVALS = ["1s", "2s", "3s", "5s", "10s", "15s", "30s", "1m"];
 
@@ -68,6 +70,7 @@ export function mountTimelapse({ store, actions }) {
   $("run-extra").addEventListener("click", () => { const job = runOnTarget(store.state, "timelapse"); if (job) actions.runCommand(job, "extra-frame"); });
   $("run-stop-after").addEventListener("click", () => { const job = runOnTarget(store.state, "timelapse"); if (job) actions.runCommand(job, "stop", { when: "afterFrame" }); });
   confirmTwice($("run-stop"), "Tap again to stop", () => { const job = runOnTarget(store.state, "timelapse"); if (job) actions.runCommand(job, "stop", { when: "now" }); });
+  const picture = mountLastPicture($("run-picture"));
   $("run-new").addEventListener("click", () => { store.update((state) => { state.endedRun = undefined; }); $("plan-interval").focus(); });
 
   return function render(state) {
@@ -99,6 +102,8 @@ export function mountTimelapse({ store, actions }) {
     setText($("run-summary"), `Job ${job.id} on ${job.camera}: ${summary.taken || 0} taken, ${summary.failed || 0} failed, ${summary.skipped || 0} skipped · every ${formatDuration(plan.intervalMs)}${remaining}`);
     setText($("run-pause"), job.state === "paused" ? "Continue" : "Pause");
     renderMessage($("run-message"), state.messages.run);
+    picture(state);
+    renderRamp(state, job);
     const known = state.frames.get(job.id);
     reconcile($("run-frames"), (known ? known.frames : []).slice(-8).reverse(), frameKey, frameItem, updateFrameItem);
     if (!live) {
@@ -125,4 +130,24 @@ export function mountTimelapse({ store, actions }) {
     wait = Math.min(wait, untilNextSecond(left, "down"), Math.max(100, plan.intervalMs / 10), left || plan.intervalMs);
     return wait;
   };
+}
+
+/** A ramped run: the exposure the ramp has set now (the camera's settings as its events report
+ *  them) and the exposure it wanted, frame by frame, as a line. */
+function renderRamp(state, job) {
+  const ramped = job.plan.exposure && job.plan.exposure.kind === "ramp";
+  setHidden($("run-ramp"), !ramped);
+  if (!ramped) return;
+  const camera = job.cameras[0];
+  const now = [["iso", (v) => `ISO ${v}`], ["shutter-speed", (v) => v], ["aperture", (v) => v]]
+    .map(([name, show]) => { const value = settingValue(state, camera, name); return value ? show(value) : null; }).filter(Boolean);
+  const known = state.frames.get(job.id);
+  const frames = (known ? known.frames : []).filter((frame) => frame.part === 1 && frame.ramp);
+  const last = frames[frames.length - 1];
+  setText($("run-ramp-exposure"), `Now ${now.join(" · ") || "–"}${last && last.exposure ? ` (frame ${last.frame}: ${last.exposure})` : ""}`);
+  const line = polylinePoints(frames.map((frame) => frame.ramp.targetEV), 200, 60);
+  const points = $("run-ramp-line");
+  if (points.getAttribute("points") !== line.points) points.setAttribute("points", line.points);
+  setText($("run-ramp-scale"), line.low === null ? "The graph starts with the first frame."
+    : `Exposure wanted, EV at ISO 100: ${line.low.toFixed(1)} to ${line.high.toFixed(1)} over ${frames.length} frames${last ? `; ${formatStops(last.ramp.residualEV)} off target at the last` : ""}.`);
 }
