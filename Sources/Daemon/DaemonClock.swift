@@ -126,7 +126,7 @@ public final class DaemonClock: Sendable {
 
     /// What the verdict means, for the client and the log.
     static func words(_ verdict: ClockCorrection.Verdict, offsetMs: Int64) -> String {
-        let host = offsetMs == 0 ? "reads the same as yours" : "is \(Duration.milliseconds(offsetMs.magnitude).compactText) "
+        let host = offsetMs == 0 ? "reads the same as yours" : "is \(ClockCorrection.distanceText(offsetMs)) "
             + (offsetMs > 0 ? "behind yours" : "ahead of yours")
         return switch verdict {
         case .hostNotSynchronised: "no time service keeps the host's clock, which \(host); the daemon now goes by yours"

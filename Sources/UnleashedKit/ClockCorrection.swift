@@ -73,6 +73,13 @@ public struct ClockCorrection: Sendable, Hashable {
         (reading.wallClockMs - takenAt.wallClockMs) - (reading.monotonic - takenAt.monotonic).wholeMilliseconds
     }
 
+    /// How far apart two clocks are, for people: to the millisecond under a minute, to the
+    /// second from a minute on, where a request's transit is noise (`400ms`, `3s250ms`, `2h3s`).
+    public static func distanceText(_ offsetMs: Int64) -> String {
+        let size = offsetMs.magnitude
+        return Duration.milliseconds(size < 60_000 ? size : (size + 500) / 1000 * 1000).compactText
+    }
+
     /// Whether the correction still describes the host's clock: not once the clock has moved more
     /// than ``tolerance`` against its monotonic clock, since whatever set it (a time service,
     /// someone with `date`) meant the host's own reading to stand.

@@ -56,6 +56,13 @@ struct ClockCorrectionTests {
         #expect(correction.unixMs(at: later) == Self.hostUnixMs + 7_260_000)
     }
 
+    @Test("a distance is told to the millisecond under a minute, to the second from a minute on")
+    func distanceText() {
+        let told: [(Int64, String)] = [(0, "0s"), (400, "400ms"), (-3250, "3s250ms"), (59_999, "59s999ms"), (60_000, "1m"),
+                                       (7_199_975, "2h"), (-7_203_499, "2h3s"), (7_203_500, "2h4s")]
+        #expect(told.map { ClockCorrection.distanceText($0.0) } == told.map(\.1))
+    }
+
     /// One row of whether a correction still holds: how far the host's wall clock moved and how
     /// far its monotonic clock did, since the correction was taken.
     struct StepRow: Sendable, CustomTestStringConvertible {
