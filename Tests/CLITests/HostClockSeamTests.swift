@@ -12,25 +12,13 @@ struct HostClockSeamTests {
     func phoneClock() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let directory = URL(fileURLWithPath: "/tmp/uc-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let socket = directory.appendingPathComponent("control.sock").path
-        let config = directory.appendingPathComponent("unleashed.toml")
-        try "[daemon]\nsocket = \"\(socket)\"\njournal = \"\(directory.path)/journal.sqlite\"\n".write(to: config, atomically: true, encoding: .utf8)
-        let hostClock = directory.appendingPathComponent("host-clock.json")
+        let hostClock = FileManager.default.temporaryDirectory.appendingPathComponent("host-clock-\(UUID()).json")
         try #"{"synchronised": false, "wallClockErrorMs": -7200000}"#.write(to: hostClock, atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["UNLEASHED_DEMO_STATE"] = cli.stateFile.path
-        environment["UNLEASHED_TEST_HOST_CLOCK"] = hostClock.path
-        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        environment["UNLEASHED_DEMO"] = nil
-        let client = ["UNLEASHED_SOCKET": socket, "XDG_CONFIG_HOME": environment["XDG_CONFIG_HOME"]!]
-
-        let daemon = try BackgroundRun(CLI.binary, ["daemon", "--demo", "--config", config.path], environment: environment)
-        guard try await eventually(every: .milliseconds(100), {
-            try await cli.run("--json", "status", environment: client).status == 0
-        }) else { throw SeamTestError("the daemon did not answer: \(daemon.errors)") }
+        defer { try? FileManager.default.removeItem(at: hostClock) }
+        let demoDaemon = try DemoDaemon(cli, environment: ["UNLEASHED_TEST_HOST_CLOCK": hostClock.path])
+        defer { demoDaemon.cleanUp() }
+        let (socket, client) = (demoDaemon.socket, demoDaemon.client)
+        let daemon = try await demoDaemon.start()
 
         let before = try #require(try await cli.run("--json", "status", environment: client).json?["hostClock"] as? [String: Any])
         #expect(before["synchronised"] as? Bool == false)
@@ -75,9 +63,4 @@ struct HostClockSeamTests {
     }
 
     private static func nowUnixMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
-}
-
-private struct SeamTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,12 +1,10 @@
 import Daemon
 import DaemonClient
 import Foundation
-import Intervalometer
 import Testing
 import UnleashedAPI
 import UnleashedApp
 import UnleashedKit
-import UnleashedSimulator
 
 /// The clock a command reads times of day on: the daemon's when it goes through one, so that a
 /// `--start-at` handed to a daemon whose host clock is wrong means the time the phone told it.
@@ -17,22 +15,10 @@ import UnleashedSimulator
     /// Runs `body` with a client of a daemon in this process whose host clock is two hours behind
     /// this process's and kept by no time service.
     private static func withDaemon(_ body: (DaemonClient) async throws -> Void) async throws {
-        let directory = "/tmp/unleashed-clock-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let system = HostClockSource.system
         let behind = HostClockSource(wallClockMs: { system.wallClockMs() - twoHours }, monotonic: system.monotonic,
                                      discipline: { ClockDiscipline(synchronised: false, estimatedError: .zero, maximumError: .zero) })
-        let jobs = JobManager(journal: MemoryJournal(), cameras: CameraRegistry(), wallClock: DaemonClock(host: behind))
-        let configuration = DaemonConfiguration.defaults(scope: .system, environment: [:])
-        var service = configuration.service
-        service.socket = directory + "/control.sock"
-        let server = ControlServer(service: service, api: ControlAPI(cameras: CameraRegistry(), jobs: jobs, access: AccessPolicy(),
-                                                                      version: "0.0.0-clock", configuration: configuration))
-        try await server.start()
-        let result: Result<Void, any Error>
-        do { result = .success(try await body(DaemonClient(socketPath: service.socket))) } catch { result = .failure(error) }
-        await server.stop()
-        try result.get()
+        try await JobRunTests.withDaemon(wallClock: DaemonClock(host: behind), body)
     }
 
     /// Now on this process's clock, in Unix milliseconds.
