@@ -1,3 +1,4 @@
+import CameraKit
 public import Foundation
 public import Logging
 import Synchronization
@@ -60,7 +61,9 @@ public final class DaemonClock: Sendable {
         return HostClockState(synchronised: host.discipline().synchronised, nowUnixMs: now.unixMs, correction: now.held?.document)
     }
 
-    /// Calls `handler` each time the clock's readings jump (``movedMs`` changes), after the jump.
+    /// Calls `handler` after each jump of the clock's readings by more than
+    /// ``ClockCorrection/tolerance``. A phone that gives its clock again moves them by its
+    /// request's transit, a few milliseconds, which ``movedMs`` counts and nobody need be told.
     public func whenMoved(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.whenMoved.append(handler) }
     }
@@ -75,14 +78,14 @@ public final class DaemonClock: Sendable {
         let at = host.reading()
         let verdict = ClockCorrection.verdict(clientUnixMs: reading.unixMs, hostUnixMs: at.wallClockMs, hostSynchronised: synchronised)
         let correction = ClockCorrection(clientUnixMs: reading.unixMs, at: at)
-        let (moved, dropped) = state.withLock { state -> (Bool, Held?) in
+        let (jump, dropped) = state.withLock { state -> (Int64, Held?) in
             let before = state.held?.correction.offsetMs ?? 0
             let dropped = state.held
             state.held = verdict.takes ? Held(correction: correction, document: .init(
                 offsetMs: correction.offsetMs, takenUnixMs: reading.unixMs, client: client.recognisedAs, webClient: client.webClient)) : nil
             let after = state.held?.correction.offsetMs ?? 0
             state.movedMs += after - before
-            return (after != before, verdict.takes ? nil : dropped)
+            return (after - before, verdict.takes ? nil : dropped)
         }
         let message = Self.words(verdict, offsetMs: correction.offsetMs)
         if verdict.takes {
@@ -91,7 +94,7 @@ public final class DaemonClock: Sendable {
             let ended = dropped.map { "; the correction of \(Self.signed($0.correction.offsetMs)) ms from \($0.document.client) ends" } ?? ""
             logger.notice("clock: kept the host's own, not the time of \(client.recognisedAs): \(message)\(ended)")
         }
-        if moved { tellMoved() }
+        tellMoved(jump)
         return ClockOffer(reason: verdict, message: message, differenceMs: correction.offsetMs, clock: document)
     }
 
@@ -115,12 +118,13 @@ public final class DaemonClock: Sendable {
                 clock: the host's clock was set (it moved \(Self.signed(step)) ms against the monotonic clock); \
                 the correction of \(offset) ms from \(held.document.client) ends, the host's own stands
                 """)
-            tellMoved()
+            tellMoved(step - held.correction.offsetMs)
         }
         return now
     }
 
-    private func tellMoved() {
+    private func tellMoved(_ jumpMs: Int64) {
+        guard jumpMs.magnitude > UInt64(ClockCorrection.tolerance.wholeMilliseconds) else { return }
         for handler in state.withLock({ $0.whenMoved }) { handler() }
     }
 

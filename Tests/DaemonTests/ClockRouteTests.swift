@@ -3,6 +3,7 @@ import DaemonClient
 import Foundation
 import Intervalometer
 import JSON
+import Synchronization
 import Testing
 import UnleashedAPI
 import UnleashedKit
@@ -99,6 +100,39 @@ struct ClockRouteTests {
             #expect(agreeing.clock == HostClockState(synchronised: true, nowUnixMs: RunClock.startUnixMs, correction: nil),
                     "the host's own clock is right again: the correction ends")
         }
+    }
+
+    @Test("a jump of the clock is told, a phone giving its clock again is not, and a correction ends when the host's clock is set")
+    func jumps() async throws {
+        let clock = RunClock()
+        let step = Mutex<Int64>(0)
+        let played = clock.hostClock(synchronised: false, wallClockErrorMs: -Self.twoHours)
+        let host = HostClockSource(wallClockMs: { played.wallClockMs() + step.withLock { $0 } }, monotonic: played.monotonic,
+                                   discipline: played.discipline)
+        let wallClock = DaemonClock(host: host)
+        let (jumps, told) = AsyncStream.makeStream(of: Int64.self)
+        wallClock.whenMoved { told.yield(wallClock.movedMs) }
+        var iterator = jumps.makeAsyncIterator()
+
+        _ = wallClock.offer(ClockReading(unixMs: clock.wallClock()), from: .unchecked)
+        #expect(await iterator.next() == Self.twoHours)
+        _ = wallClock.offer(ClockReading(unixMs: clock.wallClock() - 3), from: .unchecked)
+        #expect(wallClock.movedMs == Self.twoHours - 3, "counted, not told")
+
+        // Something sets the host's clock right (a time service found the network): the
+        // correction ends, and the readings move by 3 ms, which nobody need be told.
+        step.withLock { $0 = Self.twoHours }
+        #expect(wallClock.nowUnixMs == clock.wallClock(), "the host's own reading stands")
+        #expect(wallClock.document.correction == nil)
+        #expect(wallClock.movedMs == Self.twoHours)
+
+        // Taken again, then the host's clock set an hour wrong: the readings jump, and are told.
+        _ = wallClock.offer(ClockReading(unixMs: clock.wallClock()), from: .unchecked)
+        step.withLock { $0 = Self.twoHours - 3_600_000 }
+        #expect(wallClock.nowUnixMs == clock.wallClock() - 3_600_000)
+        #expect(await iterator.next() == Self.twoHours - 3_600_000)
+        told.finish()
+        #expect(await iterator.next() == nil, "told of the two jumps only")
     }
 
     @Test("a reading that is not one is answered 400 naming the member, and a viewer may not offer one")
