@@ -6,9 +6,10 @@ public import UnleashedAPI
 public import UnleashedKit
 
 /// The daemon's wall clock: the host's, corrected by a client's (the phone's) while the host's
-/// cannot be trusted. Whatever means a time of day or a date reads it: `until` and start times,
-/// a job's `t0`, the time set on a camera, the live stream's clock. Schedules never do: they run
-/// on the monotonic clock, so a correction moves no slot of a run.
+/// cannot be trusted. Whatever means a time of day or a date reads it: `until` and start times
+/// (the CLI asks it for `--start-at` and `--until`), a job's `t0`, the time `unleashed time sync`
+/// sets on a camera through the daemon, the live stream's clock, a fleet's UTC instants.
+/// Schedules never do: they run on the monotonic clock, so a correction moves no slot of a run.
 ///
 /// The correction is kept in memory only. It is an offset from the host's wall clock as it ran
 /// when it was taken, and a restart is most often a reboot, after which the host's clock starts
