@@ -5,7 +5,7 @@ import MQTT
 public import Logging
 public import ServiceLifecycle
 import UnixSignals
-import UnleashedKit
+public import UnleashedKit
 
 /// The daemon as one service: it opens the run journal and the cameras, serves the control
 /// API, takes up interrupted runs, and on a graceful shutdown (SIGTERM, SIGINT) suspends the
@@ -20,21 +20,25 @@ public struct DaemonService: Service {
     private let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
     private let logger: Logger
     private let notifier: SystemdNotifier
+    private let hostClock: HostClockSource
 
     /// - Parameters:
     ///   - configuration: The configuration read at start.
     ///   - cameras: Opens the cameras the configuration names and any `unleashed connect` asks for.
     ///   - reload: Reads the configuration again, on SIGHUP.
     ///   - notifier: Tells systemd (`NOTIFY_SOCKET`) that the daemon is ready, reloading, stopping.
+    ///   - hostClock: Where the host's clock is read: the system's, unless a test plays it
+    ///     (``HostClockTestSeam``).
     public init(configuration: DaemonConfiguration, version: String, cameras: any CameraOpening & CameraConnecting,
                 reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
-                notifier: SystemdNotifier = SystemdNotifier(),
+                notifier: SystemdNotifier = SystemdNotifier(), hostClock: HostClockSource = .system,
                 logger: Logger = Logger(label: "unleashed.daemon")) {
         self.configuration = configuration
         self.version = version
         self.cameras = cameras
         self.reload = reload
         self.notifier = notifier
+        self.hostClock = hostClock
         self.logger = logger
     }
 
@@ -48,6 +52,7 @@ public struct DaemonService: Service {
             await pictures.follow(entry)
         }
         let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics,
+                              wallClock: DaemonClock(host: hostClock, logger: logger),
                               runThreadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority)
         let browsers = try webClients()
         let fleet = configuration.mqtt.broker == nil ? nil : FleetBoard(settings: configuration.mqtt)

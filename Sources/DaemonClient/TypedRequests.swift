@@ -14,6 +14,17 @@ extension DaemonClient {
         try await send(API.status, timeout: timeout)
     }
 
+    /// The daemon's wall clock: what it reads times of day and dates against.
+    public func clock(timeout: Duration = DaemonClient.defaultTimeout) async throws(DaemonClientError) -> HostClockState {
+        try await send(API.clock, timeout: timeout)
+    }
+
+    /// Offers this client's clock reading (Unix milliseconds, read as the request goes out) for
+    /// a host whose own clock cannot be trusted; the answer says whether the daemon took it.
+    public func offerClock(unixMs: Int64) async throws(DaemonClientError) -> ClockOffer {
+        try await send(API.offerClock, body: ClockReading(unixMs: unixMs))
+    }
+
     /// The configured groups of cameras, for `--group`.
     public func groups() async throws(DaemonClientError) -> [GroupList.Group] {
         try await send(API.groups).groups

@@ -2,7 +2,7 @@ public import CameraKit
 import Foundation
 public import Intervalometer
 public import JSON
-import UnleashedKit
+public import UnleashedKit
 import UnleashedProtocol
 
 // The documents of the control API, version 1: what each request takes and each answer holds.
@@ -117,6 +117,116 @@ public struct DaemonVersion: CodableDocument, Equatable {
     }
 }
 
+/// The daemon's wall clock (``API/clock``, and `clock` in ``DaemonStatus``): whether a time
+/// service keeps the host's clock synchronised, the time the daemon goes by, and the correction a
+/// client's clock gave it, if one is in effect.
+public struct HostClockState: CodableDocument, Equatable {
+    /// A client's clock taken for the host's (``API/offerClock``).
+    public struct Correction: Codable, Equatable, Sendable {
+        /// True time less the host's wall clock: positive when the host's clock is behind.
+        public var offsetMs: Int64
+        /// When it was taken, on the corrected clock (Unix milliseconds).
+        public var takenUnixMs: Int64
+        /// Who gave it, in the daemon's words: `browser 'Pixel 7' (k3x9)`, `uid 1000 on the socket`.
+        public var client: String
+        /// The paired browser's id when a browser gave it (`unleashed web clients` lists them).
+        public var webClient: String?
+
+        public init(offsetMs: Int64, takenUnixMs: Int64, client: String, webClient: String?) {
+            self.offsetMs = offsetMs
+            self.takenUnixMs = takenUnixMs
+            self.client = client
+            self.webClient = webClient
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case offsetMs, takenUnixMs, client, webClient
+        }
+
+        /// Writes `webClient` as null when no browser gave it.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(offsetMs, forKey: .offsetMs)
+            try container.encode(takenUnixMs, forKey: .takenUnixMs)
+            try container.encode(client, forKey: .client)
+            try container.encode(webClient, forKey: .webClient)
+        }
+    }
+
+    /// Whether a time service keeps the host's clock (the kernel's clock discipline).
+    public var synchronised: Bool
+    /// The daemon's wall clock now (Unix milliseconds): the host's, corrected when `correction` is set.
+    public var nowUnixMs: Int64
+    /// The correction in effect; null while the daemon goes by the host's own clock.
+    public var correction: Correction?
+
+    public init(synchronised: Bool, nowUnixMs: Int64, correction: Correction?) {
+        self.synchronised = synchronised
+        self.nowUnixMs = nowUnixMs
+        self.correction = correction
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case synchronised, nowUnixMs, correction
+    }
+
+    /// Writes `correction` as null when there is none.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(synchronised, forKey: .synchronised)
+        try container.encode(nowUnixMs, forKey: .nowUnixMs)
+        try container.encode(correction, forKey: .correction)
+    }
+}
+
+/// ``API/offerClock``'s body: a client's clock (the phone's `Date.now()`) as it sent the request.
+public struct ClockReading: CodableDocument, Equatable {
+    /// The client's wall clock, Unix milliseconds.
+    public var unixMs: Int64
+
+    /// The earliest reading taken, 2020-01-01T00:00:00Z: a clock that reads earlier is no more
+    /// set than a host's that lost its time.
+    public static let earliestUnixMs: Int64 = 1_577_836_800_000
+    /// The latest reading taken, 2100-01-01T00:00:00Z.
+    public static let latestUnixMs: Int64 = 4_102_444_800_000
+
+    public init(unixMs: Int64) {
+        self.unixMs = unixMs
+    }
+
+    /// Reads the body strictly; a reading outside 2020 to 2100 is refused, naming the member.
+    public init(requestBody: JSONValue) throws(JSONShapeError) {
+        let reading = try StrictJSONDecoder().decode(Self.self, from: requestBody)
+        guard (Self.earliestUnixMs...Self.latestUnixMs).contains(reading.unixMs) else {
+            throw JSONShapeError(path: "unixMs", problem: "must be Unix milliseconds from \(Self.earliestUnixMs) (2020) "
+                + "to \(Self.latestUnixMs) (2100), as the browser's Date.now() gives them")
+        }
+        self = reading
+    }
+}
+
+/// ``API/offerClock``'s answer: whether the daemon took the client's clock, why, and its clock after.
+public struct ClockOffer: CodableDocument, Equatable {
+    /// Whether the daemon now goes by the client's clock.
+    public var taken: Bool
+    /// `hostNotSynchronised` and `hostDiffers` (taken), or `hostAgrees` (kept out).
+    public var reason: ClockCorrection.Verdict
+    /// The same in words.
+    public var message: String
+    /// The client's reading less the host's wall clock when the daemon read the request.
+    public var differenceMs: Int64
+    /// The daemon's clock after the offer.
+    public var clock: HostClockState
+
+    public init(reason: ClockCorrection.Verdict, message: String, differenceMs: Int64, clock: HostClockState) {
+        taken = reason.takes
+        self.reason = reason
+        self.message = message
+        self.differenceMs = differenceMs
+        self.clock = clock
+    }
+}
+
 /// ``API/status``: the daemon's version, how long it has run and each camera's status.
 public struct DaemonStatus: APIDocument, Equatable {
     /// One camera the daemon holds; a camera that cannot answer has an `error` instead of a status.
@@ -148,21 +258,26 @@ public struct DaemonStatus: APIDocument, Equatable {
     public var version: String
     public var uptimeSeconds: Double
     public var cameras: [Camera]
+    /// The daemon's wall clock; nil from a daemon older than the member.
+    public var clock: HostClockState?
 
-    public init(version: String, uptimeSeconds: Double, cameras: [Camera]) {
+    public init(version: String, uptimeSeconds: Double, cameras: [Camera], clock: HostClockState? = nil) {
         self.version = version
         self.uptimeSeconds = uptimeSeconds
         self.cameras = cameras
+        self.clock = clock
     }
 
     public var json: JSONValue {
-        [
+        var members: [String: JSONValue] = [
             "version": .string(version), "uptimeSeconds": .number(uptimeSeconds),
             "cameras": .array(cameras.map { camera in
                 ["name": .string(camera.name), "source": .string(camera.source),
                  "status": camera.status?.json ?? .null, "error": .optional(camera.error)]
             }),
         ]
+        members["clock"] = clock?.json
+        return .object(members)
     }
 
     public init(json: JSONValue) throws(JSONShapeError) {

@@ -80,6 +80,12 @@ public enum API {
     public static let status = Endpoint<NoDocument, DaemonStatus>(.get, version + "/status")
     /// The daemon's version and the API's, answered without asking any camera.
     public static let daemonVersion = Endpoint<NoDocument, DaemonVersion>(.get, version + "/version")
+    /// The daemon's wall clock: the host's, synchronised or not, and the correction a client's
+    /// clock gave it.
+    public static let clock = Endpoint<NoDocument, HostClockState>(.get, version + "/clock")
+    /// A client's clock (the phone's), for a host whose own cannot be trusted: taken or kept
+    /// out, and why; either way 200.
+    public static let offerClock = Endpoint<ClockReading, ClockOffer>(.put, version + "/clock")
     public static let groups = Endpoint<NoDocument, GroupList>(.get, version + "/groups")
     /// Every host on the MQTT broker, for the web app's rig view.
     public static let fleet = Endpoint<NoDocument, FleetDocument>(.get, version + "/fleet")

@@ -4,6 +4,7 @@ public import DaemonClient
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnleashedKit
 public import UnleashedSimulator
 
 /// A daemon about to start: its configuration read from the files its scope names (or the one
@@ -14,10 +15,13 @@ public struct DaemonLaunch: Sendable {
     public let files: [String]
     private let configuration: DaemonConfiguration
     private let load: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    /// The host's clock as a test plays it (``HostClockTestSeam``); nil for the system's.
+    private let testHostClock: HostClockSource?
 
     /// Reads the configuration: `file` alone when given (and then it must exist), else the
     /// system file and, for a user's daemon, the user's own; `UNLEASHED_*` variables last, and
-    /// `web` (`--web HOST:PORT`) over all of them.
+    /// `web` (`--web HOST:PORT`) over all of them. `UNLEASHED_TEST_HOST_CLOCK` is a test's, not a
+    /// user's: it plays the host's clock (``HostClockTestSeam``).
     public init(system: Bool, file: String?, environment given: [String: String], web: String? = nil) throws(DaemonLaunchError) {
         var overridden = given
         if let web {
@@ -36,6 +40,11 @@ public struct DaemonLaunch: Sendable {
         self.load = load
         do {
             configuration = try load()
+        } catch {
+            throw .configuration(error.description)
+        }
+        do throws(HostClockTestSeam.Failure) {
+            testHostClock = try HostClockTestSeam.source(environment: given)
         } catch {
             throw .configuration(error.description)
         }
@@ -78,8 +87,12 @@ public struct DaemonLaunch: Sendable {
     public func run(demo: DemoOptions?, version: String) async throws(DaemonLaunchError) {
         LoggingSystem.bootstrap { label in JournaldLogHandler(label: label) }
         let logger = Logger(label: "unleashed.daemon")
+        if testHostClock != nil {
+            logger.warning("clock: the host's clock is played by the test file \(HostClockTestSeam.variable) names, not read from the system")
+        }
         let cameras = DaemonCameras(demo: demo, clock: ContinuousClock())
-        let service = DaemonService(configuration: configuration, version: version, cameras: cameras, reload: load, logger: logger)
+        let service = DaemonService(configuration: configuration, version: version, cameras: cameras, reload: load,
+                                    hostClock: testHostClock ?? .system, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()

@@ -29,12 +29,16 @@ public final class RunDisplay: Sendable {
     private let ticker = Mutex<Task<Void, Never>?>(nil)
     private let resized = Mutex<SignalWatch?>(nil)
     private let current: @Sendable () async -> RunRecord?
+    private let wallClock: CommandClock
 
     /// - Parameters:
     ///   - json: a JSON line a record, for scripts, instead of text.
+    ///   - wallClock: the clock the run's `t0` was read on: a daemon's for its job.
     ///   - current: the run as journalled, for its id once it has begun.
-    public init(plan: RunPlan, json: Bool, startDelay: Duration, current: @escaping @Sendable () async -> RunRecord?) {
+    public init(plan: RunPlan, json: Bool, startDelay: Duration, wallClock: CommandClock = .local,
+                current: @escaping @Sendable () async -> RunRecord?) {
         self.plan = plan
+        self.wallClock = wallClock
         state = Mutex(State(progress: RunProgress(plan: plan)))
         self.startDelay = startDelay
         self.current = current
@@ -88,15 +92,15 @@ public final class RunDisplay: Sendable {
     private func learnT0() async {
         guard state.withLock({ $0.progress.t0 == nil }), let run = await current() else { return }
         let now = ContinuousClock.now
-        state.withLock { $0.progress.learn(t0UnixMs: run.t0UnixMs, now: now, wallMs: Self.wallMs()) }
+        let wallMs = wallClock.unixMs
+        state.withLock { $0.progress.learn(t0UnixMs: run.t0UnixMs, now: now, wallMs: wallMs) }
     }
 
     private func note(_ record: FrameRecord) {
         let now = ContinuousClock.now
-        state.withLock { $0.progress.note(record, now: now, wallMs: Self.wallMs()) }
+        let wallMs = wallClock.unixMs
+        state.withLock { $0.progress.note(record, now: now, wallMs: wallMs) }
     }
-
-    private static func wallMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     private func redraw() {
         let now = ContinuousClock.now

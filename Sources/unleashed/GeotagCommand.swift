@@ -28,8 +28,9 @@ struct GeotagCommand: AsyncParsableCommand {
     func run() async throws {
         let options = options
         let position: GeoPosition
+        let now = await options.commandClock().now
         do throws(PlanRefusal) {
-            position = try GeoPosition(words: words, now: Date())
+            position = try GeoPosition(words: words, now: now)
         } catch {
             throw options.fail(error)
         }

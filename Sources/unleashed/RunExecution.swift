@@ -16,7 +16,9 @@ struct RunExecution {
 
     /// Starts a new run: as a job of the daemon when one answers (and follows it unless
     /// `detach`), else in this process. With a rig, every slot fires all of its cameras.
-    static func begin(_ plan: RunPlan, delay: Duration, detach: Bool, options: GlobalOptions, rig: RigOptions? = nil) async throws {
+    /// `clock` is the one the plan was read on (``GlobalOptions/commandClock()``).
+    static func begin(_ plan: RunPlan, delay: Duration, detach: Bool, options: GlobalOptions, clock: CommandClock,
+                      rig: RigOptions? = nil) async throws {
         if let daemon = options.daemonClient() {
             var cameras: [String]?
             if let rig, rig.isRig { cameras = try await rig.names(options, daemon: daemon) }
@@ -26,7 +28,7 @@ struct RunExecution {
                     return options.emit(["job": job.json]) { "Job \(job.id) started on \(job.camera); `unleashed attach \(job.id)` follows it" }
                 }
                 let run = JobRun(job, client: daemon, owned: true)
-                return try await follow(run, plan: plan, startDelay: delay, options: options, interruptible: true)
+                return try await follow(run, plan: plan, startDelay: delay, options: options, clock: clock, interruptible: true)
             } catch let error as DaemonClientError {
                 if !error.isUnreachable { throw options.fail(error) }
             }
@@ -60,12 +62,13 @@ struct RunExecution {
     /// Shows `run` to its end (the live display, or JSON lines), with the signals wired to it,
     /// and prints its outcome with its exit status: the one place a run is followed, here or
     /// in a daemon. `work` does what the run needs meanwhile (opens the camera and shoots); a
-    /// run followed in a daemon needs nothing.
+    /// run followed in a daemon needs nothing. `clock` is the one the run's `t0` is read on: the
+    /// daemon's for its job.
     static func follow(_ run: any RunController, plan: RunPlan, startDelay: Duration, options: GlobalOptions,
-                       interruptible: Bool = false,
+                       clock: CommandClock = .local, interruptible: Bool = false,
                        whileRunning work: (RunSignals) async throws -> Void = { _ in }) async throws {
         let signals = RunSignals(run, interrupt: interruptible)
-        let display = RunDisplay(plan: plan, json: options.json, startDelay: startDelay) { await run.current() }
+        let display = RunDisplay(plan: plan, json: options.json, startDelay: startDelay, wallClock: clock) { await run.current() }
         let shown = Task { await display.show(run.records) }
         do {
             try await work(signals)

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CameraKit
 import CommandCore
+import DaemonClient
+import UnleashedAPI
 import UnleashedApp
 import UnleashedKit
 
@@ -10,16 +12,23 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Show the link, the module, the camera, its card and its main settings.",
         discussion: """
             The first line is a status bar: link, module battery, camera battery, shots left on \
-            the card and the metered EV. The lines after it give the details.
+            the card and the metered EV. The lines after it give the details; through the daemon, \
+            the last says what clock the daemon goes by: the host's, synchronised or not, or a \
+            phone's that the web app gave it (--json: hostClock, as GET /v1/clock answers).
             """
     )
 
     @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
     func run() async throws {
+        let hostClock = try? await options.daemonClient()?.clock()
         try await options.withCamera { camera throws(CameraError) in
             let report = try await CameraStatusReport.gather(camera)
-            options.emit(report.json) { human(report.identity, report.status, report.settings, kind: report.kind) }
+            let json = hostClock.map { report.json.merging(["hostClock": $0.json]) } ?? report.json
+            options.emit(json) {
+                human(report.identity, report.status, report.settings, kind: report.kind)
+                    + (hostClock.map { "\nClock     " + HostClockReport.text($0) } ?? "")
+            }
         }
     }
 

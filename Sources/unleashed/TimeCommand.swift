@@ -15,14 +15,14 @@ struct TimeCommand: AsyncParsableCommand {
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sync",
-            abstract: "Set the camera's clock to this host's time and time zone offset."
+            abstract: "Set the camera's clock to this host's time and time zone offset (the daemon's time, through a daemon)."
         )
 
         @OptionGroup(title: GlobalOptions.title, visibility: .hidden) var options: GlobalOptions
 
         func run() async throws {
             let options = options
-            let time = WallTime(Date(), in: .current)
+            let time = WallTime(await options.commandClock().now, in: .current)
             try await options.withCamera { camera throws(CameraError) in
                 try await camera.setTime(time)
                 let stamp = Output.timestamp(time.unixMilliseconds)

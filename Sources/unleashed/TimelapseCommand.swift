@@ -90,9 +90,10 @@ struct TimelapseCommand: AsyncParsableCommand {
     func run() async throws {
         let options = options
         guard let resume else {
-            let planned = try options.planned { () throws(PlanRefusal) in try request.plan(now: Date()) }
+            let clock = await options.commandClock()
+            let planned = try options.planned { () throws(PlanRefusal) in try request.plan(now: clock.now) }
             try await RunExecution.begin(planned.plan, delay: planned.delay, detach: schedule.start.detach, options: options,
-                                         rig: rig.isRig ? rig : nil)
+                                         clock: clock, rig: rig.isRig ? rig : nil)
             return
         }
         if schedule.start.detach { throw options.usage("--detach starts a new run; a daemon resumes interrupted runs itself") }

@@ -66,8 +66,9 @@ struct VideoCommand: AsyncParsableCommand {
         var duration: String
 
         func run() async throws {
-            let planned = try options.planned { () throws(PlanRefusal) in try start.request.recording(duration, now: Date()) }
-            try await RunExecution.begin(planned.plan, delay: planned.delay, detach: start.detach, options: options,
+            let clock = await options.commandClock()
+            let planned = try options.planned { () throws(PlanRefusal) in try start.request.recording(duration, now: clock.now) }
+            try await RunExecution.begin(planned.plan, delay: planned.delay, detach: start.detach, options: options, clock: clock,
                                          rig: rig.isRig ? rig : nil)
         }
     }
@@ -105,9 +106,10 @@ struct VideoCommand: AsyncParsableCommand {
 
         func run() async throws {
             let request = schedule.request
-            let planned = try options.planned { () throws(PlanRefusal) in try request.clips(length, every: every, now: Date()) }
+            let clock = await options.commandClock()
+            let planned = try options.planned { () throws(PlanRefusal) in try request.clips(length, every: every, now: clock.now) }
             try await RunExecution.begin(planned.plan, delay: planned.delay, detach: schedule.start.detach, options: options,
-                                         rig: rig.isRig ? rig : nil)
+                                         clock: clock, rig: rig.isRig ? rig : nil)
         }
     }
 }

@@ -78,6 +78,55 @@ struct CLI {
     }
 }
 
+/// `unleashed daemon --demo` in a folder of its own (its socket, journal and configuration), with
+/// `cli`'s demo camera: for the few tests of what only the built daemon shows.
+struct DemoDaemon {
+    let cli: CLI
+    let directory: URL
+    let socket: String
+    private let config: URL
+    /// The daemon's environment.
+    private let environment: [String: String]
+    /// What a command needs in its environment to reach the daemon.
+    let client: [String: String]
+
+    /// `extra` goes into the daemon's environment.
+    init(_ cli: CLI, environment extra: [String: String] = [:]) throws {
+        self.cli = cli
+        directory = URL(fileURLWithPath: "/tmp/ud-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        socket = directory.appendingPathComponent("control.sock").path
+        config = directory.appendingPathComponent("unleashed.toml")
+        try "[daemon]\nsocket = \"\(socket)\"\njournal = \"\(directory.path)/journal.sqlite\"\n".write(to: config, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["UNLEASHED_DEMO_STATE"] = cli.stateFile.path
+        environment["UNLEASHED_SOCKET"] = socket
+        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        environment["UNLEASHED_DEMO"] = nil
+        environment.merge(extra) { _, new in new }
+        self.environment = environment
+        client = ["UNLEASHED_SOCKET": socket, "XDG_CONFIG_HOME": environment["XDG_CONFIG_HOME"]!]
+    }
+
+    /// Starts the daemon and returns once `status` answers through it.
+    func start() async throws -> BackgroundRun {
+        let daemon = try BackgroundRun(CLI.binary, ["daemon", "--demo", "--config", config.path], environment: environment)
+        let (cli, client) = (cli, client)
+        guard try await eventually(every: .milliseconds(100), {
+            try await cli.run("--json", "status", environment: client).status == 0
+        }) else { throw DemoDaemonError(description: "the daemon did not answer: \(daemon.errors)") }
+        return daemon
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+struct DemoDaemonError: Error, CustomStringConvertible {
+    let description: String
+}
+
 @Suite("The unleashed command in demo mode", .timeLimit(.minutes(2)))
 struct CLITests {
     @Test("--help explains demo mode and the exit statuses")

@@ -33,28 +33,11 @@ struct DemoRecoveryTests {
     func daemonKeepsState() async throws {
         let cli = CLI()
         defer { cli.cleanUp() }
-        let directory = URL(fileURLWithPath: "/tmp/ud-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let socket = directory.appendingPathComponent("control.sock").path
-        let config = directory.appendingPathComponent("unleashed.toml")
-        try "[daemon]\nsocket = \"\(socket)\"\njournal = \"\(directory.path)/journal.sqlite\"\n".write(to: config, atomically: true, encoding: .utf8)
-        var environment = ProcessInfo.processInfo.environment
-        environment["UNLEASHED_DEMO_STATE"] = cli.stateFile.path
-        environment["UNLEASHED_SOCKET"] = socket
-        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        environment["UNLEASHED_DEMO"] = nil
-        let client = ["UNLEASHED_SOCKET": socket, "XDG_CONFIG_HOME": environment["XDG_CONFIG_HOME"]!]
+        let daemon = try DemoDaemon(cli)
+        defer { daemon.cleanUp() }
+        let client = daemon.client
 
-        func startDaemon() async throws -> BackgroundRun {
-            let daemon = try BackgroundRun(CLI.binary, ["daemon", "--demo", "--config", config.path], environment: environment)
-            guard try await eventually(every: .milliseconds(100), {
-                try await cli.run("--json", "status", environment: client).status == 0
-            }) else { throw DaemonTestError("the daemon did not answer: \(daemon.errors)") }
-            return daemon
-        }
-
-        let first = try await startDaemon()
+        let first = try await daemon.start()
         #expect(try await cli.run("settings", "set", "iso", "1600", environment: client).status == 0)
         let shot = try #require(try await cli.run("--json", "shoot", environment: client).json)
         #expect(shot["counter"] as? Int == 1)
@@ -62,7 +45,7 @@ struct DemoRecoveryTests {
         #expect(try await first.exitStatus() == 0, "\(first.errors)")
         #expect(FileManager.default.fileExists(atPath: cli.stateFile.path), "saved where demo mode keeps its camera")
 
-        let second = try await startDaemon()
+        let second = try await daemon.start()
         let again = try #require(try await cli.run("--json", "shoot", environment: client).json)
         #expect(again["counter"] as? Int == 2, "the shot count goes on")
         #expect(try await cli.run("settings", "get", "iso", environment: client).stdout == "iso 1600\n")
@@ -72,9 +55,4 @@ struct DemoRecoveryTests {
         second.signal(SIGTERM)
         #expect(try await second.exitStatus() == 0, "\(second.errors)")
     }
-}
-
-private struct DaemonTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -28,7 +28,8 @@ struct JobTests {
 
     /// A manager whose runs wait on `clock`, its wall clock moving with it.
     static func manager(_ journal: SQLiteJournal, _ cameras: CameraRegistry, clock: RunClock, followerBacklog: Int = 1024) -> JobManager {
-        JobManager(journal: journal, cameras: cameras, followerBacklog: followerBacklog, clock: clock, wallClock: clock.wallClock)
+        JobManager(journal: journal, cameras: cameras, followerBacklog: followerBacklog, clock: clock,
+                   wallClock: DaemonClock(host: clock.hostClock()))
     }
 
     /// What a test works with: the socket to reach, and the manager, journal and clock behind it.
@@ -539,7 +540,7 @@ struct JobTests {
         let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = RunClock()
-        let jobs = JobManager(journal: journal, cameras: cameras, framesKept: 4, clock: clock, wallClock: clock.wallClock)
+        let jobs = JobManager(journal: journal, cameras: cameras, framesKept: 4, clock: clock, wallClock: DaemonClock(host: clock.hostClock()))
         let id = try await jobs.submit(camera: nil, plan: RunPlan(intervalMs: 150, stop: .frames(120))).id
         let (held, replayed, ended) = try await clock.flowing { () async throws -> (Int, [Int], RunSummary?) in
             var seen = 0

@@ -352,6 +352,33 @@ struct LiveStreamTests {
         }
     }
 
+    @Test("a phone's clock taken ends the stream with resync; the next snapshot's status gives the corrected clock")
+    func clockResync() async throws {
+        try await Self.withRig { rig in
+            try await Self.live(rig, timeLimit: 600) { live in
+                let snapshot = try await live.opening()
+                #expect(snapshot.status.clock?.correction == nil)
+                let offer = rig.jobs.wallClock.offer(ClockReading(unixMs: rig.jobs.nowUnixMs + 5000), from: .unchecked)
+                #expect(offer.clock.correction?.offsetMs == 5000, "\(offer)")
+                var last: LiveEvent?
+                while let event = try await live.next() {
+                    last = event
+                    if case .resync = event { break }
+                }
+                guard case .resync(let reason)? = last else {
+                    Issue.record("the stream ended without resync, its last event \(String(describing: last))")
+                    return
+                }
+                #expect(reason == "the daemon's clock changed; open the stream again")
+            }
+            try await Self.live(rig) { live in
+                let snapshot = try await live.opening()
+                #expect(snapshot.status.clock?.correction?.offsetMs == 5000)
+                #expect(snapshot.status.clock?.correction?.client == "an unchecked client")
+            }
+        }
+    }
+
     @Test("a stream the server ends with resync is finished as an HTTP response, not cut off (curl exits 0)")
     func cleanEnd() async throws {
         try await Self.withRig { rig in

@@ -1,5 +1,6 @@
 public import Clocks
 import Synchronization
+public import UnleashedKit
 
 /// The tests' clock, the only one they use: a manual clock that knows who sleeps on it.
 ///
@@ -43,6 +44,15 @@ public final class RunClock: Clock, Sendable {
     /// resumed run on its schedule.
     public var wallClock: @Sendable () -> Int64 {
         { [self] in Self.startUnixMs + Instant().duration(to: now).wholeMilliseconds }
+    }
+
+    /// The host's clock moving with this clock, `wallClockErrorMs` off ``wallClock``: what a
+    /// daemon's wall clock reads in a test.
+    public func hostClock(synchronised: Bool = true, wallClockErrorMs: Int64 = 0) -> HostClockSource {
+        let wall = wallClock
+        let discipline = ClockDiscipline(synchronised: synchronised, estimatedError: .zero, maximumError: .zero)
+        return HostClockSource(wallClockMs: { wall() + wallClockErrorMs }, monotonic: { [self] in Instant().duration(to: now) },
+                               discipline: { discipline })
     }
 
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {

@@ -48,11 +48,20 @@ struct OpenAPIContractTests {
                               reason: "all slots done", summary: summary, lastFrame: frame)
         let run = RunRecord(id: 5, plan: plans[0], t0UnixMs: 1_763_900_000_000, camera: "demo", state: .finished, endReason: "done")
 
+        let corrected = HostClockState(synchronised: false, nowUnixMs: 1_764_405_123_456, correction: .init(
+            offsetMs: 7_203_000, takenUnixMs: 1_764_405_000_000, client: "browser 'Pixel 7' (k3x9)", webClient: "k3x9"))
+        let ownClock = HostClockState(synchronised: true, nowUnixMs: 1_764_405_000_000, correction: nil)
         var samples: [(String, JSONValue)] = [
             ("DaemonStatus", DaemonStatus(version: "1.0", uptimeSeconds: 1.5, cameras: [
                 .init(name: "demo", source: "simulated", status: status, error: nil),
                 .init(name: "b", source: "AA:BB:CC:DD:EE:FF", status: nil, error: "the link is down"),
-            ]).json),
+            ], clock: corrected).json),
+            ("GET /v1/clock 200", ownClock.json),
+            ("GET /v1/clock 200", HostClockState(synchronised: true, nowUnixMs: 1, correction: .init(
+                offsetMs: -1500, takenUnixMs: 1, client: "uid 1000 on the socket", webClient: nil)).json),
+            ("PUT /v1/clock body", ClockReading(unixMs: 1_764_405_000_000).json),
+            ("PUT /v1/clock 200", ClockOffer(reason: .hostNotSynchronised, message: "taken", differenceMs: 7_203_000, clock: corrected).json),
+            ("PUT /v1/clock 200", ClockOffer(reason: .hostAgrees, message: "kept", differenceMs: 12, clock: ownClock).json),
             ("GET /v1/groups 200", GroupList(groups: [.init(name: "rig", cameras: ["a", "b"])]).json),
             ("Fleet", FleetDocument(enabled: true, connected: true, node: "north", hosts: [
                 FleetHost(node: "north", online: true, clock: HostClock(synchronised: true, estimatedErrorMs: 0.4, maximumErrorMs: 12),
@@ -111,7 +120,8 @@ struct OpenAPIContractTests {
         samples += jobEvents.map { ("JobStreamEvent", Self.event($0.eventName, $0.data)) }
         let snapshot = LiveSnapshot(
             nowUnixMs: 1_795_600_000_000,
-            status: DaemonStatus(version: "1.0", uptimeSeconds: 1.5, cameras: [.init(name: "demo", source: "simulated", status: status, error: nil)]),
+            status: DaemonStatus(version: "1.0", uptimeSeconds: 1.5, cameras: [.init(name: "demo", source: "simulated", status: status, error: nil)],
+                                 clock: ownClock),
             cameras: CameraList(cameras: [.init(name: "demo", source: "simulated", identity: camera.identity)]),
             groups: GroupList(groups: [.init(name: "rig", cameras: ["a", "b"])]), jobs: JobList(jobs: [job]),
             recentFrames: [.init(run: 5, frames: [frame])])

@@ -11,14 +11,14 @@ import UnleashedSimulator
 /// A daemon's job through the run controller, against a live control server in this process with
 /// the demo camera: what `timelapse` through the daemon and `attach` show and signal.
 @Suite(.timeLimit(.minutes(1))) struct JobRunTests {
-    /// Runs `body` with a client of a server holding a demo camera as "demo".
-    private static func withDaemon(_ body: (DaemonClient) async throws -> Void) async throws {
+    /// Runs `body` with a client of a server holding a demo camera as "demo", going by `wallClock`.
+    static func withDaemon(wallClock: DaemonClock = DaemonClock(), _ body: (DaemonClient) async throws -> Void) async throws {
         let demo = try await Demo.start(stateFile: nil, options: DemoOptions())
         let directory = "/tmp/unleashed-jobrun-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let cameras = CameraRegistry()
         await cameras.add(demo.camera, name: "demo", source: "demo")
-        let jobs = JobManager(journal: try SQLiteJournal(path: directory + "/journal.sqlite"), cameras: cameras)
+        let jobs = JobManager(journal: try SQLiteJournal(path: directory + "/journal.sqlite"), cameras: cameras, wallClock: wallClock)
         let configuration = DaemonConfiguration.defaults(scope: .system, environment: [:])
         var service = configuration.service
         service.socket = directory + "/control.sock"

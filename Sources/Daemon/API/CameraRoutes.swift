@@ -9,6 +9,8 @@ import UnleashedKit
 /// event stream.
 struct CameraRoutes: Sendable {
     let cameras: CameraRegistry
+    /// The daemon's wall clock, which the status shows.
+    let clock: DaemonClock
     let version: String
     let started: ContinuousClock.Instant
     /// The configured `[[groups]]`, so that `--group NAME` means the daemon's group.
@@ -16,7 +18,7 @@ struct CameraRoutes: Sendable {
 
     func add(to router: APIRoutes) {
         router.on(API.status, requires: .watch) { _, _ in
-            await Self.status(of: await cameras.all, version: version, started: started)
+            await Self.status(of: await cameras.all, clock: clock, version: version, started: started)
         }
         router.on(API.daemonVersion, requires: .watch) { _, _ in DaemonVersion(version: version) }
         router.on(API.groups, requires: .watch) { _, _ in
@@ -28,12 +30,13 @@ struct CameraRoutes: Sendable {
         }
     }
 
-    /// The daemon's state: its version, how long it has run and each camera's status. A camera
-    /// that cannot answer is listed with the reason instead of failing the whole request.
+    /// The daemon's state: its version, how long it has run, its wall clock and each camera's
+    /// status. A camera that cannot answer is listed with the reason instead of failing the
+    /// whole request.
     ///
     /// With `waitingAtMost`, a camera that does not answer in time (a module out of range) is
     /// given as last read, so a client that shows the whole daemon is not held up by one camera.
-    static func status(of entries: [CameraRegistry.Entry], version: String, started: ContinuousClock.Instant,
+    static func status(of entries: [CameraRegistry.Entry], clock: DaemonClock, version: String, started: ContinuousClock.Instant,
                        waitingAtMost limit: Duration? = nil) async -> DaemonStatus {
         // Every camera at once: a rig's status takes as long as its slowest camera, not their sum.
         let cameraStates = await withTaskGroup(of: (Int, DaemonStatus.Camera).self) { group in
@@ -52,7 +55,8 @@ struct CameraRoutes: Sendable {
             for await state in group { states.append(state) }
             return states.sorted { $0.0 < $1.0 }.map(\.1)
         }
-        return DaemonStatus(version: version, uptimeSeconds: (ContinuousClock.now - started).apiSeconds, cameras: cameraStates)
+        return DaemonStatus(version: version, uptimeSeconds: (ContinuousClock.now - started).apiSeconds, cameras: cameraStates,
+                            clock: clock.document)
     }
 }
 

@@ -82,7 +82,8 @@ public struct ControlAPI: Sendable {
     /// The API's routes, added to `router`.
     private func addRoutes(to router: Router<ControlRequestContext>) -> APIRoutes {
         let routes = APIRoutes(router)
-        CameraRoutes(cameras: cameras, version: version, started: started, groups: configuration.groups).add(to: routes)
+        CameraRoutes(cameras: cameras, clock: jobs.wallClock, version: version, started: started, groups: configuration.groups).add(to: routes)
+        ClockRoutes(clock: jobs.wallClock).add(to: routes)
         CameraOperationRoutes(cameras: cameras, pictures: pictures).add(to: routes)
         JobRoutes(jobs: jobs, cameras: cameras).add(to: routes)
         LiveRoutes(cameras: cameras, jobs: jobs, version: version, started: started, groups: configuration.groups,

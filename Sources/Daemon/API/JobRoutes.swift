@@ -13,7 +13,8 @@ struct JobRoutes: Sendable {
             try context.authorize(.operate)
             let body = try await Self.body(of: request)
             let submitted: JobSubmission
-            do throws(JobRequestError) { submitted = try JobSubmission(body: body) } catch {
+            // A time of day in the plan is read on the daemon's wall clock, as the runs' `t0` is.
+            do throws(JobRequestError) { submitted = try JobSubmission(body: body, now: jobs.wallClock.now) } catch {
                 throw HTTPError(error.isUnprocessable ? .unprocessableContent : .badRequest, message: error.description)
             }
             let job = try await Self.answer { () async throws(JobError) in

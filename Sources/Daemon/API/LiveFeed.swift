@@ -13,7 +13,9 @@ import UnleashedAPI
 /// The sources run while anyone follows: the first follower starts them (and ``follow(browser:)``
 /// returns once they are subscribed, so nothing after it is missed), the last to leave stops
 /// them. When the cameras change, every follower is told to start again (`resync`) and let go,
-/// and the sources stop, to start again with the new cameras for the next follower.
+/// and the sources stop, to start again with the new cameras for the next follower. So too when
+/// the daemon's clock jumps (a phone's clock taken, a correction ended): the next snapshot
+/// gives the clock, the jobs' times and `nowUnixMs` all read on the clock as it is now.
 final class LiveFeed: Sendable {
     /// A piece of the stream: one event's text; `ends` after a `resync`.
     struct Chunk: Sendable {
@@ -76,6 +78,7 @@ final class LiveFeed: Sendable {
         self.backlog = backlog
         self.heartbeat = heartbeat
         browsers?.onRevoke { [weak self] _ in self?.letGoOfRevoked() }
+        jobs.wallClock.whenMoved { [weak self] in self?.clockMoved() }
     }
 
     /// A new follower, once the sources are subscribed: every event from now on reaches it, and
@@ -181,6 +184,14 @@ final class LiveFeed: Sendable {
             return sources.run
         }
         stopped?.cancel()
+    }
+
+    /// Tells every follower to start again: the daemon's clock jumped, and a page that measured
+    /// its offset from the phone's on the old clock would place the slots wrongly until the next
+    /// heartbeat.
+    private func clockMoved() {
+        guard let generation = state.withLock({ $0.sources?.generation }) else { return }
+        resyncAll(generation: generation, reason: "the daemon's clock changed; open the stream again")
     }
 
     /// Ends the streams of browsers revoked since they began following: at once when

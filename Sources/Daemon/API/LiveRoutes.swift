@@ -82,7 +82,8 @@ struct LiveRoutes: Sendable {
         }
         return LiveSnapshot(
             nowUnixMs: jobs.nowUnixMs,
-            status: await CameraRoutes.status(of: entries, version: version, started: started, waitingAtMost: Self.statusWait),
+            status: await CameraRoutes.status(of: entries, clock: jobs.wallClock, version: version, started: started,
+                                              waitingAtMost: Self.statusWait),
             cameras: CameraList(cameras: entries.map { CameraList.Entry(name: $0.name, source: $0.source, identity: $0.camera.identity) }),
             groups: GroupList(groups: groups),
             jobs: JobList(jobs: now.jobs),

@@ -92,12 +92,16 @@ public actor JobManager {
         var followers: [UUID: AsyncStream<JobUpdate>.Continuation] = [:]
         /// Relays the run's frames and reports its end; done once the job has ended.
         var relay: Task<Void, Never>?
+        /// The wall clock's ``DaemonClock/movedMs`` when the run's `t0` was read off it: the
+        /// job's wall times are shown moved by as much as the clock has moved since.
+        let movedAtStart: Int64
 
-        init(record: RunRecord, cameras: [String], run: any JobRun) {
+        init(record: RunRecord, cameras: [String], run: any JobRun, movedAtStart: Int64) {
             self.record = record
             camera = cameras.joined(separator: ",")
             keys = Set(cameras.map { $0.lowercased() })
             self.run = run
+            self.movedAtStart = movedAtStart
         }
 
         /// Takes in `frame` once; false when it already has it (a resumed run's engine may
@@ -152,9 +156,9 @@ public actor JobManager {
     private let metrics: DaemonMetrics?
     /// Times every run's slots, delays and clips.
     private let clock: any Clock<Duration>
-    /// Unix milliseconds now: labels a run's `t0`, places a resumed run on its schedule, and
+    /// The daemon's wall clock: labels a run's `t0`, places a resumed run on its schedule, and
     /// tells a waiting job from a running one. Never times a slot.
-    private let wallClock: @Sendable () -> Int64
+    public nonisolated let wallClock: DaemonClock
     /// What each run's thread asks the kernel for: the daemon asks for real-time priority
     /// (``Timelapse/realTimeThreadPriority``); a manager made by a test, among many at once on a
     /// small machine, for the default.
@@ -171,11 +175,11 @@ public actor JobManager {
     ///   - clock: The monotonic clock the runs wait on. The real one keeps a run's deadlines
     ///     on its own thread and lets a rig schedule shots on its modules' timers; a test
     ///     hands in a clock it moves itself.
-    ///   - wallClock: Unix milliseconds now, moving with `clock` in a test.
+    ///   - wallClock: The daemon's wall clock, on the host's clock as a test plays it, moving
+    ///     with `clock`.
     public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
                 followerBacklog: Int = 1024, framesKept: Int = JobManager.defaultFramesKept, metrics: DaemonMetrics? = nil,
-                clock: any Clock<Duration> = ContinuousClock(),
-                wallClock: @escaping @Sendable () -> Int64 = JobManager.systemWallClock,
+                clock: any Clock<Duration> = ContinuousClock(), wallClock: DaemonClock = DaemonClock(),
                 runThreadPriority: ExecutorThread.Priority = Timelapse<ContinuousClock>.defaultThreadPriority) {
         self.runThreadPriority = runThreadPriority
         self.journal = journal
@@ -186,6 +190,10 @@ public actor JobManager {
         self.metrics = metrics
         self.clock = clock
         self.wallClock = wallClock
+        // Watchers of a running job are shown its times on the clock as it reads now.
+        wallClock.whenMoved { [weak self] in
+            Task { await self?.wallClockMoved() }
+        }
     }
 
     /// A manager with no cameras and a journal in memory: for a control API that runs no jobs.
@@ -196,7 +204,7 @@ public actor JobManager {
     /// Now on the manager's wall clock, in Unix milliseconds: what a document that names a
     /// time of day (a start time, `until` 06:30) is to be read against, so that it agrees with
     /// the runs' `t0`.
-    public nonisolated var nowUnixMs: Int64 { wallClock() }
+    public nonisolated var nowUnixMs: Int64 { wallClock.nowUnixMs }
 
     // MARK: - Starting
 
@@ -282,7 +290,8 @@ public actor JobManager {
         starting.formUnion(keys)
         defer { starting.subtract(keys) }
 
-        let run = clock.run(plan, on: entries, isRig: isRig, journal: journal, wallClock: wallClock, priority: runThreadPriority)
+        let run = clock.run(plan, on: entries, isRig: isRig, journal: journal, wallClock: { [wallClock] in wallClock.nowUnixMs },
+                            priority: runThreadPriority)
         let names = entries.map(\.name)
         let name = names.joined(separator: ",")
         if let timed = run as? Timelapse<ContinuousClock> {
@@ -319,7 +328,7 @@ public actor JobManager {
 
     private func register(_ record: RunRecord, cameras: [String], run: any JobRun,
                           outcome: Task<Result<RunEnding, TimelapseError>, Never>) {
-        let job = Job(record: record, cameras: cameras, run: run)
+        let job = Job(record: record, cameras: cameras, run: run, movedAtStart: wallClock.movedMs)
         // A resumed run's earlier frames; the engine's own stream repeats none of them, but
         // may already have journalled a few of its own, which the relay then skips.
         do {
@@ -404,7 +413,7 @@ public actor JobManager {
         job.followers = [:]
         let snapshot = JobSnapshot(id: id, camera: job.camera, cameras: job.record.cameras, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
                                    plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: ending.reason, summary: summary,
-                                   lastFrame: job.recent.last)
+                                   lastFrame: job.recent.last).movingWallTimes(by: moved(since: job))
         if ending.state != .running { remember(snapshot) }
         tell(.job(snapshot))
     }
@@ -430,10 +439,28 @@ public actor JobManager {
     }
 
     private func snapshot(_ job: Job) -> JobSnapshot {
-        let state: JobState = job.paused ? .paused : wallClock() < job.record.t0UnixMs ? .waiting : .running
+        let state: JobState = job.paused ? .paused : waiting(job) ? .waiting : .running
         return JobSnapshot(id: job.record.id, camera: job.camera, cameras: job.record.cameras, kind: JobKind(job.record.plan), state: state,
                            plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: nil,
                            summary: job.tally.summary, lastFrame: job.recent.last, nextSlot: job.paused ? nil : job.nextSlot)
+            .movingWallTimes(by: moved(since: job))
+    }
+
+    /// How far the wall clock has moved since `job`'s `t0` was read off it.
+    private func moved(since job: Job) -> Int64 {
+        wallClock.movedMs - job.movedAtStart
+    }
+
+    /// Whether slot 1 is still to come, by the wall clock as it reads now.
+    private func waiting(_ job: Job) -> Bool {
+        wallClock.nowUnixMs < job.record.t0UnixMs + moved(since: job)
+    }
+
+    /// The wall clock jumped (a correction taken or dropped): watchers are told each running
+    /// job again, its times read on the clock as it is now. Its schedule is on the monotonic
+    /// clock and does not move.
+    private func wallClockMoved() {
+        for job in active.values.sorted(by: { $0.record.id < $1.record.id }) { tell(.job(snapshot(job))) }
     }
 
     private func snapshot(of record: RunRecord) throws(JobError) -> JobSnapshot {
@@ -481,7 +508,7 @@ public actor JobManager {
         let job = try running(id)
         // Before the first slot there is no slot to add a part to: refused, not journalled
         // as a frame 0 at a time before the run's start.
-        guard wallClock() >= job.record.t0UnixMs else { throw .notRunning(id, .waiting) }
+        guard !waiting(job) else { throw .notRunning(id, .waiting) }
         await job.run.shootExtraFrame()
         return snapshot(job)
     }
@@ -640,11 +667,6 @@ public actor JobManager {
 
     private func journalled<T>(_ body: () throws -> T) throws(JobError) -> T {
         do { return try body() } catch { throw .journal(String(describing: error)) }
-    }
-
-    /// The system's time of day in Unix milliseconds: the daemon's wall clock.
-    public static let systemWallClock: @Sendable () -> Int64 = {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }
 

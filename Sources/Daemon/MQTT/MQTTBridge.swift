@@ -267,7 +267,7 @@ actor MQTTBridge {
     }
 
     private func publishClock() {
-        let clock = ClockDiscipline.read()
+        let clock = jobs.wallClock.discipline
         publish(MQTTMessage(topic: topics.clock, text: text(JSONValue(encoding: HostClock(clock))), retain: true))
     }
 
@@ -368,7 +368,7 @@ actor MQTTBridge {
     private func shoot(_ entry: CameraRegistry.Entry, _ message: MQTTMessage) async {
         let request: ShootRequest
         do throws(ShootRequest.Refusal) {
-            request = try ShootRequest(payload: message.payload, now: Date())
+            request = try ShootRequest(payload: message.payload, now: jobs.wallClock.now)
         } catch {
             return publish(MQTTMessage(topic: topics.shot(entry.name), text: text(["ok": false, "error": .string(error.reason)])))
         }
@@ -382,7 +382,7 @@ actor MQTTBridge {
         do throws(CameraError) {
             let shot: Shot
             if let at {
-                let instant = ContinuousClock.now + (Duration.checked(from: Date(), to: at) ?? .zero)
+                let instant = ContinuousClock.now + (Duration.checked(from: jobs.wallClock.now, to: at) ?? .zero)
                 outcome.at = FleetTime.text(at)
                 shot = try await entry.camera.shoot(at: instant)
                 outcome.answeredAfterAtMs = (ContinuousClock.now - instant) / .microseconds(1) / 1000
@@ -401,7 +401,7 @@ actor MQTTBridge {
     /// answer, with this host's clock, on ``MQTTTopics/fleetAnswers``.
     private func fleetShoot(_ message: MQTTMessage) async {
         guard case (let request, var answer, let names)? = await admit(message, { payload throws(ShootRequest.Refusal) in
-            try FleetShootRequest(payload: payload, now: Date())
+            try FleetShootRequest(payload: payload, now: self.jobs.wallClock.now)
         }) else { return }
         let entries = await cameras.all.filter { names.contains($0.name) }
         guard !entries.isEmpty else { return refuse(&answer, "no camera on this host") }
@@ -422,7 +422,7 @@ actor MQTTBridge {
     /// together. The answer names the job, whose frames go out on its frames topic.
     private func fleetTimelapse(_ message: MQTTMessage) async {
         guard case (let request, var answer, let names)? = await admit(message, { payload throws(ShootRequest.Refusal) in
-            try FleetTimelapseRequest(payload: payload, now: Date())
+            try FleetTimelapseRequest(payload: payload, now: self.jobs.wallClock.now)
         }) else { return }
         guard !names.isEmpty else { return refuse(&answer, "no camera on this host") }
         let plan = RunPlan(intervalMs: request.intervalMs, stop: request.frames.map { .frames($0) } ?? .never)
@@ -497,7 +497,7 @@ actor MQTTBridge {
     }
 
     private func fleetAnswer() -> FleetAnswer {
-        FleetAnswer(node: topics.node, id: nil, clock: HostClock(ClockDiscipline.read()))
+        FleetAnswer(node: topics.node, id: nil, clock: HostClock(jobs.wallClock.discipline))
     }
 
     /// Answers a fleet command with a refusal and its reason (under the command's id, when it

@@ -16,6 +16,10 @@ extension GlobalOptions {
         return socketDaemon()
     }
 
+    /// The clock this command reads times of day and dates against: the daemon's when it goes
+    /// through one (which may go by a phone's clock while this host's is wrong), else this host's.
+    func commandClock() async -> CommandClock { await CommandClock.of(daemonClient()) }
+
     /// A client of the daemon whose socket is there, whatever the options say; nil without one.
     func socketDaemon() -> DaemonClient? { DaemonClient.commands(environment: ProcessInfo.processInfo.environment) }
 

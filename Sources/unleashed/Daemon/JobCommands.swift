@@ -70,7 +70,8 @@ struct AttachCommand: AsyncParsableCommand {
         let client = try options.requireDaemon("attach")
         let document = try await options.ask { () throws(DaemonClientError) in try await client.job(job) }
         let run = JobRun(document, client: client, owned: false)
-        try await RunExecution.follow(run, plan: document.plan, startDelay: .zero, options: options, interruptible: true)
+        try await RunExecution.follow(run, plan: document.plan, startDelay: .zero, options: options, clock: await CommandClock.of(client),
+                                      interruptible: true)
     }
 }
 
