@@ -79,8 +79,9 @@ class Daemon:
     """`unleashed [--demo] daemon --web 127.0.0.1:0` in a private directory: the demo camera, or
     with `tethered` a camera on PTP/IP through libgphoto2, its pictures saved in `pictures`."""
 
-    def __init__(self, locked=False, port=0, binary=BINARY, tethered=None, extra=""):
+    def __init__(self, locked=False, port=0, binary=BINARY, tethered=None, extra="", environment=None):
         self.port = port
+        self.environment = environment or {}
         self.binary = binary
         self.tethered = tethered
         self.work = tempfile.mkdtemp(prefix="unleashed-web-test-")
@@ -102,7 +103,7 @@ class Daemon:
         """Starts the daemon, again after ``halt()``: same files, same port, same paired browsers."""
         environment = dict(os.environ, XDG_RUNTIME_DIR=os.path.join(self.work, "run"),
                            XDG_STATE_HOME=os.path.join(self.work, "state"), XDG_CONFIG_HOME=os.path.join(self.work, "config"),
-                           UNLEASHED_DEMO_STATE=os.path.join(self.work, "demo-camera.json"))
+                           UNLEASHED_DEMO_STATE=os.path.join(self.work, "demo-camera.json"), **self.environment)
         self.log.truncate(0)
         self.log.seek(0)
         self.process = subprocess.Popen(
@@ -163,6 +164,12 @@ class Daemon:
 
     def job(self, job_id):
         return self.get(f"/v1/jobs/{job_id}")
+
+    def cli(self, *arguments, timeout=60):
+        """`unleashed ARGUMENTS` against this daemon, as its user runs it beside it."""
+        done = subprocess.run([self.binary, *arguments], capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, UNLEASHED_SOCKET=self.socket))
+        return done
 
     def halt(self):
         """Stops the daemon as systemd would (SIGTERM), keeping its files for ``start()``."""

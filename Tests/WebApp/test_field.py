@@ -3,8 +3,10 @@ with a certificate the test makes), the page's shell kept by its service worker 
 daemon is out of reach, a notification when a run ends out of sight, and the phone's position
 as the cameras' geotag. Each over HTTPS where the browser asks for it, and over plain HTTP the
 page says why it cannot."""
+import json
 import re
 import struct
+import time
 import urllib.request
 
 import pytest
@@ -107,7 +109,6 @@ def test_the_shell_opens_from_the_service_worker_with_the_daemon_stopped(fresh_b
 
 
 def json_get(url):
-    import json
     with urllib.request.urlopen(url) as response:
         return json.loads(response.read())
 
@@ -151,3 +152,36 @@ def test_the_phones_position_is_the_cameras_geotag(secure):
     assert re.search(r"46\.5197\d*, 6\.6323", text), text
     browser.click("#geotag-toggle")
     browser.wait_text("#geotag-state", lambda t: "no position" in t, "geotagging off")
+
+
+def test_the_phones_clock_corrects_an_unsynchronised_daemon_and_start_at_fires_on_it(fresh_browser, tmp_path):
+    # The host's clock, as the daemon reads it, is two hours behind and not synchronised (a Pi
+    # with no clock battery, off the network): the test plays it through the daemon's test seam.
+    host_clock = tmp_path / "host-clock.json"
+    host_clock.write_text('{"synchronised": false, "wallClockErrorMs": -7200000}')
+    daemon = Daemon(environment={"UNLEASHED_TEST_HOST_CLOCK": str(host_clock)})
+    try:
+        assert daemon.get("/v1/clock")["correction"] is None
+        browser = fresh_browser()
+        browser.pair(daemon.url + "/", daemon.code("operator"))
+        assert wait_until(lambda: daemon.get("/v1/clock")["correction"] is not None), "the page never offered its clock"
+        correction = daemon.get("/v1/clock")["correction"]
+        assert abs(correction["offsetMs"] - 7200000) < 5000, correction
+        session = browser.driver.execute_script("return window.unleashedState.session.client")
+        assert correction["webClient"] == session
+        browser.wait_text("#notice", lambda t: "keeps this phone's time" in t, "the correction told in the page")
+        browser.click("#notice button")
+        browser.view("app")
+        assert "this phone" in browser.text("#clock-state") and "2" in browser.text("#clock-state")
+        # A run to start at a time of day eight seconds from now on the phone's clock (the true
+        # one): on the host's it would be two hours and eight seconds away.
+        due = time.time() + 8
+        start_at = time.strftime("%H:%M:%S", time.localtime(due))
+        submitted = daemon.cli("--json", "timelapse", "--interval", "1s", "--frames", "1", "--start-at", start_at, "--detach")
+        assert submitted.returncode == 0, submitted.stderr
+        job = next(json.loads(line)["job"]["id"] for line in submitted.stdout.splitlines() if '"job"' in line)
+        assert wait_until(lambda: daemon.job(job)["summary"]["taken"] == 1, timeout=30), f"the run never fired: {daemon.job(job)}"
+        fired = time.time()
+        assert due - 1.5 <= fired <= due + 5, f"slot 1 fired {fired - due:+.1f} s from {start_at} on the phone's clock"
+    finally:
+        daemon.stop()

@@ -9,7 +9,7 @@ import { $ } from "./dom.js";
 import { api, camerasPath, onUnpaired } from "./api.js";
 import { createStore, saved } from "./store.js";
 import { LiveStream } from "./live.js";
-import { applyJob, can, initialState, isLive, runOnTarget, shownCamera, targetCameras, updateSetting } from "./model.js";
+import { applyJob, can, clockWanted, initialState, isLive, runOnTarget, shownCamera, targetCameras, updateSetting } from "./model.js";
 import { parseDuration, parseFieldDuration, parseTimeOfDay } from "./grammar.js";
 import { formatDuration } from "./format.js";
 import { applyPermissions, mountChrome, VIEWS } from "./view-chrome.js";
@@ -55,7 +55,7 @@ function reportFailures(results, key) {
 }
 
 const live = new LiveStream(store, {
-  snapshot: (reconnected) => { actions.loadSettings(reconnected); actions.loadPictures(); },
+  snapshot: (reconnected) => { actions.loadSettings(reconnected); actions.loadPictures(); actions.offerClock(); },
   refresh: (camera) => actions.refreshCamera(camera),
   lost: async () => {
     try {
@@ -122,6 +122,8 @@ window.addEventListener("online", () => { if (state.session) live.reconnectIfSta
 // ---------------------------------------------------------------- what a press does
 
 let rigTimer = null;
+/** Offered once a visit: the daemon's answer stands until the page is opened again. */
+let clockOffered = false;
 let detailSource = null;
 let detailRetry = null;
 const settingsLoading = new Set();
@@ -389,6 +391,22 @@ const actions = {
   },
 
   dismissNotice() { say("notice", ""); },
+
+  /** Gives the daemon this phone's clock when its host's is not synchronised or is off by more
+   *  than a second (a Pi with no clock battery, off the network). The daemon decides, keeps a
+   *  correction for times of day and the cameras' clocks, and never moves a running schedule;
+   *  a correction that moves its clock restarts the live stream, which brings the new state. */
+  async offerClock() {
+    if (!clockWanted(state) || clockOffered) return;
+    clockOffered = true;
+    try {
+      const offer = await api("PUT", "/v1/clock", { unixMs: Date.now() });
+      store.update((s) => { s.hostClock = offer.clock; });
+      if (offer.taken) say("notice", `The daemon now keeps this phone's time: ${offer.message}`, "ok");
+    } catch (error) {
+      say("notice", `The daemon's clock could not be set from this phone: ${error.message}`);
+    }
+  },
   askToNotify() { return field.askToNotify(); },
   geotag(on) { field.geotag(on); },
 

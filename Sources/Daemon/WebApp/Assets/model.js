@@ -109,6 +109,30 @@ export function lastFrame(state, job) {
  *  re-anchoring and a ramp's interval); NaN when none is to come. */
 export const nextSlotAt = (job) => (job && job.nextSlot ? Date.parse(job.nextSlot.at) : NaN);
 
+/**
+ * Whether to offer this phone's clock to the daemon: its host clock is not synchronised and
+ * nobody has corrected it yet, or it is more than a second from the phone's (`clockOffset` is
+ * the daemon's clock less the phone's). The daemon decides whether it takes it.
+ */
+export function clockWanted(state) {
+  const clock = state.hostClock;
+  if (!clock || !can(state, "operate")) return false;
+  return (!clock.synchronised && !clock.correction) || Math.abs(state.clockOffset) > 1000;
+}
+
+/** The daemon's clock in words, for the browser view: whose time it keeps. */
+export function hostClockWords(state) {
+  const clock = state.hostClock;
+  if (!clock) return "";
+  if (clock.correction) {
+    const by = clock.correction.webClient && state.session && clock.correction.webClient === state.session.client ? "this phone" : clock.correction.client;
+    const ahead = clock.correction.offsetMs;
+    const behind = `${Math.abs(ahead) >= 1000 ? `${Math.round(Math.abs(ahead) / 1000)} s ${ahead > 0 ? "behind" : "ahead"}` : "within a second"}`;
+    return `The daemon goes by the clock of ${by}: its host's clock was ${behind}${clock.synchronised ? "" : " and is not synchronised"}.`;
+  }
+  return clock.synchronised ? "The daemon's host clock is synchronised." : "The daemon's host clock is not synchronised (no time service, or no network): times of day may be wrong.";
+}
+
 /** The wait before the page asks the live stream again after its `attempt`th failure in a row
  *  (1, 2, 4, 8, then 10 s), spread by `jitter` (0..1) so that a rig's phones do not come back
  *  all in the same instant. */
@@ -145,6 +169,7 @@ export function applySnapshot(state, snapshot, phoneNow) {
     cameras.set(entry.name, camera);
   }
   state.cameras = cameras;
+  state.hostClock = snapshot.status.clock || null;
   state.groups = snapshot.groups;
   state.jobs = new Map(snapshot.jobs.map((job) => [job.id, job]));
   const frames = new Map();

@@ -1,7 +1,7 @@
 // This browser: its theme, who the daemon says it is, unpairing; and for an operator, the
 // browsers paired with the daemon, a viewer code to hand a friend, and revoking a lost phone.
 import { $, confirmTwice, el, radioGroup, reconcile, renderMessage, setAttribute, setHidden, setText } from "./dom.js";
-import { can } from "./model.js";
+import { can, hostClockWords } from "./model.js";
 
 export function mountBrowser({ store, actions }) {
   const theme = radioGroup($("theme"), (value) => actions.setTheme(value));
@@ -39,6 +39,7 @@ export function mountBrowser({ store, actions }) {
     setHidden($("notify-ask"), field.notify !== "default");
     setAttribute($("geotag-toggle"), "aria-pressed", String(field.geotag !== "off" && field.geotag !== undefined));
     setText($("geotag-state"), field.geotagWhy || "Pictures carry no position from this phone.");
+    setText($("clock-state"), hostClockWords(state));
     // Unpairing is the daemon's to allow: a locked daemon keeps a stand's phone paired.
     setHidden($("logout"), !can(state, "leave"));
     setHidden($("logout-locked"), can(state, "leave"));
