@@ -48,7 +48,8 @@ public struct DaemonService: Service {
             await pictures.follow(entry)
         }
         let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics,
-                              runThreadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority)
+                              runThreadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority,
+                              resumesByItself: configuration.service.resumeRuns)
         let browsers = try webClients()
         let fleet = configuration.mqtt.broker == nil ? nil : FleetBoard(settings: configuration.mqtt)
         let api = ControlAPI(cameras: registry, jobs: jobs, access: AccessPolicy(configuration: configuration), version: version,
