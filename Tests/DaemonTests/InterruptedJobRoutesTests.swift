@@ -1,4 +1,4 @@
-import Daemon
+@testable import Daemon
 import Foundation
 import Intervalometer
 import Testing
@@ -105,6 +105,23 @@ struct InterruptedJobRoutesTests {
         }
     }
 
+    @Test("a viewer may download a job's frames but not resume a job, nor may anyone while the daemon is locked")
+    func permissions() async throws {
+        let viewer = AccessTests.bearer(AccessTests.viewerSecret)
+        try await AccessTests.withServer(access: AccessPolicy(tokens: AccessTests.tokens)) { _, socket in
+            // Past the permission check, to the job lookup.
+            #expect(try await Curl.request(socket: socket, path: "/v1/jobs/42/frames.csv", arguments: viewer).status == 404)
+            let refused = try await Curl.request(socket: socket, path: "/v1/jobs/42/resume", arguments: ["-X", "POST"] + viewer)
+            #expect(refused.status == 403)
+            #expect(AccessTests.message(refused) == "this needs the operator role; token 'dashboard' has the viewer role")
+        }
+        try await AccessTests.withServer(access: AccessPolicy(tokens: AccessTests.tokens, locked: true)) { _, socket in
+            let locked = try await Curl.request(socket: socket, path: "/v1/jobs/42/resume",
+                                                arguments: ["-X", "POST"] + AccessTests.bearer(AccessTests.operatorSecret))
+            #expect(locked.status == 403)
+        }
+    }
+
     @Test("an interrupted run is listed as resumable; resuming it carries on its slots from where it stopped, on its schedule")
     func resumeContinuesTheSlots() async throws {
         try await JobTests.withRig(flowing: false) { rig in
@@ -183,6 +200,28 @@ struct InterruptedJobRoutesTests {
             #expect(try rig.journal.frames(of: elsewhere.id).count == 1, "the refused resumes recorded nothing")
             #expect(try rig.journal.frames(of: attic.id).count == 1)
             #expect(try rig.journal.frames(of: sameCamera.id).count == 2)
+        }
+    }
+
+    @Test("a run the daemon could not take up by itself says why, and a client resumes it once what stood in the way is gone")
+    func resumeWhatTheDaemonLeft() async throws {
+        try await JobTests.withRig(flowing: false) { rig in
+            let running = try #require((try await JobTests.post(rig, "/v1/jobs", #"{"plan": {"intervalMs": 200, "forever": true}}"#)
+                .json?["id"] as? NSNumber)?.int64Value)
+            try await rig.clock.flowing(until: try await rig.t0(of: running)) { try await JobTests.waitForFrames(rig, job: running, count: 1) }
+            let left = try Self.interruptedRun(rig.journal, t0: rig.clock.wallClock(), taken: 2)
+            #expect(await rig.jobs.resumeInterrupted() == [], "its camera runs another job")
+            let listed = try await Self.listed(rig, left.id)
+            #expect(listed["reason"] as? String
+                == "interrupted; the daemon could not resume it: camera demo is running job \(running); stop it first")
+            #expect(listed["resumable"] as? Bool == true)
+
+            let stopped = try await rig.clock.flowing { try await JobTests.post(rig, "/v1/jobs/\(running)/stop") }
+            #expect(stopped.json?["state"] as? String == "finished", "\(stopped.body)")
+            let resumed = try await JobTests.post(rig, "/v1/jobs/\(left.id)/resume")
+            #expect(resumed.status == 200, "\(resumed.body)")
+            #expect(resumed.json?["state"] as? String == "running")
+            #expect(resumed.json?["reason"] is NSNull)
         }
     }
 
