@@ -53,7 +53,8 @@ public struct DaemonService: Service {
         }
         let jobs = JobManager(journal: journal, cameras: registry, logger: logger, metrics: metrics,
                               wallClock: DaemonClock(host: hostClock, logger: logger),
-                              runThreadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority)
+                              runThreadPriority: Timelapse<ContinuousClock>.realTimeThreadPriority,
+                              resumesByItself: configuration.service.resumeRuns)
         let browsers = try webClients()
         let fleet = configuration.mqtt.broker == nil ? nil : FleetBoard(settings: configuration.mqtt)
         let api = ControlAPI(cameras: registry, jobs: jobs, access: AccessPolicy(configuration: configuration), version: version,

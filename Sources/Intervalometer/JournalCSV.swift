@@ -19,6 +19,14 @@ extension FrameRecord {
         ]
     }
 
+    /// The first line of a run's CSV: ``csvHeader``, with its line end.
+    public static var csvHeaderLine: String { CSV.line(csvHeader) }
+
+    /// The record as one line of a run's CSV, with its line end: the whole file is
+    /// ``csvHeaderLine`` and then each record's line in journal order, so that it can be
+    /// written a page of records at a time as well as at once.
+    public var csvLine: String { CSV.line(csvFields) }
+
     private func stops(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "" }
 
     private func text(_ value: (some BinaryInteger)?) -> String { value.map { String($0) } ?? "" }
@@ -26,6 +34,11 @@ extension FrameRecord {
 
 /// RFC 4180 fields: error messages come from cameras and operating systems and may hold any text.
 enum CSV {
+    /// `fields` as one line: each quoted as it needs, separated by commas, ended by CRLF.
+    static func line(_ fields: [String]) -> String {
+        fields.map(field).joined(separator: ",") + "\r\n"
+    }
+
     /// `field`, quoted (with its quotes doubled) when it holds a comma, a quote or a line break.
     static func field(_ field: String) -> String {
         guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else {

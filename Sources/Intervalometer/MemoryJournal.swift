@@ -55,6 +55,15 @@ public final class MemoryJournal: RunJournal {
         store.withLock { $0.frames[run] ?? [] }
     }
 
+    /// Pages by a record's place in the run: position n is the run's n-th record.
+    public func framePage(of run: Int64, after position: Int64?, limit: Int) throws -> FramePage {
+        let frames = try frames(of: run)
+        let start = Int(clamping: max(position ?? 0, 0))
+        let end = min(frames.count, start + max(limit, 1))
+        guard start < end else { return FramePage(frames: [], next: nil) }
+        return FramePage(frames: Array(frames[start..<end]), next: end < frames.count ? Int64(end) : nil)
+    }
+
     public func claim(run: Int64) throws {
         try store.withLock { store in
             if let owner = store.owners[run], owner.isAlive { throw MemoryJournalError.owned(run: run, by: owner) }
@@ -66,6 +75,10 @@ public final class MemoryJournal: RunJournal {
         store.withLock { store in
             if store.owners[run] == .current { store.owners[run] = nil }
         }
+    }
+
+    public func liveOwner(of run: Int64) throws -> RunOwner? {
+        store.withLock { store in store.owners[run].flatMap { $0.isAlive ? $0 : nil } }
     }
 
     public func recoveryFiles(of run: Int64) -> [String] { [] }

@@ -301,15 +301,36 @@ public protocol RunJournal: Sendable {
     func runs() throws -> [RunRecord]
     /// A run's frames in the order they were recorded.
     func frames(of run: Int64) throws -> [FrameRecord]
+    /// Up to `limit` of a run's frames in the order they were recorded, after `position` (the
+    /// ``FramePage/next`` of the page before; nil for the first page): a run of days read a page
+    /// at a time, without all of its frames in memory at once.
+    func framePage(of run: Int64, after position: Int64?, limit: Int) throws -> FramePage
     /// Makes this process the run's one owner (``RunOwner/current``); throws when a process
     /// that is still alive owns it, so that no run is shot by two processes at once.
     func claim(run: Int64) throws
     /// Gives up this process's ownership of the run (when it ends or is suspended).
     func release(run: Int64)
+    /// The process that runs the run now, when one that is still alive does: a run it shoots is
+    /// not interrupted, whatever its state in the journal.
+    func liveOwner(of run: Int64) throws -> RunOwner?
     /// Where records this journal could not take (a full disk) are kept for the run, most
     /// preferred first: a resumed run adds them to the journal. Empty for a journal that keeps
     /// no files.
     func recoveryFiles(of run: Int64) -> [String]
+}
+
+/// One page of a run's frames (``RunJournal/framePage(of:after:limit:)``).
+public struct FramePage: Hashable, Sendable {
+    /// The frames, in the order they were recorded.
+    public var frames: [FrameRecord]
+    /// Where the next page starts; nil when this page is the last (a full page may be followed
+    /// by an empty one).
+    public var next: Int64?
+
+    public init(frames: [FrameRecord], next: Int64?) {
+        self.frames = frames
+        self.next = next
+    }
 }
 
 extension RunJournal {

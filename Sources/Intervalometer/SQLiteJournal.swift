@@ -282,6 +282,18 @@ public final class SQLiteJournal: RunJournal {
         try frames(of: run, sql: "SELECT * FROM frame WHERE run = ? ORDER BY id")
     }
 
+    /// Up to `limit` of the run's frames in recorded order, after `position`: each page is a
+    /// read of its own, so that a reader that takes its time (a phone downloading a run of
+    /// days) never holds a read open while the run appends.
+    public func framePage(of run: Int64, after position: Int64?, limit: Int) throws(JournalError) -> FramePage {
+        let limit = max(limit, 1)
+        let rows = try frameRows(of: run, sql: "SELECT * FROM frame WHERE run = ? AND id > ? ORDER BY id LIMIT ?",
+                                 arguments: [run, position ?? 0, limit])
+        var records: [FrameRecord] = []
+        for row in rows { records.append(try frameRecord(row)) }
+        return FramePage(frames: records, next: rows.count == limit ? rows.last?["id"] : nil)
+    }
+
     // MARK: Reading back
 
     /// The frame with the highest number (and part): the slot a resumed run continues after.
@@ -299,8 +311,7 @@ public final class SQLiteJournal: RunJournal {
     /// breaks quoted), one row per record under ``FrameRecord/csvHeader``, for spreadsheets and
     /// scripts.
     public func csv(of run: Int64) throws(JournalError) -> String {
-        let rows = [FrameRecord.csvHeader] + (try frames(of: run)).map(\.csvFields)
-        return rows.map { $0.map(CSV.field).joined(separator: ",") + "\r\n" }.joined()
+        FrameRecord.csvHeaderLine + (try frames(of: run)).map(\.csvLine).joined()
     }
 
     // MARK: Schema
@@ -450,16 +461,22 @@ public final class SQLiteJournal: RunJournal {
     // MARK: Rows
 
     private func frames(of run: Int64, sql: String) throws(JournalError) -> [FrameRecord] {
+        var records: [FrameRecord] = []
+        for row in try frameRows(of: run, sql: sql, arguments: [run]) { records.append(try frameRecord(row)) }
+        return records
+    }
+
+    /// The rows `sql` selects, in one read that first checks that the run exists: a wrong id
+    /// throws ``JournalError/runNotFound(path:run:)`` rather than reading as an empty run.
+    private func frameRows(of run: Int64, sql: String, arguments: StatementArguments) throws(JournalError) -> [Row] {
         let rows = try read { db -> [Row]? in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM run WHERE id = ?", arguments: [run]) != nil else {
                 return nil
             }
-            return try Row.fetchAll(db, sql: sql, arguments: [run])
+            return try Row.fetchAll(db, sql: sql, arguments: arguments)
         }
         guard let rows else { throw .runNotFound(path: path, run: run) }
-        var records: [FrameRecord] = []
-        for row in rows { records.append(try frameRecord(row)) }
-        return records
+        return rows
     }
 
     /// A run from its row and its `runCamera` rows (none for a row written without them).

@@ -605,9 +605,17 @@ public struct JobDocument: APIDocument, Hashable {
     /// job is not live. The schedule's own answer, so that no client redoes pauses, re-anchoring
     /// or a ramp's interval to draw a countdown.
     public var nextSlot: NextSlot?
+    /// Whether ``API/resumeJob`` would take the job up now: only a `suspended` job can be, when
+    /// the daemon holds its cameras and no other process shoots it. A camera busy with another
+    /// job is not counted, and is the resume's refusal.
+    public var resumable: Bool
+    /// Why a `suspended` job cannot be resumed now, in the words a resume would be refused
+    /// with; nil when it can be, and for a job that is not suspended.
+    public var resumeRefusal: String?
 
     public init(id: Int64, camera: String, cameras: [String], kind: JobKind, state: JobState, plan: RunPlan, t0UnixMs: Int64?,
-                reason: String?, summary: RunSummary, lastFrame: FrameRecord?, nextSlot: NextSlot? = nil) {
+                reason: String?, summary: RunSummary, lastFrame: FrameRecord?, nextSlot: NextSlot? = nil,
+                resumable: Bool = false, resumeRefusal: String? = nil) {
         self.id = id
         self.camera = camera
         self.cameras = cameras
@@ -619,6 +627,8 @@ public struct JobDocument: APIDocument, Hashable {
         self.summary = summary
         self.lastFrame = lastFrame
         self.nextSlot = nextSlot
+        self.resumable = resumable
+        self.resumeRefusal = resumeRefusal
     }
 
     public var json: JSONValue {
@@ -629,6 +639,7 @@ public struct JobDocument: APIDocument, Hashable {
             "reason": .optional(reason), "summary": JSONValue(encoding: summary),
             "lastFrame": lastFrame.map { JSONValue(encoding: $0) } ?? .null,
             "nextSlot": nextSlot.map { JSONValue(encoding: $0) } ?? .null,
+            "resumable": .bool(resumable), "resumeRefusal": .optional(resumeRefusal),
         ]
     }
 
@@ -637,7 +648,7 @@ public struct JobDocument: APIDocument, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, camera, cameras, kind, state, plan, t0, reason, summary, lastFrame, nextSlot
+        case id, camera, cameras, kind, state, plan, t0, reason, summary, lastFrame, nextSlot, resumable, resumeRefusal
     }
 
     public init(from decoder: any Decoder) throws {
@@ -661,6 +672,9 @@ public struct JobDocument: APIDocument, Hashable {
         lastFrame = try members.decodeIfPresent(FrameRecord.self, forKey: .lastFrame)
         // A daemon before it did not say.
         nextSlot = try members.decodeIfPresent(NextSlot.self, forKey: .nextSlot)
+        // A daemon before them resumed no job on request.
+        resumable = try members.decodeIfPresent(Bool.self, forKey: .resumable) ?? false
+        resumeRefusal = try members.decodeIfPresent(String.self, forKey: .resumeRefusal)
     }
 }
 

@@ -124,6 +124,12 @@ public enum API {
     public static let extraFrame = Endpoint<NoDocument, JobDocument>(.post, version + "/jobs/{id}/extra-frame")
     public static let pauseJob = Endpoint<NoDocument, JobDocument>(.post, version + "/jobs/{id}/pause")
     public static let continueJob = Endpoint<NoDocument, JobDocument>(.post, version + "/jobs/{id}/continue")
+    /// Takes up an interrupted (`suspended`) job again on its original schedule, as the daemon
+    /// does by itself when it holds the job's cameras: for one it left (``JobDocument/resumable``).
+    public static let resumeJob = Endpoint<NoDocument, JobDocument>(.post, version + "/jobs/{id}/resume")
+    /// A job's frames as CSV, the columns of `unleashed runs export --csv`: a download, not a
+    /// JSON document.
+    public static let jobFramesCSV = Endpoint<NoDocument, NoDocument>(.get, version + "/jobs/{id}/frames.csv")
     /// A job's frames as they are journalled, then its end; `?from=N` replays from frame N.
     public static let jobEvents = Endpoint<NoDocument, JobEvent>(.get, version + "/jobs/{id}/events", streams: true)
 

@@ -10,8 +10,9 @@ public enum JobState: String, Codable, Sendable, Hashable, CaseIterable {
     case paused
     case finished
     case failed
-    /// Ended without being finished (the daemon stopped, or a run found interrupted whose
-    /// camera is not here): the next daemon start resumes it on its original schedule.
+    /// Left running in the journal without being finished (the daemon stopped, or a run found
+    /// interrupted whose camera is not here): the daemon resumes it on its original schedule
+    /// when it starts again holding its cameras, and a client may resume it (``API/resumeJob``).
     case suspended
 
     /// Whether the job still holds its cameras and has slots to come: waiting, running or

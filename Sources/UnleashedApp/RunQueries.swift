@@ -124,25 +124,24 @@ public enum RunQueryError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension RunQueries {
-    /// The run `id` of `journal` if it can be resumed: there, interrupted rather than ended,
-    /// and not being shot by a live process (checked before any camera is opened; the run's
-    /// own claim at its start settles a race).
+    /// The run `id` of `journal` if it can be resumed (``RunJournal/interruptedRun(_:)``),
+    /// refused in the words of the command line.
     public static func interruptedRun(_ id: Int64, in journal: SQLiteJournal) throws(ResumeRefusal) -> RunRecord {
-        let found: RunRecord?
-        do {
-            found = try journal.run(id)
+        do throws(NotResumable) {
+            return try journal.interruptedRun(id)
         } catch {
-            throw .journal(error.description)
+            switch error {
+            case .noSuchRun(let id):
+                throw .refused("there is no run \(id); `unleashed runs list` shows them")
+            case .ended(let record):
+                throw .refused("run \(id) has \(record.state == .finished ? "finished" : "failed") "
+                    + "(\(record.endReason ?? "no reason recorded")); only an interrupted run can be resumed")
+            case .owned(let run, let owner):
+                throw .owned(JournalError.runOwned(path: journal.path, run: run, owner: owner).description)
+            case .journal(let why):
+                throw .journal(why)
+            }
         }
-        guard let record = found else { throw .refused("there is no run \(id); `unleashed runs list` shows them") }
-        guard record.state == .running else {
-            throw .refused("run \(id) has \(record.state == .finished ? "finished" : "failed") "
-                + "(\(record.endReason ?? "no reason recorded")); only an interrupted run can be resumed")
-        }
-        if let owner = try? journal.liveOwner(of: id) {
-            throw .owned(JournalError.runOwned(path: journal.path, run: id, owner: owner).description)
-        }
-        return record
     }
 }
 

@@ -59,7 +59,7 @@ struct JobTests {
     /// Runs `body` against a started server with the demo camera as "demo" and a fresh
     /// journal, then stops everything and removes the files. With `flowing`, time flows for the
     /// runs throughout; without, it stands still unless `body` moves it.
-    private static func withRig<T>(flowing: Bool, _ body: (Rig) async throws -> T) async throws -> T {
+    static func withRig<T>(flowing: Bool, _ body: (Rig) async throws -> T) async throws -> T {
         let (demo, journal, cameras, directory) = try await Self.managerParts()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = RunClock()
@@ -87,7 +87,7 @@ struct JobTests {
         return try result.get()
     }
 
-    private static func post(_ rig: Rig, _ path: String, _ body: String? = nil) async throws -> Curl.Answer {
+    static func post(_ rig: Rig, _ path: String, _ body: String? = nil) async throws -> Curl.Answer {
         try await Curl.request(socket: rig.socket, path: path,
                                arguments: ["-X", "POST", "-H", "Content-Type: application/json"] + (body.map { ["--data-binary", $0] } ?? []))
     }
@@ -119,12 +119,12 @@ struct JobTests {
     }
 
     /// The error message of an answer.
-    private static func message(_ answer: Curl.Answer) -> String {
+    static func message(_ answer: Curl.Answer) -> String {
         (answer.json?["error"] as? [String: Any])?["message"] as? String ?? "(no message in \(answer.body))"
     }
 
     /// Waits until the job has recorded `count` frames, following it in process.
-    private static func waitForFrames(_ rig: Rig, job id: Int64, count: Int) async throws {
+    static func waitForFrames(_ rig: Rig, job id: Int64, count: Int) async throws {
         var seen = 0
         for await update in try await rig.jobs.follow(id) {
             if case .frame = update { seen += 1 }
@@ -135,7 +135,7 @@ struct JobTests {
 
     /// Follows a job to its end, and again from its last frame whenever it is let go for
     /// falling behind; returns how it ended.
-    private static func followToEnd(_ jobs: JobManager, job id: Int64) async throws -> RunEnding {
+    static func followToEnd(_ jobs: JobManager, job id: Int64) async throws -> RunEnding {
         var from = 1
         while true {
             for await update in try await jobs.follow(id, fromFrame: from) {

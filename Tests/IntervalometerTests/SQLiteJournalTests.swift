@@ -254,6 +254,57 @@ struct SQLiteJournalTests {
             """)
     }
 
+    @Test("a run read a page at a time is the run read whole, in both journals, and its lines are its CSV")
+    func pages() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journals: [any RunJournal] = [try SQLiteJournal(path: scratch.path()), MemoryJournal()]
+        for journal in journals {
+            let other = try journal.begin(plan: plan, t0UnixMs: 0, camera: "other")
+            let run = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+            // Interleaved with another run's frames, as two jobs write them.
+            for frame in 1...11 {
+                try journal.append(taken(frame), to: run.id)
+                try journal.append(taken(frame), to: other.id)
+            }
+            var read: [FrameRecord] = []
+            var pages = 0
+            var position: Int64?
+            repeat {
+                let page = try journal.framePage(of: run.id, after: position, limit: 4)
+                read += page.frames
+                pages += 1
+                position = page.next
+            } while position != nil
+            #expect(read == (try journal.frames(of: run.id)), "\(type(of: journal))")
+            #expect(pages == 3, "4 + 4 + 3 frames")
+        }
+        let sqlite = try SQLiteJournal(path: scratch.path())
+        #expect(throws: JournalError.runNotFound(path: scratch.path(), run: 42)) { try sqlite.framePage(of: 42, after: nil, limit: 4) }
+        #expect(try sqlite.csv(of: 2) == FrameRecord.csvHeaderLine + (try sqlite.frames(of: 2)).map(\.csvLine).joined())
+    }
+
+    @Test("a run is interrupted when it is running in the journal and no live process shoots it")
+    func interrupted() throws {
+        let scratch = Scratch()
+        defer { scratch.remove() }
+        let journal = try SQLiteJournal(path: scratch.path())
+        let ended = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+        try journal.finish(run: ended.id, state: .failed, reason: "the camera went away")
+        let shooting = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+        let left = try journal.begin(plan: plan, t0UnixMs: 0, camera: "SIM0001")
+        journal.release(run: left.id)
+        #expect(throws: NotResumable.noSuchRun(9)) { try journal.interruptedRun(9) }
+        #expect {
+            try journal.interruptedRun(ended.id)
+        } throws: { error in
+            guard case .ended(let record) = error as? NotResumable else { return false }
+            return record.state == .failed && record.endReason == "the camera went away"
+        }
+        #expect(throws: NotResumable.owned(run: shooting.id, by: .current)) { try journal.interruptedRun(shooting.id) }
+        #expect(try journal.interruptedRun(left.id).id == left.id)
+    }
+
     @Test("the summary counts outcomes and gives lateness percentiles by nearest rank")
     func summary() throws {
         let scratch = Scratch()

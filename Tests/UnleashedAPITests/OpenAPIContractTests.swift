@@ -47,6 +47,14 @@ struct OpenAPIContractTests {
         let job = JobDocument(id: 5, camera: "demo", cameras: ["demo"], kind: .timelapse, state: .finished, plan: plans[1], t0UnixMs: 1_763_900_000_000,
                               reason: "all slots done", summary: summary, lastFrame: frame)
         let run = RunRecord(id: 5, plan: plans[0], t0UnixMs: 1_763_900_000_000, camera: "demo", state: .finished, endReason: "done")
+        let interrupted = JobDocument(id: 4, camera: "garden", cameras: ["garden"], kind: .timelapse, state: .suspended, plan: plans[0],
+                                      t0UnixMs: 1_763_800_000_000, reason: "interrupted; it resumes when the daemon holds camera garden",
+                                      summary: summary, lastFrame: frame, resumable: false,
+                                      resumeRefusal: "job 4 runs on camera garden, which the daemon does not hold; connect it, then resume the job")
+        var resumable = interrupted
+        (resumable.resumable, resumable.resumeRefusal) = (true, nil)
+        var resumed = resumable
+        (resumed.state, resumed.reason, resumed.resumable) = (.running, nil, false)
 
         let corrected = HostClockState(synchronised: false, nowUnixMs: 1_764_405_123_456, correction: .init(
             offsetMs: 7_203_000, takenUnixMs: 1_764_405_000_000, client: "browser 'Pixel 7' (k3x9)", webClient: "k3x9"))
@@ -92,7 +100,8 @@ struct OpenAPIContractTests {
             ("JobRequest", JobSubmission(plan: plans[0], cameras: ["a", "b"]).json),
             ("POST /v1/jobs/{id}/stop body", StopWhen.afterFrame.json),
             ("Job", job.json),
-            ("GET /v1/jobs 200", JobList(jobs: [job]).json),
+            ("GET /v1/jobs 200", JobList(jobs: [job, interrupted, resumable]).json),
+            ("POST /v1/jobs/{id}/resume 200", resumed.json),
             ("Error", ErrorDocument(status: 404, message: "there is no job 9").json),
             ("GET /v1/cameras/{camera}/pictures 200", PictureList(pictures: [
                 .init(name: "DSC_0042.jpg", bytes: 8_123_456, cameraPath: "/store/DCIM/DSC_0042.JPG", frame: 12, shotCounter: 42,

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Intervalometer
 import ServiceLifecycle
 import UnleashedAPI
 
@@ -54,7 +55,17 @@ struct JobRoutes: Sendable {
         }
         router.on(API.continueJob, requires: .operate) { _, context in
             let id = try Self.id(context)
+            return try await Self.answer { () async throws(JobError) in try await jobs.continueJob(id) }
+        }
+        router.on(API.resumeJob, requires: .operate) { _, context in
+            let id = try Self.id(context)
             return try await Self.answer { () async throws(JobError) in try await jobs.resume(id) }
+        }
+        router.on(API.jobFramesCSV) { _, context in
+            try context.authorize(.watch)
+            let id = try Self.id(context)
+            let first = try await Self.answer { () async throws(JobError) in try jobs.framePage(of: id, after: nil, limit: Self.csvPageSize) }
+            return Self.csv(job: id, from: first, jobs: jobs)
         }
         router.on(API.jobEvents) { request, context -> Response in
             try context.authorize(.watch)
@@ -108,6 +119,33 @@ struct JobRoutes: Sendable {
         })
     }
 
+    /// How many frame records the CSV of a job reads from the journal at a time.
+    static let csvPageSize = 1000
+
+    /// Job `id`'s frames as CSV (``FrameRecord/csvHeaderLine``, then each record's line), read
+    /// and written a page at a time, `first` page first. Streamed rather than built whole: a
+    /// run of 100,000 frames is some 10 MB of text, which a phone on a slow link takes long to
+    /// read, and the daemon then holds one page, never the run; each page is a read of its own,
+    /// so a running job appends meanwhile, and its CSV has the frames up to the last page read.
+    /// A page the journal fails to give cuts the download short (no last chunk), which the
+    /// client reports as incomplete rather than taking a part for the whole.
+    private static func csv(job id: Int64, from first: FramePage, jobs: JobManager) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/csv; charset=utf-8"
+        headers[.contentDisposition] = "attachment; filename=\"unleashed-run-\(id).csv\""
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: FrameRecord.csvHeaderLine))
+            var page = first
+            while true {
+                if !page.frames.isEmpty { try await writer.write(ByteBuffer(string: page.frames.map(\.csvLine).joined())) }
+                guard let next = page.next else { break }
+                page = try jobs.framePage(of: id, after: next, limit: csvPageSize)
+            }
+            try await writer.finish(nil)
+        })
+    }
+
     /// The request's body, refused when it is over the API's limit.
     private static func body(of request: Request) async throws -> Data {
         Data(try await APIRoutes.bytes(of: request.body).readableBytesView)
@@ -145,7 +183,9 @@ struct JobRoutes: Sendable {
         case .camera(.ambiguous): .conflict
         case .camera: .notFound
         case .unknownJob: .notFound
-        case .cameraBusy, .notRunning: .conflict
+        case .cameraBusy, .notRunning, .notInterrupted, .shotElsewhere, .cameraNotHeld: .conflict
+        // The run is shot by another process after all (it claimed it after the check).
+        case .refused(.owned): .conflict
         case .refused(.camera): .conflict
         case .refused(.journal), .journal, .shuttingDown: .serviceUnavailable
         // The body fits the schema; its numbers break a rule a schema cannot state (a bulb and

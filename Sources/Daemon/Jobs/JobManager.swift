@@ -46,6 +46,14 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
     case journal(String)
     /// The daemon is stopping and takes no new jobs.
     case shuttingDown
+    /// Only an interrupted (`suspended`) job can be resumed: this one is live, or has ended
+    /// (with the reason it ended).
+    case notInterrupted(Int64, JobState, reason: String?)
+    /// A process other than this daemon, still alive, shoots the run (a CLI that began it
+    /// without the daemon or resumed it): it is not interrupted, only elsewhere.
+    case shotElsewhere(Int64, by: RunOwner)
+    /// The run's camera (or one of a rig's) is not one the daemon holds now.
+    case cameraNotHeld(job: Int64, camera: String, held: [String])
 
     public var description: String {
         switch self {
@@ -54,6 +62,16 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
             job.map { "camera \(camera) is running job \($0); stop it first" } ?? "camera \(camera) is starting a job; stop it first"
         case .unknownJob(let id): "there is no job \(id)"
         case .notRunning(let id, let state): "job \(id) is \(state.rawValue); only a job that runs takes commands"
+        case .notInterrupted(let id, .paused, _): "job \(id) is paused, not interrupted; continue it instead"
+        case .notInterrupted(let id, let state, _) where state.isLive:
+            "job \(id) is \(state.rawValue); only an interrupted job can be resumed"
+        case .notInterrupted(let id, let state, let reason):
+            "job \(id) has \(state.rawValue)\(reason.map { " (\($0))" } ?? ""); only an interrupted job can be resumed"
+        case .shotElsewhere(let id, let owner):
+            "job \(id) is being shot by \(owner), not by this daemon; resume it here once that process has ended"
+        case .cameraNotHeld(let id, let camera, let held):
+            "job \(id) runs on camera \(camera), which the daemon does not hold"
+                + (held.isEmpty ? "" : " (it holds \(held.joined(separator: ", ")))") + "; connect it, then resume the job"
         case .refused(let error): error.description
         case .journal(let why): "the run journal failed: \(why)"
         case .shuttingDown: "the daemon is stopping and takes no new jobs"
@@ -163,6 +181,9 @@ public actor JobManager {
     /// (``Timelapse/realTimeThreadPriority``); a manager made by a test, among many at once on a
     /// small machine, for the default.
     private let runThreadPriority: ExecutorThread.Priority
+    /// Whether the daemon takes up interrupted runs by itself (`daemon.resume_runs`), which an
+    /// interrupted job's reason says.
+    private let resumesByItself: Bool
 
     /// - Parameters:
     ///   - journal: Where runs are recorded (the daemon's SQLite journal); job ids are its run ids.
@@ -177,11 +198,15 @@ public actor JobManager {
     ///     hands in a clock it moves itself.
     ///   - wallClock: The daemon's wall clock, on the host's clock as a test plays it, moving
     ///     with `clock`.
+    ///   - resumesByItself: Whether the daemon resumes interrupted runs by itself
+    ///     (``resumeInterrupted(quietly:)``), as `daemon.resume_runs` says.
     public init(journal: any RunJournal, cameras: CameraRegistry, logger: Logger = Logger(label: "unleashed.jobs"),
                 followerBacklog: Int = 1024, framesKept: Int = JobManager.defaultFramesKept, metrics: DaemonMetrics? = nil,
                 clock: any Clock<Duration> = ContinuousClock(), wallClock: DaemonClock = DaemonClock(),
-                runThreadPriority: ExecutorThread.Priority = Timelapse<ContinuousClock>.defaultThreadPriority) {
+                runThreadPriority: ExecutorThread.Priority = Timelapse<ContinuousClock>.defaultThreadPriority,
+                resumesByItself: Bool = true) {
         self.runThreadPriority = runThreadPriority
+        self.resumesByItself = resumesByItself
         self.journal = journal
         self.cameras = cameras
         self.logger = logger
@@ -219,7 +244,7 @@ public actor JobManager {
         let entry: CameraRegistry.Entry
         do { entry = try await cameras.camera(named: name) } catch { throw .camera(error) }
         let id = try await launch(on: [entry], isRig: false, plan: plan, unixMs.map { .at(unixMs: $0) } ?? .new(delay: startDelay))
-        return try job(id)
+        return try await job(id)
     }
 
     /// Starts `plan` on a rig: every slot fires all of `names` together, and each camera gets
@@ -233,21 +258,14 @@ public actor JobManager {
             do { entries.append(try await cameras.camera(named: name)) } catch { throw .camera(error) }
         }
         let id = try await launch(on: entries, isRig: true, plan: plan, unixMs.map { .at(unixMs: $0) } ?? .new(delay: startDelay))
-        return try job(id)
+        return try await job(id)
     }
 
-    /// The cameras of a journalled run: its one camera, or a rig's (a run of several cameras).
-    /// The record keeps them as a list, so a name with a comma in it is one camera.
-    private func entries(of record: RunRecord) async throws(CameraLookupError) -> (entries: [CameraRegistry.Entry], isRig: Bool) {
-        var entries: [CameraRegistry.Entry] = []
-        for name in record.cameras { entries.append(try await cameras.camera(named: name)) }
-        return (entries, record.cameras.count > 1)
-    }
-
-    /// Resumes every run the journal holds as still running (the daemon stopped, or crashed,
-    /// during it) whose camera the registry holds, each on its original schedule. Runs whose
+    /// Resumes every run the journal holds as interrupted (the daemon stopped, or crashed,
+    /// during it) whose cameras the registry holds, each on its original schedule. Runs whose
     /// camera is missing are logged (unless `quietly`: a retry as cameras come) and left until
-    /// their cameras are held. Returns the ids resumed.
+    /// their cameras are held; a run that cannot be resumed otherwise keeps why as its reason,
+    /// for a client to resume it once that is mended (``resume(_:)``). Returns the ids resumed.
     public func resumeInterrupted(quietly: Bool = false) async -> [Int64] {
         let records: [RunRecord]
         do {
@@ -258,24 +276,79 @@ public actor JobManager {
         }
         var resumed: [Int64] = []
         for record in records.reversed() where record.state == .running && active[record.id] == nil {
-            let found: (entries: [CameraRegistry.Entry], isRig: Bool)
-            do {
-                found = try await entries(of: record)
-            } catch {
-                if !quietly {
-                    logger.notice("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold yet; it resumes when it does")
-                }
-                continue
-            }
-            do {
-                resumed.append(try await launch(on: found.entries, isRig: found.isRig, plan: record.plan, .resumed(record)))
+            do throws(JobError) {
+                try await takeUp(record)
+                resumed.append(record.id)
                 logger.info("resumed job \(record.id) on camera \(record.camera)")
             } catch {
-                // Retried at each change of the cameras: said once, at start, as an error.
-                logger.log(level: quietly ? .debug : .error, "cannot resume job \(record.id): \(error)")
+                switch error {
+                case .cameraNotHeld:
+                    if !quietly {
+                        logger.notice("job \(record.id) was interrupted on camera '\(record.camera)', which the daemon does not hold yet; it resumes when it does")
+                    }
+                case .shotElsewhere:
+                    logger.log(level: quietly ? .debug : .notice, "job \(record.id) is not resumed: \(error)")
+                case .notInterrupted:
+                    // A client resumed it meanwhile.
+                    continue
+                case .shuttingDown:
+                    return resumed
+                default:
+                    suspendReasons[record.id] = "interrupted; the daemon could not resume it: \(error)"
+                    // Retried at each change of the cameras: said once, at start, as an error.
+                    logger.log(level: quietly ? .debug : .error, "cannot resume job \(record.id): \(error)")
+                }
             }
         }
         return resumed
+    }
+
+    /// Resumes the interrupted job `id` now, as the daemon does by itself when it holds the
+    /// job's cameras (``resumeInterrupted(quietly:)``), and answers once it is journalled as
+    /// running: for a run the daemon does not take up by itself (`daemon.resume_runs` off, a
+    /// job suspended when its journal could not be written, a camera that was busy or came back
+    /// only later, a resume that failed). Refused with what stands in the way.
+    public func resume(_ id: Int64) async throws(JobError) -> JobSnapshot {
+        guard let record = try journalled({ try journal.run(id) }) else { throw .unknownJob(id) }
+        try await takeUp(record)
+        return try await job(id)
+    }
+
+    /// Resumes `record` on its cameras: the one way an interrupted run is taken up again.
+    private func takeUp(_ record: RunRecord) async throws(JobError) {
+        let (entries, isRig) = try await camerasToResume(record)
+        _ = try await launch(on: entries, isRig: isRig, plan: record.plan, .resumed(record))
+    }
+
+    /// The cameras to resume `record` on, when nothing but a busy camera stands in the way: the
+    /// daemon takes jobs, the run is interrupted and shot by no other live process, and the
+    /// daemon holds each of its cameras, by the names the journal keeps. What a job document
+    /// says as `resumable`, and the refusal of a resume, come from here.
+    private func camerasToResume(_ record: RunRecord) async throws(JobError) -> (entries: [CameraRegistry.Entry], isRig: Bool) {
+        guard !closing else { throw .shuttingDown }
+        if let job = active[record.id] { throw .notInterrupted(record.id, snapshot(job).state, reason: nil) }
+        do throws(NotResumable) {
+            try journal.checkInterrupted(record)
+        } catch {
+            switch error {
+            case .noSuchRun(let id): throw .unknownJob(id)
+            case .ended(let ended): throw .notInterrupted(ended.id, JobState(ended: ended.state), reason: ended.endReason)
+            // This daemon's own claim, which a job of its that is not active left behind (a full
+            // disk kept its release from being written): the engine takes it over.
+            case .owned(_, let owner) where owner == .current: break
+            case .owned(let id, let owner): throw .shotElsewhere(id, by: owner)
+            case .journal(let why): throw .journal(why)
+            }
+        }
+        var entries: [CameraRegistry.Entry] = []
+        for name in record.cameras {
+            do {
+                entries.append(try await cameras.camera(named: name))
+            } catch {
+                throw .cameraNotHeld(job: record.id, camera: name, held: await cameras.all.map(\.name))
+            }
+        }
+        return (entries, record.cameras.count > 1)
     }
 
     private func launch(on entries: [CameraRegistry.Entry], isRig: Bool, plan: RunPlan, _ start: Start) async throws(JobError) -> Int64 {
@@ -345,7 +418,7 @@ public actor JobManager {
                 group.addTask { for await notice in run.upcoming { await self.scheduled(notice, job: id) } }
                 for await frame in run.records { self.received(frame, job: id) }
             }
-            self.ended(id, await outcome.value)
+            await self.ended(id, await outcome.value)
         }
     }
 
@@ -385,7 +458,7 @@ public actor JobManager {
         tell(.frame(frame, job: id))
     }
 
-    private func ended(_ id: Int64, _ outcome: Result<RunEnding, TimelapseError>) {
+    private func ended(_ id: Int64, _ outcome: Result<RunEnding, TimelapseError>) async {
         guard let job = active.removeValue(forKey: id) else { return }
         metrics?.setJobsRunning(active.count)
         var ending: RunEnding
@@ -411,31 +484,43 @@ public actor JobManager {
             follower.finish()
         }
         job.followers = [:]
-        let snapshot = JobSnapshot(id: id, camera: job.camera, cameras: job.record.cameras, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
+        var snapshot = JobSnapshot(id: id, camera: job.camera, cameras: job.record.cameras, kind: JobKind(job.record.plan), state: JobState(ended: ending.state),
                                    plan: job.record.plan, t0UnixMs: job.record.t0UnixMs, reason: ending.reason, summary: summary,
                                    lastFrame: job.recent.last).movingWallTimes(by: moved(since: job))
-        if ending.state != .running { remember(snapshot) }
-        tell(.job(snapshot))
+        guard ending.state == .running else {
+            remember(snapshot)
+            return tell(.job(snapshot))
+        }
+        snapshot = await resumability(of: ending.run, snapshot)
+        // Resumed meanwhile: its watchers have been told the job running again.
+        if active[id] == nil { tell(.job(snapshot)) }
     }
 
     // MARK: - Reading
 
-    /// The running jobs, newest first, then the most recent ended ones from the journal.
-    public func jobs() throws(JobError) -> [JobSnapshot] {
-        let running = active.values.sorted { $0.record.id > $1.record.id }.map(snapshot)
-        let ended = try journalled { try journal.runs() }
-            .filter { active[$0.id] == nil }
-            .prefix(Self.recentEnded)
-        var snapshots = running
-        for record in ended { snapshots.append(try snapshot(of: record)) }
+    /// The jobs under way (waiting, running or paused), newest first: what the daemon holds in
+    /// memory, without reading the journal.
+    public var liveJobs: [JobSnapshot] {
+        active.values.sorted { $0.record.id > $1.record.id }.map(snapshot)
+    }
+
+    /// The jobs under way, newest first; then every interrupted one, however old, for a client to
+    /// resume (``resume(_:)``); then the most recent that ended, from the journal.
+    public func jobs() async throws(JobError) -> [JobSnapshot] {
+        var snapshots = liveJobs
+        let journalled = try journalled { try journal.runs() }.filter { active[$0.id] == nil }
+        for record in journalled where record.state == .running { snapshots.append(try await snapshot(of: record)) }
+        for record in journalled.lazy.filter({ $0.state != .running }).prefix(Self.recentEnded) {
+            snapshots.append(try await snapshot(of: record))
+        }
         return snapshots
     }
 
     /// One job, running or from the journal.
-    public func job(_ id: Int64) throws(JobError) -> JobSnapshot {
+    public func job(_ id: Int64) async throws(JobError) -> JobSnapshot {
         if let job = active[id] { return snapshot(job) }
         guard let record = try journalled({ try journal.run(id) }) else { throw .unknownJob(id) }
-        return try snapshot(of: record)
+        return try await snapshot(of: record)
     }
 
     private func snapshot(_ job: Job) -> JobSnapshot {
@@ -463,13 +548,30 @@ public actor JobManager {
         for job in active.values.sorted(by: { $0.record.id < $1.record.id }) { tell(.job(snapshot(job))) }
     }
 
-    private func snapshot(of record: RunRecord) throws(JobError) -> JobSnapshot {
+    private func snapshot(of record: RunRecord) async throws(JobError) -> JobSnapshot {
         if record.state != .running, let known = endedSnapshots[record.id] { return known }
         let frames = try journalled { try journal.frames(of: record.id) }
         let snapshot = JobSnapshot(id: record.id, camera: record.camera, cameras: record.cameras, kind: JobKind(record.plan), state: JobState(ended: record.state),
                            plan: record.plan, t0UnixMs: record.t0UnixMs, reason: reason(ended: record),
                            summary: RunSummary(frames: frames), lastFrame: frames.last)
-        if record.state != .running { remember(snapshot) }
+        guard record.state == .running else {
+            remember(snapshot)
+            return snapshot
+        }
+        return await resumability(of: record, snapshot)
+    }
+
+    /// `snapshot` of the interrupted run `record`, saying whether a client may resume it now
+    /// and why not when not: what ``resume(_:)`` would meet, short of a camera that runs another
+    /// job (which a job's start or end changes without telling this job's watchers).
+    private func resumability(of record: RunRecord, _ snapshot: JobSnapshot) async -> JobSnapshot {
+        var snapshot = snapshot
+        do throws(JobError) {
+            _ = try await camerasToResume(record)
+            snapshot.resumable = true
+        } catch {
+            snapshot.resumeRefusal = error.description
+        }
         return snapshot
     }
 
@@ -483,7 +585,8 @@ public actor JobManager {
 
     private func reason(ended record: RunRecord) -> String {
         record.endReason ?? suspendReasons[record.id]
-            ?? "interrupted; it resumes when the daemon holds camera \(record.camera)"
+            ?? (resumesByItself ? "interrupted; it resumes when the daemon holds camera \(record.camera)"
+                : "interrupted; it resumes when a client asks (daemon.resume_runs is off)")
     }
 
     // MARK: - Commands
@@ -495,11 +598,11 @@ public actor JobManager {
         if afterCurrentFrame {
             await job.run.stopAfterCurrentFrame()
             if await askNextSlot(job) { tell(.job(snapshot(job))) }
-            return try self.job(id)
+            return try await self.job(id)
         }
         await job.run.stop(reason: reason)
         await job.relay?.value
-        return try self.job(id)
+        return try await self.job(id)
     }
 
     /// Shoots one extra picture now, outside the schedule; it is journalled as an extra part
@@ -513,7 +616,7 @@ public actor JobManager {
         return snapshot(job)
     }
 
-    /// Holds a job's schedule until ``resume(_:)``.
+    /// Holds a job's schedule until ``continueJob(_:)``.
     public func pause(_ id: Int64) async throws(JobError) -> JobSnapshot {
         let job = try running(id)
         await job.run.pauseSchedule()
@@ -524,7 +627,7 @@ public actor JobManager {
     }
 
     /// Continues a paused job; its slots keep their interval from where they stopped.
-    public func resume(_ id: Int64) async throws(JobError) -> JobSnapshot {
+    public func continueJob(_ id: Int64) async throws(JobError) -> JobSnapshot {
         let job = try running(id)
         await job.run.continueSchedule()
         _ = await askNextSlot(job)
@@ -535,10 +638,20 @@ public actor JobManager {
 
     private func running(_ id: Int64) throws(JobError) -> Job {
         if let job = active[id] { return job }
-        throw .notRunning(id, try job(id).state)
+        guard let record = try journalled({ try journal.run(id) }) else { throw .unknownJob(id) }
+        throw .notRunning(id, JobState(ended: record.state))
     }
 
     // MARK: - Following
+
+    /// Up to `limit` of job `id`'s frames in journal order, after `position` (the `next` of the
+    /// page before; nil for the first page, which first checks that the job exists), read from
+    /// the journal on the caller's task: a client that downloads a run of days holds up
+    /// neither the manager nor any job, and costs one page of memory at a time.
+    public nonisolated func framePage(of id: Int64, after position: Int64?, limit: Int) throws(JobError) -> FramePage {
+        if position == nil, try journalled({ try journal.run(id) }) == nil { throw .unknownJob(id) }
+        return try journalled { try journal.framePage(of: id, after: position, limit: limit) }
+    }
 
     /// The job's frames from `fromFrame` on (every frame without it), those already journalled
     /// first, then each as it is recorded, then how the job ended; each record once, none
@@ -608,10 +721,11 @@ public actor JobManager {
     }
 
     /// Every job now, with each running job's newest `recentFrames` frames.
-    public func current(recentFrames: Int) throws(JobError) -> JobsNow {
+    public func current(recentFrames: Int) async throws(JobError) -> JobsNow {
+        let jobs = try await jobs()
         var frames: [Int64: [FrameRecord]] = [:]
         for (id, job) in active { frames[id] = Array(job.recent.suffix(max(recentFrames, 0))) }
-        return JobsNow(jobs: try jobs(), recentFrames: frames)
+        return JobsNow(jobs: jobs, recentFrames: frames)
     }
 
     /// Every change from now on: jobs started, paused, continued and ended, and frames as they
@@ -665,7 +779,7 @@ public actor JobManager {
 
     // MARK: - Helpers
 
-    private func journalled<T>(_ body: () throws -> T) throws(JobError) -> T {
+    private nonisolated func journalled<T>(_ body: () throws -> T) throws(JobError) -> T {
         do { return try body() } catch { throw .journal(String(describing: error)) }
     }
 }

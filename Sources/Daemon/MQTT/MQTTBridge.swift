@@ -205,7 +205,7 @@ actor MQTTBridge {
         for entry in await cameras.all { await announce(entry) }
         for (name, _) in announced where !(await cameras.all.contains { $0.name == name }) { forget(name) }
         // The jobs under way, whose documents a restarted broker lost.
-        for job in (try? await jobs.jobs()) ?? [] where job.state.isLive {
+        for job in await jobs.liveJobs {
             publish(MQTTMessage(topic: topics.job(Int(job.id)), text: text(job.json), retain: true))
         }
     }
@@ -309,7 +309,7 @@ actor MQTTBridge {
     }
 
     private func runningJob(on camera: String) async -> JobSnapshot? {
-        (try? await jobs.jobs())?.first { $0.cameras.contains(camera) && $0.state.isLive }
+        await jobs.liveJobs.first { $0.cameras.contains(camera) }
     }
 
     // MARK: - Commands
@@ -452,8 +452,8 @@ actor MQTTBridge {
         }) else { return }
         // Without a group, every job here, including one on a camera since removed.
         let members = request.group == nil ? nil : Set(names)
-        let running = ((try? await jobs.jobs()) ?? []).filter { job in
-            job.state.isLive && members.map { !$0.isDisjoint(with: job.cameras) } ?? true
+        let running = await jobs.liveJobs.filter { job in
+            members.map { !$0.isDisjoint(with: job.cameras) } ?? true
         }
         var stopped: [FleetAnswer.StoppedJob] = []
         var failures: [FleetAnswer.FailedJob] = []
