@@ -294,3 +294,40 @@ def test_a_ramped_run_shows_its_exposure_now_and_over_its_frames(daemon, phone):
         assert re.match(r"Exposure wanted, EV at ISO 100: -?\d+\.\d to -?\d+\.\d over \d+ frames", phone.text("#run-ramp-scale")), phone.text("#run-ramp-scale")
     finally:
         stop_job(daemon, job)
+
+
+def test_an_interrupted_run_is_resumed_and_any_run_exported_as_csv_from_the_jobs_view(fresh_browser):
+    # A daemon told not to resume by itself keeps an interrupted run for a person to take up.
+    restarting = Daemon(port=free_port(), extra="resume_runs = false\n")
+    try:
+        browser = fresh_browser()
+        browser.pair(restarting.url + "/", restarting.logged_code())
+        job = start_job(restarting, 500)
+        assert wait_until(lambda: restarting.job(job)["summary"]["taken"] >= 2)
+        restarting.halt()
+        restarting.start()
+        assert restarting.job(job)["state"] == "suspended" and restarting.job(job)["resumable"], restarting.job(job)
+        browser.wait_text("#connection-text", lambda t: t == "Ready", "the page back with the daemon", timeout=30)
+        browser.view("jobs")
+        row = lambda b: next((item for item in b.all("#job-list li") if item.text.startswith(f"Job {job} ")), None)
+        browser.wait(lambda b: row(b) and "suspended" in row(b).text, "the interrupted job listed")
+        taken = restarting.job(job)["summary"]["taken"]
+        resume = row(browser).find_element("css selector", "button.primary")
+        assert resume.text == "Resume" and resume.is_displayed()
+        browser.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", resume)
+        resume.click()
+        assert wait_until(lambda: restarting.job(job)["live"] and restarting.job(job)["summary"]["taken"] >= taken + 2), restarting.job(job)
+        browser.wait(lambda b: re.search(r"frames: (\d+) taken", row(b).text) and int(re.search(r"frames: (\d+) taken", row(b).text).group(1)) >= taken + 2,
+                     "the resumed run's counts growing in the Jobs view")
+        stop_job(restarting, job)
+        link = row(browser).find_element("css selector", "a[download]")
+        assert link.get_attribute("download") == f"unleashed-run-{job}.csv"
+        answer = browser.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch(arguments[0]).then(r => r.text().then(t => done([r.status, r.headers.get('Content-Type'), t])));
+        """, link.get_attribute("href"))
+        assert answer[0] == 200 and answer[1].startswith("text/csv"), answer[:2]
+        lines = answer[2].strip().splitlines()
+        assert lines[0].startswith("frame,") and len(lines) - 1 == restarting.job(job)["summary"]["taken"] + restarting.job(job)["summary"]["skipped"] + restarting.job(job)["summary"]["failed"], lines[:3]
+    finally:
+        restarting.stop()

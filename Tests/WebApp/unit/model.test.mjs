@@ -52,6 +52,9 @@ test("a job document from before the snapshot does not take counts back, and an 
   assert.equal(state.endedRun, 1, "the run shown stays on screen with its outcome");
   applyJob(state, job(1, { summary: { taken: 10 } }));
   assert.equal(state.jobs.get(1).live, false);
+  applyJob(state, job(2, { live: false, state: "suspended" }));
+  applyJob(state, job(2, { state: "running" }));
+  assert.equal(state.jobs.get(2).live, true, "an interrupted run comes back when resumed");
 });
 
 test("an answer adds a job, or updates the state and next slot of one the stream told of", () => {

@@ -375,6 +375,16 @@ const actions = {
     showPairing("This browser is no longer paired.");
   },
 
+  /** Takes up an interrupted run on its original schedule (the daemon's own resumption). */
+  async resumeJob(id) {
+    say(`job:${id}`, "");
+    try {
+      const job = await api("POST", `/v1/jobs/${id}/resume`);
+      store.update((s) => { s.jobs.set(job.id, job); });
+      say(`job:${id}`, `Job ${id} resumed.`, "ok");
+    } catch (error) { say(`job:${id}`, error.message); }
+  },
+
   async makeCode(role) {
     say("browsers", "");
     try {

@@ -213,8 +213,8 @@ export function applyJob(state, job, fromAnswer = false) {
       }
       return;
     }
-    // An ended job does not come back to life.
-    if (!isLive(previous) && isLive(job)) return;
+    // An ended job does not come back to life; an interrupted (suspended) one does, resumed.
+    if (!isLive(previous) && isLive(job) && previous.state !== "suspended") return;
     // A document sent just before this page's snapshot may arrive after it: a running job's
     // counts only grow, so the larger ones are the newer.
     if (isLive(job) && counted(previous.summary || {}) > counted(job.summary || {})) {

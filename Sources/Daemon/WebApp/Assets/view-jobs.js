@@ -21,20 +21,29 @@ export function mountJobs({ store, actions }) {
     confirmTwice(stop, "Tap again to stop", () => actions.runCommand(store.state.jobs.get(Number(stop.dataset.job)), "stop", { when: "now" }, `job:${stop.dataset.job}`));
     const frames = el("button", { type: "button", text: "Frames" });
     frames.addEventListener("click", () => actions.openJobDetail(Number(frames.dataset.job)));
+    // The journal's frames as a file (the same columns as `unleashed runs export --csv`).
+    const csv = el("a", { className: "button", href: `/v1/jobs/${job.id}/frames.csv`, download: `unleashed-run-${job.id}.csv`, text: "CSV" });
+    const resume = el("button", { type: "button", className: "primary", text: "Resume", "data-needs": "operate" });
+    resume.addEventListener("click", () => actions.resumeJob(Number(resume.dataset.job)));
     return el("li", {},
       el("div", { className: "title" }, el("span", { text: `Job ${job.id} · ${job.camera}` }), el("span", { className: "muted" })),
       el("div", { className: "muted small counts" }), el("div", { className: "small reason" }),
-      frames, " ", stop, el("p", { className: "message", role: "alert" }));
+      el("div", { className: "run-controls" }, frames, csv, resume, stop), el("p", { className: "message", role: "alert" }));
   };
   const updateJob = (node, job, state) => {
-    const [title, counts, reason, frames, , stop, message] = node.childNodes;
+    const [title, counts, reason, controls, message] = node.children;
+    const [frames, , resume, stop] = controls.children;
     setText(title.children[1], job.state);
     setText(counts, jobCounts(job, state.clockOffset));
-    setText(reason, job.reason || "");
-    setHidden(reason, !job.reason);
+    // An interrupted run the daemon has not taken up by itself: Resume, or why it cannot be.
+    const why = job.state === "suspended" && !job.resumable && job.resumeRefusal ? ` Cannot resume: ${job.resumeRefusal}` : "";
+    setText(reason, `${job.reason || ""}${why}`);
+    setHidden(reason, !job.reason && !why);
     frames.dataset.job = String(job.id);
     stop.dataset.job = String(job.id);
+    resume.dataset.job = String(job.id);
     setHidden(stop, !(isLive(job) && can(state, "operate")));
+    setHidden(resume, !(job.state === "suspended" && job.resumable));
     renderMessage(message, state.messages[`job:${job.id}`]);
   };
 
