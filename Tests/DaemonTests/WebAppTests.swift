@@ -260,6 +260,26 @@ struct WebListenerTests {
         }
     }
 
+    @Test("every file of the page's folder is served, and the service worker keeps exactly those, under their version")
+    func everyAssetServed() async throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/Daemon/WebApp/Assets")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(files.count > 20)
+        try await Self.withWebServer { running in
+            for file in files {
+                let path = file == "index.html" ? "/" : "/" + file
+                #expect(try await Self.request(running.url + path, ["-o", "/dev/null"]).status == 200, "\(path) is in the folder but not served")
+            }
+            // The worker's shell is every file but itself; its version changes with their content.
+            let worker = try await Self.request(running.url + "/sw.js")
+            let listed = try #require(worker.body.split(separator: "\n").first { $0.hasPrefix("const SHELL_FILES = ") })
+            let shell = Set(files.filter { $0 != "sw.js" }.map { $0 == "index.html" ? "/" : "/" + $0 })
+            #expect(Set(listed.split(separator: "\"").filter { $0.hasPrefix("/") }.map(String.init)) == shell)
+            #expect(worker.body.contains("const SHELL_VERSION = \""))
+        }
+    }
+
     @Test("a browser pairs with a code and gets an HttpOnly cookie; a wrong code says how many tries are left")
     func pairing() async throws {
         try await Self.withWebServer { running in

@@ -331,6 +331,10 @@ class Browser:
         self.find("#pair-code").send_keys(code)
         self.click("#pair-submit")
         self.wait(lambda b: b.find("#app").is_displayed(), "the app after pairing")
+        # A first visit opens with its steps; the tests of the modes skip them (test_views tests them).
+        if self.find("#onboarding").is_displayed():
+            self.click("#onboarding-skip")
+            self.wait(lambda b: not b.find("#onboarding").is_displayed(), "the first visit's steps skipped")
         self.wait_text("#connection-text", lambda t: t.lower() in ("ready", "busy"), "the camera to be shown ready")
 
     def console(self):

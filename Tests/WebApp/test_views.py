@@ -331,3 +331,66 @@ def test_an_interrupted_run_is_resumed_and_any_run_exported_as_csv_from_the_jobs
         assert lines[0].startswith("frame,") and len(lines) - 1 == restarting.job(job)["summary"]["taken"] + restarting.job(job)["summary"]["skipped"] + restarting.job(job)["summary"]["failed"], lines[:3]
     finally:
         restarting.stop()
+
+
+def test_a_first_visit_says_what_this_browser_may_do_picks_a_camera_and_tells_of_demo_mode(daemon, fresh_browser):
+    browser = fresh_browser()
+    browser.open(daemon.url + "/")
+    browser.wait(lambda b: b.find("#pairing").is_displayed(), "the pairing view")
+    browser.find("#pair-code").send_keys(daemon.code("operator"))
+    browser.click("#pair-submit")
+    browser.wait(lambda b: b.find("#onboarding").is_displayed(), "the first visit's steps")
+    assert browser.text("#onboarding-title") == "Paired" and "operator" in browser.text("#onboarding-text")
+    assert not browser.find("#trigger").is_displayed() or browser.driver.execute_script("return document.getElementById('main').inert")
+    browser.click("#onboarding-next")
+    browser.wait_text("#onboarding-title", lambda t: t == "Pick a camera", "the camera step")
+    browser.click("#onboarding-cameras button")
+    assert browser.find("#onboarding-cameras button").get_attribute("aria-pressed") == "true"
+    browser.click("#onboarding-next")
+    browser.wait_text("#onboarding-title", lambda t: t == "Demo mode", "the demo step")
+    assert "simulated" in browser.text("#onboarding-text")
+    browser.click("#onboarding-next")
+    browser.wait(lambda b: not b.find("#onboarding").is_displayed(), "the steps done")
+    browser.driver.refresh()
+    browser.wait(lambda b: b.find("#app").is_displayed(), "the app after a reload")
+    assert not browser.find("#onboarding").is_displayed(), "a first visit is shown once"
+
+
+def test_every_mode_has_a_landscape_layout_with_its_main_control_in_reach(daemon, fresh_browser):
+    from test_accessibility import serious_violations
+    browser = fresh_browser(LANDSCAPE)
+    browser.pair(daemon.url + "/", daemon.code("operator"))
+    job = start_job(daemon, 2000)
+    problems = []
+    try:
+        for view, control in (("photo", "#trigger"), ("timelapse", "#run-stop"), ("video", "#record"), ("settings", None),
+                              ("cameras", None), ("rig", None), ("jobs", None), ("app", "#logout")):
+            browser.view(view)
+            if view == "settings":
+                browser.wait(lambda b: b.all(".setting button[data-raw]"), "the pickers")
+            browser.driver.execute_script("window.scrollTo(0, 0)")
+            width = browser.driver.execute_script("return document.documentElement.scrollWidth")
+            if width > LANDSCAPE[0]:
+                problems.append(f"{view} is {width} px wide")
+            if chrome_height(browser) > LANDSCAPE[1] / 4:
+                problems.append(f"{view}: the top takes {chrome_height(browser)} px")
+            if control and view != "app":
+                hit = browser.driver.execute_script("""
+                    const node = document.querySelector(arguments[0]), box = node.getBoundingClientRect();
+                    const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+                    return box.bottom <= innerHeight && hit && (hit === node || node.contains(hit));
+                """, control)
+                if not hit:
+                    problems.append(f"{view}: {control} is out of reach without scrolling, or covered")
+            small = browser.driver.execute_script("""
+                return [...document.querySelectorAll('button, input, select, a')].filter(e => {
+                    const r = e.getBoundingClientRect();
+                    return e.offsetParent !== null && r.width > 0 && (r.width < 44 || r.height < 44) && !e.classList.contains('skip');
+                }).map(e => (e.id || e.textContent.trim()) + ' ' + Math.round(e.getBoundingClientRect().width) + 'x' + Math.round(e.getBoundingClientRect().height));
+            """)
+            if small:
+                problems.append(f"{view}: touch targets under 44 px: {small}")
+            problems += serious_violations(browser, f"{view} in landscape")
+    finally:
+        stop_job(daemon, job)
+    assert not problems, "\n".join(problems)

@@ -441,40 +441,45 @@ def test_night_mode_is_red_on_black(daemon, phone):
 
 
 def test_screenshots_of_each_mode(daemon, phone, fresh_browser):
-    """The pictures in docs/ and the README: made here, at phone size, from a real run."""
+    """The pictures in docs/ and the README: made here, at phone size upright and sideways, from a
+    real run, in the dark theme and the night one."""
     pairing = fresh_browser()
     pairing.open(daemon.url + "/")
     pairing.wait(lambda b: b.find("#pairing").is_displayed(), "the pairing view")
-    shots = [pairing.screenshot("pairing")]
+    shots = {pairing.screenshot("pairing"): PHONE}
     phone.view("photo")
     phone.click("#trigger")
     phone.wait_text("#shot-counter", lambda t: t != "–", "a shot")
-    shots.append(phone.screenshot("photo"))
-    job = start_timelapse(phone, "1s", frames=30)
+    job = start_timelapse(phone, "1s", frames=60)
     phone.wait_text("#run-frame", lambda t: frame_number(t) >= 4, "a few frames")
-    phone.driver.execute_script("window.scrollTo(0, 0)")
-    shots.append(phone.screenshot("intervalometer"))
-    phone.view("video")
-    shots.append(phone.screenshot("video"))
-    phone.view("settings")
-    phone.wait(lambda b: b.all(".setting button[data-raw]"), "the pickers")
-    shots.append(phone.screenshot("settings"))
-    phone.view("app")
-    phone.click("#theme [data-value='night']")
-    phone.view("timelapse")
-    shots.append(phone.screenshot("night"))
-    phone.view("app")
-    phone.click("#theme [data-value='dark']")
+    sideways = (PHONE[1], PHONE[0])
+    for size, prefix in ((PHONE, ""), (sideways, "landscape-")):
+        phone.resize(size)
+        for view, name in (("photo", "photo"), ("timelapse", "intervalometer"), ("video", "video"), ("settings", "settings"),
+                           ("jobs", "jobs"), ("app", "browser")):
+            phone.view(view)
+            if view == "settings":
+                phone.wait(lambda b: b.all(".setting button[data-raw]"), "the pickers")
+            phone.driver.execute_script("window.scrollTo(0, 0)")
+            shots[phone.screenshot(prefix + name)] = size
+        phone.view("app")
+        phone.click("#theme [data-value='night']")
+        phone.view("timelapse")
+        phone.driver.execute_script("window.scrollTo(0, 0)")
+        shots[phone.screenshot(prefix + "night")] = size
+        phone.view("app")
+        phone.click("#theme [data-value='dark']")
+    phone.resize(PHONE)
     phone.view("timelapse")
     phone.click("#run-stop")
     phone.click("#run-stop")  # Stop asks for a second tap
     phone.wait_text("#run-state", lambda t: t.startswith("finished"), "the run stopped")
-    for path in shots:
+    for path, size in shots.items():
         with open(path, "rb") as file:
             header = file.read(24)
         assert header[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
-        assert (width, height) == (PHONE[0] * 2, PHONE[1] * 2), (path, width, height)
+        assert (width, height) == (size[0] * 2, size[1] * 2), (path, width, height)
 
 
 def jpeg_size(data):

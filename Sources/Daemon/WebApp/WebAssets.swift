@@ -102,6 +102,7 @@ struct WebAssets: Sendable {
         ("/field.js", javaScript, PackageResources.field_js),
         ("/histogram.js", javaScript, PackageResources.histogram_js),
         ("/graph.js", javaScript, PackageResources.graph_js),
+        ("/view-onboarding.js", javaScript, PackageResources.view_onboarding_js),
         ("/view-picture.js", javaScript, PackageResources.view_picture_js),
     ]
 

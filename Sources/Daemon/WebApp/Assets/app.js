@@ -22,6 +22,7 @@ import { mountRig } from "./view-rig.js";
 import { mountJobs } from "./view-jobs.js";
 import { mountBrowser } from "./view-browser.js";
 import { Field } from "./field.js";
+import { mountOnboarding, onboardingSteps } from "./view-onboarding.js";
 
 const store = createStore(initialState({
   view: saved.get("view", "photo"), target: saved.get("target", null), theme: saved.get("theme", "dark"), recordings: saved.get("recordings", {}),
@@ -90,7 +91,7 @@ window.addEventListener("hashchange", fillCodeFromAddress);
 
 function showApp() {
   if (/code=/.test(location.hash)) history.replaceState(null, "", location.pathname);
-  store.update((s) => { s.screen = "app"; });
+  store.update((s) => { s.screen = "app"; if (!saved.get("onboarded", false)) s.onboarding = 0; });
   actions.showView(state.view);
   live.open();
 }
@@ -402,6 +403,13 @@ const actions = {
 
   dismissNotice() { say("notice", ""); },
 
+  /** Moves a first visit's steps on; past the last, or null, ends them for this browser. */
+  onboard(step) {
+    const done = step === null || step >= onboardingSteps(state).length;
+    if (done) saved.set("onboarded", true);
+    store.update((s) => { s.onboarding = done ? null : step; });
+  },
+
   /** Gives the daemon this phone's clock when its host's is not synchronised or is off by more
    *  than a second (a Pi with no clock battery, off the network). The daemon decides, keeps a
    *  correction for times of day and the cameras' clocks, and never moves a running schedule;
@@ -412,7 +420,8 @@ const actions = {
     try {
       const offer = await api("PUT", "/v1/clock", { unixMs: Date.now() });
       store.update((s) => { s.hostClock = offer.clock; });
-      if (offer.taken) say("notice", `The daemon now keeps this phone's time: ${offer.message}`, "ok");
+      // A correction of milliseconds is not news; one of seconds or hours is.
+      if (offer.taken && Math.abs(offer.differenceMs) >= 1000) say("notice", `The daemon now keeps this phone's time: ${offer.message}`, "ok");
     } catch (error) {
       say("notice", `The daemon's clock could not be set from this phone: ${error.message}`);
     }
@@ -506,7 +515,7 @@ async function bulbWhileHere(ms) {
 
 const context = { store, actions };
 const chrome = mountChrome(context);
-const views = [mountPhoto, mountTimelapse, mountVideo, mountSettings, mountCameras, mountRig, mountJobs, mountBrowser].map((mount) => mount(context));
+const views = [mountPhoto, mountTimelapse, mountVideo, mountSettings, mountCameras, mountRig, mountJobs, mountBrowser, mountOnboarding].map((mount) => mount(context));
 
 // The clocks: each view says when it next needs drawing (a second changing, a ring moving);
 // the soonest is awaited while the page is in sight, and nothing is drawn in between.

@@ -63,7 +63,10 @@ export function renderMessage(node, message) {
   const signature = JSON.stringify([text, kind, actions.map((a) => a.label)]);
   if (node.dataset.shown === signature) return;
   node.dataset.shown = signature;
-  node.className = `message ${kind}`;
+  // The node keeps its own classes (a banner, say); only its kind changes.
+  node.classList.add("message");
+  node.classList.remove("error", "ok");
+  if (kind) node.classList.add(kind);
   node.replaceChildren(text, ...actions.map((action) => el("button", { type: "button", className: "nearest", text: action.label, onclick: action.run })));
 }
 

@@ -3,7 +3,7 @@
 // position for the pictures. Each is the browser's to grant, most only over HTTPS: where one is
 // not granted, the page says why.
 import { api, camerasPath } from "./api.js";
-import { isLive, kindOf, runningJobs, targetCameras } from "./model.js";
+import { isLive, jobOnTarget, kindOf, runningJobs, targetCameras } from "./model.js";
 
 /** Whether the screen should stay on: a run, a bulb or a recording under way on this page. */
 export function wakeWanted(state) {
@@ -97,8 +97,10 @@ export class Field {
     });
   }
 
+  /** Time-lapses and clips on the page's target that ended since the last look (a Photo bulb
+   *  ends under the finger that started it: not news). */
   followEnds(state) {
-    const now = new Set(runningJobs(state).map((job) => job.id));
+    const now = new Set(runningJobs(state).filter((job) => kindOf(job) !== "photo-bulb" && jobOnTarget(state, job)).map((job) => job.id));
     for (const id of this.live) {
       const job = state.jobs.get(id);
       if (!now.has(id) && job && !isLive(job)) this.tell(job);

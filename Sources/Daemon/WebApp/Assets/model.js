@@ -47,6 +47,8 @@ export function initialState(saved = {}) {
     fleetProblem: "",
     /** A manual recording's start, by target (this browser's: the API does not say). */
     recordings: saved.recordings || {},
+    /** The step of a first visit shown, or null. */
+    onboarding: null,
   };
 }
 
