@@ -67,7 +67,8 @@ test: setup
 
 # What make test leaves out for its time, run before a release (docs/testing.md): the counts of
 # the release build under callgrind, the D-Bus layer under valgrind, every fuzz target for
-# FUZZ_SECONDS, and the API contract at ten times make test's depth. Nothing here is skipped
+# FUZZ_SECONDS, the API contract at ten times make test's depth, and the web app's views held
+# sideways. Nothing here is skipped
 # from make test's own steps: this adds to them.
 check-long: TEST_RUN = make-check-long-$$PPID
 check-long: setup
@@ -79,6 +80,9 @@ check-long: setup
 	scripts/step "leak check (valgrind)" env UNLEASHED_TEST_RUN=$(TEST_RUN) scripts/leak-check
 	scripts/step "fuzz ($(FUZZ_SECONDS) s a target)" env UNLEASHED_TEST_RUN=$(TEST_RUN) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz $(FUZZ_SECONDS)
 	scripts/step "API contract at depth (schemathesis)" env UNLEASHED_TEST_RUN=$(TEST_RUN) API_CONTRACT_EXAMPLES=300 scripts/api-contract
+# make test runs the browser tests on an upright phone; the views' and the field's run here again
+# with the phone held sideways (740x360), with axe on every view.
+	scripts/step "web app held sideways (chromium)" env UNLEASHED_TEST_RUN=$(TEST_RUN) UNLEASHED_WEB_ORIENTATION=landscape scripts/web-test Tests/WebApp/test_views.py Tests/WebApp/test_field.py Tests/WebApp/test_accessibility.py
 	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
 	@scripts/step --table
 
