@@ -27,12 +27,17 @@ export function mountOnboarding({ store, actions }) {
     return el("li", {}, use);
   };
   let shown = null;
+  let open = false;
   return function render(state) {
     const steps = onboardingSteps(state);
     const step = state.onboarding === null || state.onboarding === undefined ? null : steps[state.onboarding];
     setHidden($("onboarding"), !step);
-    // While it is open, nothing behind it takes focus.
-    for (const node of [...$("app").children]) if (node.id !== "onboarding") node.inert = !!step;
+    // While it is open, nothing behind it takes focus; set as it opens and closes only, so that
+    // the menu's own hold on the same nodes is left alone in between.
+    if (!!step !== open) {
+      open = !!step;
+      for (const node of [...$("app").children]) if (node.id !== "onboarding") node.inert = open;
+    }
     if (!step) { shown = null; return Infinity; }
     setText($("onboarding-step"), `${state.onboarding + 1} of ${steps.length}`);
     setText($("onboarding-title"), step.title);
