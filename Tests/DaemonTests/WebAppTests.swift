@@ -280,6 +280,25 @@ struct WebListenerTests {
         }
     }
 
+    @Test("scripts and stylesheets are served without their comment lines, and nothing else of them changes")
+    func commentLines() {
+        let source = """
+            // a line comment
+            /** A block
+             *  over lines. */
+            export const a = "http://x"; // kept: code before it
+              /* one line */
+            /* a block */ const b = 1;
+            const c = `// in a string`;
+            """
+        let served = String(decoding: WebAssets.withoutCommentLines(Array(source.utf8)), as: UTF8.self)
+        #expect(served == """
+            export const a = "http://x"; // kept: code before it
+            const b = 1;
+            const c = `// in a string`;
+            """)
+    }
+
     @Test("a browser pairs with a code and gets an HttpOnly cookie; a wrong code says how many tries are left")
     func pairing() async throws {
         try await Self.withWebServer { running in

@@ -3,7 +3,8 @@ import Foundation
 import NIOCore
 
 /// The web app's files, embedded in the binary at build time, each also gzip-compressed once at
-/// start so that a phone on a weak link downloads the smaller form.
+/// start (scripts and stylesheets without their comment lines) so that a phone on a weak link
+/// downloads the smaller form.
 struct WebAssets: Sendable {
     struct Asset: Sendable {
         let contentType: String
@@ -61,7 +62,8 @@ struct WebAssets: Sendable {
     }
 
     private static func asset(type: String, bytes: [UInt8]) -> Asset {
-        let plain = ByteBuffer(bytes: bytes)
+        let served = type.hasPrefix("text/javascript") || type.hasPrefix("text/css") ? withoutCommentLines(bytes) : bytes
+        let plain = ByteBuffer(bytes: served)
         var input = plain
         let gzipped = try? input.compress(with: .gzip())
         return Asset(contentType: type, plain: plain,
@@ -111,6 +113,33 @@ struct WebAssets: Sendable {
     /// The page's total size as served gzip-compressed (or plain where that is smaller): what a
     /// phone downloads on its first visit.
     var compressedSize: Int { byPath.values.reduce(0) { $0 + ($1.gzipped ?? $1.plain).readableBytes } }
+
+    /// The script or stylesheet without its lines of comment: a line that starts (after its
+    /// indentation) with `//`, and a block from a line that starts with `/*` to the line that
+    /// ends it with `*/`. The page's files are written for the people who read them, and about
+    /// a fifth of what a phone downloads was those comments. Only whole lines go, so no code
+    /// and no string is touched (the page has no string that spans lines); what follows a
+    /// block's `*/` on its last line stays.
+    static func withoutCommentLines(_ bytes: [UInt8]) -> [UInt8] {
+        var kept: [Substring] = []
+        var inBlock = false
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+            let text = line.drop(while: { $0 == " " || $0 == "\t" })
+            if inBlock || text.hasPrefix("/*") {
+                guard let end = text.range(of: "*/") else {
+                    inBlock = true
+                    continue
+                }
+                inBlock = false
+                let rest = text[end.upperBound...].drop(while: { $0 == " " })
+                if !rest.isEmpty { kept.append(rest) }
+                continue
+            }
+            if text.hasPrefix("//") { continue }
+            kept.append(line)
+        }
+        return Array(kept.joined(separator: "\n").utf8)
+    }
 
     /// FNV-1a over the bytes: the validator only needs to change when the content does.
     private static func fingerprint(_ bytes: [UInt8]) -> String {

@@ -76,6 +76,10 @@ async function refreshSession() {
 
 function showPairing(message) {
   live.close();
+  // Nothing of the paired page goes on asking: the rig's reads, a job's frames, the position.
+  clearTimeout(rigTimer);
+  actions.closeJobDetail();
+  field.geotag(false);
   store.update((s) => { s.session = null; s.screen = "pairing"; s.pairingMessage = message || ""; });
   fillCodeFromAddress();
   queueMicrotask(() => $("pair-code").focus());
@@ -91,6 +95,7 @@ window.addEventListener("hashchange", fillCodeFromAddress);
 
 function showApp() {
   if (/code=/.test(location.hash)) history.replaceState(null, "", location.pathname);
+  Field.checkShell();
   store.update((s) => { s.screen = "app"; if (!saved.get("onboarded", false)) s.onboarding = 0; });
   actions.showView(state.view);
   live.open();
@@ -123,6 +128,7 @@ window.addEventListener("online", () => { if (state.session) live.reconnectIfSta
 // ---------------------------------------------------------------- what a press does
 
 let rigTimer = null;
+let startingPlan = false;
 /** Offered once a visit: the daemon's answer stands until the page is opened again. */
 let clockOffered = false;
 let detailSource = null;
@@ -143,7 +149,8 @@ const actions = {
 
   setTarget(target) {
     saved.set("target", target || null);
-    store.update((s) => { s.target = target || null; s.lastShot = null; });
+    // A message's buttons act on the camera they were said of: they go with it.
+    store.update((s) => { s.target = target || null; s.lastShot = null; s.messages = {}; });
     actions.loadSettings();
     actions.loadPictures();
   },
@@ -203,20 +210,21 @@ const actions = {
 
   async startTimelapse({ plan, delay, problem }) {
     if (problem) { say("plan", problem); return; }
+    if (startingPlan) return; // a double tap starts one run
+    startingPlan = true;
     const names = targetCameras(state);
     if (!names.length) { say("plan", "No camera to run on: pick one in Cameras."); return; }
     const body = { plan, startDelayMs: delay };
     if (names.length > 1) body.cameras = names; else body.camera = names[0];
     say("plan", "");
     say("run", "");
-    $("plan-start").disabled = true;
     try {
       const job = await api("POST", "/v1/jobs", body);
       store.update((s) => applyJob(s, job, true));
     } catch (error) {
       reportFailures([{ name: names[0], error }], "plan");
     } finally {
-      store.update();
+      startingPlan = false;
     }
   },
 
@@ -228,19 +236,29 @@ const actions = {
       const answer = await api("POST", `/v1/jobs/${job.id}/${path}`, body);
       if (path === "stop" && body && body.when === "afterFrame") say(key, "The run stops after this frame.", "ok");
       if (path === "extra-frame") say(key, "Extra frame asked.", "ok");
-      if (answer && answer.id) store.update((s) => applyJob(s, answer, true));
+      // Pause, continue and stop answer with the run as they left it; an extra frame's answer
+      // comes after its exposure, when the stream may have newer news.
+      if (answer && answer.id && path !== "extra-frame") store.update((s) => applyJob(s, answer, true));
     } catch (error) {
       say(key, error.message);
     }
   },
 
   async record() {
-    if (!targetCameras(state).length) { say("video", "No camera: pick one in Cameras."); return; }
     const target = state.target;
+    if (!targetCameras(state).length) {
+      store.update((s) => { if (target) delete s.recordings[target]; });
+      saved.set("recordings", state.recordings);
+      say("video", "No camera: pick one in Cameras.");
+      return;
+    }
     say("video", "");
     if (state.recordings[target]) {
       const results = await forEachTarget((camera) => api("POST", camerasPath(camera, "/video/stop")));
-      if (reportFailures(results, "video")) {
+      // A camera that says it records nothing (it stopped by itself: a full card, its own limit)
+      // has no recording for the page to keep either.
+      const notRecording = results.length && results.every((r) => r.value || (r.error && r.error.status === 409));
+      if (reportFailures(results, "video") || notRecording) {
         store.update((s) => { delete s.recordings[target]; });
         const clip = results[0].value;
         say("video", clip && clip.ms !== undefined ? `Recorded ${formatDuration(clip.ms)}.` : "Recording stopped.", "ok");
@@ -339,14 +357,14 @@ const actions = {
   /** While the rig view is open, the fleet as the daemon hears it on its broker, every second. */
   async loadRig() {
     clearTimeout(rigTimer);
-    if (state.view !== "rig") return;
+    if (state.view !== "rig" || state.screen !== "app") return;
     try {
       const fleet = await api("GET", "/v1/fleet", undefined, { timeoutMs: 5000 });
       store.update((s) => { s.fleet = fleet; s.fleetProblem = ""; });
     } catch (error) {
       store.update((s) => { s.fleetProblem = error.message; });
     }
-    if (state.view === "rig") rigTimer = setTimeout(() => actions.loadRig(), 1000);
+    if (state.view === "rig" && state.screen === "app") rigTimer = setTimeout(() => actions.loadRig(), 1000);
   },
 
   /** A job's newest frames from the journal: its event stream replays them (the last 100), then
@@ -358,7 +376,8 @@ const actions = {
     const first = Math.max(1, ((job.lastFrame && job.lastFrame.frame) || 1) - 99);
     store.update((s) => { s.detail = { job: id, frames: [], keys: new Set(), summary: "Reading the journal…", failures: 0 }; });
     followJobDetail(id, first);
-    $("job-detail").scrollIntoView({ block: "start" });
+    // Once drawn: the panel is hidden until the render that follows.
+    queueMicrotask(() => $("job-detail").scrollIntoView({ block: "start" }));
   },
 
   closeJobDetail() {
@@ -381,7 +400,9 @@ const actions = {
     say(`job:${id}`, "");
     try {
       const job = await api("POST", `/v1/jobs/${id}/resume`);
-      store.update((s) => { s.jobs.set(job.id, job); });
+      // The stream tells the run going again, in order with its frames; the answer adds only
+      // what the page has not heard of.
+      store.update((s) => applyJob(s, job, true));
       say(`job:${id}`, `Job ${id} resumed.`, "ok");
     } catch (error) { say(`job:${id}`, error.message); }
   },
@@ -524,7 +545,16 @@ store.subscribe((current) => {
   chrome(current);
   if (current.screen !== "app") return;
   let wait = Infinity;
-  for (const render of views) wait = Math.min(wait, render(current));
+  // A view that fails to draw (a document shaped in a way it did not expect) leaves the others
+  // drawing: the failure goes to the console, and the page goes on.
+  for (const render of views) {
+    try {
+      const next = render(current);
+      if (Number.isFinite(next)) wait = Math.min(wait, next);
+    } catch (error) {
+      console.error("a view failed to draw:", error);
+    }
+  }
   applyPermissions(current);
   field.follow(current);
   clearTimeout(ticking);

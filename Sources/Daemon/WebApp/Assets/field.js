@@ -5,9 +5,9 @@
 import { api, camerasPath } from "./api.js";
 import { isLive, jobOnTarget, kindOf, runningJobs, targetCameras } from "./model.js";
 
-/** Whether the screen should stay on: a run, a bulb or a recording under way on this page. */
+/** Whether the screen should stay on: a run, a bulb, or a recording of the target under way. */
 export function wakeWanted(state) {
-  return runningJobs(state).length > 0 || !!state.directBulb || Object.keys(state.recordings).length > 0;
+  return runningJobs(state).length > 0 || !!state.directBulb || !!(state.target && state.recordings[state.target]);
 }
 
 /** Metres between two fixes (haversine on a sphere of the Earth's mean radius). */
@@ -63,7 +63,17 @@ export class Field {
   /** Registers the service worker that keeps the shell (HTTPS, or this machine's own address). */
   static keepShell() {
     if (!("serviceWorker" in navigator) || !isSecureContext) return;
+    const hadOne = !!navigator.serviceWorker.controller;
+    // A new daemon's page, taken over by its worker, replaces the page the old worker kept: the
+    // daemon holds every run, so a reload loses nothing.
+    navigator.serviceWorker.addEventListener("controllerchange", () => { if (hadOne) location.reload(); });
     navigator.serviceWorker.register("/sw.js").catch(() => { /* the page works without it */ });
+  }
+
+  /** Asks whether the daemon serves a newer page than the one kept (a page opened offline). */
+  static checkShell() {
+    if (!("serviceWorker" in navigator) || !isSecureContext) return;
+    navigator.serviceWorker.getRegistration().then((registration) => registration && registration.update()).catch(() => {});
   }
 
   /** Called after every change: takes or lets go of the screen, and tells of runs that ended. */

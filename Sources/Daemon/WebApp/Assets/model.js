@@ -1,5 +1,5 @@
 // The page's one state, and the pure rules that merge what the daemon says into it. Nothing here
-// touches the DOM or the network: views render from the state (views.js), and the live stream and
+// touches the DOM or the network: views render from the state (view-*.js), and the live stream and
 // the API's answers come in through these functions (store.js), so Node's test runner checks them
 // (Tests/WebApp/unit).
 
@@ -232,9 +232,10 @@ export function applyJob(state, job, fromAnswer = false) {
   pruneJobs(state);
 }
 
-/** Keeps the live jobs and the newest 20 ended ones: a page left open for a night stays small. */
+/** Keeps the live jobs, the interrupted ones (they may be resumed) and the newest 20 ended ones:
+ *  a page left open for a night stays small. */
 function pruneJobs(state) {
-  const ended = [...state.jobs.values()].filter((job) => !isLive(job) && job.id !== state.endedRun).sort((a, b) => b.id - a.id);
+  const ended = [...state.jobs.values()].filter((job) => !isLive(job) && job.state !== "suspended" && job.id !== state.endedRun).sort((a, b) => b.id - a.id);
   for (const job of ended.slice(20)) { state.jobs.delete(job.id); state.frames.delete(job.id); }
 }
 

@@ -37,7 +37,11 @@ export function mountBrowser({ store, actions }) {
       unsupported: "Runs that end are told in the page; this browser has no notifications." }[field.notify] || "";
     setText($("notify-state"), notify);
     setHidden($("notify-ask"), field.notify !== "default");
-    setAttribute($("geotag-toggle"), "aria-pressed", String(field.geotag !== "off" && field.geotag !== undefined));
+    const geotagging = field.geotag !== "off" && field.geotag !== undefined;
+    setAttribute($("geotag-toggle"), "aria-pressed", String(geotagging));
+    // Turning it on sends positions to the cameras (operate); turning it off is this phone's own.
+    const mayStart = can(state, "operate") && state.live === "open";
+    if ($("geotag-toggle").disabled !== (!geotagging && !mayStart)) $("geotag-toggle").disabled = !geotagging && !mayStart;
     setText($("geotag-state"), field.geotagWhy || "Pictures carry no position from this phone.");
     setText($("clock-state"), hostClockWords(state));
     // Unpairing is the daemon's to allow: a locked daemon keeps a stand's phone paired.

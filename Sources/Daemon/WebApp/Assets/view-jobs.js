@@ -15,6 +15,8 @@ export function jobCounts(job, clockOffset) {
   return `${what}: ${s.taken || 0} taken, ${s.failed || 0} failed, ${s.skipped || 0} skipped · every ${formatDuration(job.plan.intervalMs)}${from}`;
 }
 
+const EMPTY = "Pictures appear here when the camera's backend downloads them (a USB camera through libgphoto2 with downloads on).";
+
 export function mountJobs({ store, actions }) {
   const createJob = (job) => {
     const stop = el("button", { type: "button", className: "danger", text: "Stop", "data-needs": "operate" });
@@ -70,7 +72,7 @@ export function mountJobs({ store, actions }) {
         el("span", { className: "small muted", text: picture.name }));
     }, () => {});
     setHidden($("thumbs-empty"), pictures.list.length > 0);
-    if (pictures.problem) setText($("thumbs-empty"), pictures.problem);
+    setText($("thumbs-empty"), pictures.problem || EMPTY);
     return Infinity;
   };
 }

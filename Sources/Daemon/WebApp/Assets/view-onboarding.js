@@ -37,6 +37,7 @@ export function mountOnboarding({ store, actions }) {
     if (!!step !== open) {
       open = !!step;
       for (const node of [...$("app").children]) if (node.id !== "onboarding") node.inert = open;
+      if (!open) $("main").focus({ preventScroll: true });
     }
     if (!step) { shown = null; return Infinity; }
     setText($("onboarding-step"), `${state.onboarding + 1} of ${steps.length}`);

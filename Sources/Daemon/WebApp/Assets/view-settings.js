@@ -92,7 +92,9 @@ export function mountSettings({ store, actions }) {
       list.replaceChildren(el("p", { className: "muted", text: `${name} offers no settings to read or change.` }));
       return Infinity;
     }
-    reconcile(list, settings, (setting) => `${name}/${setting.setting}`, create, (box, setting) => {
+    // A setting whose choices change (another lens, another mode) is made again.
+    const key = (setting) => `${name}/${setting.setting}/${setting.readOnly ? "r" : "w"}/${(setting.choices || []).map((c) => c.raw).join(",")}`;
+    reconcile(list, settings, key, create, (box, setting) => {
       box.dataset.camera = name;
       setText(box.querySelector(".setting-head strong"), setting.value);
       for (const option of box.querySelectorAll("button[data-raw]")) setAttribute(option, "aria-pressed", String(Number(option.dataset.raw) === setting.raw));

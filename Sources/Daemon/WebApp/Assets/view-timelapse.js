@@ -71,7 +71,10 @@ export function mountTimelapse({ store, actions }) {
   $("run-stop-after").addEventListener("click", () => { const job = runOnTarget(store.state, "timelapse"); if (job) actions.runCommand(job, "stop", { when: "afterFrame" }); });
   confirmTwice($("run-stop"), "Tap again to stop", () => { const job = runOnTarget(store.state, "timelapse"); if (job) actions.runCommand(job, "stop", { when: "now" }); });
   const picture = mountLastPicture($("run-picture"));
-  $("run-new").addEventListener("click", () => { store.update((state) => { state.endedRun = undefined; }); $("plan-interval").focus(); });
+  $("run-new").addEventListener("click", () => {
+    store.update((state) => { state.endedRun = undefined; });
+    queueMicrotask(() => $("plan-interval").focus()); // once the form is drawn
+  });
 
   return function render(state) {
     if (state.view !== "timelapse") return Infinity;
