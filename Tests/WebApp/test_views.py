@@ -24,10 +24,15 @@ def stop_job(daemon, job):
     assert wait_until(lambda: not daemon.job(job)["live"]), f"job {job} never ended"
 
 
+def job_rows(browser):
+    """The Jobs view's lines as the page shows them, read at once (the list changes as jobs do)."""
+    return browser.driver.execute_script("return [...document.querySelectorAll('#job-list li')].map(li => li.innerText)")
+
+
 def taken_in_jobs_view(browser, job):
-    for item in browser.all("#job-list li"):
-        if item.text.startswith(f"Job {job} "):
-            match = re.search(r"frames: (\d+) taken", item.text)
+    for text in job_rows(browser):
+        if text.startswith(f"Job {job} "):
+            match = re.search(r"frames: (\d+) taken", text)
             return int(match.group(1)) if match else None
     return None
 
@@ -311,15 +316,15 @@ def test_an_interrupted_run_is_resumed_and_any_run_exported_as_csv_from_the_jobs
         browser.wait_text("#connection-text", lambda t: t == "Ready", "the page back with the daemon", timeout=30)
         browser.view("jobs")
         row = lambda b: next((item for item in b.all("#job-list li") if item.text.startswith(f"Job {job} ")), None)
-        browser.wait(lambda b: row(b) and "suspended" in row(b).text, "the interrupted job listed")
+        row_text = lambda b: next((text for text in job_rows(b) if text.startswith(f"Job {job} ")), "")
+        browser.wait(lambda b: "suspended" in row_text(b), "the interrupted job listed")
         taken = restarting.job(job)["summary"]["taken"]
         resume = row(browser).find_element("css selector", "button.primary")
         assert resume.text == "Resume" and resume.is_displayed()
         browser.driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", resume)
         resume.click()
         assert wait_until(lambda: restarting.job(job)["live"] and restarting.job(job)["summary"]["taken"] >= taken + 2), restarting.job(job)
-        browser.wait(lambda b: re.search(r"frames: (\d+) taken", row(b).text) and int(re.search(r"frames: (\d+) taken", row(b).text).group(1)) >= taken + 2,
-                     "the resumed run's counts growing in the Jobs view")
+        browser.wait(lambda b: (taken_in_jobs_view(b, job) or 0) >= taken + 2, "the resumed run's counts growing in the Jobs view")
         stop_job(restarting, job)
         link = row(browser).find_element("css selector", "a[download]")
         assert link.get_attribute("download") == f"unleashed-run-{job}.csv"
