@@ -9,7 +9,7 @@ import { $ } from "./dom.js";
 import { api, camerasPath, onUnpaired } from "./api.js";
 import { createStore, saved } from "./store.js";
 import { LiveStream } from "./live.js";
-import { applyJob, can, clockWanted, initialState, isLive, runOnTarget, shownCamera, targetCameras, updateSetting } from "./model.js";
+import { addFrame, applyJob, can, clockWanted, initialState, isLive, runOnTarget, shownCamera, targetCameras, updateSetting } from "./model.js";
 import { parseDuration, parseFieldDuration, parseTimeOfDay } from "./grammar.js";
 import { formatDuration } from "./format.js";
 import { applyPermissions, mountChrome, VIEWS } from "./view-chrome.js";
@@ -470,11 +470,7 @@ function followJobDetail(id, from) {
     store.update((s) => {
       const detail = s.detail;
       detail.failures = 0;
-      const key = `${frame.frame}/${frame.part}/${frame.camera || ""}`;
-      if (detail.keys.has(key)) return;
-      detail.keys.add(key);
-      detail.frames.push(frame);
-      if (detail.frames.length > 100) detail.keys.delete((({ frame: f, part, camera }) => `${f}/${part}/${camera || ""}`)(detail.frames.shift()));
+      if (!addFrame(detail, frame, 100)) return;
       detail.summary = `Frames from ${detail.frames[0].frame} on.`;
     });
   });

@@ -145,15 +145,18 @@ export function reconnectDelay(attempt, jitter = 0) {
 
 // ---------------------------------------------------------------- merging what the daemon says
 
-const frameKey = (frame) => `${frame.frame}/${frame.part}/${frame.camera || ""}`;
+/** A frame's identity: its slot, its picture in the slot, and in a rig its camera. */
+export const frameKey = (frame) => `${frame.frame}/${frame.part}/${frame.camera || ""}`;
 const FRAMES_KEPT = 200;
 
-function addFrame(known, frame) {
+/** Adds a frame to `known` ({ frames, keys }) once, whatever a stream replays, keeping the
+ *  newest `limit`; answers whether it was new. */
+export function addFrame(known, frame, limit = FRAMES_KEPT) {
   const key = frameKey(frame);
   if (known.keys.has(key)) return false;
   known.keys.add(key);
   known.frames.push(frame);
-  if (known.frames.length > FRAMES_KEPT) known.keys.delete(frameKey(known.frames.shift()));
+  if (known.frames.length > limit) known.keys.delete(frameKey(known.frames.shift()));
   return true;
 }
 

@@ -2,9 +2,9 @@
 // and the pictures the camera's backend saved.
 import { $, confirmTwice, el, reconcile, renderMessage, setHidden, setText } from "./dom.js";
 import { formatDuration } from "./format.js";
-import { can, isLive, kindOf } from "./model.js";
+import { can, frameKey, isLive, kindOf } from "./model.js";
 import { camerasPath } from "./api.js";
-import { frameItem, frameKey, updateFrameItem } from "./view-timelapse.js";
+import { frameItem, updateFrameItem } from "./view-timelapse.js";
 
 /** A job's line of counts, as it grows. */
 export function jobCounts(job, clockOffset) {

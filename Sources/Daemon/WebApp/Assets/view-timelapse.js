@@ -3,7 +3,7 @@
 import { $, confirmTwice, el, radioGroup, reconcile, renderMessage, setHidden, setText } from "./dom.js";
 import { formatClock, formatDuration, formatLateness, formatLatenessPair, formatStops } from "./format.js";
 import { parseDuration } from "./grammar.js";
-import { isLive, jobOnTarget, lastFrame, nextSlotAt, plannedFrames, runOnTarget, settingValue } from "./model.js";
+import { frameKey, isLive, jobOnTarget, lastFrame, nextSlotAt, plannedFrames, runOnTarget, settingValue } from "./model.js";
 import { planPreview, readPlan } from "./plan.js";
 import { setRing, untilNextSecond } from "./clock.js";
 import { mountLastPicture } from "./view-picture.js";
@@ -31,7 +31,6 @@ export function updateFrameItem(node, frame) {
   setText(details, line.details);
 }
 
-export const frameKey = (frame) => `${frame.frame}/${frame.part}/${frame.camera || ""}`;
 
 /** The run the view shows: the target's live time-lapse, or the one that just ended there. */
 export function shownRun(state) {
