@@ -50,6 +50,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        // Already in the graph through Hummingbird's TLS; `unleashed doctor` reads the web
+        // certificate's validity with it.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .target(name: "JSON", swiftSettings: strict),
@@ -162,7 +165,8 @@ let package = Package(
         ),
         .target(
             name: "UnleashedApp",
-            dependencies: ["MQTT", "DBus", 
+            dependencies: ["MQTT", "DBus", "Doctor",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "JSON",
                 "CameraKit",
                 "CommandCore",
@@ -186,6 +190,8 @@ let package = Package(
         ),
         // Only the C library and Dispatch: the simulator links it without the HTTP client.
         .target(name: "ProcessSignals", swiftSettings: strict),
+        // `unleashed doctor`'s rules: what each check's observation means and what to do. Pure.
+        .target(name: "Doctor", dependencies: ["JSON"], swiftSettings: strict),
         .target(
             name: "CommandCore",
             dependencies: ["JSON", "CameraKit", "DaemonClient", "ProcessSignals", "UnleashedKit", "UnleashedProtocol"],
@@ -197,6 +203,7 @@ let package = Package(
                 "JSON",
                 "CameraKit",
                 "CommandCore",
+                "Doctor",
                 "ProcessSignals",
                 "UnleashedApp",
                 "UnleashedKit",
@@ -352,6 +359,7 @@ let package = Package(
             dependencies: ["MQTT", "UnleashedTestSupport"],
             swiftSettings: strict
         ),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor"], swiftSettings: strict),
         .testTarget(name: "ProcessSignalsTests", dependencies: ["ProcessSignals"], swiftSettings: strict),
         .testTarget(
             name: "CommandCoreTests",
@@ -365,7 +373,7 @@ let package = Package(
         ),
         .testTarget(
             name: "UnleashedAppTests",
-            dependencies: ["BlueZ", "CameraKit", "DBus", "DaemonClient", "UnleashedAPI", "UnleashedProtocol", 
+            dependencies: ["BlueZ", "CameraKit", "DBus", "DaemonClient", "Doctor", "MQTT", "UnleashedAPI", "UnleashedProtocol",
                 "UnleashedApp", "CommandCore", "Daemon", "CameraProtocols", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

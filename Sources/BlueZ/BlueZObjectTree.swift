@@ -128,6 +128,9 @@ public struct BlueZAdapter: Sendable, Hashable {
     public var alias: String
     public var powered: Bool
     public var discovering: Bool
+    /// `PowerState` (BlueZ 5.66 and later): `off-blocked` when rfkill blocks the adapter; nil
+    /// from an older BlueZ.
+    public var powerState: String?
 
     /// The adapter's short name, `hci0`.
     public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
@@ -138,6 +141,7 @@ public struct BlueZAdapter: Sendable, Hashable {
         alias = properties["Alias"]?.stringValue ?? properties["Name"]?.stringValue ?? ""
         powered = properties["Powered"]?.boolValue ?? false
         discovering = properties["Discovering"]?.boolValue ?? false
+        powerState = properties["PowerState"]?.stringValue
     }
 }
 

@@ -50,7 +50,7 @@ struct Unleashed: AsyncParsableCommand {
             TimelapseCommand.self, RunsCommand.self,
             AdaptersCommand.self, ScanCommand.self, PairCommand.self, ConnectCommand.self, DisconnectCommand.self,
             ForgetCommand.self, CamerasCommand.self, DaemonCommand.self, JobsCommand.self, AttachCommand.self, StopCommand.self,
-            WebCommand.self, FleetCommand.self, DemoCommand.self, OptionsCommand.self,
+            WebCommand.self, FleetCommand.self, DemoCommand.self, DoctorCommand.self, OptionsCommand.self,
         ]
     )
 

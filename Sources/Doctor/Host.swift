@@ -1,0 +1,229 @@
+/// Who the checks are for: the daemon's user (the system service's `unleashed`) or the person
+/// running the command.
+public struct Identity: Sendable, Equatable {
+    public var name: String
+    public var uid: UInt32
+    /// Every group the user is in, the primary one too.
+    public var groups: Set<UInt32>
+
+    public init(name: String, uid: UInt32, groups: Set<UInt32>) {
+        self.name = name
+        self.uid = uid
+        self.groups = groups
+    }
+
+    /// Whether `mode`'s bits let this user `read` and `write` a file of `owner` and `group`,
+    /// as the kernel decides for a process without capabilities, root aside.
+    /// `search`: a folder's execute bit, which making a file in it needs.
+    public func may(read: Bool, write: Bool, owner: UInt32, group: UInt32, mode: UInt32, search: Bool = false) -> Bool {
+        guard uid != 0 else { return true }
+        let bits: UInt32 = owner == uid ? (mode >> 6) & 7 : groups.contains(group) ? (mode >> 3) & 7 : mode & 7
+        return (!read || bits & 4 != 0) && (!write || bits & 2 != 0) && (!search || bits & 1 != 0)
+    }
+}
+
+/// A file's owner, group and mode.
+public struct FileOwnership: Sendable, Equatable {
+    public var owner: UInt32
+    public var group: UInt32
+    /// Its group's name, for the words.
+    public var groupName: String
+    public var mode: UInt32
+
+    public init(owner: UInt32, group: UInt32, groupName: String, mode: UInt32) {
+        self.owner = owner
+        self.group = group
+        self.groupName = groupName
+        self.mode = mode
+    }
+}
+
+/// A camera libgphoto2 finds on USB, and its device node.
+public struct USBCameraObservation: Sendable, Equatable {
+    public var model: String
+    /// `usb:001,004`.
+    public var port: String
+    /// `/dev/bus/usb/001/004`.
+    public var device: String
+    /// The node's ownership; nil when it could not be read.
+    public var ownership: FileOwnership?
+
+    public init(model: String, port: String, device: String, ownership: FileOwnership?) {
+        self.model = model
+        self.port = port
+        self.device = device
+        self.ownership = ownership
+    }
+}
+
+/// The daemon's control socket, as one status request found it.
+public enum DaemonObservation: Sendable, Equatable {
+    /// No socket at the path: no daemon runs (or another socket is configured).
+    case noSocket(String)
+    /// The socket is there, but nobody listens: a daemon that did not stop cleanly left it.
+    case notListening(String)
+    /// The socket's permissions keep this user out.
+    case denied(String)
+    /// It took the connection but did not answer the status request.
+    case failed(String, String)
+    /// It answered, with this version.
+    case answered(String, version: String)
+}
+
+/// Where the run journal lives, and what its disk has room for.
+public struct JournalObservation: Sendable, Equatable {
+    /// The journal's file.
+    public var file: String
+    /// The folder it is in.
+    public var folder: String
+    public var folderExists: Bool
+    /// The folder's ownership (or its nearest existing parent's, which systemd makes it under).
+    public var ownership: FileOwnership?
+    /// The file system is mounted read-only.
+    public var readOnly: Bool
+    /// Free bytes for an unprivileged user (`f_bavail`), and the disk's size.
+    public var freeBytes: UInt64
+    public var totalBytes: UInt64
+
+    public init(file: String, folder: String, folderExists: Bool, ownership: FileOwnership?, readOnly: Bool,
+                freeBytes: UInt64, totalBytes: UInt64) {
+        self.file = file
+        self.folder = folder
+        self.folderExists = folderExists
+        self.ownership = ownership
+        self.readOnly = readOnly
+        self.freeBytes = freeBytes
+        self.totalBytes = totalBytes
+    }
+}
+
+/// The run the user means to make, for the disk check: its frames, and what each needs on disk.
+public struct PlannedFrames: Sendable, Equatable {
+    public var frames: Int
+    /// Each frame's journal row and its pages' share (``journalBytesPerFrame``), plus the
+    /// picture when the daemon downloads each one.
+    public var bytesPerFrame: UInt64
+
+    public init(frames: Int, bytesPerFrame: UInt64 = PlannedFrames.journalBytesPerFrame) {
+        self.frames = frames
+        self.bytesPerFrame = bytesPerFrame
+    }
+
+    /// What the journal grows by per frame, rounded up from the measured growth of a journal
+    /// over a long run (docs/install.md gives the measurement).
+    public static let journalBytesPerFrame: UInt64 = 512
+
+    public var bytes: UInt64 { UInt64(max(frames, 0)) * bytesPerFrame }
+}
+
+/// Host checks: the camera's USB permissions, the daemon, the journal's disk, the clock.
+public enum HostRules {
+    /// Whether libgphoto2's udev rules are installed, and whether `user` may open each USB camera.
+    public static func usbCameras(rules: String?, cameras: [USBCameraObservation], user: Identity, needed: Bool) -> Finding {
+        guard let rules else {
+            return Finding(.usbCameras, needed ? .problem : .warning,
+                           "libgphoto2's udev rules are not installed: a camera plugged in stays root's",
+                           remedy: "sudo apt-get install libgphoto2-6 (it brings /usr/lib/udev/rules.d/60-libgphoto2-6.rules)")
+        }
+        var closed: [String] = []
+        for camera in cameras {
+            guard let node = camera.ownership else { closed.append("\(camera.model) at \(camera.device) (its node cannot be read)"); continue }
+            if !user.may(read: true, write: true, owner: node.owner, group: node.group, mode: node.mode) {
+                closed.append("\(camera.model) at \(camera.device) (group \(node.groupName), mode \(String(node.mode & 0o777, radix: 8)))")
+            }
+        }
+        if !closed.isEmpty {
+            return Finding(.usbCameras, needed ? .problem : .warning, "user \(user.name) may not open \(closed.joined(separator: ", "))",
+                           remedy: "sudo adduser \(user.name) plugdev, then log out and in again; or see `udevadm info \(cameras[0].device)`")
+        }
+        let found = cameras.isEmpty ? "no camera on USB now" : cameras.map { "\($0.model) (\($0.port))" }.joined(separator: ", ")
+        return Finding(.usbCameras, .ok, "udev rules in \(rules); \(found)")
+    }
+
+    /// Whether the daemon runs and answers this user.
+    /// `system`: the daemon is the system service (else this user's own, under `systemctl --user`).
+    public static func daemon(_ observation: DaemonObservation, user: String, system: Bool = true) -> Finding {
+        let systemctl = system ? "sudo systemctl" : "systemctl --user"
+        let journal = system ? "journalctl -u unleashed -e" : "journalctl --user -u unleashed -e"
+        switch observation {
+        case .noSocket(let path):
+            return Finding(.daemon, .warning, "no daemon runs (no socket at \(path)); commands work without it, by themselves",
+                           remedy: "for runs that outlive the shell, the web app and MQTT: \(systemctl) enable --now unleashed")
+        case .notListening(let path):
+            return Finding(.daemon, .problem, "a socket is at \(path), but no daemon listens on it (one stopped uncleanly)",
+                           remedy: "\(systemctl) restart unleashed; `\(journal)` says why it stopped")
+        case .denied(let path):
+            return Finding(.daemon, .problem, "user \(user) may not use the daemon's socket \(path)",
+                           remedy: "sudo adduser \(user) unleashed, then log out and in again")
+        case .failed(let path, let reason):
+            return Finding(.daemon, .problem, "the daemon at \(path) did not answer: \(reason)",
+                           remedy: journal)
+        case .answered(let path, let version):
+            return Finding(.daemon, .ok, "the daemon \(version) answers at \(path)")
+        }
+    }
+
+    /// Whether the daemon's user can write the journal, and whether its disk has room for
+    /// `plan` (when given) or for a margin of ``minimumFreeBytes``.
+    public static func journal(_ observation: JournalObservation, writer: Identity, plan: PlannedFrames?) -> Finding {
+        let folder = observation.folder
+        if observation.readOnly {
+            return Finding(.journal, .problem, "the journal's folder \(folder) is on a read-only file system: no run can be recorded",
+                           remedy: "remount it read-write (`mount -o remount,rw`), or set daemon.journal to a writable disk")
+        }
+        if let node = observation.ownership,
+           !writer.may(read: true, write: true, owner: node.owner, group: node.group, mode: node.mode, search: true) {
+            let which = observation.folderExists ? folder : "\(folder)'s parent"
+            return Finding(.journal, .problem, "user \(writer.name) may not write in \(which) (group \(node.groupName), mode \(String(node.mode & 0o777, radix: 8)))",
+                           remedy: observation.folderExists ? "sudo chown \(writer.name) \(folder)" : "sudo install -d -o \(writer.name) \(folder)")
+        }
+        let needed = max(plan?.bytes ?? 0, minimumFreeBytes)
+        let free = "\(bytes(observation.freeBytes)) free of \(bytes(observation.totalBytes))"
+        if observation.freeBytes < needed {
+            let why = plan.map { "a run of \($0.frames) frames needs about \(bytes($0.bytes))" } ?? "under the \(bytes(minimumFreeBytes)) kept as a margin"
+            return Finding(.journal, .problem, "the journal's disk has \(free): \(why)",
+                           remedy: "free space on that disk, or set daemon.journal to another one")
+        }
+        let room = plan.map { "; room for the \($0.frames) frames (\(bytes($0.bytes)))" } ?? ""
+        return Finding(.journal, .ok, "\(folder) is writable" + (observation.folderExists ? "" : " once made (systemd makes it when the service starts)")
+                       + ", \(free)\(room)")
+    }
+
+    /// What the journal check keeps free when no run is planned: SQLite needs room for its
+    /// write-ahead log and a checkpoint.
+    public static let minimumFreeBytes: UInt64 = 64 << 20
+
+    /// Whether a time service keeps the clock synchronised, and whether a battery-backed clock
+    /// (an RTC) keeps time while the machine is off: without one and off the network, a Pi
+    /// starts at the time it was last shut down.
+    public static func clock(synchronised: Bool, maximumError: Duration, realTimeClock: String?) -> Finding {
+        let rtc = realTimeClock.map { "a real-time clock (\($0)) keeps time while off" }
+            ?? "no real-time clock: while off the network, the time after a start is wrong until something sets it"
+        guard synchronised else {
+            return Finding(.clock, .warning, "no time service keeps the clock synchronised; \(rtc)",
+                           remedy: "on the network: sudo apt-get install systemd-timesyncd (or chrony); in the field, the web app's phone sets the daemon's clock (docs/web-app.md), or `sudo date -s`")
+        }
+        if realTimeClock == nil {
+            return Finding(.clock, .warning, "synchronised now (error at most \(milliseconds(maximumError))); \(rtc)",
+                           remedy: "before a run away from the network, check the time; a Pi 5 keeps time with a battery on its RTC connector")
+        }
+        return Finding(.clock, .ok, "synchronised (error at most \(milliseconds(maximumError))); \(rtc)")
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return ms < 10 ? "\((ms * 10).rounded() / 10) ms" : "\(Int(ms.rounded())) ms"
+    }
+
+    /// A byte count as people read it: 512 B, 12.4 MiB, 3.1 GiB.
+    public static func bytes(_ count: UInt64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : "\((value * 10).rounded() / 10) \(units[unit])"
+    }
+}
