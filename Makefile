@@ -11,7 +11,7 @@ FUZZ_JOBS ?= 2
 # The test targets (and suites) of pure computation, run apart from the rest (see `test`).
 COMPUTE_TESTS := JSONTests CameraProtocolsTests FuzzCorpusTests UnleashedProtocolTests UnleashedAPITests DaemonTests.ConfigurationFuzzTests
 # The suites that open a library waiting with select() in the test process, run apart too.
-SELECT_TESTS := GPhoto2Tests MQTTClientTests MQTTBridgeTests FleetTests
+SELECT_TESTS := GPhoto2Tests MQTTClientTests MQTTBridgeTests FleetTests DoctorBrokerTests
 
 # Release builds link the Swift runtime and Foundation into each program: a command then starts in
 # about half the time (no shared libraries to load and bind; docs/performance.md, "Command start").

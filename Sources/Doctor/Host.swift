@@ -110,10 +110,14 @@ public struct PlannedFrames: Sendable, Equatable {
     }
 
     /// What the journal grows by per frame, rounded up from the measured growth of a journal
-    /// over a long run (docs/install.md gives the measurement).
+    /// (119 bytes a frame over 1,000 demo frames; docs/user-guide.md, `doctor`).
     public static let journalBytesPerFrame: UInt64 = 512
 
-    public var bytes: UInt64 { UInt64(max(frames, 0)) * bytesPerFrame }
+    /// Saturates rather than overflows: a count past any disk still reads as too big.
+    public var bytes: UInt64 {
+        let (product, overflow) = UInt64(max(frames, 0)).multipliedReportingOverflow(by: bytesPerFrame)
+        return overflow ? .max : product
+    }
 }
 
 /// Host checks: the camera's USB permissions, the daemon, the journal's disk, the clock.

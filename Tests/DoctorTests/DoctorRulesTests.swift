@@ -107,6 +107,7 @@ import Testing
         let plan = PlannedFrames(frames: 100_000, bytesPerFrame: 50 << 20)
         let planned = HostRules.journal(folder, writer: service, plan: plan)
         #expect(planned.status == .problem && planned.summary.contains("a run of 100000 frames needs about 4.8 TiB"))
+        #expect(HostRules.journal(folder, writer: service, plan: PlannedFrames(frames: .max)).status == .problem)
         #expect(HostRules.journal(folder, writer: service, plan: PlannedFrames(frames: 1000)).summary.hasSuffix("room for the 1000 frames (500.0 KiB)"))
     }
 

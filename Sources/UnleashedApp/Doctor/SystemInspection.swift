@@ -34,6 +34,9 @@ public struct SystemInspection: Sendable {
     public var now: @Sendable () -> Int64
     /// How long the broker and the daemon have to answer.
     public var answerLimit: Duration
+    /// Who the daemon runs as, for the USB and journal permissions; nil to look it up: the
+    /// system service's user `unleashed`, or the user running the command.
+    public var serviceUser: Identity?
     /// The cameras libgphoto2 finds on USB.
     public var detectCameras: @Sendable () async -> [DetectedUSBCamera]
 
@@ -51,7 +54,7 @@ public struct SystemInspection: Sendable {
                 bus: DBusConnection.Bus = .system, systemRoot: String = "/", plan: PlannedFrames? = nil,
                 rememberedFile: URL = RememberedModule.file, hostClock: HostClockSource = .system,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
-                answerLimit: Duration = .seconds(5),
+                answerLimit: Duration = .seconds(5), serviceUser: Identity? = nil,
                 detectCameras: @escaping @Sendable () async -> [DetectedUSBCamera] = SystemInspection.libgphoto2Cameras) {
         self.system = system
         self.environment = environment
@@ -63,6 +66,7 @@ public struct SystemInspection: Sendable {
         self.hostClock = hostClock
         self.now = now
         self.answerLimit = answerLimit
+        self.serviceUser = serviceUser
         self.detectCameras = detectCameras
     }
 
@@ -81,7 +85,9 @@ public struct SystemInspection: Sendable {
         let files = (configurationFiles ?? DaemonConfiguration.files(scope: scope, environment: environment))
         let configuration: DaemonConfiguration
         do throws(ConfigurationError) {
-            configuration = try DaemonConfiguration.load(files: files, environment: environment, scope: scope)
+            // A file named on the command line must be there: a typo is not the defaults.
+            configuration = try DaemonConfiguration.load(files: files, environment: environment, scope: scope,
+                                                         requireFiles: configurationFiles != nil)
             findings.append(ServiceRules.configuration(files: files.filter { FileManager.default.fileExists(atPath: $0) }, error: nil))
         } catch {
             findings.append(ServiceRules.configuration(files: files, error: error.description))
@@ -91,7 +97,7 @@ public struct SystemInspection: Sendable {
         let bluetoothNeeded = configuration.backend == .unleashed
         let usbNeeded = configuration.backend == .gphoto2
         let me = Self.currentUser()
-        let daemonUser = scope == .system ? Self.user(named: "unleashed") : me
+        let daemonUser = serviceUser ?? (scope == .system ? Self.user(named: "unleashed") : me)
 
         let bluez = await lookAtBlueZ()
         let version = Self.bluezVersion()

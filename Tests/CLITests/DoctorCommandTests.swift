@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+/// What only the binary shows of `unleashed doctor`: its exit status, its JSON and its usage
+/// errors. The checks themselves are tested in UnleashedAppTests (SystemInspectionTests).
+@Suite("unleashed doctor, the command", .timeLimit(.minutes(1)))
+struct DoctorCommandTests {
+    @Test func aProblemExitsWithTwoAndEveryCheckIsInTheJSON() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("udoctor-cli-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let config = folder + "/unleashed.toml"
+        try """
+            [daemon]
+            socket = "\(folder)/control.sock"
+            journal = "\(folder)/journal.sqlite"
+            [web]
+            listen = "127.0.0.1:0"
+            certificate = "\(folder)/absent.pem"
+            key = "\(folder)/absent-key.pem"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(folder)/no-bus.sock"]
+        let result = try await cli.run("doctor", "--user", "--config", config, "--json", environment: environment)
+        #expect(result.status == 2, "\(result.stdout) \(result.stderr)")
+        let json = try #require(result.json)
+        #expect(json["status"] as? String == "problem")
+        #expect(json["scope"] as? String == "user")
+        let checks = try #require(json["checks"] as? [[String: Any]])
+        #expect(checks.compactMap { $0["check"] as? String } == ["configuration", "bluez", "bluetooth-access", "adapter", "modules",
+                                                                  "usb-cameras", "daemon", "journal", "clock", "web-certificate", "mqtt"])
+        let certificate = try #require(checks.first { $0["check"] as? String == "web-certificate" })
+        #expect(certificate["status"] as? String == "problem")
+        #expect((certificate["summary"] as? String)?.contains("absent.pem cannot be used: it cannot be read") == true, "\(certificate)")
+
+        let text = try await cli.run("doctor", "--user", "--config", config, environment: environment)
+        #expect(text.status == 2)
+        #expect(text.stdout.hasPrefix("This user's setup:\n"), "\(text.stdout)")
+        #expect(text.stdout.contains("problem  web-certificate  "), "\(text.stdout)")
+    }
+
+    @Test func usageErrors() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let both = try await cli.run("doctor", "--system", "--user")
+        #expect(both.status == 64 && both.stderr.contains("--system and --user cannot be given together"), "\(both.stderr)")
+        let frames = try await cli.run("doctor", "--frames", "0")
+        #expect(frames.status == 64 && frames.stderr.contains("--frames must be 1 or more"), "\(frames.stderr)")
+    }
+}
