@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnleashedTestSupport
 
 /// What only the binary shows of `unleashed doctor`: its exit status, its JSON and its usage
 /// errors. The checks themselves are tested in UnleashedAppTests (SystemInspectionTests).
@@ -38,6 +39,48 @@ struct DoctorCommandTests {
         #expect(text.status == 2)
         #expect(text.stdout.hasPrefix("This user's setup:\n"), "\(text.stdout)")
         #expect(text.stdout.contains("problem  web-certificate  "), "\(text.stdout)")
+    }
+
+    /// As an unprivileged user (setpriv, nobody): a daemon's socket of mode 0600 and a journal
+    /// folder of root's are what the kernel refuses that user, and what doctor says.
+    @Test func anotherUserIsToldWhatTheKernelRefusesThem() async throws {
+        let folder = "/tmp/udoctor-nobody-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder + "/state", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(chmod(folder, 0o755) == 0 && chmod(folder + "/state", 0o755) == 0)
+        let socketPath = folder + "/control.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socketPath.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(listener, 4) == 0 && chmod(socketPath, 0o600) == 0)
+        let config = folder + "/unleashed.toml"
+        try "[daemon]\nsocket = \"\(socketPath)\"\njournal = \"\(folder)/state/journal.sqlite\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(chmod(config, 0o644) == 0)
+        // The binary where nobody may run it, whatever folder the clone is in: a hard link when
+        // the file system allows, else a copy.
+        let binary = folder + "/unleashed"
+        do { try FileManager.default.linkItem(atPath: CLI.binary.path, toPath: binary) } catch {
+            try FileManager.default.copyItem(atPath: CLI.binary.path, toPath: binary)
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(folder)/no-bus.sock"
+        environment["HOME"] = folder
+        let result = try await runProgram(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                                          ["--reuid=65534", "--regid=65534", "--clear-groups", binary,
+                                           "doctor", "--user", "--config", config, "--json"], environment: environment)
+        let json = try #require(result.json, "\(result.stdout) \(result.stderr)")
+        let checks = try #require(json["checks"] as? [[String: Any]])
+        let finding = { (name: String) in checks.first { $0["check"] as? String == name } ?? [:] }
+        #expect(finding("daemon")["status"] as? String == "problem")
+        #expect(finding("daemon")["summary"] as? String == "user nobody may not use the daemon's socket \(socketPath)", "\(finding("daemon"))")
+        #expect((finding("journal")["summary"] as? String)?.hasPrefix("user nobody may not write in \(folder)/state") == true, "\(finding("journal"))")
+        #expect(result.status == 2)
     }
 
     @Test func usageErrors() async throws {
