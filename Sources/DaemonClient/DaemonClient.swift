@@ -202,6 +202,37 @@ public struct DaemonClient: Sendable {
     /// Fails at once when nobody listens on the socket. The HTTP client would keep retrying the
     /// connection until the request's deadline, minutes for a camera operation, where a
     /// refused connection on a local socket already says all there is to say.
+    /// What a connection to the socket finds, without a request: for `unleashed doctor`, which
+    /// tells a user the daemon's socket keeps out from one that nobody listens on.
+    public enum Reach: Sendable, Equatable {
+        /// Something listens (a full backlog counts: a daemon is there, if busy).
+        case listening
+        /// No file at the path.
+        case absent
+        /// A socket file nobody listens on: a daemon that did not stop cleanly left it.
+        case notListening
+        /// The socket's permissions keep this user out.
+        case denied
+        case failed(String)
+    }
+
+    /// Connects once and closes at once; see ``Reach``.
+    public func reach() -> Reach {
+        guard FileManager.default.fileExists(atPath: socketPath) else { return .absent }
+        let connection = SocketExchange.Connection(path: socketPath)
+        defer { connection.close() }
+        do throws(DaemonClientError) {
+            _ = try connection.open()
+            return .listening
+        } catch {
+            switch connection.connectError {
+            case EACCES, EPERM: return .denied
+            case ECONNREFUSED: return .notListening
+            default: return .failed(error.description)
+            }
+        }
+    }
+
     private func probe() throws(DaemonClientError) {
         let connection = SocketExchange.Connection(path: socketPath)
         defer { connection.close() }

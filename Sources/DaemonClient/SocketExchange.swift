@@ -161,6 +161,8 @@ extension SocketExchange {
         private struct State {
             var descriptor: Int32 = -1
             var connected = false
+            /// connect(2)'s errno when it failed, for ``DaemonClient/reach()``.
+            var connectError: Int32 = 0
             var abandoned = false
             var closed = false
         }
@@ -219,8 +221,12 @@ extension SocketExchange {
             }
             let error = errno
             if error == EAGAIN { return false }
+            state.withLock { $0.connectError = error }
             throw .notReachable(socket: path, reason: isAbandoned ? "the request was cancelled" : String(cString: strerror(error)).lowercased())
         }
+
+        /// connect(2)'s errno after ``open()`` failed to connect; 0 otherwise.
+        var connectError: Int32 { state.withLock { $0.connectError } }
 
         /// Whether the socket is connected (``open()`` or ``finishOpening(until:)`` connected it).
         var isConnected: Bool { state.withLock { $0.connected } }

@@ -49,15 +49,9 @@ struct DoctorCommandTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         #expect(chmod(folder, 0o755) == 0 && chmod(folder + "/state", 0o755) == 0)
         let socketPath = folder + "/control.sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = UnixSocketFile.bind(socketPath)
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socketPath.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0 && listen(listener, 4) == 0 && chmod(socketPath, 0o600) == 0)
+        #expect(listener >= 0 && listen(listener, 4) == 0 && chmod(socketPath, 0o600) == 0)
         let config = folder + "/unleashed.toml"
         try "[daemon]\nsocket = \"\(socketPath)\"\njournal = \"\(folder)/state/journal.sqlite\"\n"
             .write(toFile: config, atomically: true, encoding: .utf8)

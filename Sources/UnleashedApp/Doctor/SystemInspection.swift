@@ -208,35 +208,20 @@ public struct SystemInspection: Sendable {
     // MARK: The daemon
 
     private func lookAtDaemon(_ path: String) async -> DaemonObservation {
-        guard FileManager.default.fileExists(atPath: path) else { return .noSocket(path) }
-        switch Self.connect(path) {
-        case 0: break
-        case EACCES, EPERM: return .denied(path)
-        default: return .notListening(path)
-        }
         let client = DaemonClient(socketPath: path, token: environment["UNLEASHED_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
+        switch client.reach() {
+        case .absent: return .noSocket(path)
+        case .notListening: return .notListening(path)
+        case .denied: return .denied(path)
+        case .failed(let reason): return .failed(path, reason)
+        case .listening: break
+        }
         do throws(DaemonClientError) {
             let status = try await client.send(API.status, timeout: answerLimit)
             return .answered(path, version: status.version)
         } catch {
             return .failed(path, error.description)
         }
-    }
-
-    /// 0 when something listens on the socket at `path`, else connect(2)'s errno.
-    static func connect(_ path: String) -> Int32 {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return errno }
-        defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return ENAMETOOLONG }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        return result == 0 ? 0 : errno
     }
 
     // MARK: The journal
