@@ -67,6 +67,8 @@ extension DaemonConfiguration {
         if let underlying, underlying.domain == NSPOSIXErrorDomain, let code = POSIXErrorCode(rawValue: Int32(underlying.code)) {
             return String(cString: strerror(code.rawValue))
         }
+        // Foundation on Linux reports a refusal without the errno: say it as the system does.
+        if (error as? CocoaError)?.code == .fileReadNoPermission { return String(cString: strerror(EACCES)) }
         return error.localizedDescription
     }
 }

@@ -199,9 +199,6 @@ public struct DaemonClient: Sendable {
         return stream
     }
 
-    /// Fails at once when nobody listens on the socket. The HTTP client would keep retrying the
-    /// connection until the request's deadline, minutes for a camera operation, where a
-    /// refused connection on a local socket already says all there is to say.
     /// What a connection to the socket finds, without a request: for `unleashed doctor`, which
     /// tells a user the daemon's socket keeps out from one that nobody listens on.
     public enum Reach: Sendable, Equatable {
@@ -218,7 +215,8 @@ public struct DaemonClient: Sendable {
 
     /// Connects once and closes at once; see ``Reach``.
     public func reach() -> Reach {
-        guard FileManager.default.fileExists(atPath: socketPath) else { return .absent }
+        // No look at the file first: in a folder this user may not enter (the system service's
+        // /run/unleashed is 0750), it would seem absent, where connect(2) says EACCES.
         let connection = SocketExchange.Connection(path: socketPath)
         defer { connection.close() }
         do throws(DaemonClientError) {
@@ -228,11 +226,15 @@ public struct DaemonClient: Sendable {
             switch connection.connectError {
             case EACCES, EPERM: return .denied
             case ECONNREFUSED: return .notListening
+            case ENOENT, ENOTDIR: return .absent
             default: return .failed(error.description)
             }
         }
     }
 
+    /// Fails at once when nobody listens on the socket. The HTTP client would keep retrying the
+    /// connection until the request's deadline, minutes for a camera operation, where a
+    /// refused connection on a local socket already says all there is to say.
     private func probe() throws(DaemonClientError) {
         let connection = SocketExchange.Connection(path: socketPath)
         defer { connection.close() }

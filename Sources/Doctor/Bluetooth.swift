@@ -8,6 +8,8 @@ public enum BlueZObservation: Sendable, Equatable {
     case denied(String)
     /// Any other failure of the call.
     case failed(String)
+    /// The bus or bluetoothd did not answer in time (a hung bluetoothd, a bus that never speaks).
+    case noAnswer(String)
     /// BlueZ answered with these adapters.
     case answered([AdapterObservation])
 }
@@ -87,6 +89,9 @@ public enum BluetoothRules {
             let installed = version == nil ? "BlueZ is not installed" : "\(named) is installed but bluetoothd is not running"
             return Finding(.bluez, weight(.problem, needed: needed), "\(installed): org.bluez is not on the system bus",
                            remedy: version == nil ? "sudo apt-get install bluez" : "sudo systemctl enable --now bluetooth")
+        case .noAnswer(let limit):
+            return Finding(.bluez, weight(.problem, needed: needed), "the system bus or bluetoothd did not answer in \(limit)",
+                           remedy: "sudo systemctl restart bluetooth; `journalctl -u bluetooth -e` says what it was doing")
         case .denied, .failed, .answered:
             return Finding(.bluez, .ok, "\(named) is running (org.bluez on the system bus)")
         }
@@ -96,12 +101,12 @@ public enum BluetoothRules {
     /// `bluetooth` group in.
     public static func access(_ observation: BlueZObservation, user: String, needed: Bool) -> Finding {
         switch observation {
-        case .noSystemBus, .notRunning:
+        case .noSystemBus, .notRunning, .noAnswer:
             return Finding(.bluetoothAccess, .skipped, "not checked: BlueZ cannot be reached")
         case .denied(let reason):
             return Finding(.bluetoothAccess, weight(.problem, needed: needed),
                            "user \(user) is not allowed to use BlueZ over D-Bus (\(reason))",
-                           remedy: "sudo adduser \(user) bluetooth, then log out and in again (the daemon's user `unleashed` has the group already)")
+                           remedy: "sudo adduser \(user) bluetooth, then log out and in again")
         case .failed(let reason):
             return Finding(.bluetoothAccess, weight(.problem, needed: needed), "BlueZ refused to list its objects: \(reason)",
                            remedy: "see `journalctl -u bluetooth`")
@@ -124,8 +129,10 @@ public enum BluetoothRules {
             return Finding(.adapter, .skipped, "not checked: BlueZ cannot be reached"
                            + (rfkill.isEmpty ? "" : "; rfkill blocks no Bluetooth switch"))
         }
-        let candidates = wanted.map { name in adapters.filter { $0.name == name } } ?? adapters
-        guard let adapter = candidates.first(where: \.powered) ?? candidates.first else {
+        // The daemon's rule (BlueZClient.adapter(named:)): the adapter named by its name or its
+        // address, else the first; never another one that happens to be on.
+        let named = wanted.map { name in adapters.first { $0.name == name || $0.address.caseInsensitiveCompare(name) == .orderedSame } }
+        guard let adapter = named ?? adapters.first else {
             if let wanted, !adapters.isEmpty {
                 return Finding(.adapter, weight(.problem, needed: needed),
                                "no adapter named \(wanted); BlueZ has \(adapters.map(\.name).joined(separator: ", "))",
@@ -149,7 +156,7 @@ public enum BluetoothRules {
                            remedy: "bluetoothctl power on (and AutoEnable=true in /etc/bluetooth/main.conf keeps it on after a restart)")
         }
         return Finding(.adapter, .ok, "adapter \(adapter.name) (\(adapter.address)) is powered"
-                       + (candidates.count > 1 ? "; \(candidates.count) adapters in all" : ""))
+                       + (adapters.count > 1 ? "; \(adapters.count) adapters in all" : ""))
     }
 
     /// Whether BlueZ holds a bond with every module the configuration names or `connect` remembered.

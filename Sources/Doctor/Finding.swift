@@ -71,7 +71,7 @@ public struct DoctorReport: Sendable, Equatable {
     public var worst: Finding.Status { findings.map(\.status).max().map { max($0, .ok) } ?? .ok }
 
     /// 0 when nothing is wrong, 1 when something is worth a look (warnings only), 2 when
-    /// something is wrong. Documented in `unleashed doctor --help` and docs/install.md.
+    /// something is wrong. Documented in `unleashed doctor --help` and docs/user-guide.md.
     public var exitStatus: Int32 {
         switch worst {
         case .skipped, .ok: 0

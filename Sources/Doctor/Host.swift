@@ -38,6 +38,20 @@ public struct FileOwnership: Sendable, Equatable {
     }
 }
 
+/// A file and its ownership.
+public struct OwnedFile: Sendable, Equatable {
+    public var path: String
+    public var ownership: FileOwnership
+
+    public init(path: String, ownership: FileOwnership) {
+        self.path = path
+        self.ownership = ownership
+    }
+
+    /// The file's name, without its folder.
+    public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
+}
+
 /// A camera libgphoto2 finds on USB, and its device node.
 public struct USBCameraObservation: Sendable, Equatable {
     public var model: String
@@ -47,12 +61,16 @@ public struct USBCameraObservation: Sendable, Equatable {
     public var device: String
     /// The node's ownership; nil when it could not be read.
     public var ownership: FileOwnership?
+    /// The kernel's own verdict (`access(2)`, which counts ACLs such as udev's `uaccess`) when
+    /// the user checked is the one running the check; nil to judge by the mode bits.
+    public var openable: Bool?
 
-    public init(model: String, port: String, device: String, ownership: FileOwnership?) {
+    public init(model: String, port: String, device: String, ownership: FileOwnership?, openable: Bool? = nil) {
         self.model = model
         self.port = port
         self.device = device
         self.ownership = ownership
+        self.openable = openable
     }
 }
 
@@ -84,9 +102,13 @@ public struct JournalObservation: Sendable, Equatable {
     /// Free bytes for an unprivileged user (`f_bavail`), and the disk's size.
     public var freeBytes: UInt64
     public var totalBytes: UInt64
+    /// The journal's files that exist (the database, `-wal`, `-shm`), each with its ownership: one
+    /// of root's, left by a daemon run with sudo, keeps the service out.
+    public var files: [OwnedFile]
 
     public init(file: String, folder: String, folderExists: Bool, ownership: FileOwnership?, readOnly: Bool,
-                freeBytes: UInt64, totalBytes: UInt64) {
+                freeBytes: UInt64, totalBytes: UInt64, files: [OwnedFile] = []) {
+        self.files = files
         self.file = file
         self.folder = folder
         self.folderExists = folderExists
@@ -123,22 +145,29 @@ public struct PlannedFrames: Sendable, Equatable {
 /// Host checks: the camera's USB permissions, the daemon, the journal's disk, the clock.
 public enum HostRules {
     /// Whether libgphoto2's udev rules are installed, and whether `user` may open each USB camera.
-    public static func usbCameras(rules: String?, cameras: [USBCameraObservation], user: Identity, needed: Bool) -> Finding {
+    /// `service`: `user` is the system service's, whose groups take effect at its restart.
+    public static func usbCameras(rules: String?, cameras: [USBCameraObservation], user: Identity, service: Bool = false,
+                                  needed: Bool) -> Finding {
         guard let rules else {
             return Finding(.usbCameras, needed ? .problem : .warning,
                            "libgphoto2's udev rules are not installed: a camera plugged in stays root's",
                            remedy: "sudo apt-get install libgphoto2-6 (it brings /usr/lib/udev/rules.d/60-libgphoto2-6.rules)")
         }
         var closed: [String] = []
+        var groups: [String] = []
         for camera in cameras {
             guard let node = camera.ownership else { closed.append("\(camera.model) at \(camera.device) (its node cannot be read)"); continue }
-            if !user.may(read: true, write: true, owner: node.owner, group: node.group, mode: node.mode) {
+            let allowed = camera.openable ?? user.may(read: true, write: true, owner: node.owner, group: node.group, mode: node.mode)
+            if !allowed {
                 closed.append("\(camera.model) at \(camera.device) (group \(node.groupName), mode \(String(node.mode & 0o777, radix: 8)))")
+                if !groups.contains(node.groupName) { groups.append(node.groupName) }
             }
         }
         if !closed.isEmpty {
+            let join = groups.map { "sudo adduser \(user.name) \($0)" }.joined(separator: "; ")
+            let after = service ? "then sudo systemctl restart unleashed" : "then log out and in again"
             return Finding(.usbCameras, needed ? .problem : .warning, "user \(user.name) may not open \(closed.joined(separator: ", "))",
-                           remedy: "sudo adduser \(user.name) plugdev, then log out and in again; or see `udevadm info \(cameras[0].device)`")
+                           remedy: (join.isEmpty ? "" : join + ", " + after + "; ") + "`udevadm info \(cameras[0].device)` says which rule gave the node its group")
         }
         let found = cameras.isEmpty ? "no camera on USB now" : cameras.map { "\($0.model) (\($0.port))" }.joined(separator: ", ")
         return Finding(.usbCameras, .ok, "udev rules in \(rules); \(found)")
@@ -168,7 +197,7 @@ public enum HostRules {
     }
 
     /// Whether the daemon's user can write the journal, and whether its disk has room for
-    /// `plan` (when given) or for a margin of ``minimumFreeBytes``.
+    /// `plan` (when given) and a margin of ``minimumFreeBytes`` besides.
     public static func journal(_ observation: JournalObservation, writer: Identity, plan: PlannedFrames?) -> Finding {
         let folder = observation.folder
         if observation.readOnly {
@@ -181,10 +210,21 @@ public enum HostRules {
             return Finding(.journal, .problem, "user \(writer.name) may not write in \(which) (group \(node.groupName), mode \(String(node.mode & 0o777, radix: 8)))",
                            remedy: observation.folderExists ? "sudo chown \(writer.name) \(folder)" : "sudo install -d -o \(writer.name) \(folder)")
         }
-        let needed = max(plan?.bytes ?? 0, minimumFreeBytes)
+        let closed = observation.files.filter {
+            !writer.may(read: true, write: true, owner: $0.ownership.owner, group: $0.ownership.group, mode: $0.ownership.mode)
+        }
+        if let first = closed.first {
+            let names = closed.map(\.name).joined(separator: ", ")
+            return Finding(.journal, .problem,
+                           "user \(writer.name) may not write the journal's \(names) (group \(first.ownership.groupName), mode \(String(first.ownership.mode & 0o777, radix: 8))): a daemon run as another user left them",
+                           remedy: "sudo chown \(writer.name): \(observation.file)*")
+        }
+        let (needed, overflow) = (plan?.bytes ?? 0).addingReportingOverflow(minimumFreeBytes)
         let free = "\(bytes(observation.freeBytes)) free of \(bytes(observation.totalBytes))"
-        if observation.freeBytes < needed {
-            let why = plan.map { "a run of \($0.frames) frames needs about \(bytes($0.bytes))" } ?? "under the \(bytes(minimumFreeBytes)) kept as a margin"
+        if overflow || observation.freeBytes < needed {
+            let size = { (plan: PlannedFrames) in plan.bytes == .max ? "more than any disk holds" : "about \(bytes(plan.bytes))" }
+            let why = plan.map { "a run of \($0.frames) frames needs \(size($0)), and \(bytes(minimumFreeBytes)) besides" }
+                ?? "under the \(bytes(minimumFreeBytes)) kept as a margin"
             return Finding(.journal, .problem, "the journal's disk has \(free): \(why)",
                            remedy: "free space on that disk, or set daemon.journal to another one")
         }
@@ -201,11 +241,13 @@ public enum HostRules {
     /// (an RTC) keeps time while the machine is off: without one and off the network, a Pi
     /// starts at the time it was last shut down.
     public static func clock(synchronised: Bool, maximumError: Duration, realTimeClock: String?) -> Finding {
-        let rtc = realTimeClock.map { "a real-time clock (\($0)) keeps time while off" }
+        // An RTC's presence says nothing of its battery: a Pi 5 has one, which keeps time only
+        // with a battery on its connector.
+        let rtc = realTimeClock.map { "a real-time clock (\($0)) keeps time while the machine is off, if it has a battery" }
             ?? "no real-time clock: while off the network, the time after a start is wrong until something sets it"
         guard synchronised else {
-            return Finding(.clock, .warning, "no time service keeps the clock synchronised; \(rtc)",
-                           remedy: "on the network: sudo apt-get install systemd-timesyncd (or chrony); in the field, the web app's phone sets the daemon's clock (docs/web-app.md), or `sudo date -s`")
+            return Finding(.clock, .warning, "the clock is not synchronised; \(rtc)",
+                           remedy: "`timedatectl` says whether a time service runs and has reached a server (none: sudo apt-get install systemd-timesyncd); in the field, the web app's phone sets the daemon's clock (docs/web-app.md)")
         }
         if realTimeClock == nil {
             return Finding(.clock, .warning, "synchronised now (error at most \(milliseconds(maximumError))); \(rtc)",

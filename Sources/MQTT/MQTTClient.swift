@@ -77,9 +77,36 @@ public final class MQTTClient: Sendable {
 
     public enum Event: Sendable, Equatable {
         case connected
-        /// Refused by the broker (its reason) or lost; libmosquitto tries again by itself.
+        /// Lost, or not reached; libmosquitto tries again by itself.
         case disconnected(String)
+        /// The broker answered the connection and refused the session (its CONNACK code);
+        /// libmosquitto tries again by itself.
+        case refused(Refusal)
         case message(MQTTMessage)
+    }
+
+    /// A broker's refusal of a session: MQTT 3.1.1's CONNACK return code (section 3.2.2.3).
+    public struct Refusal: Sendable, Equatable, CustomStringConvertible {
+        public var code: Int32
+
+        public init(code: Int32) {
+            self.code = code
+        }
+
+        /// The user name and password, or what they may do, are the cause (codes 4 and 5).
+        public var isCredentials: Bool { code == 4 || code == 5 }
+
+        public var description: String {
+            let reason = switch code {
+            case 1: "it does not take MQTT 3.1.1"
+            case 2: "it refused the client id"
+            case 3: "it is unavailable"
+            case 4: "bad user name or password"
+            case 5: "not authorised"
+            default: "code \(code)"
+            }
+            return "the broker refused the connection (\(reason))"
+        }
     }
 
     /// What happens on the connection, until ``stop()``.
@@ -170,7 +197,7 @@ public final class MQTTClient: Sendable {
             if code == 0 {
                 relay.continuation.yield(.connected)
             } else {
-                relay.continuation.yield(.disconnected("the broker refused the connection (\(code))"))
+                relay.continuation.yield(.refused(Refusal(code: code)))
             }
         }
         library.disconnectCallbackSet(pointer) { _, context, code in

@@ -25,8 +25,10 @@ struct DoctorCommand: AsyncParsableCommand {
             skipped (not set up, so not checked), and says what to do. Bluetooth problems are only \
             warnings when the configuration's backend is gphoto2, and the reverse for USB.
 
-            Without --system or --user, the system service is checked when \
-            /etc/unleashed/unleashed.toml exists and this user has no configuration of their own.
+            Without --system or --user, the system service is checked unless this user has a \
+            configuration (~/.config/unleashed/config.toml) or a daemon's socket of their own: \
+            the daemon the other commands would find. --adapter and --backend are taken over \
+            the configuration's, as by the daemon.
 
             Exit status:
               0   nothing is wrong (every check ok or skipped)
@@ -53,13 +55,15 @@ struct DoctorCommand: AsyncParsableCommand {
     func validate() throws {
         if system && user { throw ValidationError("--system and --user cannot be given together") }
         if let frames, frames < 1 { throw ValidationError("--frames must be 1 or more, not \(frames)") }
+        if options.demo { throw ValidationError("doctor checks this machine's setup; --demo has none to check (the demo needs no setup)") }
     }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let systemScope = system || (!user && SystemInspection.systemServiceIsTheSetup(environment: environment))
         let inspection = SystemInspection(system: systemScope, environment: environment, configurationFiles: config.map { [$0] },
-                                          plan: frames.map { PlannedFrames(frames: $0) })
+                                          plan: frames.map { PlannedFrames(frames: $0) }, adapter: options.adapter,
+                                          backend: options.backend?.rawValue)
         let report = await inspection.examine()
         options.emit(report.json.merging(["scope": .string(systemScope ? "system" : "user")])) {
             human(report, system: systemScope)

@@ -389,7 +389,7 @@ final class TopicWatcher: Sendable {
                     try? client.publish(MQTTMessage(topic: "test/subscribed", text: "yes"))
                 case .message(let message):
                     latest.update { $0[message.topic] = message.text }
-                case .disconnected: break
+                case .disconnected, .refused: break
                 }
             }
         }

@@ -52,6 +52,18 @@ import Testing
         // A configured adapter that is not there.
         let named = BluetoothRules.adapter(.answered([adapter]), rfkill: [], wanted: "hci1", needed: true)
         #expect(named.summary == "no adapter named hci1; BlueZ has hci0")
+        // As the daemon chooses: the first, not another that is on; a name or an address.
+        var second = adapter
+        second.name = "hci1"
+        second.address = "00:1A:7D:DA:71:14"
+        var first = adapter
+        first.powered = false
+        let firstOff = BluetoothRules.adapter(.answered([first, second]), rfkill: [], wanted: nil, needed: true)
+        #expect(firstOff.status == .problem && firstOff.summary.hasPrefix("adapter hci0"), "\(firstOff.summary)")
+        #expect(BluetoothRules.adapter(.answered([first, second]), rfkill: [], wanted: "00:1a:7d:da:71:14", needed: true)
+            == Finding(.adapter, .ok, "adapter hci1 (00:1A:7D:DA:71:14) is powered; 2 adapters in all"))
+        // A bus or a bluetoothd that never answers.
+        #expect(BluetoothRules.bluez(.noAnswer("5 seconds"), version: "5.66", needed: true).summary == "the system bus or bluetoothd did not answer in 5 seconds")
     }
 
     @Test func modulesPairedOrNot() {
@@ -72,7 +84,16 @@ import Testing
         let closed = HostRules.usbCameras(rules: rules, cameras: [camera], user: pi, needed: true)
         #expect(closed.status == .problem)
         #expect(closed.summary == "user pi may not open Canon EOS 80D at /dev/bus/usb/001/004 (group plugdev, mode 664)")
-        #expect(closed.remedy?.hasPrefix("sudo adduser pi plugdev") == true)
+        #expect(closed.remedy?.hasPrefix("sudo adduser pi plugdev, then log out and in again") == true)
+        // The node's own group, and for the service a restart.
+        var video = camera
+        video.ownership = FileOwnership(owner: 0, group: 44, groupName: "video", mode: 0o20660)
+        #expect(HostRules.usbCameras(rules: rules, cameras: [video], user: pi, service: true, needed: true).remedy?
+            .hasPrefix("sudo adduser pi video, then sudo systemctl restart unleashed") == true)
+        // The kernel's verdict (ACLs) over the mode bits.
+        var acl = camera
+        acl.openable = true
+        #expect(HostRules.usbCameras(rules: rules, cameras: [acl], user: pi, needed: true).status == .ok)
         var member = pi
         member.groups.insert(46)
         #expect(HostRules.usbCameras(rules: rules, cameras: [camera], user: member, needed: true).status == .ok)
@@ -107,7 +128,16 @@ import Testing
         let plan = PlannedFrames(frames: 100_000, bytesPerFrame: 50 << 20)
         let planned = HostRules.journal(folder, writer: service, plan: plan)
         #expect(planned.status == .problem && planned.summary.contains("a run of 100000 frames needs about 4.8 TiB"))
-        #expect(HostRules.journal(folder, writer: service, plan: PlannedFrames(frames: .max)).status == .problem)
+        #expect(HostRules.journal(folder, writer: service, plan: PlannedFrames(frames: .max)).summary.contains("needs more than any disk holds"))
+        // The plan and the margin together: 4 GiB free is not room for 4 GiB of frames.
+        #expect(HostRules.journal(folder, writer: service, plan: PlannedFrames(frames: 8, bytesPerFrame: gib / 2)).status == .problem)
+        // A journal of root's, left by a daemon run with sudo.
+        var left = folder
+        left.files = [OwnedFile(path: "/var/lib/unleashed/journal.sqlite", ownership: owned),
+                      OwnedFile(path: "/var/lib/unleashed/journal.sqlite-wal", ownership: FileOwnership(owner: 0, group: 0, groupName: "root", mode: 0o100644))]
+        let rootOwned = HostRules.journal(left, writer: service, plan: nil)
+        #expect(rootOwned.summary.hasPrefix("user unleashed may not write the journal's journal.sqlite-wal (group root, mode 644)"), "\(rootOwned.summary)")
+        #expect(rootOwned.remedy == "sudo chown unleashed: /var/lib/unleashed/journal.sqlite*")
         #expect(HostRules.journal(folder, writer: service, plan: PlannedFrames(frames: 1000)).summary.hasSuffix("room for the 1000 frames (500.0 KiB)"))
     }
 
@@ -116,7 +146,11 @@ import Testing
         let noRTC = HostRules.clock(synchronised: true, maximumError: .milliseconds(12), realTimeClock: nil)
         #expect(noRTC.status == .warning && noRTC.summary.contains("no real-time clock"))
         let unsynchronised = HostRules.clock(synchronised: false, maximumError: .seconds(16), realTimeClock: "rtc0")
-        #expect(unsynchronised.status == .warning && unsynchronised.summary.hasPrefix("no time service keeps the clock synchronised"))
+        #expect(unsynchronised.status == .warning && unsynchronised.summary.hasPrefix("the clock is not synchronised"))
+        #expect(unsynchronised.remedy?.hasPrefix("`timedatectl` says whether a time service runs") == true)
+        // An RTC's presence says nothing of its battery.
+        #expect(HostRules.clock(synchronised: true, maximumError: .milliseconds(12), realTimeClock: "rtc0, rtc-rpi").summary
+            .hasSuffix("a real-time clock (rtc0, rtc-rpi) keeps time while the machine is off, if it has a battery"))
     }
 
     @Test func certificateValidExpiringExpiredAndPlain() {
@@ -133,13 +167,18 @@ import Testing
         #expect(ServiceRules.webCertificate(.notConfigured(plainWeb: true), now: now).status == .warning)
         #expect(ServiceRules.webCertificate(.notConfigured(plainWeb: false), now: now).status == .skipped)
         #expect(ServiceRules.webCertificate(.unreadable("/x.pem", "it cannot be read"), now: now).status == .problem)
+        #expect(ServiceRules.webCertificate(certificate(now - day, now + 3600), now: now).summary.hasSuffix("expires within a day"))
+        #expect(ServiceRules.webCertificate(certificate(now - day, now - 3600), now: now).summary.contains("expired less than a day ago"))
+        #expect(ServiceRules.webCertificate(.notReadableHere("/etc/unleashed/web.pem", user: "pi"), now: now).summary
+            == "not checked: user pi may not read the web certificate /etc/unleashed/web.pem")
     }
 
     @Test func brokerStates() {
         #expect(ServiceRules.mqtt(.notConfigured).status == .skipped)
         #expect(ServiceRules.mqtt(.reached("mqtt://b:1883")).status == .ok)
         #expect(ServiceRules.mqtt(.unreachable("mqtt://b:1883", "connection refused")).summary == "the broker mqtt://b:1883 cannot be reached: connection refused")
-        #expect(ServiceRules.mqtt(.refused("mqtt://b:1883", "not authorised")).remedy?.contains("mqtt.username") == true)
+        #expect(ServiceRules.mqtt(.refused("mqtt://b:1883", "not authorised", credentials: true)).remedy?.contains("mqtt.username") == true)
+        #expect(ServiceRules.mqtt(.refused("mqtt://b:1883", "it is unavailable", credentials: false)).remedy == "the broker's log says why")
     }
 
     @Test func exitStatusIsTheWorstFinding() {

@@ -146,7 +146,12 @@ actor MQTTBridge {
             board?.setConnected(true)
             logger.info("mqtt: connected to \(broker) as \(topics.node)")
             await announceAll()
-        case .disconnected(let reason):
+        case .disconnected, .refused:
+            let reason = switch event {
+            case .refused(let refusal): refusal.description
+            case .disconnected(let reason): reason
+            default: ""
+            }
             attempted()
             // Once an outage: a broker down for an hour is one line, not one a retry.
             if !outageLogged {

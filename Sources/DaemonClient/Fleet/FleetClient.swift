@@ -160,7 +160,7 @@ public final class FleetClient: Sendable {
                         guard let value = keep(received) else { continue }
                         let kept = state.withLock { $0.kept.append(value); return $0.kept }
                         if finished(kept) { return .success(kept) }
-                    case .disconnected:
+                    case .disconnected, .refused:
                         continue
                     }
                 }

@@ -4,6 +4,7 @@ import Daemon
 import DaemonClient
 public import Doctor
 public import Foundation
+import Synchronization
 import GPhoto2
 import MQTT
 import NIOSSL
@@ -35,8 +36,12 @@ public struct SystemInspection: Sendable {
     /// How long the broker and the daemon have to answer.
     public var answerLimit: Duration
     /// Who the daemon runs as, for the USB and journal permissions; nil to look it up: the
-    /// system service's user `unleashed`, or the user running the command.
+    /// system service's user `unleashed` (with the unit's `SupplementaryGroups=`), or the user
+    /// running the command.
     public var serviceUser: Identity?
+    /// The command line's `--adapter` and `--backend`, over the configuration's.
+    public var adapter: String?
+    public var backend: String?
     /// The cameras libgphoto2 finds on USB.
     public var detectCameras: @Sendable () async -> [DetectedUSBCamera]
 
@@ -54,7 +59,7 @@ public struct SystemInspection: Sendable {
                 bus: DBusConnection.Bus = .system, systemRoot: String = "/", plan: PlannedFrames? = nil,
                 rememberedFile: URL = RememberedModule.file, hostClock: HostClockSource = .system,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
-                answerLimit: Duration = .seconds(5), serviceUser: Identity? = nil,
+                answerLimit: Duration = .seconds(5), serviceUser: Identity? = nil, adapter: String? = nil, backend: String? = nil,
                 detectCameras: @escaping @Sendable () async -> [DetectedUSBCamera] = SystemInspection.libgphoto2Cameras) {
         self.system = system
         self.environment = environment
@@ -67,47 +72,71 @@ public struct SystemInspection: Sendable {
         self.now = now
         self.answerLimit = answerLimit
         self.serviceUser = serviceUser
+        self.adapter = adapter
+        self.backend = backend
         self.detectCameras = detectCameras
     }
 
-    /// Whether `unleashed doctor` without --system or --user checks the system service: when
-    /// its configuration is installed and this user has none of their own.
+    /// Whether `unleashed doctor` without --system or --user checks the system service: unless
+    /// this user has a configuration or a daemon's socket of their own, the daemon the other
+    /// commands find (DaemonClient.defaultSocketPath) is the system service's.
     public static func systemServiceIsTheSetup(environment: [String: String]) -> Bool {
-        let files = DaemonConfiguration.files(scope: .user, environment: environment)
-        return FileManager.default.fileExists(atPath: files[0]) && !files.dropFirst().contains { FileManager.default.fileExists(atPath: $0) }
+        let own = DaemonConfiguration.files(scope: .user, environment: environment).dropFirst()
+        return !own.contains { FileManager.default.fileExists(atPath: $0) }
+            && !FileManager.default.fileExists(atPath: unleashedUserSocketPath(environment: environment))
     }
 
     private var scope: DaemonConfiguration.Scope { system ? .system : .user }
 
-    /// Every check, in ``Check``'s order.
+    /// Every check, in ``Check``'s order. Whatever may block (a bus, a broker or a file that
+    /// never answers) is given ``answerLimit``.
     public func examine() async -> DoctorReport {
         var findings: [Finding] = []
+        let me = Self.currentUser()
         let files = (configurationFiles ?? DaemonConfiguration.files(scope: scope, environment: environment))
-        let configuration: DaemonConfiguration
+        var configuration: DaemonConfiguration?
         do throws(ConfigurationError) {
             // A file named on the command line must be there: a typo is not the defaults.
             configuration = try DaemonConfiguration.load(files: files, environment: environment, scope: scope,
                                                          requireFiles: configurationFiles != nil)
             findings.append(ServiceRules.configuration(files: files.filter { FileManager.default.fileExists(atPath: $0) }, error: nil))
         } catch {
-            findings.append(ServiceRules.configuration(files: files, error: error.description))
-            // The rest still says what it can, on the defaults.
-            configuration = (try? DaemonConfiguration.load(files: [], environment: [:], scope: scope))!
+            // A file (or a secret it names) that this user may not read, as with the package's
+            // 0640 root:unleashed, is not a broken configuration: the daemon may read it. The
+            // loader words a refusal as the system does (strerror).
+            let closed = files.contains { FileManager.default.fileExists(atPath: $0) && access($0, R_OK) != 0 }
+            let denied = me.uid != 0 && (closed || error.description.contains(String(cString: strerror(EACCES))))
+            findings.append(ServiceRules.configuration(files: files, error: error.description, deniedTo: denied ? me.name : nil))
         }
-        let bluetoothNeeded = configuration.backend == .unleashed
-        let usbNeeded = configuration.backend == .gphoto2
-        let me = Self.currentUser()
-        let daemonUser = serviceUser ?? (scope == .system ? Self.user(named: "unleashed") : me)
+        // The checks that do not read the configuration go by its defaults when it did not load.
+        let settings = configuration
+            ?? (try? DaemonConfiguration.load(files: [], environment: environment, scope: scope))
+            ?? (try? DaemonConfiguration.load(files: [], environment: [:], scope: scope))!
+        let backend = backend.flatMap(DaemonConfiguration.Backend.init(rawValue:)) ?? settings.backend
+        let bluetoothNeeded = backend == .unleashed
+        let daemonUser = serviceUser ?? (scope == .system ? Self.user(named: "unleashed", unit: serviceUnit()) : me)
 
-        let bluez = await lookAtBlueZ()
-        let version = Self.bluezVersion()
+        let bluez = await Self.within(answerLimit) { await lookAtBlueZ() }
+            ?? (.noAnswer("\(answerLimit)"), [])
+        let version = await Self.offThePool(answerLimit) { Self.bluezVersion() } ?? nil
         findings.append(BluetoothRules.bluez(bluez.observation, version: version, needed: bluetoothNeeded))
         findings.append(BluetoothRules.access(bluez.observation, user: me.name, needed: bluetoothNeeded))
-        findings.append(BluetoothRules.adapter(bluez.observation, rfkill: rfkillSwitches(), wanted: configuration.adapter,
+        findings.append(BluetoothRules.adapter(bluez.observation, rfkill: rfkillSwitches(), wanted: adapter ?? settings.adapter,
                                                needed: bluetoothNeeded))
-        findings.append(BluetoothRules.modules(bluez.observation, modules: modules(configuration, devices: bluez.devices),
-                                               needed: bluetoothNeeded))
-        findings.append(HostRules.usbCameras(rules: udevRules(), cameras: await usbCameras(), user: daemonUser ?? me, needed: usbNeeded))
+        findings.append(configuration.map {
+            BluetoothRules.modules(bluez.observation, modules: modules($0, devices: bluez.devices), needed: bluetoothNeeded)
+        } ?? ServiceRules.notLoaded(.modules))
+        findings.append(HostRules.usbCameras(rules: udevRules(), cameras: await usbCameras(for: daemonUser ?? me, me: me),
+                                             user: daemonUser ?? me, service: scope == .system && serviceUser == nil,
+                                             needed: backend == .gphoto2))
+        guard let configuration else {
+            findings.append(ServiceRules.notLoaded(.daemon))
+            findings.append(ServiceRules.notLoaded(.journal))
+            findings.append(clock())
+            findings.append(ServiceRules.notLoaded(.webCertificate))
+            findings.append(ServiceRules.notLoaded(.mqtt))
+            return DoctorReport(findings: findings)
+        }
         findings.append(HostRules.daemon(await lookAtDaemon(configuration.service.socket), user: me.name, system: system))
         if let daemonUser {
             findings.append(HostRules.journal(journal(configuration.service.journal), writer: daemonUser, plan: plan))
@@ -115,12 +144,49 @@ public struct SystemInspection: Sendable {
             findings.append(Finding(.journal, .problem, "the system service's user `unleashed` does not exist",
                                     remedy: "install the package (it makes the user), or see docs/install.md"))
         }
-        let discipline = hostClock.discipline()
-        findings.append(HostRules.clock(synchronised: discipline.synchronised, maximumError: discipline.maximumError,
-                                        realTimeClock: realTimeClock()))
-        findings.append(ServiceRules.webCertificate(certificate(configuration.web), now: now()))
+        findings.append(clock())
+        let web = configuration.web
+        let readCertificate: CertificateObservation = await Self.offThePool(answerLimit) { certificate(web, me: me) }
+            ?? .unreadable(web.certificate ?? "", "reading it did not end in \(answerLimit)")
+        findings.append(ServiceRules.webCertificate(readCertificate, now: now()))
         findings.append(ServiceRules.mqtt(await lookAtBroker(configuration.mqtt)))
         return DoctorReport(findings: findings)
+    }
+
+    private func clock() -> Finding {
+        let discipline = hostClock.discipline()
+        return HostRules.clock(synchronised: discipline.synchronised, maximumError: discipline.maximumError,
+                               realTimeClock: realTimeClock())
+    }
+
+    /// `body`'s result, or nil when it takes longer than `limit`; what it was doing is left to
+    /// end by itself (the command exits soon after).
+    static func within<Value: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> Value) async -> Value? {
+        await withCheckedContinuation { continuation in
+            let answer = FirstAnswer(continuation)
+            Task { answer.give(await body()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                answer.give(nil)
+            }
+        }
+    }
+
+    /// A continuation resumed by whichever answers first.
+    private final class FirstAnswer<Value: Sendable>: Sendable {
+        private let continuation: Mutex<CheckedContinuation<Value?, Never>?>
+        init(_ continuation: CheckedContinuation<Value?, Never>) { self.continuation = Mutex(continuation) }
+        func give(_ value: Value?) { continuation.withLock { $0.take() }?.resume(returning: value) }
+    }
+
+    /// Runs `body`, which blocks (a program, a file, libmosquitto), on a thread of its own, so
+    /// that Swift's few cooperative threads are never held by it; nil after `limit`.
+    static func offThePool<Value: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () -> Value) async -> Value? {
+        await within(limit) {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread { continuation.resume(returning: body()) }
+            }
+        }
     }
 
     // MARK: Bluetooth
@@ -190,13 +256,16 @@ public struct SystemInspection: Sendable {
         return nil
     }
 
-    private func usbCameras() async -> [USBCameraObservation] {
+    /// Each camera on USB, its node, and whether `user` may open it: the kernel's own verdict
+    /// when `user` is the one running this (ACLs count), else by the node's mode bits.
+    private func usbCameras(for user: Identity, me: Identity) async -> [USBCameraObservation] {
         await detectCameras().filter { $0.port.hasPrefix("usb:") }.map { camera in
             // usb:001,004 is /dev/bus/usb/001/004.
             let numbers = camera.port.dropFirst(4).split(separator: ",")
             let device = numbers.count == 2 ? "/dev/bus/usb/\(numbers[0])/\(numbers[1])" : camera.port
-            return USBCameraObservation(model: camera.model, port: camera.port, device: device,
-                                        ownership: Self.ownership(systemRoot + device))
+            let node = systemRoot + device
+            return USBCameraObservation(model: camera.model, port: camera.port, device: device, ownership: Self.ownership(node),
+                                        openable: user.uid == me.uid ? access(node, R_OK | W_OK) == 0 : nil)
         }
     }
 
@@ -237,13 +306,15 @@ public struct SystemInspection: Sendable {
         }
         var disk = statvfs()
         let measured = statvfs(existing, &disk) == 0
+        let files = [file, file + "-wal", file + "-shm"].compactMap { path in Self.ownership(path).map { OwnedFile(path: path, ownership: $0) } }
         return JournalObservation(
             file: file, folder: folder, folderExists: made,
             // systemd makes the system service's folder (StateDirectory=) for its user.
             ownership: made || !system ? Self.ownership(existing) : nil,
             readOnly: measured && disk.f_flag & UInt(ST_RDONLY) != 0,
             freeBytes: measured ? UInt64(disk.f_bavail) * UInt64(disk.f_frsize) : 0,
-            totalBytes: measured ? UInt64(disk.f_blocks) * UInt64(disk.f_frsize) : 0)
+            totalBytes: measured ? UInt64(disk.f_blocks) * UInt64(disk.f_frsize) : 0,
+            files: files)
     }
 
     // MARK: The clock
@@ -257,8 +328,18 @@ public struct SystemInspection: Sendable {
 
     // MARK: The web certificate and the broker
 
-    func certificate(_ web: DaemonConfiguration.Web) -> CertificateObservation {
+    /// Reads the certificate's validity. It blocks on a file that never ends (a FIFO), which is
+    /// why it is refused unless it is a regular file, and run off the pool with a limit.
+    func certificate(_ web: DaemonConfiguration.Web, me: Identity) -> CertificateObservation {
         guard let path = web.certificate else { return .notConfigured(plainWeb: web.listen != nil) }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            return .unreadable(path, errno == EACCES && me.uid != 0 ? "user \(me.name) may not reach it" : String(cString: strerror(errno)).lowercased())
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            return .unreadable(path, info.st_mode & S_IFMT == S_IFDIR ? "it is a folder" : "it is not a regular file")
+        }
+        guard access(path, R_OK) == 0 else { return .notReadableHere(path, user: me.name) }
         do {
             guard let first = try NIOSSLCertificate.fromPEMFile(path).first else {
                 return .unreadable(path, "it holds no certificate")
@@ -266,8 +347,7 @@ public struct SystemInspection: Sendable {
             return .valid(path, subject: Self.commonName(first) ?? "no common name",
                           notBefore: Int64(first.notValidBefore), notAfter: Int64(first.notValidAfter))
         } catch {
-            let reason = FileManager.default.isReadableFile(atPath: path) ? "it is not a PEM certificate" : "it cannot be read"
-            return .unreadable(path, reason)
+            return .unreadable(path, "it is not a PEM certificate")
         }
     }
 
@@ -281,44 +361,46 @@ public struct SystemInspection: Sendable {
     }
 
     /// One connection to the broker, as the daemon makes it: reached when the broker accepts
-    /// the session, within ``answerLimit``.
+    /// the session within ``answerLimit``. libmosquitto blocks (a name to resolve, a TLS
+    /// handshake, a thread to join), so all of it runs off the pool, and the client is dropped,
+    /// not stopped: a graceful stop waits on a connection that may never answer.
     private func lookAtBroker(_ settings: DaemonConfiguration.MQTTSettings) async -> BrokerObservation {
         guard let broker = settings.broker else { return .notConfigured }
         let name = "\(broker)"
-        let client: MQTTClient
-        do {
-            var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: "unleashed-doctor-\(getpid())")
-            configuration.username = settings.username
-            configuration.password = settings.password
-            configuration.tls = broker.tls
-            configuration.caFile = settings.caFile
-            client = try MQTTClient(configuration)
-            try client.start()
-        } catch {
-            return .unreachable(name, error.description)
-        }
-        defer { client.stop() }
+        var session = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: "unleashed-doctor-\(getpid())")
+        session.username = settings.username
+        session.password = settings.password
+        session.tls = broker.tls
+        session.caFile = settings.caFile
+        let configuration = session
         let limit = answerLimit
-        let first = await withTaskGroup(of: MQTTClient.Event?.self) { group in
-            group.addTask {
-                for await event in client.events {
-                    if case .message = event { continue }
-                    return event
-                }
-                return nil
+        let client = Mutex<MQTTClient?>(nil)
+        let started = await Self.offThePool(limit) { () -> Result<MQTTClient, MQTTError> in
+            Result { () throws(MQTTError) -> MQTTClient in
+                let made = try MQTTClient(configuration)
+                client.withLock { $0 = made }
+                try made.start()
+                return made
             }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
         }
-        switch first {
+        defer { if let made = client.withLock({ $0 }) { Thread.detachNewThread { made.drop() } } }
+        guard let started else { return .unreachable(name, "no answer in \(limit)") }
+        let made: MQTTClient
+        switch started {
+        case .success(let value): made = value
+        case .failure(let error): return .unreachable(name, error.description)
+        }
+        let first = await Self.within(limit) { () -> MQTTClient.Event? in
+            for await event in made.events {
+                if case .message = event { continue }
+                return event
+            }
+            return nil
+        }
+        switch first ?? nil {
         case .connected: return .reached(name)
-        case .disconnected(let reason) where reason.hasPrefix("cannot reach"): return .unreachable(name, reason)
-        case .disconnected(let reason): return .refused(name, reason)
+        case .refused(let refusal): return .refused(name, refusal.description, credentials: refusal.isCredentials)
+        case .disconnected(let reason): return .unreachable(name, reason)
         case .message, nil: return .unreachable(name, "no answer in \(limit)")
         }
     }
@@ -346,9 +428,9 @@ public struct SystemInspection: Sendable {
         return Identity(name: name, uid: uid, groups: Set(groups.prefix(Int(max(count, 0)))).union([getgid()]))
     }
 
-    /// A user of the password database, with the groups it is in (as it would have them at its
-    /// next login: the service's groups, not this process's).
-    static func user(named name: String) -> Identity? {
+    /// A user of the password database, with the groups it is in at its next login, and those
+    /// `unit` gives it (`SupplementaryGroups=`, as the system unit does bluetooth and plugdev).
+    static func user(named name: String, unit: String? = nil) -> Identity? {
         guard let entry = getpwnam(name) else { return nil }
         let uid = entry.pointee.pw_uid, gid = entry.pointee.pw_gid
         var count: Int32 = 64
@@ -357,7 +439,19 @@ public struct SystemInspection: Sendable {
             groups = [gid_t](repeating: 0, count: Int(count))
             _ = getgrouplist(name, gid, &groups, &count)
         }
-        return Identity(name: name, uid: uid, groups: Set(groups.prefix(Int(max(count, 0)))))
+        var all = Set(groups.prefix(Int(max(count, 0))))
+        for line in (unit ?? "").split(separator: "\n") where line.hasPrefix("SupplementaryGroups=") {
+            for group in line.dropFirst("SupplementaryGroups=".count).split(separator: " ") {
+                if let entry = getgrnam(String(group)) { all.insert(entry.pointee.gr_gid) }
+            }
+        }
+        return Identity(name: name, uid: uid, groups: all)
+    }
+
+    /// The system unit's text: an administrator's copy in /etc first, else the package's.
+    func serviceUnit() -> String? {
+        ["/etc/systemd/system/unleashed.service", "/usr/lib/systemd/system/unleashed.service", "/lib/systemd/system/unleashed.service"]
+            .lazy.compactMap { try? String(contentsOfFile: systemRoot + $0, encoding: .utf8) }.first
     }
 
     /// A program's standard output, or nil when it is not installed or fails.
