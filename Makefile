@@ -95,9 +95,11 @@ check-long: setup
 	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
 	@scripts/step --table
 
-# The command as the package installs it: a release build with the flags above.
+# The command as the package installs it: a release build with the flags above. JOBS=N builds
+# N files at a time instead of one a core (debian/rules passes DEB_BUILD_OPTIONS=parallel=N on):
+# fewer at once need less memory, for a small machine.
 release:
-	swift build $(RELEASE) --product unleashed
+	swift build $(RELEASE) --product unleashed $(if $(JOBS),-j $(JOBS))
 
 # The Debian package for this machine's architecture, into build/deb/, checked by lintian
 # (scripts/build-deb; debian/rules does the build). The Swift toolchain must be on PATH.
