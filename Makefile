@@ -95,9 +95,11 @@ check-long: setup
 	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
 	@scripts/step --table
 
-# The command as the package installs it: a release build with the flags above. JOBS=N builds
-# N files at a time instead of one a core (debian/rules passes DEB_BUILD_OPTIONS=parallel=N on):
-# fewer at once need less memory, for a small machine.
+# The command as the package installs it: a release build with the flags above. JOBS=N runs N
+# compiler jobs instead of one a core (make deb JOBS=N too): fewer at once need less memory, for a
+# small machine. swift build puts the number in the compiler's command lines (-j, -num-threads),
+# so a build with JOBS other than the number of cores shares nothing with one without: leave it
+# unset where there is memory enough.
 release:
 	swift build $(RELEASE) --product unleashed $(if $(JOBS),-j $(JOBS))
 
@@ -107,7 +109,8 @@ deb:
 	scripts/build-deb
 
 # The package installed, used, removed and purged in a clean Debian 12 root made by debootstrap
-# (scripts/check-package; as root, about N minutes). Part of make check-long.
+# (scripts/check-package; as root, through sudo if need be). 75 s once debootstrap's downloads are
+# cached in .build/debootstrap-cache, about 4 minutes more the first time. Part of make check-long.
 check-package: deb
 	scripts/check-package
 
