@@ -109,7 +109,7 @@ deb:
 	scripts/build-deb
 
 # The package installed, used, removed and purged in a clean Debian 12 root made by debootstrap
-# (scripts/check-package; as root, through sudo if need be). 75 s once debootstrap's downloads are
+# (scripts/check-package; as root, through sudo if need be). About a minute once debootstrap's downloads are
 # cached in .build/debootstrap-cache, about 4 minutes more the first time. Part of make check-long.
 check-package: deb
 	scripts/check-package
