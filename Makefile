@@ -27,7 +27,7 @@ BENCH_BIN := Benchmarks/.build/release
 # Builds a benchmark with those flags and runs it: `swift run` does not take --static-swift-stdlib.
 bench_run = $(BENCH) --product $(1) && $(BENCH_BIN)/$(1)
 
-.PHONY: setup build demo test check-long counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
+.PHONY: setup build demo test check-long release deb check-package man completions docs-generated counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
 
 setup:
 	scripts/setup
@@ -44,6 +44,7 @@ test: TEST_RUN = make-test-$$PPID
 test: setup
 	@scripts/step --start
 	scripts/step "vectors" python3 Protocol/tools/make_vectors.py --check
+	scripts/step "version" scripts/check-version
 	scripts/step "module boundaries" scripts/check-imports
 	scripts/step "web app: unit tests (node)" node --test Tests/WebApp/unit/
 	scripts/step "debug build with tests" swift build --build-tests
@@ -89,8 +90,38 @@ check-long: setup
 # make test runs the browser tests on an upright phone; the views' and the field's run here again
 # with the phone held sideways (740x360), with axe on every view.
 	scripts/step "web app held sideways (chromium)" env UNLEASHED_TEST_RUN=$(TEST_RUN) UNLEASHED_WEB_ORIENTATION=landscape scripts/web-test Tests/WebApp/test_views.py Tests/WebApp/test_field.py Tests/WebApp/test_accessibility.py
+	scripts/step "package (make deb)" scripts/build-deb
+	scripts/step "package installed in a clean root" scripts/check-package
 	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
 	@scripts/step --table
+
+# The command as the package installs it: a release build with the flags above. JOBS=N runs N
+# compiler jobs instead of one a core (make deb JOBS=N too): fewer at once need less memory, for a
+# small machine. swift build puts the number in the compiler's command lines (-j, -num-threads),
+# so a build with JOBS other than the number of cores shares nothing with one without: leave it
+# unset where there is memory enough.
+release:
+	swift build $(RELEASE) --product unleashed $(if $(JOBS),-j $(JOBS))
+
+# The Debian package for this machine's architecture, into build/deb/, checked by lintian
+# (scripts/build-deb; debian/rules does the build). The Swift toolchain must be on PATH.
+deb:
+	scripts/build-deb
+
+# The package installed, used, removed and purged in a clean Debian 12 root made by debootstrap
+# (scripts/check-package; as root, through sudo if need be). About a minute once debootstrap's downloads are
+# cached in .build/debootstrap-cache, about 4 minutes more the first time. Part of make check-long.
+check-package: deb
+	scripts/check-package
+
+# The manual pages and shell completions, made from the command's definitions by
+# swift-argument-parser from the debug build, into .build/generated/{man,bash,zsh,fish} to read
+# (`man -l .build/generated/man/unleashed.1`). They are not committed: the package build makes
+# its own from the binary it installs, so they cannot go stale.
+docs-generated:
+	swift build --product unleashed
+	scripts/generate-docs .build/debug/unleashed .build/generated
+man completions: docs-generated
 
 # Allocations and instructions per request (codec, in-process session, BlueZ over its sockets and over D-Bus messages), counted
 # under valgrind and checked against Benchmarks/unleashed-counts/thresholds-<toolchain>.json.
