@@ -373,7 +373,7 @@ let package = Package(
         ),
         .testTarget(
             name: "UnleashedAppTests",
-            dependencies: ["BlueZ", "CameraKit", "DBus", "DaemonClient", "Doctor", "MQTT", "UnleashedAPI", "UnleashedProtocol",
+            dependencies: ["BlueZ", "CameraKit", "DBus", "DaemonClient", "Doctor", "GPhoto2", "MQTT", "UnleashedAPI", "UnleashedProtocol",
                 "UnleashedApp", "CommandCore", "Daemon", "CameraProtocols", "Intervalometer", "UnleashedKit", "UnleashedSimulator", "UnleashedTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -235,3 +235,16 @@ public struct DaemonConfiguration: Equatable, Sendable {
             tokens: [])
     }
 }
+
+extension DaemonConfiguration.MQTTSettings {
+    /// The session the daemon opens with `broker` as `clientID`: `[mqtt]`'s user, password and
+    /// TLS. The bridge opens it, and `unleashed doctor` tries the same one.
+    public func session(with broker: BrokerAddress, clientID: String) -> MQTTClient.Configuration {
+        var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: clientID)
+        configuration.username = username
+        configuration.password = password
+        configuration.tls = broker.tls
+        configuration.caFile = caFile
+        return configuration
+    }
+}

@@ -1,5 +1,6 @@
 import Doctor
 import Foundation
+import GPhoto2
 import Testing
 import UnleashedApp
 import UnleashedKit
@@ -37,7 +38,7 @@ struct SystemInspectionTests {
         }
 
         func inspection(bus: String? = nil, synchronised: Bool = true, now: Int64? = nil, plan: PlannedFrames? = nil,
-                        serviceUser: Identity? = nil, cameras: [SystemInspection.DetectedUSBCamera] = []) -> SystemInspection {
+                        serviceUser: Identity? = nil, cameras: [DetectedCamera] = []) -> SystemInspection {
             let discipline = ClockDiscipline(synchronised: synchronised, estimatedError: .milliseconds(2), maximumError: .milliseconds(40))
             let clock = HostClockSource(wallClockMs: { 0 }, monotonic: { .zero }, discipline: { discipline })
             return SystemInspection(
@@ -152,7 +153,7 @@ struct SystemInspectionTests {
     @Test func aCameraNodeOfAnotherGroupIsAProblemForTheServiceUser() async throws {
         try #require(getuid() == 0, "this test gives a file to root's group plugdev: it runs as root, as make test does")
         let machine = try Machine("backend = \"gphoto2\"\n")
-        let camera = [SystemInspection.DetectedUSBCamera(model: "Canon EOS 80D", port: "usb:001,004")]
+        let camera = [DetectedCamera(model: "Canon EOS 80D", port: "usb:001,004")]
         #expect(await Self.finding(.usbCameras, machine.inspection(serviceUser: Self.nobody, cameras: camera)).summary
             .hasPrefix("libgphoto2's udev rules are not installed"))
         try machine.write("/usr/lib/udev/rules.d/60-libgphoto2-6.rules", "# rules\n")

@@ -59,11 +59,7 @@ actor MQTTBridge {
         self.board = board
         topics = MQTTTopics(prefix: settings.topicPrefix, node: node)
         self.broker = "\(broker)"
-        var configuration = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: settings.clientID ?? "unleashed-\(node)")
-        configuration.username = settings.username
-        configuration.password = settings.password
-        configuration.tls = broker.tls
-        configuration.caFile = settings.caFile
+        var configuration = settings.session(with: broker, clientID: settings.clientID ?? "unleashed-\(node)")
         configuration.will = MQTTMessage(topic: topics.availability, text: "offline", retain: true)
         client = try MQTTClient(configuration)
         discovery = settings.discovery

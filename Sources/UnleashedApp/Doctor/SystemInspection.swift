@@ -5,7 +5,7 @@ import DaemonClient
 public import Doctor
 public import Foundation
 import Synchronization
-import GPhoto2
+public import GPhoto2
 import MQTT
 import NIOSSL
 import UnleashedAPI
@@ -43,24 +43,14 @@ public struct SystemInspection: Sendable {
     public var adapter: String?
     public var backend: String?
     /// The cameras libgphoto2 finds on USB.
-    public var detectCameras: @Sendable () async -> [DetectedUSBCamera]
-
-    /// A camera on USB: libgphoto2's model name and port (`usb:001,004`).
-    public struct DetectedUSBCamera: Sendable {
-        public var model: String
-        public var port: String
-        public init(model: String, port: String) {
-            self.model = model
-            self.port = port
-        }
-    }
+    public var detectCameras: @Sendable () async -> [DetectedCamera]
 
     public init(system: Bool, environment: [String: String], configurationFiles: [String]? = nil,
                 bus: DBusConnection.Bus = .system, systemRoot: String = "/", plan: PlannedFrames? = nil,
                 rememberedFile: URL = RememberedModule.file, hostClock: HostClockSource = .system,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
                 answerLimit: Duration = .seconds(5), serviceUser: Identity? = nil, adapter: String? = nil, backend: String? = nil,
-                detectCameras: @escaping @Sendable () async -> [DetectedUSBCamera] = SystemInspection.libgphoto2Cameras) {
+                detectCameras: @escaping @Sendable () async -> [DetectedCamera] = SystemInspection.libgphoto2Cameras) {
         self.system = system
         self.environment = environment
         self.configurationFiles = configurationFiles
@@ -270,8 +260,8 @@ public struct SystemInspection: Sendable {
     }
 
     /// libgphoto2's autodetection; none when it fails.
-    public static let libgphoto2Cameras: @Sendable () async -> [DetectedUSBCamera] = {
-        ((try? await GPhoto2Detection.detect()) ?? []).map { DetectedUSBCamera(model: $0.model, port: $0.port) }
+    public static let libgphoto2Cameras: @Sendable () async -> [DetectedCamera] = {
+        (try? await GPhoto2Detection.detect()) ?? []
     }
 
     // MARK: The daemon
@@ -367,12 +357,7 @@ public struct SystemInspection: Sendable {
     private func lookAtBroker(_ settings: DaemonConfiguration.MQTTSettings) async -> BrokerObservation {
         guard let broker = settings.broker else { return .notConfigured }
         let name = "\(broker)"
-        var session = MQTTClient.Configuration(host: broker.host, port: broker.port, clientID: "unleashed-doctor-\(getpid())")
-        session.username = settings.username
-        session.password = settings.password
-        session.tls = broker.tls
-        session.caFile = settings.caFile
-        let configuration = session
+        let configuration = settings.session(with: broker, clientID: "unleashed-doctor-\(getpid())")
         let limit = answerLimit
         let client = Mutex<MQTTClient?>(nil)
         let started = await Self.offThePool(limit) { () -> Result<MQTTClient, MQTTError> in
