@@ -49,7 +49,10 @@ extension DaemonConfiguration {
 
     /// The text of `file`, or nil when there is no such file.
     static func readFile(_ file: String) throws(ConfigurationError) -> String? {
-        guard FileManager.default.fileExists(atPath: file) else { return nil }
+        var folder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &folder) else { return nil }
+        // Foundation's own words for a folder read as a file name no cause ("error 256").
+        guard !folder.boolValue else { throw ConfigurationError(origin: file, problem: .unreadable("it is a folder, not a file")) }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: file))

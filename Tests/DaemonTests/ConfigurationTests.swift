@@ -360,6 +360,13 @@ final class ConfigurationFiles {
         #expect(throws: Never.self) { try DaemonConfiguration.load(files: [files.system], environment: [:], scope: .user) }
     }
 
+    @Test func aFolderGivenAsTheConfigurationIsSaidToBeOne() throws {
+        let files = try ConfigurationFiles()
+        #expect(throws: ConfigurationError(origin: files.folder, problem: .unreadable("it is a folder, not a file"))) {
+            try DaemonConfiguration.load(files: [files.folder], environment: [:], scope: .user, requireFiles: true)
+        }
+    }
+
     @Test func aFileThatIsNotText() throws {
         let files = try ConfigurationFiles()
         try Data([0x61, 0x20, 0x3D, 0x20, 0x22, 0xFF, 0x22]).write(to: URL(fileURLWithPath: files.user))
