@@ -153,6 +153,12 @@ public final class RunClock: Clock, Sendable {
         _ = await whenSleeping { state in state.sleepers.values.contains { $0.deadline == deadline } ? () : nil }
     }
 
+    /// Whether anything sleeps until a deadline later than now: a task that sets a timer has
+    /// set it, and will not be passed over by the next move of the clock.
+    public var isAsleepPastNow: Bool {
+        state.withLock { state in state.sleepers.values.contains { $0.deadline > state.now } }
+    }
+
     /// Lets time flow up to `instant`, until something sleeps until `deadline` (past `instant`),
     /// then moves the clock to `instant`: where a test acts in the middle of a sleep it cannot
     /// see (a stop while a clip records).
