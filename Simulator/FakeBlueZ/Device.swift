@@ -143,8 +143,12 @@ extension FakeBlueZ {
             count("disconnectCalls")
             guard device.isConnected || device.isConnecting else { return call.fail(BlueZError.notConnected) }
             log("\(call.message.sender ?? "?") disconnects \(device.name)")
-            dropLink(path, connectError: BlueZError.failed("Cancelled"), pairError: BlueZError.authenticationCanceled)
+            // The reply goes before the signals of the link going down, as from bluetoothd:
+            // device_remove_connection (src/device.c) sends it at once, while its property
+            // changes wait for the main loop's next idle turn (gdbus/object.c, add_pending).
+            // bleak closes its bus on `Connected: false`, so a reply after it is lost (EOFError).
             call.reply()
+            dropLink(path, connectError: BlueZError.failed("Cancelled"), pairError: BlueZError.authenticationCanceled)
         case "Pair":
             count("pairCalls")
             guard adapters[device.adapter].powered else { return call.fail(BlueZError.notReady) }

@@ -55,14 +55,27 @@ public actor GoProBody: SimulatedCameraBody {
     public private(set) var recording = false
     public private(set) var presetGroup: GoPro.PresetGroup
     public private(set) var control = GoPro.CameraControl.idle
-    /// What Set Date Time set last.
+    /// What Set Date Time or Set Local Date Time set last.
     public private(set) var dateTime: GoPro.DateTime?
+    /// The UTC offset (minutes) and daylight saving Set Local Date Time set last.
+    public private(set) var timeZone: (utcOffsetMinutes: Int16, daylightSaving: Bool)?
+    /// Whether a client said it is a third-party one (Set Analytics).
+    public private(set) var thirdPartyClient = false
+    /// The name of the last client that finished pairing.
+    public private(set) var pairedClientName: String?
+    /// Whether a client registered for COHN status changes.
+    public private(set) var cohnStatusRegistered = false
+    /// The Wi-Fi access point (GP-0004 switches it; GP-0005 reads it).
+    public private(set) var accessPointOn = false
     public private(set) var videosRecorded = 0
     public private(set) var keepAlivesReceived = 0
     /// How often it powered down for want of a keep-alive.
     public private(set) var autoPowerDowns = 0
     /// Every request it read, in order.
     public private(set) var requests: [GoPro.Request] = []
+    /// Every whole message it could not read (answered "invalid parameter"), in order: what a
+    /// client sent that this body does not know.
+    public private(set) var unrecognized: [[UInt8]] = []
     public var batteryPercent = 87
 
     public init(address: String = "C0:CA:4E:00:00:01", model: String = "HERO12 Black", modelID: UInt8 = 62,
@@ -94,6 +107,7 @@ public actor GoProBody: SimulatedCameraBody {
         link += 1
         incoming = [:]
         registered = []
+        cohnStatusRegistered = false
         lastKeepAlive = .now
         if !awake {
             awake = true
@@ -113,7 +127,20 @@ public actor GoProBody: SimulatedCameraBody {
     }
 
     public func write(_ value: [UInt8], to characteristic: GATTCharacteristicID) throws(ATTError) {
-        guard [GoPro.command, GoPro.settings, GoPro.query].contains(characteristic) else { throw .writeNotPermitted }
+        switch characteristic {
+        case GoPro.wifiPower:
+            // GP-0004: 1 on, 0 off; the state characteristic follows.
+            guard value.count == 1, value[0] <= 1 else { throw .unlikely }
+            accessPointOn = value[0] == 1
+            return
+        case GoPro.wifiSSID, GoPro.wifiPassword:
+            // Writable in the table; this body keeps its own access point's name and password.
+            return
+        case GoPro.command, GoPro.settings, GoPro.query, GoPro.networkManagementCommand:
+            break
+        default:
+            throw .writeNotPermitted
+        }
         var reassembler = incoming[characteristic] ?? GoPro.Reassembler()
         let whole: [UInt8]?
         do {
@@ -127,8 +154,18 @@ public actor GoProBody: SimulatedCameraBody {
     }
 
     public func read(_ characteristic: GATTCharacteristicID) throws(ATTError) -> [UInt8] {
-        throw .readNotPermitted
+        switch characteristic {
+        case GoPro.wifiSSID: Array(accessPointSSID.utf8)
+        case GoPro.wifiPassword: Array(accessPointPassword.utf8)
+        case GoPro.wifiState: [accessPointOn ? 1 : 0]
+        default: throw .readNotPermitted
+        }
     }
+
+    /// The access point's SSID, as Get Hardware Info and GP-0002 give it.
+    private var accessPointSSID: String { "GP" + serialNumber.suffix(8) }
+    /// The access point's password (GP-0003): fixed per body.
+    private var accessPointPassword: String { "pass-" + serialNumber.suffix(6) }
 
     public func sleep() {
         basics.sleep()
@@ -174,7 +211,13 @@ public actor GoProBody: SimulatedCameraBody {
         do {
             request = try GoPro.Request(message: message, on: characteristic)
         } catch {
-            let reply = characteristic == GoPro.settings ? GoPro.settingsResponse : characteristic == GoPro.query ? GoPro.queryResponse : GoPro.commandResponse
+            unrecognized.append(message)
+            let reply = switch characteristic {
+            case GoPro.settings: GoPro.settingsResponse
+            case GoPro.query: GoPro.queryResponse
+            case GoPro.networkManagementCommand: GoPro.networkManagementResponse
+            default: GoPro.commandResponse
+            }
             send([message.first ?? 0, GoPro.ResultStatus.invalidParameter.byte], on: reply)
             return
         }
@@ -184,7 +227,7 @@ public actor GoProBody: SimulatedCameraBody {
         case .getHardwareInfo:
             guard isReady else { return answer(request, .error) }
             let info = GoPro.HardwareInfo(modelNumber: UInt32(modelID), modelName: model, firmwareVersion: "H23.01.02.32.00",
-                                          serialNumber: serialNumber, accessPointSSID: "GP" + serialNumber.suffix(8),
+                                          serialNumber: serialNumber, accessPointSSID: accessPointSSID,
                                           accessPointMAC: "0000" + serialNumber.suffix(8))
             send(GoPro.CommandResponse(id: id, status: .success, payload: info.payload).message, on: GoPro.commandResponse)
         case .getOpenGoProVersion:
@@ -226,6 +269,23 @@ public actor GoProBody: SimulatedCameraBody {
             guard !refusesCommands else { return answer(request, .error) }
             dateTime = time
             answer(request, .success)
+        case .setLocalDateTime(let time, let offset, let daylightSaving):
+            guard !refusesCommands else { return answer(request, .error) }
+            dateTime = time
+            timeZone = (offset, daylightSaving)
+            answer(request, .success)
+        case .setThirdPartyClientInfo:
+            thirdPartyClient = true
+            answer(request, .success)
+        case .pairingFinished(let name):
+            // The camera leaves its pairing screen: it no longer advertises pairing.
+            pairedClientName = name
+            basics.pairingOpen = false
+            send(GoPro.ProtobufMessage(id: .pairingFinishedResponse, result: .success).message, on: GoPro.networkManagementResponse)
+        case .getCOHNStatus(let register):
+            // Never provisioned for a home network: unprovisioned and idle.
+            cohnStatusRegistered = cohnStatusRegistered || register
+            send(GoPro.COHNStatus(provisioned: false, networkState: 5, enabled: false).message, on: GoPro.queryResponse)
         case .setSetting, .sleep:
             guard !refusesCommands else { return answer(request, .error) }
             answer(request, .success)

@@ -28,11 +28,45 @@ public enum GoPro: CameraRemoteProtocol {
     /// GP-0077: query responses and asynchronous status pushes, notified.
     public static let queryResponse = GATTCharacteristicID(service: controlService, characteristic: gp("0077"))
 
+    /// GP-0090: Camera Management, present on every Open GoPro camera.
+    public static let cameraManagementService = gp("0090")
+    /// GP-0091: network management commands (protobuf), written: among them GoPro's own
+    /// software's "pairing finished".
+    public static let networkManagementCommand = GATTCharacteristicID(service: cameraManagementService, characteristic: gp("0091"))
+    /// GP-0092: network management responses, notified.
+    public static let networkManagementResponse = GATTCharacteristicID(service: cameraManagementService, characteristic: gp("0092"))
+
+    /// GP-0001: the camera's Wi-Fi access point.
+    public static let wifiAccessPointService = gp("0001")
+    /// GP-0002: the access point's SSID, read (and written).
+    public static let wifiSSID = GATTCharacteristicID(service: wifiAccessPointService, characteristic: gp("0002"))
+    /// GP-0003: the access point's password, read (and written).
+    public static let wifiPassword = GATTCharacteristicID(service: wifiAccessPointService, characteristic: gp("0003"))
+    /// GP-0004: the access point's power, written.
+    public static let wifiPower = GATTCharacteristicID(service: wifiAccessPointService, characteristic: gp("0004"))
+    /// GP-0005: the access point's state, read and indicated.
+    public static let wifiState = GATTCharacteristicID(service: wifiAccessPointService, characteristic: gp("0005"))
+
     /// The notify characteristics: the camera does not remember their subscriptions, so a
     /// client subscribes to each on every connection.
     public static let responseCharacteristics = [commandResponse, settingsResponse, queryResponse]
 
+    /// Every service and characteristic of the published GATT table, with its properties:
+    /// gopro/OpenGoPro `docs/ble/protocol/ble_setup` ("BLE Characteristics"), which GoPro's
+    /// Python SDK repeats (`open_gopro/models/constants/uuids.py`, `GoProUUID`). A client
+    /// written to the documents (GoPro's SDK subscribes to every characteristic that notifies,
+    /// and expects GP-0091) meets the table it was written to.
     public static let services: [GATTServiceLayout] = [
+        GATTServiceLayout(uuid: wifiAccessPointService, characteristics: [
+            GATTCharacteristicLayout(uuid: wifiSSID.characteristic, flags: ["read", "write"]),
+            GATTCharacteristicLayout(uuid: wifiPassword.characteristic, flags: ["read", "write"]),
+            GATTCharacteristicLayout(uuid: wifiPower.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: wifiState.characteristic, flags: ["read", "indicate"]),
+        ]),
+        GATTServiceLayout(uuid: cameraManagementService, characteristics: [
+            GATTCharacteristicLayout(uuid: networkManagementCommand.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: networkManagementResponse.characteristic, flags: ["notify"]),
+        ]),
         GATTServiceLayout(uuid: controlService, characteristics: [
             GATTCharacteristicLayout(uuid: command.characteristic, flags: ["write"]),
             GATTCharacteristicLayout(uuid: commandResponse.characteristic, flags: ["notify"]),

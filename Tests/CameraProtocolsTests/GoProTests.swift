@@ -27,6 +27,11 @@ import UnleashedTestSupport
         "get encoding status": (.getStatuses([.encoding]), nil),
         "claim control": (.setCameraControl(.externalControl), nil),
         "set date time": (.setDateTime(date), nil),
+        "pairing finished": (.pairingFinished(clientName: "phoneName"), .extended13),
+        "third-party client": (.setThirdPartyClientInfo, .extended13),
+        "set local date time": (.setLocalDateTime(try! GoPro.DateTime(year: 2026, month: 11, day: 29, hour: 14, minute: 41, second: 51),
+                                                  utcOffsetMinutes: 0, daylightSaving: false), .extended13),
+        "get cohn status, registering": (.getCOHNStatus(register: true), .extended13),
     ]
 
     /// What each from-camera vector reads as.
@@ -46,6 +51,9 @@ import UnleashedTestSupport
         "claim control response": .protobuf(GoPro.ProtobufMessage(id: .setCameraControlResponse, result: .success)),
         "local date time response": .command(GoPro.CommandResponse(id: 0x10, status: .success,
                                                                    payload: [0x0A] + date.bytes + [0xFF, 0x88, 0x01])),
+        "pairing finished response": .protobuf(GoPro.ProtobufMessage(id: .pairingFinishedResponse, result: .success)),
+        "cohn status, unprovisioned": .protobuf(GoPro.ProtobufMessage(id: .cohnStatus,
+                                                                      body: Array(GoPro.COHNStatus(provisioned: false, networkState: 5, enabled: false).message.dropFirst(2)))),
     ]
 
     /// Splits a capture into 20-byte packets and joins them, as a link delivers them.
@@ -59,8 +67,11 @@ import UnleashedTestSupport
         return try #require(message)
     }
 
+    /// The vector's characteristic, in whichever service of the GATT table holds it.
     static func characteristic(_ vector: GoldenVectorFile.Vector) throws -> GATTCharacteristicID {
-        GATTCharacteristicID(service: GoPro.controlService, characteristic: try #require(vector.characteristic))
+        let uuid = try #require(vector.characteristic)
+        let service = try #require(GoPro.services.first { $0.characteristics.contains { $0.uuid == uuid } }, "\(uuid) is in no service")
+        return GATTCharacteristicID(service: service.uuid, characteristic: uuid)
     }
 
     @Test func everyToCameraVectorEncodesAndDecodes() throws {
@@ -135,6 +146,9 @@ import UnleashedTestSupport
             return
         }
         #expect(try GoPro.HardwareInfo(payload: read.payload) == info)
+        // GoPro's SDK reads a 4-byte board type after the model's name, and every field after it
+        // from there: model number (1 + 4), name (1 + 12), then the board type's length byte.
+        #expect(info.payload[5 + 13] == 4)
         #expect(throws: MalformedMessage.self) { try GoPro.HardwareInfo(payload: [4, 0, 0, 0, 62]) }
     }
 
@@ -196,15 +210,37 @@ import UnleashedTestSupport
         #expect(throws: MalformedMessage.self) { try GoPro.ProtobufMessage(id: .setCameraControlResponse, body: [0x08, 0xFF]).result() }
     }
 
+    /// What GoPro's SDK sends while opening reads back as it was meant, with the signs and flags
+    /// the captured vectors leave at zero.
+    @Test func openingRequestsRoundTrip() throws {
+        let requests: [GoPro.Request] = [
+            .setLocalDateTime(Self.date, utcOffsetMinutes: -120, daylightSaving: true),
+            .setLocalDateTime(Self.date, utcOffsetMinutes: 330, daylightSaving: false),
+            .pairingFinished(clientName: "unleashed on a Pi"),
+            .getCOHNStatus(register: false),
+        ]
+        for request in requests {
+            #expect(try GoPro.Request(message: request.message, on: request.characteristic) == request, "\(request)")
+        }
+        #expect(GoPro.Request.setLocalDateTime(Self.date, utcOffsetMinutes: -120, daylightSaving: true).message.suffix(3) == [0xFF, 0x88, 0x01])
+        let status = GoPro.COHNStatus(provisioned: true, networkState: 27, enabled: true)
+        #expect(try GoPro.COHNStatus(body: Array(status.message.dropFirst(2))) == status)
+        // A pairing-finished that reports failure, or names no client, is not the SDK's message.
+        #expect(throws: MalformedMessage.self) { try GoPro.Request(message: [0x03, 0x01, 0x08, 0x01], on: GoPro.networkManagementCommand) }
+        #expect(throws: MalformedMessage.self) { try GoPro.Request(message: [0x03, 0x01, 0x08, 0x00], on: GoPro.networkManagementCommand) }
+        #expect(throws: MalformedMessage.self) { try GoPro.Request(message: [0x0F, 0x07] + Self.date.bytes, on: GoPro.command) }
+    }
+
     /// Random bytes from the radio never trap: every parser throws or returns.
     @Test func randomBytesNeverCrash() throws {
         var generator = try TestSeed.forTest().generator()
         var reassembler = GoPro.Reassembler()
-        let characteristics = GoPro.responseCharacteristics + [GoPro.command, GoPro.settings, GoPro.query]
+        let characteristics = GoPro.responseCharacteristics
+            + [GoPro.command, GoPro.settings, GoPro.query, GoPro.networkManagementCommand, GoPro.networkManagementResponse]
         for _ in 0..<20_000 {
             let count = Int.random(in: 0...24, using: &generator)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            if bytes.count > 1, Bool.random(using: &generator) { bytes[1] = [0x13, 0x93, 0xE9, 0x3C].randomElement(using: &generator)! }
+            if bytes.count > 1, Bool.random(using: &generator) { bytes[1] = [0x13, 0x93, 0xE9, 0x3C, 0x6F, 0x01].randomElement(using: &generator)! }
             _ = try? reassembler.accept(bytes)
             for characteristic in characteristics {
                 _ = try? GoPro.Notification(message: bytes, on: characteristic)
@@ -214,6 +250,7 @@ import UnleashedTestSupport
             _ = try? GoPro.HardwareInfo(payload: bytes)
             _ = try? GoPro.DateTime(bytes: bytes)
             _ = try? GoPro.ProtobufMessage(id: .setCameraControlResponse, body: bytes).result()
+            _ = try? GoPro.COHNStatus(body: bytes)
             _ = GoPro.StatusValue(id: .busy, value: bytes).integer
         }
     }

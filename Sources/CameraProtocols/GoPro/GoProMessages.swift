@@ -7,8 +7,13 @@ extension GoPro {
         case sleep = 0x05
         case setDateTime = 0x0D
         case getDateTime = 0x0E
+        /// Date and time with the UTC offset and daylight saving (GoPro's SDK sets it on opening).
+        case setLocalDateTime = 0x0F
         case getHardwareInfo = 0x3C
         case loadPresetGroup = 0x3E
+        /// "Set Analytics" in the ID table: tells the camera a third-party client is connected
+        /// (GoPro's SDK sends it on opening, as `set_third_party_client_info`).
+        case setThirdPartyClientInfo = 0x50
         case getOpenGoProVersion = 0x51
     }
 
@@ -155,10 +160,21 @@ extension GoPro {
         public static let setCameraControlResponse = ProtobufID(feature: 0xF1, action: 0xE9)
         /// Get Last Captured Media's response.
         public static let lastCapturedMediaResponse = ProtobufID(feature: 0xF5, action: 0xED)
+        /// Set Pairing State (`RequestPairingFinish`) on ``GoPro/networkManagementCommand``: the
+        /// client tells the camera pairing is done, so that it leaves its pairing screen.
+        public static let pairingFinished = ProtobufID(feature: 0x03, action: 0x01)
+        /// Its response, a `ResponseGeneric`.
+        public static let pairingFinishedResponse = ProtobufID(feature: 0x03, action: 0x81)
+        /// Get COHN Status (`RequestGetCOHNStatus`), a query, optionally registering for changes.
+        public static let getCOHNStatus = ProtobufID(feature: 0xF5, action: 0x6F)
+        /// Its answer and every later push, `NotifyCOHNStatus`.
+        public static let cohnStatus = ProtobufID(feature: 0xF5, action: 0xEF)
 
         /// The protobuf messages this codec knows. A message whose first two bytes are one of
-        /// them is protobuf; anything else is TLV (Open GoPro's demultiplexing rule).
-        public static let known: Set<ProtobufID> = [setCameraControl, setCameraControlResponse, lastCapturedMediaResponse]
+        /// them is protobuf; anything else is TLV (Open GoPro's demultiplexing rule). IDs: the
+        /// ID tables of gopro/OpenGoPro `docs/ble/protocol/id_tables`.
+        public static let known: Set<ProtobufID> = [setCameraControl, setCameraControlResponse, lastCapturedMediaResponse,
+                                                    pairingFinished, pairingFinishedResponse, getCOHNStatus, cohnStatus]
 
         public var isResponse: Bool { action & 0x80 != 0 }
     }
@@ -181,6 +197,13 @@ extension GoPro {
         /// Registers for pushes of these statuses; the response carries their values now.
         case registerStatusUpdates([StatusID])
         case setCameraControl(CameraControl)
+        /// Set Local Date Time: the date and time, the UTC offset in minutes, daylight saving.
+        case setLocalDateTime(DateTime, utcOffsetMinutes: Int16, daylightSaving: Bool)
+        case setThirdPartyClientInfo
+        /// Pairing finished (result SUCCESS), with the client's name.
+        case pairingFinished(clientName: String)
+        /// Get COHN Status, registering for its changes or not.
+        case getCOHNStatus(register: Bool)
 
         /// The value Set LED takes to mean "keep alive".
         public static let keepAliveValue: UInt8 = 0x42
@@ -189,7 +212,8 @@ extension GoPro {
         public var characteristic: GATTCharacteristicID {
             switch self {
             case .setSetting, .keepAlive: GoPro.settings
-            case .getStatuses, .registerStatusUpdates: GoPro.query
+            case .getStatuses, .registerStatusUpdates, .getCOHNStatus: GoPro.query
+            case .pairingFinished: GoPro.networkManagementCommand
             default: GoPro.command
             }
         }
@@ -198,7 +222,8 @@ extension GoPro {
         public var responseCharacteristic: GATTCharacteristicID {
             switch self {
             case .setSetting, .keepAlive: GoPro.settingsResponse
-            case .getStatuses, .registerStatusUpdates: GoPro.queryResponse
+            case .getStatuses, .registerStatusUpdates, .getCOHNStatus: GoPro.queryResponse
+            case .pairingFinished: GoPro.networkManagementResponse
             default: GoPro.commandResponse
             }
         }
@@ -218,6 +243,16 @@ extension GoPro {
             case .registerStatusUpdates(let ids): [QueryID.registerStatusUpdates.rawValue] + ids.map(\.rawValue)
             case .setCameraControl(let control):
                 [ProtobufID.setCameraControl.feature, ProtobufID.setCameraControl.action] + Protobuf.varintField(1, UInt64(control.rawValue))
+            case .setLocalDateTime(let time, let offset, let daylightSaving):
+                // One parameter of 10 bytes, as GoPro's SDK builds it (DateTimeByteParserBuilder).
+                Self.tlv(.setLocalDateTime, time.bytes + [UInt8(truncatingIfNeeded: offset >> 8), UInt8(truncatingIfNeeded: offset),
+                                                          daylightSaving ? 1 : 0])
+            case .setThirdPartyClientInfo: [CommandID.setThirdPartyClientInfo.rawValue]
+            case .pairingFinished(let name):
+                [ProtobufID.pairingFinished.feature, ProtobufID.pairingFinished.action]
+                    + Protobuf.varintField(1, 0) + Protobuf.bytesField(2, Array(name.utf8))
+            case .getCOHNStatus(let register):
+                [ProtobufID.getCOHNStatus.feature, ProtobufID.getCOHNStatus.action] + Protobuf.varintField(1, register ? 1 : 0)
             }
         }
 
@@ -252,6 +287,12 @@ extension GoPro {
                 case (.setDateTime, 1): self = .setDateTime(try DateTime(bytes: parameters[0]))
                 case (.getHardwareInfo, 0): self = .getHardwareInfo
                 case (.getOpenGoProVersion, 0): self = .getOpenGoProVersion
+                case (.setThirdPartyClientInfo, 0): self = .setThirdPartyClientInfo
+                case (.setLocalDateTime, 1) where parameters[0].count == 10:
+                    let bytes = parameters[0]
+                    self = .setLocalDateTime(try DateTime(bytes: Array(bytes[0..<7])),
+                                             utcOffsetMinutes: Int16(bitPattern: UInt16(bytes[7]) << 8 | UInt16(bytes[8])),
+                                             daylightSaving: bytes[9] != 0)
                 case (.loadPresetGroup, 1) where parameters[0].count == 2:
                     guard let group = PresetGroup(rawValue: UInt16(parameters[0][0]) << 8 | UInt16(parameters[0][1])) else {
                         throw MalformedMessage(.gopro, "unknown preset group " + GoPro.hex(parameters[0]))
@@ -266,12 +307,26 @@ extension GoPro {
                 }
                 self = setting == .led && message[2] == Self.keepAliveValue ? .keepAlive : .setSetting(setting, message[2])
             case GoPro.query:
+                if message.count >= 2, ProtobufID(feature: message[0], action: message[1]) == .getCOHNStatus {
+                    self = .getCOHNStatus(register: try Protobuf.Fields(Array(message.dropFirst(2))).varints[1] ?? 0 != 0)
+                    return
+                }
                 let ids = message.dropFirst().map(StatusID.init(rawValue:))
                 switch QueryID(rawValue: id) {
                 case .getStatusValues: self = .getStatuses(ids)
                 case .registerStatusUpdates: self = .registerStatusUpdates(ids)
                 default: throw MalformedMessage(.gopro, "a query this codec does not send: " + GoPro.hex(message))
                 }
+            case GoPro.networkManagementCommand:
+                guard message.count >= 2, ProtobufID(feature: message[0], action: message[1]) == .pairingFinished else {
+                    throw MalformedMessage(.gopro, "a network management request this codec does not know: " + GoPro.hex(message))
+                }
+                let fields = try Protobuf.Fields(Array(message.dropFirst(2)))
+                // RequestPairingFinish: result (required, 0 SUCCESS) and phoneName (required).
+                guard fields.varints[1] == 0, let name = fields.bytes[2] else {
+                    throw MalformedMessage(.gopro, "a pairing-finished request without success and a name: " + GoPro.hex(message))
+                }
+                self = .pairingFinished(clientName: String(decoding: name, as: UTF8.self))
             default:
                 throw MalformedMessage(.gopro, "\(characteristic) takes no requests")
             }
@@ -413,6 +468,35 @@ extension GoPro {
         }
     }
 
+    /// `NotifyCOHNStatus` (Camera on the Home Network), the answer to Get COHN Status and its
+    /// pushes: fields 1 `status` (0 unprovisioned, 1 provisioned), 2 `state`
+    /// (`EnumCOHNNetworkState`) and 6 `enabled`; the credentials' fields are left out while it is
+    /// unprovisioned. Field numbers: `open_gopro/models/proto/cohn_pb2.py` of GoPro's SDK.
+    public struct COHNStatus: Hashable, Sendable {
+        public var provisioned: Bool
+        /// `EnumCOHNNetworkState`: 0 Init, 1 Error, 2 Exit, 5 Idle, 27 NetworkConnected,
+        /// 28 NetworkDisconnected, 29 ConnectingToNetwork, 30 Invalid.
+        public var networkState: UInt64
+        public var enabled: Bool
+
+        public init(provisioned: Bool, networkState: UInt64, enabled: Bool) {
+            self.provisioned = provisioned
+            self.networkState = networkState
+            self.enabled = enabled
+        }
+
+        public init(body: [UInt8]) throws(MalformedMessage) {
+            let fields = try Protobuf.Fields(body).varints
+            self.init(provisioned: fields[1] == 1, networkState: fields[2] ?? 0, enabled: fields[6] == 1)
+        }
+
+        /// The whole message, feature and action first.
+        public var message: [UInt8] {
+            [ProtobufID.cohnStatus.feature, ProtobufID.cohnStatus.action] + Protobuf.varintField(1, provisioned ? 1 : 0)
+                + Protobuf.varintField(2, networkState) + Protobuf.varintField(6, enabled ? 1 : 0)
+        }
+    }
+
     /// Whatever the camera notifies, read by the characteristic it came on.
     public enum Notification: Hashable, Sendable {
         case command(CommandResponse)
@@ -443,20 +527,25 @@ extension GoPro {
         }
     }
 
-    /// The answer to Get Hardware Info: length-prefixed fields.
+    /// The answer to Get Hardware Info: length-prefixed fields. The third, after the model's
+    /// name, is the board type in 4 bytes: GoPro's SDK reads it so (`get_hardware_info` in
+    /// `open_gopro/api/ble_commands.py`, `"board_type" / Hex(Int32ub)`), and a shorter field
+    /// there misplaces every field after it for that reader.
     public struct HardwareInfo: Hashable, Sendable {
         public var modelNumber: UInt32
         /// `HERO12 Black`.
         public var modelName: String
+        public var boardType: UInt32
         public var firmwareVersion: String
         public var serialNumber: String
         public var accessPointSSID: String
         public var accessPointMAC: String
 
-        public init(modelNumber: UInt32, modelName: String, firmwareVersion: String, serialNumber: String,
+        public init(modelNumber: UInt32, modelName: String, boardType: UInt32 = 0, firmwareVersion: String, serialNumber: String,
                     accessPointSSID: String = "", accessPointMAC: String = "") {
             self.modelNumber = modelNumber
             self.modelName = modelName
+            self.boardType = boardType
             self.firmwareVersion = firmwareVersion
             self.serialNumber = serialNumber
             self.accessPointSSID = accessPointSSID
@@ -469,15 +558,17 @@ extension GoPro {
             let fields = try Request.parameters(payload)
             guard fields.count >= 5 else { throw MalformedMessage(.gopro, "hardware info has \(fields.count) fields, fewer than 5") }
             guard fields[0].count <= 4 else { throw MalformedMessage(.gopro, "a model number of \(fields[0].count) bytes") }
+            guard fields[2].count <= 4 else { throw MalformedMessage(.gopro, "a board type of \(fields[2].count) bytes") }
             func text(_ index: Int) -> String { index < fields.count ? String(decoding: fields[index], as: UTF8.self) : "" }
-            self.init(modelNumber: fields[0].reduce(0) { $0 << 8 | UInt32($1) }, modelName: text(1), firmwareVersion: text(3),
+            self.init(modelNumber: fields[0].reduce(0) { $0 << 8 | UInt32($1) }, modelName: text(1),
+                      boardType: fields[2].reduce(0) { $0 << 8 | UInt32($1) }, firmwareVersion: text(3),
                       serialNumber: text(4), accessPointSSID: text(5), accessPointMAC: text(6))
         }
 
-        /// The payload (the model number in 4 bytes, an empty deprecated field).
+        /// The payload (the model number and the board type in 4 bytes each).
         public var payload: [UInt8] {
-            let number = (0..<4).reversed().map { UInt8(truncatingIfNeeded: modelNumber >> (8 * UInt32($0))) }
-            return [number, Array(modelName.utf8), [], Array(firmwareVersion.utf8), Array(serialNumber.utf8),
+            func fourBytes(_ value: UInt32) -> [UInt8] { (0..<4).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }
+            return [fourBytes(modelNumber), Array(modelName.utf8), fourBytes(boardType), Array(firmwareVersion.utf8), Array(serialNumber.utf8),
                     Array(accessPointSSID.utf8), Array(accessPointMAC.utf8)]
                 .flatMap { field in [UInt8(min(field.count, 255))] + field.prefix(255) }
         }
@@ -516,40 +607,55 @@ extension GoPro {
             return bytes
         }
 
+        static func bytesField(_ number: UInt64, _ value: [UInt8]) -> [UInt8] {
+            varint(number << 3 | 2) + varint(UInt64(value.count)) + value
+        }
+
         /// The varint fields of a message by number (the last wins); throws for malformed bytes.
         static func varintFields(_ bytes: [UInt8]) throws(MalformedMessage) -> [UInt64: UInt64] {
-            var fields: [UInt64: UInt64] = [:]
-            var index = 0
-            func readVarint() throws(MalformedMessage) -> UInt64 {
-                var value: UInt64 = 0
-                var shift: UInt64 = 0
-                while index < bytes.count {
-                    let byte = bytes[index]
-                    index += 1
-                    guard shift < 64 else { throw MalformedMessage(.gopro, "a protobuf varint longer than 64 bits") }
-                    value |= UInt64(byte & 0x7F) << shift
-                    if byte & 0x80 == 0 { return value }
-                    shift += 7
+            try Fields(bytes).varints
+        }
+
+        /// A message's varint and length-delimited fields by number (the last wins); fixed-size
+        /// fields skipped.
+        struct Fields {
+            var varints: [UInt64: UInt64] = [:]
+            var bytes: [UInt64: [UInt8]] = [:]
+
+            /// Throws for malformed bytes.
+            init(_ message: [UInt8]) throws(MalformedMessage) {
+                var index = 0
+                func readVarint() throws(MalformedMessage) -> UInt64 {
+                    var value: UInt64 = 0
+                    var shift: UInt64 = 0
+                    while index < message.count {
+                        let byte = message[index]
+                        index += 1
+                        guard shift < 64 else { throw MalformedMessage(.gopro, "a protobuf varint longer than 64 bits") }
+                        value |= UInt64(byte & 0x7F) << shift
+                        if byte & 0x80 == 0 { return value }
+                        shift += 7
+                    }
+                    throw MalformedMessage(.gopro, "a protobuf varint cut short")
                 }
-                throw MalformedMessage(.gopro, "a protobuf varint cut short")
-            }
-            while index < bytes.count {
-                let key = try readVarint()
-                switch key & 0x07 {
-                case 0: fields[key >> 3] = try readVarint()
-                case 1, 5:
-                    let size = key & 0x07 == 1 ? 8 : 4
-                    guard index + size <= bytes.count else { throw MalformedMessage(.gopro, "a protobuf fixed field cut short") }
-                    index += size
-                case 2:
-                    let length = try readVarint()
-                    guard length <= UInt64(bytes.count - index) else { throw MalformedMessage(.gopro, "a protobuf field cut short") }
-                    index += Int(length)
-                default:
-                    throw MalformedMessage(.gopro, "protobuf wire type \(key & 0x07) is not read here")
+                while index < message.count {
+                    let key = try readVarint()
+                    switch key & 0x07 {
+                    case 0: varints[key >> 3] = try readVarint()
+                    case 1, 5:
+                        let size = key & 0x07 == 1 ? 8 : 4
+                        guard index + size <= message.count else { throw MalformedMessage(.gopro, "a protobuf fixed field cut short") }
+                        index += size
+                    case 2:
+                        let length = try readVarint()
+                        guard length <= UInt64(message.count - index) else { throw MalformedMessage(.gopro, "a protobuf field cut short") }
+                        bytes[key >> 3] = Array(message[index..<(index + Int(length))])
+                        index += Int(length)
+                    default:
+                        throw MalformedMessage(.gopro, "protobuf wire type \(key & 0x07) is not read here")
+                    }
                 }
             }
-            return fields
         }
     }
 }

@@ -18,7 +18,7 @@ func fuzzGoPro(_ input: [UInt8]) {
 
     parse(rest, on: characteristic)
     _ = try? GoPro.Advertisement(manufacturerData: rest)
-    for written in [GoPro.command, GoPro.settings, GoPro.query] {
+    for written in [GoPro.command, GoPro.settings, GoPro.query, GoPro.networkManagementCommand] {
         // A request read back must encode to a request read the same way (protobuf varints may
         // be written longer than needed, so the bytes themselves may differ).
         if let request = try? GoPro.Request(message: rest, on: written),
@@ -51,5 +51,6 @@ private func parse(_ message: [UInt8], on characteristic: GATTCharacteristicID) 
         for value in response.values { _ = value.integer }
     case .protobuf(let protobuf):
         _ = try? protobuf.result()
+        _ = try? GoPro.COHNStatus(body: protobuf.body)
     }
 }
