@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from open_gopro import WirelessGoPro
+from open_gopro.models import proto
 from open_gopro.models.constants import StatusId, Toggle
 from open_gopro.network.wifi import SsidState, WifiController
 
@@ -88,6 +89,12 @@ async def main(target: str, workdir: Path) -> None:
         battery = await gopro.ble_status.internal_battery_percentage.get_value()
         report("statuses", ok=statuses.ok, count=len(statuses.data), battery=battery.data,
                busy=statuses.data.get(StatusId.BUSY), encoding=statuses.data.get(StatusId.ENCODING))
+
+        # As the SDK's own photo demo does before the shutter (over BLE here, not HTTP).
+        preset = await gopro.ble_command.load_preset_group(group=proto.EnumPresetGroup.PRESET_GROUP_ID_PHOTO)
+        report("photo preset group", ok=preset.ok)
+        # What its maintenance task sends every 3 s, sent now rather than waited for.
+        report("keep alive", ok=await gopro.keep_alive())
 
         # The SDK registered for busy and encoding while opening (its readiness tracking); this
         # listener hears the updates that registration brings.
