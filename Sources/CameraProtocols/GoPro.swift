@@ -49,7 +49,7 @@ public enum GoPro: CameraRemoteProtocol {
 
     /// The notify characteristics: the camera does not remember their subscriptions, so a
     /// client subscribes to each on every connection.
-    public static let responseCharacteristics = [commandResponse, settingsResponse, queryResponse]
+    public static let responseCharacteristics = [commandResponse, settingsResponse, queryResponse, networkManagementResponse]
 
     /// Every service and characteristic of the published GATT table, with its properties:
     /// gopro/OpenGoPro `docs/ble/protocol/ble_setup` ("BLE Characteristics"), which GoPro's

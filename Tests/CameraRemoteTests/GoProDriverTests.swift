@@ -41,6 +41,8 @@ import UnleashedKit
         let requests = await body.requests
         #expect(requests.filter { $0 == .getHardwareInfo }.count >= 3)
         #expect(await body.control == .externalControl)
+        #expect(requests.contains(.pairingFinished(clientName: "unleashed")))
+        #expect(await body.pairedClientName == "unleashed", "the camera left its pairing screen")
         #expect(requests.contains(.registerStatusUpdates([.busy, .encoding, .batteryPercent, .presetGroup])))
         let claim = try #require(requests.firstIndex(of: .setCameraControl(.externalControl)))
         #expect(requests[..<claim].allSatisfy { $0 == .getHardwareInfo }, "nothing is sent before the camera is ready")

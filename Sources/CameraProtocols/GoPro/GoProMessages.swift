@@ -177,6 +177,9 @@ extension GoPro {
                                                     pairingFinished, pairingFinishedResponse, getCOHNStatus, cohnStatus]
 
         public var isResponse: Bool { action & 0x80 != 0 }
+
+        /// The ID of a request's response: the same feature, the action | 0x80.
+        public var response: ProtobufID { ProtobufID(feature: feature, action: action | 0x80) }
     }
 
     /// What a client sends: each request knows its characteristic and its message bytes
@@ -204,6 +207,16 @@ extension GoPro {
         case pairingFinished(clientName: String)
         /// Get COHN Status, registering for its changes or not.
         case getCOHNStatus(register: Bool)
+
+        /// The protobuf message it is, nil for a TLV one.
+        public var protobufID: ProtobufID? {
+            switch self {
+            case .setCameraControl: .setCameraControl
+            case .pairingFinished: .pairingFinished
+            case .getCOHNStatus: .getCOHNStatus
+            default: nil
+            }
+        }
 
         /// The value Set LED takes to mean "keep alive".
         public static let keepAliveValue: UInt8 = 0x42

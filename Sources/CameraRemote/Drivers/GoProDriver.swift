@@ -7,9 +7,10 @@ public import GATT
 /// and the camera's clock. A GoPro has no focus, no bulb and takes no position over BLE, so
 /// those are refused.
 ///
-/// Each connection subscribes to the three response characteristics (the camera forgets them),
-/// polls Get Hardware Info until it succeeds (the camera's readiness), claims external control
-/// and registers for the busy, encoding, battery and preset-group statuses. A keep-alive goes to
+/// Each connection subscribes to the four response characteristics (the camera forgets them),
+/// polls Get Hardware Info until it succeeds (the camera's readiness), claims external control,
+/// says pairing is finished and registers for the busy, encoding, battery and preset-group
+/// statuses. A keep-alive goes to
 /// the settings characteristic every ``keepAliveInterval`` or the camera powers itself down.
 ///
 /// Commands other than queries wait until status 8 (busy) and 10 (encoding) are both 0. A shot
@@ -48,6 +49,7 @@ public struct GoProDriver: CameraRemoteDriver {
     public func handshake(_ remote: RemoteContext) async throws(CameraError) -> String? {
         let info = try await waitForReadiness(remote)
         try await claimControl(remote)
+        try await finishPairing(remote)
         let registered = try await exchange(.registerStatusUpdates(Self.followed), remote, for: "registering for status updates")
         try Self.check(registered, during: "registering for status updates")
         return info?.modelName.isEmpty == false ? info?.modelName : nil
@@ -86,6 +88,20 @@ public struct GoProDriver: CameraRemoteDriver {
                 + "leave the camera's menus and try again"))
         }
     }
+
+    /// Tells the camera pairing is done, so that it leaves its pairing screen, as GoPro's own
+    /// SDK does on every connection (`set_pairing_complete` in `WirelessGoPro._open_ble`). Its
+    /// answer does not matter: a camera that does not know the request takes commands anyway.
+    private func finishPairing(_ remote: RemoteContext) async throws(CameraError) {
+        do {
+            _ = try await exchange(.pairingFinished(clientName: Self.clientName), remote, for: "finishing pairing")
+        } catch .timedOut {
+            return
+        }
+    }
+
+    /// The name the camera is given for this computer when pairing finishes.
+    static let clientName = "unleashed"
 
     public func keepAlive(_ remote: RemoteContext) async throws(CameraError) {
         // Any answer proves the camera is there; only silence means the link is lost.
@@ -209,8 +225,8 @@ public struct GoProDriver: CameraRemoteDriver {
         let sent = request.message
         let answers: @Sendable ([UInt8]) -> Bool = { message in
             guard let first = message.first, let id = sent.first else { return false }
-            if case .setCameraControl = request {
-                return message.count >= 2 && GoPro.ProtobufID(feature: first, action: message[1]) == .setCameraControlResponse
+            if let protobuf = request.protobufID {
+                return message.count >= 2 && GoPro.ProtobufID(feature: first, action: message[1]) == protobuf.response
             }
             return first == id
         }
