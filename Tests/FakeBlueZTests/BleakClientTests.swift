@@ -65,26 +65,11 @@ struct BleakClientTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = directory.appendingPathComponent("client.py")
         try Self.script.write(to: script, atomically: true, encoding: .utf8)
-        let output = directory.appendingPathComponent("stdout")
-        let errors = directory.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, SimulatedCameraCatalog.address(index: 0),
-                             TestCameraBody.command.characteristic, TestCameraBody.status.characteristic]
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = rig.bus.address
-        process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try ChildProcesses.run(process)
-        await process.exited(within: .seconds(50))
-
-        let lines = (try String(contentsOf: output, encoding: .utf8)).split(separator: "\n").map(String.init)
-        let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        #expect(process.terminationStatus == 0, "bleak's client failed (scripts/setup installs bleak): \(stderr)")
+        let client = try await PythonClient.run(script: script.path, [SimulatedCameraCatalog.address(index: 0),
+                                                TestCameraBody.command.characteristic, TestCameraBody.status.characteristic],
+                                                bus: rig.bus.address, within: .seconds(50))
+        let lines = client.output.split(separator: "\n").map(String.init)
+        #expect(client.status == 0, "bleak's client failed (scripts/setup installs bleak): \(client.errors)")
         let steps = Dictionary(lines.compactMap { line -> (String, String)? in
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
             return parts.count == 2 ? (parts[0], parts[1]) : nil

@@ -31,28 +31,12 @@ struct OpenGoProSDKTests {
         // Opened as a person would: Preferences → Wireless Connections → Connect Device.
         await body.setPairingMode(true)
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("open-gopro-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("stdout")
-        let errors = directory.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [Self.session, String(body.serialNumber.suffix(4)), directory.path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = rig.bus.address
-        process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try ChildProcesses.run(process)
-        await process.exited(within: .seconds(150))
-
-        let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        #expect(process.terminationStatus == 0, "the SDK's session failed: \(stderr.suffix(4000))")
-        let steps = try Self.steps(String(contentsOf: output, encoding: .utf8))
+        let client = try await PythonClient.run(python: Self.python, script: Self.session,
+                                                [String(body.serialNumber.suffix(4))],
+                                                bus: rig.bus.address, within: .seconds(150))
+        let stderr = client.errors
+        #expect(client.status == 0, "the SDK's session failed: \(stderr.suffix(4000))")
+        let steps = try Self.steps(client.output)
 
         // Opening: pairing through bluetoothctl, GP-0091's "pairing finished", the third-party
         // flag, the local time, the version (2.0, the only one the SDK accepts), COHN's status.

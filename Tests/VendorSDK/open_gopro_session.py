@@ -9,10 +9,11 @@ The SDK runs unchanged, over BLE only. Its Wi-Fi side is set aside the way its c
 
 Prints one JSON object a line, {"step": ..., ...}, for the test to read.
 
-Usage: python open_gopro_session.py TARGET WORKDIR
+Usage: python open_gopro_session.py TARGET [WORKDIR]
   TARGET   the last four characters of the camera's serial number (its name is "GoPro TARGET"),
            or "" for the first GoPro found
-  WORKDIR  a folder for the SDK's files (its COHN database, its pexpect log)
+  WORKDIR  a folder for the SDK's files (its COHN database, its pexpect log); by default a
+           temporary one, removed at the end
 """
 
 import asyncio
@@ -108,7 +109,15 @@ async def main(target: str, workdir: Path) -> None:
     report("closed")
 
 
+def run(target: str, workdir: str) -> None:
+    tempfile.tempdir = workdir
+    os.chdir(workdir)
+    asyncio.run(main(target, Path(workdir)))
+
+
 if __name__ == "__main__":
-    tempfile.tempdir = sys.argv[2]
-    os.chdir(sys.argv[2])
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
+    if len(sys.argv) > 2:
+        run(sys.argv[1], sys.argv[2])
+    else:
+        with tempfile.TemporaryDirectory(prefix="open-gopro-") as folder:
+            run(sys.argv[1], folder)
