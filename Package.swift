@@ -84,7 +84,7 @@ let package = Package(
         .systemLibrary(name: "CGPhoto2", pkgConfig: "libgphoto2", providers: [.apt(["libgphoto2-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        .target(name: "GPhoto2", dependencies: ["CameraKit", "CGPhoto2", "CTurboJPEG", "UnleashedKit"], swiftSettings: strict),
+        .target(name: "GPhoto2", dependencies: ["CameraKit", "CGPhoto2", "CTurboJPEG", "JSON", "UnleashedKit"], swiftSettings: strict),
         .target(
             name: "Intervalometer",
             dependencies: ["JSON", "CameraKit", "UnleashedKit", .product(name: "GRDB", package: "GRDB.swift")],

@@ -3,5 +3,6 @@
 
 #include <gphoto2/gphoto2.h>
 #include <gphoto2/gphoto2-port-result.h>
+#include <gphoto2/gphoto2-version.h>
 
 #endif

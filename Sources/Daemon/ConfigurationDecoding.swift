@@ -27,6 +27,7 @@ extension DaemonConfiguration {
         configuration.backend = file.backend?.value ?? defaults.backend
         configuration.adapter = file.adapter ?? defaults.adapter
         configuration.port = file.port ?? defaults.port
+        configuration.cameraModel = file.cameraModel ?? defaults.cameraModel
         if let table = file.daemon {
             configuration.service = service(table, over: defaults.service)
         }

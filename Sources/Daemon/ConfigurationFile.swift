@@ -16,6 +16,7 @@ struct ConfigurationFile: Decodable {
     var backend: Written<BackendName>?
     var adapter: String?
     var port: String?
+    var cameraModel: String?
     var daemon: DaemonTable?
     var modules: TableList<ModuleTable>?
     var groups: TableList<GroupTable>?
@@ -24,6 +25,10 @@ struct ConfigurationFile: Decodable {
     var web: WebTable?
     var downloads: DownloadsTable?
     var mqtt: MQTTTable?
+
+    enum CodingKeys: String, CodingKey {
+        case backend, adapter, port, cameraModel = "camera_model", daemon, modules, groups, reconnect, tokens, web, downloads, mqtt
+    }
 
     /// `[daemon]`.
     struct DaemonTable: Decodable {

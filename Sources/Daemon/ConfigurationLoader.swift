@@ -6,6 +6,7 @@ extension DaemonConfiguration {
         ("UNLEASHED_BACKEND", ["backend"]),
         ("UNLEASHED_ADAPTER", ["adapter"]),
         ("UNLEASHED_PORT", ["port"]),
+        ("UNLEASHED_CAMERA_MODEL", ["camera_model"]),
         ("UNLEASHED_SOCKET", ["daemon", "socket"]),
         ("UNLEASHED_LISTEN", ["daemon", "listen"]),
         ("UNLEASHED_JOURNAL", ["daemon", "journal"]),

@@ -199,6 +199,9 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var adapter: String?
     /// The libgphoto2 port for the gphoto2 backend (`usb:`, `ptpip:HOST`); nil for the first USB camera.
     public var port: String?
+    /// libgphoto2's name for the camera's model, for the gphoto2 backend: opens a camera that
+    /// libgphoto2 does not detect as that model (on `port`, else `usb:`); nil detects it.
+    public var cameraModel: String?
     /// The `[[modules]]` tables, in the order written.
     public var modules: [Module]
     /// The `[[groups]]` tables: named rigs of modules that commands fire together.

@@ -112,25 +112,51 @@ public actor GPhoto2Camera: CameraKit.Camera {
     ///
     /// - Parameters:
     ///   - port: `usb:BUS,DEV`, `ptpip:HOST[:PORT]`, or nil / `usb:` for the first camera on USB.
+    ///   - model: libgphoto2's name for the camera's model (`gphoto2 --list-cameras`), to open a
+    ///     camera that detection does not find as that model; nil detects it (or, on `ptpip:`,
+    ///     takes it for a generic PTP/IP camera).
     ///   - downloads: where to copy each picture taken; nil leaves pictures on the camera only.
-    public static func open(port: String?, downloads: DownloadPolicy? = nil) async throws(CameraError) -> GPhoto2Camera {
+    public static func open(port: String?, model: String? = nil, downloads: DownloadPolicy? = nil) async throws(CameraError) -> GPhoto2Camera {
         if let port, !(port.isEmpty || port == "usb" || port.hasPrefix("usb:") || port.hasPrefix("ptpip:")) {
             throw .invalidArgument("'\(port)' is not a camera port; write usb:, usb:BUS,DEV or ptpip:HOST[:PORT]")
+        }
+        if let model, model.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw .invalidArgument("the camera model is empty; `gphoto2 --list-cameras` lists the models libgphoto2 knows")
         }
         // libgphoto2's PTP/IP driver writes to its sockets with write(2): a camera that went away
         // would raise SIGPIPE and end the process instead of failing the call.
         signal(SIGPIPE, SIG_IGN)
         let opened = await OwnerThread.shared.perform {
-            Result { () throws(GPhoto2Error) -> (Session, [Widget]) in
-                let session = try Session.open(port: port)
-                // Some drivers offer no configuration; the camera can still shoot.
-                return (session, (try? session.widgets()) ?? [])
+            Result { () throws(CameraError) -> (Session, [Widget]) in
+                let known = try model.map { name throws(CameraError) in try knownModel(name) }
+                do throws(GPhoto2Error) {
+                    let session = try Session.open(port: port, model: known)
+                    // Some drivers offer no configuration; the camera can still shoot.
+                    return (session, (try? session.widgets()) ?? [])
+                } catch {
+                    throw CameraError(error)
+                }
             }
         }
         switch opened {
         case .success(let (session, widgets)): return GPhoto2Camera(session: session, widgets: widgets, downloads: downloads)
-        case .failure(let error): throw CameraError(error)
+        case .failure(let error): throw error
         }
+    }
+
+    /// libgphoto2's name for `model`; a model no driver of this libgphoto2 knows is refused with
+    /// the names it knows that are most like it. On the owner thread.
+    private static func knownModel(_ model: String) throws(CameraError) -> String {
+        let closest: [String]
+        do throws(GPhoto2Error) {
+            if let known = try KnownModels.lookUp(model) { return known }
+            closest = KnownModels.closest(to: model, among: try KnownModels.all())
+        } catch {
+            throw CameraError(error)
+        }
+        let suggestion = closest.isEmpty ? "" : "; the closest it knows: " + closest.map { "'\($0)'" }.joined(separator: ", ")
+        throw .invalidArgument("libgphoto2 \(KnownModels.libraryVersion) knows no camera model '\(model)'\(suggestion) "
+            + "(`gphoto2 --list-cameras` lists them all)")
     }
 
     deinit {

@@ -1,6 +1,7 @@
 import CGPhoto2
 import CameraKit
 import Foundation
+import JSON
 
 /// A camera found on a port.
 public struct DetectedCamera: Hashable, Sendable {
@@ -54,6 +55,59 @@ private enum DriverLists {
     }
 }
 
+/// The camera models libgphoto2's drivers know, by the names `gphoto2 --list-cameras` prints.
+enum KnownModels {
+    /// libgphoto2's own spelling of `name` (which it matches ignoring case), or nil when none of
+    /// its drivers knows it.
+    static func lookUp(_ name: String) throws(GPhoto2Error) -> String? {
+        let abilities = try list()
+        let index = gp_abilities_list_lookup_model(abilities, name)
+        guard index >= GP_OK else { return nil }
+        var found = CameraAbilities()
+        guard gp_abilities_list_get_abilities(abilities, index, &found) == GP_OK else { return nil }
+        return withUnsafeBytes(of: found.model) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    /// Every model's name, in libgphoto2's order.
+    static func all() throws(GPhoto2Error) -> [String] {
+        let abilities = try list()
+        return (0..<max(0, gp_abilities_list_count(abilities))).compactMap { index in
+            var entry = CameraAbilities()
+            guard gp_abilities_list_get_abilities(abilities, index, &entry) == GP_OK else { return nil }
+            return withUnsafeBytes(of: entry.model) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+    }
+
+    /// The names among `models` most like `name`: those holding each of its words (ignoring
+    /// case and punctuation), else those within a few edits of it; at most `limit`, closest first.
+    static func closest(to name: String, among models: [String], limit: Int = 5) -> [String] {
+        let words = Self.words(name)
+        let scored = models.map { (model: $0, distance: editDistance(name.lowercased(), $0.lowercased())) }
+        let holdingWords = words.isEmpty ? [] : scored.filter { candidate in
+            let theirs = Self.words(candidate.model).joined(separator: " ")
+            return words.allSatisfy { theirs.contains($0) }
+        }
+        let near = holdingWords.isEmpty ? scored.filter { $0.distance <= max(2, name.count / 3) } : holdingWords
+        return near.sorted { ($0.distance, $0.model) < ($1.distance, $1.model) }.prefix(limit).map(\.model)
+    }
+
+    private static func list() throws(GPhoto2Error) -> OpaquePointer {
+        assert(OwnerThread.shared.isCurrent, "libgphoto2 must only be called on its owner thread")
+        let context: OpaquePointer = gp_context_new()
+        defer { gp_context_unref(context) }
+        return try DriverLists.load(context).abilities
+    }
+
+    private static func words(_ text: String) -> [String] {
+        text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
+    }
+
+    /// libgphoto2's version, as `gphoto2 --version` shows it (`2.5.30`).
+    static var libraryVersion: String {
+        gp_library_version(GP_VERSION_SHORT)?.pointee.map { String(cString: $0) } ?? "?"
+    }
+}
+
 /// libgphoto2's handle on one camera, opened on a fixed model and port, and reopened in place
 /// when the camera comes back. Used on the owner thread only.
 final class Session: @unchecked Sendable {
@@ -84,11 +138,18 @@ final class Session: @unchecked Sendable {
         + "and that no other program (gvfs, a photo app) holds it — see docs/usb-cameras.md"
 
     /// Opens the camera on `port`: `usb:BUS,DEV`, `ptpip:HOST[:PORT]`, or nil / `usb:` for the
-    /// first camera found on USB.
-    static func open(port requested: String?) throws(GPhoto2Error) -> Session {
+    /// first camera found on USB. A `model` (libgphoto2's own name for it, ``KnownModels``) is
+    /// opened as that model on the port, the way to reach a camera that detection does not find.
+    static func open(port requested: String?, model named: String? = nil) throws(GPhoto2Error) -> Session {
         let wanted = requested?.trimmingCharacters(in: .whitespaces) ?? ""
         let model: String, port: String
-        if wanted.hasPrefix("ptpip:") {
+        if let named {
+            // As gp_camera_init does for a camera it detected itself: the model's abilities and the
+            // port are set on the camera; a USB port without a device number is then searched by
+            // the model's USB ids, else by the PTP interface class (libgphoto2/gphoto2-camera.c).
+            let usb = wanted.isEmpty || wanted == "usb" || wanted == "usb:"
+            (model, port) = (named, usb ? "usb:" : wanted.hasPrefix("ptpip:") ? withEventPort(wanted) : wanted)
+        } else if wanted.hasPrefix("ptpip:") {
             // Network cameras are not found by detection; libgphoto2 drives them as this model.
             (model, port) = ("PTP/IP Camera", withEventPort(wanted))
         } else {

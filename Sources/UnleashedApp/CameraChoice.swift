@@ -51,6 +51,8 @@ public struct CameraChoice: Sendable {
     public var demo: DemoOptions?
     /// libgphoto2's port (`usb:`, `usb:BUS,DEV`, `ptpip:HOST`).
     public var port: String?
+    /// libgphoto2's name for the camera's model, for a camera it does not detect.
+    public var cameraModel: String?
     /// The folder pictures are copied to (libgphoto2 only).
     public var download: String?
     /// The template downloaded pictures are named by.
@@ -70,13 +72,14 @@ public struct CameraChoice: Sendable {
         case simulated(CameraBrand)
     }
 
-    public init(backend: BackendChoice, demo: DemoOptions?, port: String? = nil, download: String? = nil,
+    public init(backend: BackendChoice, demo: DemoOptions?, port: String? = nil, cameraModel: String? = nil, download: String? = nil,
                 filename: String? = nil, module: String? = nil, adapter: String? = nil, scanTimeout: Duration = .seconds(10),
                 direct: DirectCamera? = nil) {
         self.direct = direct
         self.backend = backend
         self.demo = demo
         self.port = port
+        self.cameraModel = cameraModel
         self.download = download
         self.filename = filename
         self.module = module
@@ -92,9 +95,10 @@ public struct CameraChoice: Sendable {
                 throw .usage("--demo simulates an Unleashed module; to try --backend gphoto2 without a camera, start "
                     + "`unleashed-sim ptpip` and add --port ptpip:127.0.0.1 (see docs/usb-cameras.md)")
             }
-            return CameraSpec(.tethered(port: port, downloads: try downloads()))
+            return CameraSpec(.tethered(port: port, model: cameraModel, downloads: try downloads()))
         }
         if port != nil { throw .usage("--port names a libgphoto2 port; add --backend gphoto2") }
+        if cameraModel != nil { throw .usage("--camera-model names a camera model for libgphoto2; add --backend gphoto2") }
         if let direct {
             if download != nil || filename != nil {
                 throw .usage("camera remotes over Bluetooth do not transfer pictures; --download and --filename need --backend gphoto2")

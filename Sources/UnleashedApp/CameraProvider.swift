@@ -28,9 +28,9 @@ public struct CameraProvider: Sendable {
             } catch {
                 throw .demo(error)
             }
-        case .tethered(let port, let downloads):
+        case .tethered(let port, let model, let downloads):
             do {
-                return .tethered(try await GPhoto2Camera.open(port: port, downloads: downloads))
+                return .tethered(try await GPhoto2Camera.open(port: port, model: model, downloads: downloads))
             } catch {
                 throw .camera(error)
             }

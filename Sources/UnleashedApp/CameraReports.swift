@@ -144,15 +144,17 @@ extension SavedFile {
     }
 }
 
-/// The cameras libgphoto2 finds, and the one `port` names when detection does not find it (a
-/// camera on the network is not detected: it is opened to be listed).
+/// The cameras libgphoto2 finds, and the one `port` (or `model`) names when detection does not
+/// find it (a camera on the network is not detected, nor one only its model reaches: it is opened
+/// to be listed).
 public enum CameraDetection {
-    public static func list(port: String?) async throws(CameraFailure) -> [DetectedCamera] {
+    public static func list(port: String?, model: String? = nil) async throws(CameraFailure) -> [DetectedCamera] {
         do throws(CameraError) {
             var found = try await GPhoto2Detection.detect()
-            if let port, !found.contains(where: { $0.port == port }) {
-                let camera = try await GPhoto2Camera.open(port: port)
-                found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: port))
+            let undetected = port.map { port in !found.contains { $0.port == port } } ?? false
+            if model != nil || undetected {
+                let camera = try await GPhoto2Camera.open(port: port, model: model)
+                found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: camera.port))
                 await camera.close()
             }
             return found

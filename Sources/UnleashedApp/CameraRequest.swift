@@ -18,6 +18,8 @@ public struct CameraRequest: Sendable {
     public var demoSky: String?
     public var backend: BackendChoice?
     public var port: String?
+    /// libgphoto2's name for the camera's model (`--camera-model`), for a camera it does not detect.
+    public var cameraModel: String?
     public var download: String?
     public var filename: String?
     public var module: String?
@@ -34,13 +36,13 @@ public struct CameraRequest: Sendable {
     public var environment: [String: String]
 
     public init(demo: Bool = false, demoProfile: String? = nil, demoSeed: UInt64 = 1, demoFaults: String? = nil,
-                demoSky: String? = nil, backend: BackendChoice? = nil, port: String? = nil, download: String? = nil,
+                demoSky: String? = nil, backend: BackendChoice? = nil, port: String? = nil, cameraModel: String? = nil, download: String? = nil,
                 filename: String? = nil, module: String? = nil, adapter: String? = nil, camera: String? = nil,
                 brand: String? = nil, demoCamera: String? = nil, scanTimeout: String = "10s",
                 environment: [String: String]) {
         (self.camera, self.brand, self.demoCamera) = (camera, brand, demoCamera)
         (self.demo, self.demoProfile, self.demoSeed, self.demoFaults, self.demoSky) = (demo, demoProfile, demoSeed, demoFaults, demoSky)
-        (self.backend, self.port, self.download, self.filename) = (backend, port, download, filename)
+        (self.backend, self.port, self.cameraModel, self.download, self.filename) = (backend, port, cameraModel, download, filename)
         (self.module, self.adapter, self.scanTimeout, self.environment) = (module, adapter, scanTimeout, environment)
     }
 
@@ -133,7 +135,8 @@ public struct CameraRequest: Sendable {
         case (nil, nil): nil
         }
         let remembered = direct == nil && (module == nil || adapter == nil) ? RememberedModule.load() : nil
-        return CameraChoice(backend: try chosenBackend(), demo: demoMode ? try demoOptions() : nil, port: port, download: download,
+        return CameraChoice(backend: try chosenBackend(), demo: demoMode ? try demoOptions() : nil, port: port,
+                            cameraModel: cameraModel, download: download,
                             filename: filename, module: module ?? remembered?.address,
                             adapter: adapter ?? (module == nil ? remembered?.adapter : nil),
                             scanTimeout: try Self.duration(scanTimeout, for: "--scan-timeout"), direct: direct)

@@ -17,8 +17,9 @@ public struct CameraSpec: Sendable {
         /// The built-in simulated module and camera, keeping its state in `stateFile`.
         case demo(DemoOptions, stateFile: URL)
         /// A camera tethered by USB (or reached over PTP/IP) through libgphoto2; `port` nil is
-        /// the first USB camera.
-        case tethered(port: String?, downloads: DownloadPolicy?)
+        /// the first USB camera. `model`, libgphoto2's name for it, opens a camera that
+        /// libgphoto2 does not detect as that model; nil detects it.
+        case tethered(port: String?, model: String? = nil, downloads: DownloadPolicy?)
         /// A camera driven over Bluetooth through its own remote protocol (GoPro, Sony, Canon,
         /// Fujifilm, Nikon).
         case bluetoothCamera(BluetoothCameraSpec)
@@ -42,7 +43,7 @@ public struct CameraSpec: Sendable {
         switch backend {
         case .module(let module): module.module
         case .demo: "simulated"
-        case .tethered(let port, _): port ?? "usb:"
+        case .tethered(let port, _, _): port ?? "usb:"
         case .bluetoothCamera(let camera): camera.camera
         case .demoCamera(let brand): "simulated \(brand.displayName)"
         }

@@ -102,7 +102,7 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
             let downloads = configuration.downloads.folder.map {
                 DownloadPolicy(folder: $0, template: configuration.downloads.template, deleteFromCamera: configuration.downloads.deleteFromCamera)
             }
-            let camera = try await provider.open(CameraSpec(.tethered(port: port, downloads: downloads))).camera
+            let camera = try await provider.open(CameraSpec(.tethered(port: port, model: configuration.cameraModel, downloads: downloads))).camera
             await registry.add(camera, name: camera.identity.name, source: port ?? "usb:")
             logger.info("camera \(camera.identity.name): libgphoto2 on \(port ?? "the first USB camera")")
         } catch {

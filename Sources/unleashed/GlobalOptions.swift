@@ -83,6 +83,14 @@ struct GlobalOptions: ParsableArguments, Sendable {
         valueName: "port"))
     var port: String?
 
+    // Not --camera, which names the cameras of a rig in the commands that fire one.
+    @Option(name: .customLong("camera-model"), help: ArgumentHelp(
+        "For --backend gphoto2: open the camera as this model, libgphoto2's name for it (`gphoto2 --list-cameras`, "
+            + "e.g. \"USB PTP Class Camera\" for any PTP camera), to reach a camera libgphoto2 does not detect. "
+            + "With no --port, on usb:.",
+        valueName: "model"))
+    var cameraModel: String?
+
     @Option(help: ArgumentHelp(
         "Copy every picture taken to this folder (--backend gphoto2), between frames of a time-lapse.",
         valueName: "folder"))
@@ -97,7 +105,7 @@ struct GlobalOptions: ParsableArguments, Sendable {
     /// The options as the application layer takes them.
     var request: CameraRequest {
         CameraRequest(demo: demo, demoProfile: demoProfile, demoSeed: demoSeed, demoFaults: demoFaults, demoSky: demoSky,
-                      backend: backend, port: port, download: download, filename: filename, module: module, adapter: adapter,
+                      backend: backend, port: port, cameraModel: cameraModel, download: download, filename: filename, module: module, adapter: adapter,
                       camera: bleCamera, brand: brand, demoCamera: demoCamera,
                       scanTimeout: scanTimeout, environment: ProcessInfo.processInfo.environment)
     }

@@ -43,6 +43,26 @@ struct CommandLineTests {
         #expect((result.stdout + result.stderr).contains("\(option) was given an empty value"), "\(result.stdout) \(result.stderr)")
     }
 
+    @Test("--camera-model: a model libgphoto2 does not know, or the option without --backend gphoto2, is a usage error in text and JSON")
+    func cameraModel() async throws {
+        let cli = CLI()
+        defer { cli.cleanUp() }
+        let home = ["HOME": FileManager.default.temporaryDirectory.appendingPathComponent("unleashed-cli-home-\(UUID())").path]
+        let text = try await cli.run("--backend", "gphoto2", "--camera-model", "Nikon D750", "status", environment: home)
+        #expect(text.status == 64, "\(text.stdout)\(text.stderr)")
+        #expect(text.stderr.contains("knows no camera model 'Nikon D750'; the closest it knows: 'Nikon DSC D750'"), "\(text.stderr)")
+        let json = try await cli.run("--backend", "gphoto2", "--camera-model", "Nikon D750", "--json", "status", environment: home)
+        #expect(json.status == 64)
+        #expect(json.stderr.isEmpty, "\(json.stderr)")
+        let error = try #require(json.json?["error"] as? [String: Any], "\(json.stdout)")
+        #expect(error["code"] as? String == "invalidArgument")
+        #expect((error["message"] as? String)?.contains("'Nikon DSC D750'") == true, "\(error)")
+        let backend = try await cli.run("--camera-model", "Nikon DSC D750", "--json", "status", "--module", "AA:BB:CC:DD:EE:FF")
+        #expect(backend.status == 64)
+        #expect((backend.json?["error"] as? [String: Any])?["message"] as? String
+            == "--camera-model names a camera model for libgphoto2; add --backend gphoto2", "\(backend.stdout)")
+    }
+
     @Test("a negative number an option cannot take says how to write it, in text and in JSON")
     func negativeHint() async throws {
         let cli = CLI()

@@ -10,7 +10,7 @@ struct HelpAndWordingTests {
     func globalOptionsHelp() async throws {
         let cli = CLI()
         let globals = ["--demo", "--direct", "--json", "--demo-profile", "--demo-seed", "--demo-faults", "--demo-sky", "--adapter",
-                       "--module", "--scan-timeout", "--backend", "--port", "--download", "--filename"]
+                       "--module", "--scan-timeout", "--backend", "--port", "--camera-model", "--download", "--filename"]
         let shoot = try await cli.run("shoot", "--help")
         #expect(shoot.status == 0)
         #expect(shoot.stdout.contains("--count"))

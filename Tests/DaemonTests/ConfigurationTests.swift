@@ -52,7 +52,7 @@ final class ConfigurationFiles {
         #expect(!configuration.service.locked)
         #expect(configuration.service.journal == "/home/pi/.state/unleashed/journal.sqlite")
         #expect(configuration.backend == .unleashed)
-        #expect(configuration.adapter == nil && configuration.port == nil)
+        #expect(configuration.adapter == nil && configuration.port == nil && configuration.cameraModel == nil)
         #expect(configuration.modules.isEmpty && configuration.tokens.isEmpty)
         #expect(configuration.reconnect == .init(initialDelay: .milliseconds(500), maximumDelay: .seconds(30), giveUpAfter: nil))
     }
@@ -80,6 +80,7 @@ final class ConfigurationFiles {
             backend = "gphoto2"
             adapter = "hci1"
             port = "ptpip:192.168.1.20"
+            camera_model = "USB PTP Class Camera"
 
             [daemon]
             socket = "/tmp/u.sock"
@@ -112,6 +113,7 @@ final class ConfigurationFiles {
         #expect(configuration.backend == .gphoto2)
         #expect(configuration.adapter == "hci1")
         #expect(configuration.port == "ptpip:192.168.1.20")
+        #expect(configuration.cameraModel == "USB PTP Class Camera")
         #expect(configuration.service == .init(socket: "/tmp/u.sock", socketMode: 0o600, listen: .init("[::1]:8443"),
                                                 resumeRuns: false, journal: "/srv/journal.sqlite", locked: true))
         #expect(configuration.service.listen?.host == "::1" && configuration.service.listen?.port == 8443)
@@ -164,12 +166,14 @@ final class ConfigurationFiles {
         let configuration = try files.load(environment: [
             "UNLEASHED_BACKEND": "gphoto2", "UNLEASHED_SOCKET": "/from/env.sock", "UNLEASHED_JOURNAL": "/env/journal.sqlite",
             "UNLEASHED_ADAPTER": "hci2", "UNLEASHED_PORT": "usb:001,004", "UNLEASHED_LISTEN": "0.0.0.0:8080",
+            "UNLEASHED_CAMERA_MODEL": "Nikon DSC D750",
         ])
         #expect(configuration.backend == .gphoto2)
         #expect(configuration.service.socket == "/from/env.sock")
         #expect(configuration.service.journal == "/env/journal.sqlite")
         #expect(configuration.adapter == "hci2")
         #expect(configuration.port == "usb:001,004")
+        #expect(configuration.cameraModel == "Nikon DSC D750")
         #expect(configuration.service.listen == .init("0.0.0.0:8080"))
     }
 
@@ -229,6 +233,8 @@ final class ConfigurationFiles {
             """) == "\(files.system):4: daemon.sokcet: unknown key; did you mean 'socket'?")
         #expect(try files.failure("colour = \"red\"\n") == "\(files.system):1: colour: unknown key")
         #expect(try files.failure("[deamon]\nsocket = \"/x\"\n") == "\(files.system):1: deamon: unknown key; did you mean 'daemon'?")
+        #expect(try files.failure("camera-model = \"x\"\n") == "\(files.system):1: camera-model: unknown key; did you mean 'camera_model'?")
+        #expect(try files.failure("camera_model = 750\n")?.contains("camera_model") == true)
     }
 
     @Test func aWrongType() throws {

@@ -1,5 +1,5 @@
 import CameraKit
-import GPhoto2
+@testable import GPhoto2
 import Testing
 import UnleashedKit
 
@@ -21,6 +21,36 @@ import UnleashedKit
             return failure.kind == .disconnected && failure.message.hasPrefix("no camera found on USB")
                 && failure.message.contains("docs/usb-cameras.md")
         }
+    }
+
+    /// Debian's libgphoto2 knows "Nikon DSC D750", not the name on the camera.
+    @Test func aModelLibgphoto2DoesNotKnowIsAUsageErrorNamingTheClosestItKnows() async {
+        _ = TestHome.path
+        await #expect {
+            _ = try await GPhoto2Camera.open(port: "usb:", model: "Nikon D750")
+        } throws: { error in
+            guard case .invalidArgument(let message)? = error as? CameraError else { return false }
+            return message.hasPrefix("libgphoto2 2.") && message.contains("knows no camera model 'Nikon D750'; the closest it knows: 'Nikon DSC D750'")
+                && message.contains("gphoto2 --list-cameras") && (error as? CameraError)?.exitStatus == 64
+        }
+        await #expect(throws: CameraError.invalidArgument("the camera model is empty; `gphoto2 --list-cameras` lists the models libgphoto2 knows")) {
+            _ = try await GPhoto2Camera.open(port: nil, model: " ")
+        }
+        // Nothing like it: no list of unrelated names.
+        await #expect {
+            _ = try await GPhoto2Camera.open(port: nil, model: "Zzyzx Qwerty 9000 Mark XIV")
+        } throws: { error in
+            guard case .invalidArgument(let message)? = error as? CameraError else { return false }
+            return !message.contains("closest") && message.contains("'Zzyzx Qwerty 9000 Mark XIV'")
+        }
+    }
+
+    @Test func theClosestModelsHoldEachWordElseAreFewEditsAway() {
+        let models = ["Nikon DSC D750", "Nikon DSC D7500", "Nikon DSC D780", "Canon EOS 750D", "USB PTP Class Camera"]
+        #expect(KnownModels.closest(to: "nikon d750", among: models) == ["Nikon DSC D750", "Nikon DSC D7500"])
+        #expect(KnownModels.closest(to: "USB PTP Class Camra", among: models) == ["USB PTP Class Camera"])
+        #expect(KnownModels.closest(to: "Leica M11", among: models) == [])
+        #expect(KnownModels.closest(to: "D7", among: models, limit: 2).count == 2)
     }
 
     @Test func aPTPIPCameraThatDoesNotAnswerIsReportedGone() async {

@@ -84,9 +84,23 @@ extension CameraProviderTests {
             return message.contains("unleashed-sim ptpip")
         }
         let spec = try CameraChoice(backend: .gphoto2, demo: nil, port: "ptpip:127.0.0.1", download: "/tmp").spec()
-        guard case .tethered(let port, let downloads) = spec.backend else { Issue.record("not tethered: \(spec)"); return }
+        guard case .tethered(let port, let model, let downloads) = spec.backend else { Issue.record("not tethered: \(spec)"); return }
         #expect(port == "ptpip:127.0.0.1")
+        #expect(model == nil)
         #expect(downloads?.folder == "/tmp")
+    }
+
+    @Test func aCameraModelGoesToLibgphoto2WithThePortAndNeedsItsBackend() throws {
+        let spec = try CameraChoice(backend: .gphoto2, demo: nil, cameraModel: "USB PTP Class Camera").spec()
+        guard case .tethered(let port, let model, _) = spec.backend else { Issue.record("not tethered: \(spec)"); return }
+        #expect(port == nil && model == "USB PTP Class Camera")
+        #expect(spec.source == "usb:")
+        #expect(throws: CameraChoiceError.usage("--camera-model names a camera model for libgphoto2; add --backend gphoto2")) {
+            try CameraChoice(backend: .unleashed, demo: nil, cameraModel: "USB PTP Class Camera", module: "AA:BB:CC:DD:EE:FF").spec()
+        }
+        let request = CameraRequest(backend: .gphoto2, port: "usb:001,004", cameraModel: "Nikon DSC D750", environment: [:])
+        let chosen = try request.choice()
+        #expect(chosen.cameraModel == "Nikon DSC D750" && chosen.port == "usb:001,004")
     }
 
     /// Nothing listens on the port: the provider says the camera is not there.
