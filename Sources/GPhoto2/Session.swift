@@ -222,6 +222,16 @@ final class Session: @unchecked Sendable {
             try check(gp_camera_set_abilities(handle, abilities), action)
             try check(gp_camera_set_port_info(handle, info), action)
             let result = guardingStandardInput { gp_camera_init(handle, context) }
+            if result == GP_ERROR_IO_USB_FIND || result == GP_ERROR_BAD_PARAMETERS, port.hasPrefix("usb:") {
+                // gp_camera_init looks on a USB port for the model's USB ids, then for its
+                // interface class (libgphoto2/gphoto2-camera.c). libusb1 fails the first with "Bad
+                // parameters" for a model whose vendor id is 0 (the generic PTP class camera), and
+                // the second likewise for a model with no class (libgphoto2_port/libusb1/libusb1.c,
+                // `if (!idvendor)` and `C_PARAMS (class)`): either way no such camera is there.
+                throw GPhoto2Error(code: GP_ERROR_IO_USB_FIND, action: action, explanation: "no camera found on \(port) as '\(model)'; "
+                    + "check the cable, that the camera is on and in PTP/PC mode, and that no other program holds it "
+                    + "— see docs/usb-cameras.md")
+            }
             if result < GP_OK {
                 // The port's own message says why it could not be opened ("Access denied").
                 let portMessage = handle.pointee.port.flatMap { gp_port_get_error($0) }.map { String(cString: $0) }

@@ -45,6 +45,21 @@ import UnleashedKit
         }
     }
 
+    /// libgphoto2 matches a model ignoring case; the camera is then looked for on the port, and
+    /// not finding it there is said so, whether libusb1 failed the search by USB ids or by
+    /// interface class ("Bad parameters" for the generic model's vendor 0 and a Canon's class 0).
+    @Test(arguments: [("usb ptp class camera", "USB PTP Class Camera"), ("canon eos r", "Canon EOS R")])
+    func aKnownModelIsTakenInAnyCaseAndLookedForOnItsPort(given: String, known: String) async throws {
+        _ = TestHome.path
+        guard try await GPhoto2Detection.detect().allSatisfy({ !$0.port.hasPrefix("usb:") }) else { return }
+        await #expect {
+            _ = try await GPhoto2Camera.open(port: nil, model: given)
+        } throws: { error in
+            guard case .device(let failure)? = error as? CameraError else { return false }
+            return failure.kind == .disconnected && failure.message.hasPrefix("no camera found on usb: as '\(known)'; check the cable")
+        }
+    }
+
     @Test func theClosestModelsHoldEachWordElseAreFewEditsAway() {
         let models = ["Nikon DSC D750", "Nikon DSC D7500", "Nikon DSC D780", "Canon EOS 750D", "USB PTP Class Camera"]
         #expect(KnownModels.closest(to: "nikon d750", among: models) == ["Nikon DSC D750", "Nikon DSC D7500"])
