@@ -27,7 +27,7 @@ BENCH_BIN := Benchmarks/.build/release
 # Builds a benchmark with those flags and runs it: `swift run` does not take --static-swift-stdlib.
 bench_run = $(BENCH) --product $(1) && $(BENCH_BIN)/$(1)
 
-.PHONY: setup build demo test check-long release deb check-package man completions docs-generated counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
+.PHONY: setup build demo test check-long vcamera release deb check-package man completions docs-generated counts counts-update screenshots bench-web vectors fuzz bench bench-timing bench-bluez bench-gphoto2 bench-daemon bench-soak bench-sync bench-fleet bench-ramp bench-faults leak-check clean
 
 setup:
 	scripts/setup
@@ -74,9 +74,9 @@ test: setup
 
 # What make test leaves out for its time, run before a release (docs/testing.md): the counts of
 # the release build under callgrind, the D-Bus layer under valgrind, every fuzz target for
-# FUZZ_SECONDS, the API contract at ten times make test's depth, and the web app's views held
-# sideways. Nothing here is skipped
-# from make test's own steps: this adds to them.
+# FUZZ_SECONDS, the API contract at ten times make test's depth, the web app's views held
+# sideways, the package, and the CLI against libgphoto2's own virtual camera. Nothing here is
+# skipped from make test's own steps: this adds to them.
 check-long: TEST_RUN = make-check-long-$$PPID
 check-long: setup
 	@scripts/step --start "make check-long"
@@ -92,8 +92,20 @@ check-long: setup
 	scripts/step "web app held sideways (chromium)" env UNLEASHED_TEST_RUN=$(TEST_RUN) UNLEASHED_WEB_ORIENTATION=landscape scripts/web-test Tests/WebApp/test_views.py Tests/WebApp/test_field.py Tests/WebApp/test_accessibility.py
 	scripts/step "package (make deb)" scripts/build-deb
 	scripts/step "package installed in a clean root" scripts/check-package
+# The built unleashed against libgphoto2's own virtual USB camera, in a libgphoto2 built from
+# Debian's source with it (make vcamera; cached in .build/libgphoto2-vcamera). With
+# UNLEASHED_VCAMERA set the suite fails, rather than skip, when that build is not there. swift
+# test builds the tests first if make test has not.
+	scripts/step "libgphoto2 with its virtual camera" scripts/build-libgphoto2-vcamera
+	scripts/step "libgphoto2's virtual camera" env UNLEASHED_TEST_RUN=$(TEST_RUN) UNLEASHED_VCAMERA=.build/libgphoto2-vcamera swift test --filter VirtualCameraTests
 	scripts/step "leftover processes" scripts/check-leftovers $(TEST_RUN)
 	@scripts/step --table
+
+# libgphoto2 from Debian's source package with its virtual camera (vusb), into
+# .build/libgphoto2-vcamera: a second run only checks it is there. Never the system's libgphoto2:
+# a process uses it through the environment the script writes beside it.
+vcamera:
+	scripts/build-libgphoto2-vcamera
 
 # The command as the package installs it: a release build with the flags above. JOBS=N runs N
 # compiler jobs instead of one a core (make deb JOBS=N too): fewer at once need less memory, for a
