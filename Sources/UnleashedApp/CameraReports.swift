@@ -154,7 +154,7 @@ public enum CameraDetection {
             let undetected = port.map { port in !found.contains { $0.port == port } } ?? false
             if model != nil || undetected {
                 let camera = try await GPhoto2Camera.open(port: port, model: model)
-                found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: camera.port))
+                found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: port ?? camera.port))
                 await camera.close()
             }
             return found

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 import UnleashedTestSupport
 
 /// A simulated tethered camera (`unleashed-sim ptpip`) on a loopback port of its own, and the
@@ -116,17 +117,7 @@ final class SimulatedTetheredCamera: Sendable {
         return files
     }
 
-    /// The environment of an `unleashed` command: its own HOME (libgphoto2 keeps settings
-    /// there), state and journal.
-    var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = directory.appendingPathComponent("home").path
-        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
-        environment["UNLEASHED_JOURNAL"] = directory.appendingPathComponent("journal.sqlite").path
-        environment["UNLEASHED_DEMO"] = nil
-        environment["UNLEASHED_BACKEND"] = nil
-        return environment
-    }
+    var environment: [String: String] { tetheredCommandEnvironment(in: directory) }
 
     /// Runs `unleashed --backend gphoto2 --port ptpip:127.0.0.1:PORT ARGUMENTS`.
     func unleashed(_ arguments: [String]) async throws -> CommandResult {
@@ -135,5 +126,32 @@ final class SimulatedTetheredCamera: Sendable {
 
     func unleashed(_ arguments: String...) async throws -> CommandResult {
         try await unleashed(arguments)
+    }
+}
+
+/// The environment of an `unleashed` command driving a tethered camera from a test: its own HOME
+/// (libgphoto2 keeps settings there), state and journal in `directory`, and no demo mode or
+/// backend from whoever runs the tests.
+func tetheredCommandEnvironment(in directory: URL) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = directory.appendingPathComponent("home").path
+    environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+    environment["UNLEASHED_JOURNAL"] = directory.appendingPathComponent("journal.sqlite").path
+    environment["UNLEASHED_DEMO"] = nil
+    environment["UNLEASHED_BACKEND"] = nil
+    return environment
+}
+
+extension CommandResult {
+    /// The first picture a `--download FOLDER ... --json` command reports saved, as read from
+    /// the folder: a JPEG of the size reported.
+    func savedPicture(sourceLocation: SourceLocation = #_sourceLocation) throws -> Data {
+        let saved = try #require(jsonLines.compactMap { $0["saved"] as? [String: Any] }.first, "\(stdout)\(stderr)",
+                                 sourceLocation: sourceLocation)
+        let path = try #require(saved["path"] as? String, sourceLocation: sourceLocation)
+        let downloaded = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(downloaded.starts(with: [0xFF, 0xD8]), "a JPEG", sourceLocation: sourceLocation)
+        #expect(saved["bytes"] as? Int == downloaded.count, sourceLocation: sourceLocation)
+        return downloaded
     }
 }

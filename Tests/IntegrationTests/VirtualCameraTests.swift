@@ -61,11 +61,7 @@ struct VirtualCameraTests {
         let folder = camera.directory.appendingPathComponent("pictures")
         let result = try await camera.unleashed("--download", folder.path, "shoot", "--json")
         #expect(result.status == 0, "\(result.stderr)\(result.stdout)")
-        let saved = try #require(result.jsonLines.compactMap { $0["saved"] as? [String: Any] }.first, "\(result.stdout)\(result.stderr)")
-        let path = try #require(saved["path"] as? String)
-        let downloaded = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(downloaded.starts(with: [0xFF, 0xD8]), "a JPEG")
-        #expect(saved["bytes"] as? Int == downloaded.count)
+        let downloaded = try result.savedPicture()
         #expect(try camera.pictures().contains(downloaded), "the camera's capture is a copy of one of its pictures")
     }
 
@@ -142,14 +138,7 @@ final class VirtualCamera: Sendable {
     }
 
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        for (name, value) in libraries { environment[name] = value }
-        environment["HOME"] = directory.appendingPathComponent("home").path
-        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
-        environment["UNLEASHED_JOURNAL"] = directory.appendingPathComponent("journal.sqlite").path
-        environment["UNLEASHED_DEMO"] = nil
-        environment["UNLEASHED_BACKEND"] = nil
-        return environment
+        tetheredCommandEnvironment(in: directory).merging(libraries) { _, library in library }
     }
 
     /// Runs `unleashed --backend gphoto2 --camera-model MODEL ARGUMENTS` (the port left to be usb:).
