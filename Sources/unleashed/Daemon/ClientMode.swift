@@ -9,10 +9,11 @@ import UnleashedKit
 /// it and print exactly what they print when they drive the camera themselves.
 extension GlobalOptions {
     /// The daemon to go through, or nil to drive the camera from this process: with --direct,
-    /// --demo, options that describe a camera reached directly (--backend, --port, --adapter,
-    /// --download, --filename), or when no socket is there.
+    /// --demo, options that describe a camera reached directly (--backend, --port, --camera-model,
+    /// --adapter, --download, --filename), or when no socket is there.
     func daemonClient() -> DaemonClient? {
-        guard !direct, !demoMode, backend == nil, port == nil, adapter == nil, download == nil, filename == nil else { return nil }
+        guard !direct, !demoMode, backend == nil, port == nil, cameraModel == nil, adapter == nil, download == nil, filename == nil
+        else { return nil }
         return socketDaemon()
     }
 
