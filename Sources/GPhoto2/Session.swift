@@ -81,6 +81,9 @@ enum KnownModels {
     /// The names among `models` most like `name`: those holding each of its words (ignoring
     /// case and punctuation), else those within a few edits of it; at most `limit`, closest first.
     static func closest(to name: String, among models: [String], limit: Int = 5) -> [String] {
+        // libgphoto2 keeps a model's name in 128 bytes (CameraAbilities.model): nothing is like
+        // a longer one, and comparing it with every model would take long.
+        guard name.utf8.count < 128 else { return [] }
         let words = Self.words(name)
         let scored = models.map { (model: $0, distance: editDistance(name.lowercased(), $0.lowercased())) }
         let holdingWords = words.isEmpty ? [] : scored.filter { candidate in

@@ -110,6 +110,9 @@ public struct CameraRequest: Sendable {
                 throw .usage("\(option) was given an empty value; name the \(option == "--adapter" ? "adapter (hci0)" : "device by its address or name")")
             }
         }
+        if let cameraModel, cameraModel.allSatisfy(\.isWhitespace) {
+            throw .usage("--camera-model was given an empty value; name the model as `gphoto2 --list-cameras` lists it")
+        }
         // A device's name has no colon: a value with one is an address, and one mistyped would
         // otherwise be scanned for until the scan gave up, and then "not found".
         for (value, option) in [(module, "--module"), (camera, "--ble-camera")] {

@@ -32,9 +32,10 @@ struct CommandLineTests {
         _ = try await camera.exitStatus()
     }
 
-    @Test("an empty --module, --ble-camera or --adapter is a usage error naming the option, not a camera called nothing",
+    @Test("an empty --module, --ble-camera, --adapter or --camera-model is a usage error naming the option, not a camera called nothing",
           arguments: [(["shoot", "--module", ""], "--module"), (["--json", "status", "--module", " "], "--module"),
-                      (["shoot", "--ble-camera", ""], "--ble-camera"), (["--demo", "shoot", "--adapter", ""], "--adapter")])
+                      (["shoot", "--ble-camera", ""], "--ble-camera"), (["--demo", "shoot", "--adapter", ""], "--adapter"),
+                      (["--backend", "gphoto2", "status", "--camera-model", " "], "--camera-model")])
     func emptyNames(arguments: [String], option: String) async throws {
         let cli = CLI()
         defer { cli.cleanUp() }

@@ -66,6 +66,7 @@ import UnleashedKit
         #expect(KnownModels.closest(to: "USB PTP Class Camra", among: models) == ["USB PTP Class Camera"])
         #expect(KnownModels.closest(to: "Leica M11", among: models) == [])
         #expect(KnownModels.closest(to: "D7", among: models, limit: 2).count == 2)
+        #expect(KnownModels.closest(to: String(repeating: "Nikon D750 ", count: 1000), among: models) == [])
     }
 
     @Test func aPTPIPCameraThatDoesNotAnswerIsReportedGone() async {
