@@ -97,16 +97,17 @@ public struct DaemonCameras<C: Clock<Duration>>: CameraOpening, CameraConnecting
     }
 
     private func openTethered(into registry: CameraRegistry, configuration: DaemonConfiguration, logger: Logger) async {
-        let port = configuration.port
+        let (port, model) = (configuration.port, configuration.cameraModel)
+        let named = model.map { " as the model '\($0)'" } ?? ""
         do throws(CameraOpenError) {
             let downloads = configuration.downloads.folder.map {
                 DownloadPolicy(folder: $0, template: configuration.downloads.template, deleteFromCamera: configuration.downloads.deleteFromCamera)
             }
-            let camera = try await provider.open(CameraSpec(.tethered(port: port, model: configuration.cameraModel, downloads: downloads))).camera
+            let camera = try await provider.open(CameraSpec(.tethered(port: port, model: model, downloads: downloads))).camera
             await registry.add(camera, name: camera.identity.name, source: port ?? "usb:")
-            logger.info("camera \(camera.identity.name): libgphoto2 on \(port ?? "the first USB camera")")
+            logger.info("camera \(camera.identity.name): libgphoto2 on \(port ?? (model == nil ? "the first USB camera" : "usb:"))\(named)")
         } catch {
-            logger.error("no camera through libgphoto2 on \(port ?? "USB"): \(error)")
+            logger.error("no camera through libgphoto2 on \(port ?? "USB")\(named): \(error)")
         }
     }
 
