@@ -24,7 +24,9 @@ struct Unleashed: AsyncParsableCommand {
             With a camera on USB instead: `unleashed cameras` lists what libgphoto2 finds, and \
             --backend gphoto2 (or UNLEASHED_BACKEND=gphoto2) makes every camera command and \
             time-lapse use it; --port picks one (usb:BUS,DEV, or ptpip:HOST for a camera on the \
-            network), --download FOLDER copies each picture taken (see docs/usb-cameras.md).
+            network), --camera-model MODEL opens one libgphoto2 does not find by the model's name \
+            (`gphoto2 --list-cameras`), --download FOLDER copies each picture taken (see \
+            docs/usb-cameras.md).
 
             Exit status:
               0   success
