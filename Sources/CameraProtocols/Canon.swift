@@ -85,9 +85,9 @@ public enum Canon: CameraRemoteProtocol {
     /// The remote mode's layout: what ``recognize(_:)`` and the remote driver need, and all that
     /// the sources for this mode list (gkoh/furble `lib/furble/CanonEOSRemote.h`,
     /// RReverser/eos-remote-web `index.js`, ArthurFDLR/BR-M5 `lib/CanonBLERemote/src/CanonBLERemote.cpp`).
-    /// Both characteristics are written with a response by furble (`CanonEOSRemote.cpp`) and
-    /// eos-remote-web, and without one by BR-M5 (`writeValue(…, false)`), so both properties are
-    /// listed; the property bits themselves are not published. furble secures the link first.
+    /// furble writes the control byte with a response (`CanonEOSRemote.cpp`) and BR-M5 writes
+    /// both characteristics without one (`writeValue(…, false)`), so both properties are listed;
+    /// the property bits themselves are not published. furble secures the link first.
     public static let services: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: remoteService, characteristics: [
             GATTCharacteristicLayout(uuid: remotePairing.characteristic, flags: ["write", "write-without-response", "encrypt-write"]),
