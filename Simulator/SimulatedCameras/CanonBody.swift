@@ -6,7 +6,8 @@ public import GATT
 /// name then and accepts it by that name afterwards, takes a picture when the release goes down
 /// in a still drive mode (at once, or two seconds later), starts or stops a movie when it goes
 /// down in movie mode, and says nothing back. With its drive mode not Remote/Timed (the
-/// ``setRemoteEnabled(_:)`` switch) it accepts every press and takes no picture.
+/// ``setRemoteEnabled(_:)`` switch) it accepts every press and takes no picture. Its GATT table
+/// is the remote mode's whole published one (``Canon/services``), which has nothing to read.
 public actor CanonBody: BasicsBackedBody {
     public nonisolated let brand = CameraBrand.canon
     public nonisolated let model: String
@@ -113,15 +114,29 @@ public actor CanonBody: BasicsBackedBody {
 /// client whose id it already knows at once. In shooting mode a shutter press reports focus,
 /// takes a picture and reports it; video start and stop are reported; a location
 /// acknowledgement is answered "wanted" and fixes are kept.
+///
+/// It serves the smart-device mode's whole published table (``Canon/smartServices``) and
+/// answers reads with what 3bl3gamer/canon-bluetooth-control read from an EOS M6: Device
+/// Information (`"Canon Inc."`, model number, firmware and software `"1.0.0"`, each
+/// NUL-terminated), `01` on 00010005, `07000000` on 0001000b, `0f000000` and `09000000` on
+/// 00020001 and 00020005, `010101` on 00030001, and the access point's SSID (20 bytes,
+/// zero-padded) and 8-digit password, zeros until `0a` is written to 00020002. It has no Wi-Fi:
+/// any other write there (`01` starts the access point) and playback buttons are refused with
+/// ATT "write not permitted".
 public actor CanonSmartBody: BasicsBackedBody {
     public nonisolated let brand = CameraBrand.canon
     public nonisolated let model: String
     public nonisolated let address: String
     public nonisolated let services = Canon.smartServices
     public nonisolated let requiresBond = true
+    /// What Device Information's model number answers; an EOS M6 answers `32c5`, the only one
+    /// published.
+    public nonisolated let modelNumber: String
 
     public var basics: BodyBasics
     private let confirmTime: Duration
+    /// Whether `0a` on ``Canon/wifiControl`` filled the access point's SSID and password.
+    private var wifiInfoFilled = false
     private let clock: any Clock<Duration>
     private var knownClients: Set<[UInt8]>
     private var offered: [UInt8]?
@@ -135,11 +150,14 @@ public actor CanonSmartBody: BasicsBackedBody {
     /// The ids of the clients it accepted.
     public var pairedClients: Set<[UInt8]> { knownClients }
 
-    /// - Parameter confirmTime: how long the person takes to press OK in the pairing dialog.
-    public init(address: String = "C0:CA:4E:00:00:03", model: String = "EOS RP", knownClients: Set<[UInt8]> = [],
+    /// - Parameters:
+    ///   - confirmTime: how long the person takes to press OK in the pairing dialog.
+    ///   - modelNumber: what Device Information's model number answers.
+    public init(address: String = "C0:CA:4E:00:00:03", model: String = "EOS RP", modelNumber: String = "32c5", knownClients: Set<[UInt8]> = [],
                 pairingOpen: Bool = true, confirmTime: Duration = .milliseconds(20), clock: any Clock<Duration> = ContinuousClock()) {
         self.address = address
         self.model = model
+        self.modelNumber = modelNumber
         self.knownClients = knownClients
         self.confirmTime = confirmTime
         self.clock = clock
@@ -171,13 +189,44 @@ public actor CanonSmartBody: BasicsBackedBody {
         case Canon.locationData:
             guard locationOn, let fix = try? Canon.GeoFix(decoding: value) else { throw .writeNotPermitted }
             lastFix = fix
+        case Canon.wifiControl where value == Self.fillWiFiInfo:
+            wifiInfoFilled = true
         default:
             throw .writeNotPermitted
         }
     }
 
+    /// Written to ``Canon/wifiControl``: fills the access point's SSID and password.
+    static let fillWiFiInfo: [UInt8] = [0x0A]
+
     public func read(_ characteristic: GATTCharacteristicID) throws(ATTError) -> [UInt8] {
-        throw .readNotPermitted
+        switch characteristic {
+        case Canon.manufacturerName: Self.terminated("Canon Inc.")
+        case Canon.modelNumber: Self.terminated(modelNumber)
+        case Canon.firmwareRevision, Canon.softwareRevision: Self.terminated("1.0.0")
+        case Canon.handshakeUnknown: [0x01]
+        case Canon.handshakeFeatures: [0x07, 0x00, 0x00, 0x00]
+        case Canon.wifiUnknown1: [0x0F, 0x00, 0x00, 0x00]
+        case Canon.wifiUnknown2: [0x09, 0x00, 0x00, 0x00]
+        case Canon.operationUnknown: [0x01, 0x01, 0x01]
+        case Canon.wifiSSID:
+            // An EOS M6 answers "EOSM6-858_Canon0A" and three zeros.
+            wifiInfoFilled ? Array((Array(accessPointSSID.utf8) + [UInt8](repeating: 0, count: 20)).prefix(20)) : [UInt8](repeating: 0, count: 20)
+        case Canon.wifiPassword: wifiInfoFilled ? Array(accessPointPassword.utf8) : [UInt8](repeating: 0, count: 8)
+        default: throw .readNotPermitted
+        }
+    }
+
+    private static func terminated(_ text: String) -> [UInt8] { Array(text.utf8) + [0] }
+
+    /// The model without spaces, three hex digits of the address, `_Canon0A`, as an EOS M6 names its access point.
+    private var accessPointSSID: String {
+        String(model.filter { $0 != " " }.prefix(8)) + "-" + String(address.filter(\.isHexDigit).suffix(3)) + "_Canon0A"
+    }
+
+    /// Eight digits from the address.
+    private var accessPointPassword: String {
+        String(address.filter(\.isHexDigit).suffix(8).map { Character(String(($0.hexDigitValue ?? 0) % 10)) })
     }
 
     public func linkEnded() {

@@ -8,6 +8,10 @@ public import GATT
 /// ignores the handshake of any other remote (no answer, as the camera does). Each button press
 /// in shutter mode takes a picture. Button writes before the handshake, or with the camera's
 /// remote switch off, are refused with ATT "write not permitted".
+///
+/// It serves the remote mode's whole published table (``Nikon/services``). No source gives a
+/// value for R1 or R2 (2080, 2086) or says what W1 (2082) takes: every read is refused with ATT
+/// "read not permitted", and writes to W1 with "write not permitted".
 public actor NikonBody: BasicsBackedBody {
     public nonisolated let brand = CameraBrand.nikon
     public nonisolated let model: String

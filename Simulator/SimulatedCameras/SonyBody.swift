@@ -6,6 +6,11 @@ public import GATT
 /// a bulb exposure), toggles recording on the record button, takes location fixes once the
 /// location feature is taken, refuses every button with ATT error `0x90` while its "Bluetooth
 /// Rmt Ctrl" setting is off, and drops the link on a command it does not know, as Sony bodies do.
+///
+/// It serves Sony's whole published GATT table (``Sony/services``). Of the characteristics it
+/// does not act on, it answers reads of its firmware version and model name (CC0A, CC0B, US-ASCII
+/// as CameraSync reads them) and of Device Name; other reads are refused with ATT "read not
+/// permitted" and other writes with "write not permitted", since no source gives their values.
 public actor SonyBody: BasicsBackedBody {
     public nonisolated let brand = CameraBrand.sony
     public nonisolated let model: String
@@ -14,6 +19,8 @@ public actor SonyBody: BasicsBackedBody {
     public nonisolated let requiresBond = true
     /// The model code it advertises.
     public nonisolated let modelCode: UInt16
+    /// What CC0A answers.
+    public nonisolated let firmwareVersion: String
 
     public var basics: BodyBasics
     private let focusTime: Duration
@@ -38,12 +45,14 @@ public actor SonyBody: BasicsBackedBody {
     /// - Parameters:
     ///   - focusTime: from the half-press to the focus report.
     ///   - takesTimeZone: whether its location format asks for the time zone (newer bodies).
+    ///   - firmwareVersion: what its firmware version characteristic answers.
     public init(address: String = "C0:CA:4E:00:00:01", model: String = "ILCE-7M3", modelCode: UInt16 = 0x4531,
                 focusTime: Duration = .milliseconds(10), takesTimeZone: Bool = true, pairingOpen: Bool = false,
-                clock: any Clock<Duration> = ContinuousClock()) {
+                firmwareVersion: String = "3.01", clock: any Clock<Duration> = ContinuousClock()) {
         self.address = address
         self.model = model
         self.modelCode = modelCode
+        self.firmwareVersion = firmwareVersion
         self.focusTime = focusTime
         self.takesTimeZone = takesTimeZone
         self.clock = clock
@@ -91,7 +100,8 @@ public actor SonyBody: BasicsBackedBody {
 
     public func read(_ characteristic: GATTCharacteristicID) throws(ATTError) -> [UInt8] {
         switch characteristic {
-        case Sony.deviceName: Array(model.utf8)
+        case Sony.deviceName, Sony.modelName: Array(model.utf8)
+        case Sony.firmwareVersion: Array(firmwareVersion.utf8)
         case Sony.locationFormat: Sony.LocationFormat(includesTimeZone: takesTimeZone).bytes
         case Sony.locationLock: [locationLocked ? 1 : 0]
         case Sony.locationEnable: [locationEnabled ? 1 : 0]

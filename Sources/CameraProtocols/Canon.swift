@@ -28,13 +28,42 @@ public enum Canon: CameraRemoteProtocol {
     // MARK: Smart-device mode
 
     public static let handshakeService = uuid("00010000")
+    /// Read `01` on an EOS M6; its meaning is not known.
+    public static let handshakeUnknown = GATTCharacteristicID(service: handshakeService, characteristic: uuid("00010005"))
     /// Takes `01`+name to start the handshake; indicates the person's answer, ``PairingAnswer``.
     public static let handshakeName = GATTCharacteristicID(service: handshakeService, characteristic: uuid("00010006"))
     /// The session control point: ``SmartIdentify``.
     public static let handshakeControl = GATTCharacteristicID(service: handshakeService, characteristic: uuid("0001000a"))
+    /// Feature bits (read `07000000` on an EOS M6; bit `0x40` says auto power-off can be held off).
+    public static let handshakeFeatures = GATTCharacteristicID(service: handshakeService, characteristic: uuid("0001000b"))
+    /// The Wi-Fi hand-over.
+    public static let wifiService = uuid("00020000")
+    /// Read `0f000000` on an EOS M6; its meaning is not known.
+    public static let wifiUnknown1 = GATTCharacteristicID(service: wifiService, characteristic: uuid("00020001"))
+    /// Written `0a` to fill the access point's name and password, `01` to start the access
+    /// point (which ends the Bluetooth link); notifies 19 bytes holding the BSSID.
+    public static let wifiControl = GATTCharacteristicID(service: wifiService, characteristic: uuid("00020002"))
+    /// Notifies `01 03` once the access point started.
+    public static let wifiResult = GATTCharacteristicID(service: wifiService, characteristic: uuid("00020003"))
+    /// The access point's SSID, zero-padded (zeros until ``wifiControl`` took `0a`).
+    public static let wifiSSID = GATTCharacteristicID(service: wifiService, characteristic: uuid("00020004"))
+    /// Read `09000000` on an EOS M6; its meaning is not known.
+    public static let wifiUnknown2 = GATTCharacteristicID(service: wifiService, characteristic: uuid("00020005"))
+    /// The access point's 8-digit password (zeros until ``wifiControl`` took `0a`).
+    public static let wifiPassword = GATTCharacteristicID(service: wifiService, characteristic: uuid("00020006"))
     public static let operationService = uuid("00030000")
+    /// Read `010101` on an EOS M6; its meaning is not known.
+    public static let operationUnknown = GATTCharacteristicID(service: operationService, characteristic: uuid("00030001"))
+    /// Notified `0313` on an EOS M6; its meaning is not known.
+    public static let operationError = GATTCharacteristicID(service: operationService, characteristic: uuid("00030002"))
     /// Session command: ``SessionCommand``.
     public static let sessionCommand = GATTCharacteristicID(service: operationService, characteristic: uuid("00030010"))
+    /// The mode the camera switched to: `04` shooting, `03` playback, `01` going to sleep.
+    public static let modeState = GATTCharacteristicID(service: operationService, characteristic: uuid("00030011"))
+    /// Playback buttons, 4 bytes (press `…80`, release `…40`).
+    public static let playbackButtons = GATTCharacteristicID(service: operationService, characteristic: uuid("00030020"))
+    /// Playback menu states.
+    public static let playbackState = GATTCharacteristicID(service: operationService, characteristic: uuid("00030021"))
     /// Shooting buttons: ``SmartShutter``.
     public static let shootingButtons = GATTCharacteristicID(service: operationService, characteristic: uuid("00030030"))
     /// Shooting state reports: ``ShootingState``.
@@ -46,29 +75,66 @@ public enum Canon: CameraRemoteProtocol {
     public static let locationStatus = GATTCharacteristicID(service: locationService, characteristic: uuid("00040003"))
     /// Written to ``locationData`` after the camera indicates ``LocationState/setup``.
     public static let locationAcknowledge: [UInt8] = [0x01]
+    /// Device Information, readable without a bond or handshake.
+    public static let deviceInformationService = BluetoothUUID.normalized("180a")
+    public static let manufacturerName = GATTCharacteristicID(service: deviceInformationService, characteristic: "2a29")
+    public static let modelNumber = GATTCharacteristicID(service: deviceInformationService, characteristic: "2a24")
+    public static let firmwareRevision = GATTCharacteristicID(service: deviceInformationService, characteristic: "2a26")
+    public static let softwareRevision = GATTCharacteristicID(service: deviceInformationService, characteristic: "2a28")
 
-    /// The remote mode's layout: what ``recognize(_:)`` and the remote driver need.
+    /// The remote mode's layout: what ``recognize(_:)`` and the remote driver need, and all that
+    /// the sources for this mode list (gkoh/furble `lib/furble/CanonEOSRemote.h`,
+    /// RReverser/eos-remote-web `index.js`, ArthurFDLR/BR-M5 `lib/CanonBLERemote/src/CanonBLERemote.cpp`).
+    /// furble writes the control byte with a response (`CanonEOSRemote.cpp`) and BR-M5 writes
+    /// both characteristics without one (`writeValue(…, false)`), so both properties are listed;
+    /// the property bits themselves are not published. furble secures the link first.
     public static let services: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: remoteService, characteristics: [
-            GATTCharacteristicLayout(uuid: remotePairing.characteristic, flags: ["write", "encrypt-write"]),
-            GATTCharacteristicLayout(uuid: remoteControl.characteristic, flags: ["write", "encrypt-write"]),
+            GATTCharacteristicLayout(uuid: remotePairing.characteristic, flags: ["write", "write-without-response", "encrypt-write"]),
+            GATTCharacteristicLayout(uuid: remoteControl.characteristic, flags: ["write", "write-without-response", "encrypt-write"]),
         ]),
     ]
 
-    /// The smart-device mode's layout.
+    /// The smart-device mode's layout: the table 3bl3gamer/canon-bluetooth-control `README.md`
+    /// ("Services", read from an EOS M6) lists, with furble's `CanonEOSSmart.h` (the handshake,
+    /// mode, shutter and location characteristics). The README says what each characteristic was seen to do (read, written,
+    /// "notifies"); the properties here follow that, except where furble subscribes for
+    /// indications (00010006, 00040003), which are listed as indicate. Which characteristics
+    /// need the bond is not published beyond "Device Information does not require pairing".
     public static let smartServices: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: handshakeService, characteristics: [
+            GATTCharacteristicLayout(uuid: handshakeUnknown.characteristic, flags: ["read"]),
             GATTCharacteristicLayout(uuid: handshakeName.characteristic, flags: ["write", "indicate"]),
             GATTCharacteristicLayout(uuid: handshakeControl.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: handshakeFeatures.characteristic, flags: ["read"]),
+        ]),
+        GATTServiceLayout(uuid: wifiService, characteristics: [
+            GATTCharacteristicLayout(uuid: wifiUnknown1.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: wifiControl.characteristic, flags: ["write", "notify"]),
+            GATTCharacteristicLayout(uuid: wifiResult.characteristic, flags: ["notify"]),
+            GATTCharacteristicLayout(uuid: wifiSSID.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: wifiUnknown2.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: wifiPassword.characteristic, flags: ["read"]),
         ]),
         GATTServiceLayout(uuid: operationService, characteristics: [
+            GATTCharacteristicLayout(uuid: operationUnknown.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: operationError.characteristic, flags: ["notify"]),
             GATTCharacteristicLayout(uuid: sessionCommand.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: modeState.characteristic, flags: ["notify"]),
+            GATTCharacteristicLayout(uuid: playbackButtons.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: playbackState.characteristic, flags: ["notify"]),
             GATTCharacteristicLayout(uuid: shootingButtons.characteristic, flags: ["write"]),
             GATTCharacteristicLayout(uuid: shootingState.characteristic, flags: ["notify"]),
         ]),
         GATTServiceLayout(uuid: locationService, characteristics: [
             GATTCharacteristicLayout(uuid: locationData.characteristic, flags: ["write"]),
             GATTCharacteristicLayout(uuid: locationStatus.characteristic, flags: ["indicate"]),
+        ]),
+        GATTServiceLayout(uuid: deviceInformationService, characteristics: [
+            GATTCharacteristicLayout(uuid: manufacturerName.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: modelNumber.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: firmwareRevision.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: softwareRevision.characteristic, flags: ["read"]),
         ]),
     ]
 

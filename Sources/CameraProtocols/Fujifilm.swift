@@ -28,6 +28,8 @@ public enum Fujifilm: CameraRemoteProtocol {
     public static let configurationService = "4c0020fe-f3b6-40de-acc9-77d129067b14"
     /// Secure firmware's second notification service (it holds the geotag sync interval).
     public static let notificationService = "4e941240-d01d-46b9-a5ea-67636806830b"
+    /// Secure firmware's service of one notification, furble's "notification 3".
+    public static let thirdNotificationService = "804daa8e-ffeb-4ab3-8e75-6edd7303208d"
     public static let shutterService = "6514eb81-4e8f-458d-aa2a-e691336cdfac"
     public static let geotagService = "3b46ec2b-48ba-41fd-b1b8-ed860b60d22b"
 
@@ -55,6 +57,9 @@ public enum Fujifilm: CameraRemoteProtocol {
         GATTCharacteristicID(service: notificationService, characteristic: "bf6dc9cf-3606-4ec9-a4c8-d77576e93ea4"),
         GATTCharacteristicID(service: notificationService, characteristic: "75823784-fbb7-4b71-abae-cd9a34072e3c"),
     ]
+    /// Secure: furble's "notification 3", which it subscribes to among the required ones (its
+    /// meaning is not known). The remote driver does not subscribe to it.
+    public static let secureThirdNotification = GATTCharacteristicID(service: thirdNotificationService, characteristic: "7170fd5a-56d9-4c19-b043-7a7047d8e1a0")
     /// Secure: notifications subscribed to when the camera has them (furble carries on without);
     /// their meaning is not known.
     public static let secureOptionalNotifications: [GATTCharacteristicID] = [
@@ -87,7 +92,12 @@ public enum Fujifilm: CameraRemoteProtocol {
         GATTServiceLayout(uuid: geotagService, characteristics: [GATTCharacteristicLayout(uuid: geotag.characteristic, flags: ["write"])]),
     ]
 
-    /// The GATT database a basic camera offers.
+    /// The GATT database a basic camera offers: the pairing, configuration, shutter and geotag
+    /// services of gkoh/furble `lib/furble/Fujifilm.h` and `FujifilmBasic.h`, with the properties
+    /// furble uses (it writes the token, the name, the shutter and the fix with a response, and
+    /// subscribes for indications on IND1–IND3 and notifications on the others, `Fujifilm.cpp`
+    /// `subscribe`). furble is the only published source for Fujifilm's table; it names no
+    /// characteristic it does not use beyond these.
     public static let basicServices: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: pairService, characteristics: [
             GATTCharacteristicLayout(uuid: pairingToken.characteristic, flags: ["write"]),
@@ -95,15 +105,25 @@ public enum Fujifilm: CameraRemoteProtocol {
         ]),
     ] + common
 
-    /// The GATT database a secure camera offers (every characteristic needs a bonded link).
+    /// The GATT database a secure camera offers (every characteristic needs a bonded link): the
+    /// services and characteristics furble's `FujifilmSecure.{h,cpp}` uses, with the
+    /// subscriptions of `FujifilmSecure::_connect` (notification 1 to 11; notification 3 in a
+    /// service of its own) and the status read and written back. furble also names a primary
+    /// service `731893f9-744e-4899-b7e3-174106ff2b82` and a characteristic
+    /// `98934b2c-756c-4632-aa2f-dcba1bfec824` without using them or saying where the
+    /// characteristic sits, so neither is listed. The status, the name and the sync interval
+    /// are read and written (with a response) as furble does, over the bonded link.
     public static let secureServices: [GATTServiceLayout] = {
         var services = [
             GATTServiceLayout(uuid: securePairService, characteristics: [
-                GATTCharacteristicLayout(uuid: secureStatus.characteristic, flags: ["encrypt-read", "encrypt-write"]),
-                GATTCharacteristicLayout(uuid: secureRemoteName.characteristic, flags: ["encrypt-write"]),
+                GATTCharacteristicLayout(uuid: secureStatus.characteristic, flags: ["read", "write", "encrypt-read", "encrypt-write"]),
+                GATTCharacteristicLayout(uuid: secureRemoteName.characteristic, flags: ["write", "encrypt-write"]),
             ]),
             GATTServiceLayout(uuid: notificationService, characteristics: [
-                GATTCharacteristicLayout(uuid: geotagSyncInterval.characteristic, flags: ["encrypt-write", "notify"]),
+                GATTCharacteristicLayout(uuid: geotagSyncInterval.characteristic, flags: ["write", "encrypt-write", "notify"]),
+            ]),
+            GATTServiceLayout(uuid: thirdNotificationService, characteristics: [
+                GATTCharacteristicLayout(uuid: secureThirdNotification.characteristic, flags: ["notify"]),
             ]),
         ] + common
         for extra in secureRequiredNotifications + secureOptionalNotifications {

@@ -23,15 +23,33 @@ public enum Nikon: CameraRemoteProtocol {
     public static let remoteIndication = GATTCharacteristicID(service: service, characteristic: "00002084-3dd4-4255-8d62-6dc7b9bd5561")
     /// The handshake, written and indicated: ``PairingMessage``.
     public static let pairing = GATTCharacteristicID(service: service, characteristic: "00002087-3dd4-4255-8d62-6dc7b9bd5561")
+    /// furble's `REMOTE_R1_CHR_UUID`: unused, its content not known.
+    public static let remoteR1 = GATTCharacteristicID(service: service, characteristic: "00002080-3dd4-4255-8d62-6dc7b9bd5561")
+    /// furble's `REMOTE_W1_CHR_UUID`: unused, its content not known.
+    public static let remoteW1 = GATTCharacteristicID(service: service, characteristic: "00002082-3dd4-4255-8d62-6dc7b9bd5561")
+    /// furble's `REMOTE_R2_CHR_UUID`: unused, its content not known.
+    public static let remoteR2 = GATTCharacteristicID(service: service, characteristic: "00002086-3dd4-4255-8d62-6dc7b9bd5561")
 
     /// Remote mode pairs by its handshake alone; the ML-L7 and furble do not bond.
     public static let requiresBond = false
 
-    /// The remote-mode GATT database.
+    /// The remote-mode GATT database, as gkoh/furble `lib/furble/NikonRemote.h` and
+    /// `NikonBase.cpp` list it, the only published source: 2083 written with a response
+    /// (`NikonRemote.cpp`), 2084 and 2087 subscribed for indications (`subscribe(false, …)`),
+    /// 2087 written with a response (`NikonBase.cpp`). furble also lists 2080, 2082 and 2086
+    /// ("carried forward (currently unused)") as R1, W1 and R2; their properties are not
+    /// published, and are taken from those names: read, write, read.
+    ///
+    /// SnapBridge (smart) mode has another table in the same service (`NikonSmart.h`: pairing
+    /// on 2000, and 2001, 2002, 2006–200A); the simulated body speaks remote mode only and does
+    /// not serve it.
     public static let services: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: service, characteristics: [
+            GATTCharacteristicLayout(uuid: remoteR1.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: remoteW1.characteristic, flags: ["write"]),
             GATTCharacteristicLayout(uuid: shutter.characteristic, flags: ["write"]),
             GATTCharacteristicLayout(uuid: remoteIndication.characteristic, flags: ["indicate"]),
+            GATTCharacteristicLayout(uuid: remoteR2.characteristic, flags: ["read"]),
             GATTCharacteristicLayout(uuid: pairing.characteristic, flags: ["write", "indicate"]),
         ]),
     ]

@@ -16,6 +16,11 @@ public enum Sony: CameraRemoteProtocol {
 
     public static let remoteService = BluetoothUUID.normalized("8000ff00-ff00-ffff-ffff-ffffffffffff")
     public static let locationService = BluetoothUUID.normalized("8000dd00-dd00-ffff-ffff-ffffffffffff")
+    /// The camera service: status, battery, media, date and time, the Wi-Fi hand-over, and
+    /// the body's firmware version and model name (furble `Sony.h` calls it the primary service).
+    public static let cameraService = BluetoothUUID.normalized("8000cc00-cc00-ffff-ffff-ffffffffffff")
+    /// The pairing service Sony's phone apps use.
+    public static let pairingService = BluetoothUUID.normalized("8000ee00-ee00-ffff-ffff-ffffffffffff")
     /// Generic Access, whose Device Name the camera fills with its model (`ILCE-7M3`).
     public static let genericAccessService = BluetoothUUID.normalized("1800")
 
@@ -23,6 +28,8 @@ public enum Sony: CameraRemoteProtocol {
     public static let command = GATTCharacteristicID(service: remoteService, characteristic: "ff01")
     /// Focus, shutter and recording status (notify).
     public static let status = GATTCharacteristicID(service: remoteService, characteristic: "ff02")
+    /// Location status (notify): the camera says here when it turns location linkage off.
+    public static let locationStatus = GATTCharacteristicID(service: locationService, characteristic: "dd01")
     /// The position fix (write), ``LocationFix``.
     public static let locationFix = GATTCharacteristicID(service: locationService, characteristic: "dd11")
     /// Whether the camera takes a time zone with the fix (read), ``LocationFormat``.
@@ -31,21 +38,108 @@ public enum Sony: CameraRemoteProtocol {
     public static let locationLock = GATTCharacteristicID(service: locationService, characteristic: "dd30")
     /// Turns location linkage on (write `01`).
     public static let locationEnable = GATTCharacteristicID(service: locationService, characteristic: "dd31")
+    /// Time correction (read); its layout is not published.
+    public static let timeCorrection = GATTCharacteristicID(service: locationService, characteristic: "dd32")
+    /// Area adjustment (read); its layout is not published.
+    public static let areaAdjustment = GATTCharacteristicID(service: locationService, characteristic: "dd33")
+    /// Push-transfer status (notify).
+    public static let pushTransfer = GATTCharacteristicID(service: cameraService, characteristic: "cc03")
+    /// The Wi-Fi access point's SSID (read).
+    public static let wifiSSID = GATTCharacteristicID(service: cameraService, characteristic: "cc06")
+    /// The Wi-Fi access point's password (read).
+    public static let wifiPassword = GATTCharacteristicID(service: cameraService, characteristic: "cc07")
+    /// Turns the Wi-Fi access point on (write `01`).
+    public static let wifiOn = GATTCharacteristicID(service: cameraService, characteristic: "cc08")
+    /// Camera status, tagged values: Wi-Fi, transfer, remote, time set, recording (read, notify).
+    public static let cameraStatus = GATTCharacteristicID(service: cameraService, characteristic: "cc09")
+    /// The firmware version, US-ASCII (read).
+    public static let firmwareVersion = GATTCharacteristicID(service: cameraService, characteristic: "cc0a")
+    /// The model name, US-ASCII (read).
+    public static let modelName = GATTCharacteristicID(service: cameraService, characteristic: "cc0b")
+    /// The access point's BSSID (read).
+    public static let wifiBSSID = GATTCharacteristicID(service: cameraService, characteristic: "cc0c")
+    /// Device information (read).
+    public static let deviceInfo = GATTCharacteristicID(service: cameraService, characteristic: "cc0d")
+    /// The result of a date, time or initial setting (read, notify).
+    public static let settingResult = GATTCharacteristicID(service: cameraService, characteristic: "cc0e")
+    /// Media: each slot's state, shots and seconds remaining (read, notify).
+    public static let media = GATTCharacteristicID(service: cameraService, characteristic: "cc0f")
+    /// Battery packs and power source (read, notify).
+    public static let battery = GATTCharacteristicID(service: cameraService, characteristic: "cc10")
+    /// The date format (write).
+    public static let dateFormat = GATTCharacteristicID(service: cameraService, characteristic: "cc12")
+    /// The date, time and time zone (write).
+    public static let timeArea = GATTCharacteristicID(service: cameraService, characteristic: "cc13")
+    /// The lens mounted (read, notify).
+    public static let lensInfo = GATTCharacteristicID(service: cameraService, characteristic: "cca6")
+    /// The Wi-Fi band, 2.4 or 5 GHz (read).
+    public static let wifiBand = GATTCharacteristicID(service: cameraService, characteristic: "ccab")
+    /// Pairing and power commands (write).
+    public static let pairingCommand = GATTCharacteristicID(service: pairingService, characteristic: "ee01")
+    /// The camera's information for a phone that pairs, firmware version and model name among it (read).
+    public static let pairingInfo = GATTCharacteristicID(service: pairingService, characteristic: "ee04")
     public static let deviceName = GATTCharacteristicID(service: genericAccessService, characteristic: "2a00")
 
     /// The value written to ``locationLock`` and ``locationEnable``.
     public static let locationOn: [UInt8] = [0x01]
 
+    /// Every service and characteristic the published sources list, with its properties. The
+    /// remote service comes first: its presence proves a Sony camera in remote mode.
+    ///
+    /// - Remote `8000FF00`: FF01 written with a response, FF02 notified (coral/freemote
+    ///   `README.md`, `src/BLECamera.cpp`; Staacks/alpharemote `camera/CameraBLE.kt`; gkoh/furble
+    ///   `lib/furble/Sony.h`). The link must be bonded (alpharemote, furble `secureConnection`).
+    /// - Location `8000DD00`: DD11 written, DD21 read (furble `Sony.h`, `Sony.cpp`), DD30 and DD31
+    ///   read and written (furble reads them before writing `01`), DD01 notified (furble names it;
+    ///   rock3r/CameraSync `docs/sony/BLE_STATE_MONITORING.md` §4 and `SonyGattSpec.kt`), DD32
+    ///   and DD33 read (CameraSync `docs/sony/DATETIME_GPS_SYNC.md` §4, `SonyGattSpec.kt`).
+    /// - Camera `8000CC00`: furble names the service; its characteristics are CameraSync's
+    ///   (`BLE_STATE_MONITORING.md` §3, `DATETIME_GPS_SYNC.md` §2, `REMOTE_CAPTURE.md` §3,
+    ///   `FIRMWARE_UPDATES.md`). Where its documents disagree the union is listed: §3 says CC09,
+    ///   CC0E, CC0F, CC10 and CCA6 are read and notified, `DATETIME_GPS_SYNC.md` lists CC09 as
+    ///   read only and the others as notified only. `BLE_STATE_MONITORING.md` writes these UUIDs
+    ///   on the service's base (`0000CC10-CC00-FFFF-…`); CameraSync's code (`SonyGattSpec.kt`)
+    ///   and every source for FF01 use the Bluetooth base (`0000CC10-0000-1000-8000-…`), as here.
+    /// - Pairing `8000EE00`: EE01 written (`BLE_STATE_MONITORING.md` §5), EE04 read
+    ///   (`FIRMWARE_UPDATES.md`).
+    /// - Generic Access: Device Name read (alpharemote reads it for the model).
+    ///
+    /// Which of these need an encrypted link beyond FF01, DD11, DD30 and DD31 is not published.
     public static let services: [GATTServiceLayout] = [
         GATTServiceLayout(uuid: remoteService, characteristics: [
             GATTCharacteristicLayout(uuid: command.characteristic, flags: ["write", "encrypt-write"]),
             GATTCharacteristicLayout(uuid: status.characteristic, flags: ["notify"]),
         ]),
         GATTServiceLayout(uuid: locationService, characteristics: [
+            GATTCharacteristicLayout(uuid: locationStatus.characteristic, flags: ["notify"]),
             GATTCharacteristicLayout(uuid: locationFix.characteristic, flags: ["write", "encrypt-write"]),
             GATTCharacteristicLayout(uuid: locationFormat.characteristic, flags: ["read"]),
             GATTCharacteristicLayout(uuid: locationLock.characteristic, flags: ["read", "write", "encrypt-write"]),
             GATTCharacteristicLayout(uuid: locationEnable.characteristic, flags: ["read", "write", "encrypt-write"]),
+            GATTCharacteristicLayout(uuid: timeCorrection.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: areaAdjustment.characteristic, flags: ["read"]),
+        ]),
+        GATTServiceLayout(uuid: cameraService, characteristics: [
+            GATTCharacteristicLayout(uuid: pushTransfer.characteristic, flags: ["notify"]),
+            GATTCharacteristicLayout(uuid: wifiSSID.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: wifiPassword.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: wifiOn.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: cameraStatus.characteristic, flags: ["read", "notify"]),
+            GATTCharacteristicLayout(uuid: firmwareVersion.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: modelName.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: wifiBSSID.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: deviceInfo.characteristic, flags: ["read"]),
+            GATTCharacteristicLayout(uuid: settingResult.characteristic, flags: ["read", "notify"]),
+            GATTCharacteristicLayout(uuid: media.characteristic, flags: ["read", "notify"]),
+            GATTCharacteristicLayout(uuid: battery.characteristic, flags: ["read", "notify"]),
+            GATTCharacteristicLayout(uuid: dateFormat.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: timeArea.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: lensInfo.characteristic, flags: ["read", "notify"]),
+            GATTCharacteristicLayout(uuid: wifiBand.characteristic, flags: ["read"]),
+        ]),
+        GATTServiceLayout(uuid: pairingService, characteristics: [
+            GATTCharacteristicLayout(uuid: pairingCommand.characteristic, flags: ["write"]),
+            GATTCharacteristicLayout(uuid: pairingInfo.characteristic, flags: ["read"]),
         ]),
         GATTServiceLayout(uuid: genericAccessService, characteristics: [
             GATTCharacteristicLayout(uuid: deviceName.characteristic, flags: ["read"]),

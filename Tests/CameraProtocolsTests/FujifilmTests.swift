@@ -117,7 +117,8 @@ import UnleashedTestSupport
     @Test func secureDatabaseHoldsEverySubscription() {
         let secure = Set(Fujifilm.secureServices.flatMap(\.identifiers))
         for id in Fujifilm.secureRequiredNotifications + Fujifilm.secureOptionalNotifications
-            + [Fujifilm.secureStatus, Fujifilm.secureRemoteName, Fujifilm.geotagSyncInterval, Fujifilm.shutter, Fujifilm.geotag] {
+            + [Fujifilm.secureStatus, Fujifilm.secureRemoteName, Fujifilm.geotagSyncInterval, Fujifilm.shutter, Fujifilm.geotag,
+               Fujifilm.secureThirdNotification] {
             #expect(secure.contains(id), "\(id)")
         }
         #expect(Fujifilm.secureRequiredNotifications.count + Fujifilm.secureOptionalNotifications.count + 4 == 11)
