@@ -58,7 +58,7 @@ public enum Fujifilm: CameraRemoteProtocol {
         GATTCharacteristicID(service: notificationService, characteristic: "75823784-fbb7-4b71-abae-cd9a34072e3c"),
     ]
     /// Secure: furble's "notification 3", which it subscribes to among the required ones (its
-    /// meaning is not known). The remote driver does not subscribe to it.
+    /// meaning is not known). The remote driver subscribes to it as furble does.
     public static let secureThirdNotification = GATTCharacteristicID(service: thirdNotificationService, characteristic: "7170fd5a-56d9-4c19-b043-7a7047d8e1a0")
     /// Secure: notifications subscribed to when the camera has them (furble carries on without);
     /// their meaning is not known.

@@ -93,6 +93,8 @@ enum FastRemote {
         let pairing = await body.writes.prefix(2)
         #expect(pairing.map(\.characteristic) == [Fujifilm.secureStatus, Fujifilm.secureRemoteName])
         #expect(pairing.first?.value == [0xB4, 0x12, 0x00, 0x20])
+        // furble subscribes to notification 3 among the required ones; so does the driver.
+        #expect(FujifilmDriver(generation: .secure(serial: Self.serial)).subscriptions.contains(Fujifilm.secureThirdNotification))
         _ = try await camera.shoot()
         #expect(await body.picturesTaken == 1)
         await camera.close()

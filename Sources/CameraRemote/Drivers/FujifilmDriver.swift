@@ -48,7 +48,8 @@ public struct FujifilmDriver: CameraRemoteDriver {
         let common = [Fujifilm.indication1, Fujifilm.indication2, Fujifilm.configured, Fujifilm.geotagRequest]
         switch generation {
         case .basic: return common + [Fujifilm.indication3]
-        case .secure: return common + Fujifilm.secureRequiredNotifications + [Fujifilm.geotagSyncInterval]
+        // Notification 3 too, which furble subscribes to among the required ones (FujifilmSecure.cpp).
+        case .secure: return common + Fujifilm.secureRequiredNotifications + [Fujifilm.secureThirdNotification, Fujifilm.geotagSyncInterval]
         }
     }
 
