@@ -52,8 +52,9 @@ public enum GoPro: CameraRemoteProtocol {
     public static let responseCharacteristics = [commandResponse, settingsResponse, queryResponse, networkManagementResponse]
 
     /// Every service and characteristic of the published GATT table, with its properties:
-    /// gopro/OpenGoPro `docs/ble/protocol/ble_setup` ("BLE Characteristics"), which GoPro's
-    /// Python SDK repeats (`open_gopro/models/constants/uuids.py`, `GoProUUID`). A client
+    /// gopro/OpenGoPro `docs/ble/protocol/ble_setup` ("BLE Characteristics"), all of which GoPro's
+    /// Python SDK lists too (`open_gopro/models/constants/uuids.py`, `GoProUUID`, which adds
+    /// unpublished ones: GP-0006, GP-0078/0079, GP-0080 to 0084). A client
     /// written to the documents (GoPro's SDK subscribes to every characteristic that notifies,
     /// and expects GP-0091) meets the table it was written to.
     public static let services: [GATTServiceLayout] = [

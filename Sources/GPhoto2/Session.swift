@@ -65,7 +65,7 @@ enum KnownModels {
         guard index >= GP_OK else { return nil }
         var found = CameraAbilities()
         guard gp_abilities_list_get_abilities(abilities, index, &found) == GP_OK else { return nil }
-        return withUnsafeBytes(of: found.model) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return cString(found.model)
     }
 
     /// Every model's name, in libgphoto2's order.
@@ -74,7 +74,7 @@ enum KnownModels {
         return (0..<max(0, gp_abilities_list_count(abilities))).compactMap { index in
             var entry = CameraAbilities()
             guard gp_abilities_list_get_abilities(abilities, index, &entry) == GP_OK else { return nil }
-            return withUnsafeBytes(of: entry.model) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            return cString(entry.model)
         }
     }
 
@@ -365,7 +365,7 @@ final class Session: @unchecked Sendable {
             return text.lowercased().contains("event 400a") ? .storeFull : .other
         case GP_EVENT_FILE_ADDED:
             guard let path = data?.assumingMemoryBound(to: CameraFilePath.self).pointee else { return .other }
-            return .fileAdded(folder: Self.string(path.folder), name: Self.string(path.name))
+            return .fileAdded(folder: cString(path.folder), name: cString(path.name))
         default:
             return .other
         }
@@ -416,11 +416,14 @@ final class Session: @unchecked Sendable {
         return (full ? .full : readOnly ? .readOnly : .ok, left)
     }
 
-    private static func string<T>(_ characters: T) -> String {
-        withUnsafeBytes(of: characters) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    }
 }
 
 extension String {
     var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+/// The text of a fixed-size C character array that libgphoto2 fills (a model's name, a path),
+/// up to its first NUL.
+func cString<T>(_ characters: T) -> String {
+    withUnsafeBytes(of: characters) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
 }

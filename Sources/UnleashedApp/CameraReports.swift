@@ -151,8 +151,12 @@ public enum CameraDetection {
     public static func list(port: String?, model: String? = nil) async throws(CameraFailure) -> [DetectedCamera] {
         do throws(CameraError) {
             var found = try await GPhoto2Detection.detect()
-            let undetected = port.map { port in !found.contains { $0.port == port } } ?? false
-            if model != nil || undetected {
+            // Found already: on the port named, or (with no port) anywhere, and as the model named.
+            let detected = found.contains { camera in
+                (port.map { camera.port == $0 } ?? true)
+                    && (model.map { camera.model.caseInsensitiveCompare($0) == .orderedSame } ?? true)
+            }
+            if (model != nil || port != nil) && !detected {
                 let camera = try await GPhoto2Camera.open(port: port, model: model)
                 found.append(DetectedCamera(model: camera.identity.cameraModel ?? camera.identity.name, port: port ?? camera.port))
                 await camera.close()

@@ -229,6 +229,12 @@ import UnleashedTestSupport
         #expect(throws: MalformedMessage.self) { try GoPro.Request(message: [0x03, 0x01, 0x08, 0x01], on: GoPro.networkManagementCommand) }
         #expect(throws: MalformedMessage.self) { try GoPro.Request(message: [0x03, 0x01, 0x08, 0x00], on: GoPro.networkManagementCommand) }
         #expect(throws: MalformedMessage.self) { try GoPro.Request(message: [0x0F, 0x07] + Self.date.bytes, on: GoPro.command) }
+        // A request's protobuf ID in an answer is TLV: setting 0x03 refused with status 1 is
+        // `03 01`, the bytes of "pairing finished".
+        #expect(try GoPro.Notification(message: [0x03, 0x01], on: GoPro.settingsResponse)
+            == .setting(GoPro.CommandResponse(id: 0x03, status: .error)))
+        #expect(try GoPro.Notification(message: [0xF1, 0x69], on: GoPro.commandResponse)
+            == .command(GoPro.CommandResponse(id: 0xF1, status: .reserved(0x69))))
     }
 
     /// Random bytes from the radio never trap: every parser throws or returns.

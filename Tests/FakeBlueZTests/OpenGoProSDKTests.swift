@@ -21,7 +21,7 @@ struct OpenGoProSDKTests {
 
     @Test("open-gopro finds the camera, pairs through bluetoothctl, opens, reads hardware info and statuses, and takes a picture the body counts")
     func sdkSession() async throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.python), "scripts/setup installs open-gopro in \(Self.python)")
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python), "scripts/setup installs open-gopro in \(Self.python)")
         let rig = try await FakeBlueZRig {
             $0.modules = 0
             $0.cameras = [FakeBlueZ.CameraSource(name: "GoPro") { GoProBody(address: $0) }]

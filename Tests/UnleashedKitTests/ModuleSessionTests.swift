@@ -68,7 +68,15 @@ struct ModuleSessionTests {
         // (so that no copy goes out later than its time).
         func advance(until limit: Duration, step: Duration = .milliseconds(1)) async {
             while outcome.withLock({ $0 == nil }), started.duration(to: clock.now) < limit {
-                while outcome.withLock({ $0 == nil }), !clock.isAsleepPastNow { await Task.yield() }
+                var rounds = 0
+                while outcome.withLock({ $0 == nil }), !clock.isAsleepPastNow {
+                    rounds += 1
+                    guard rounds < 100_000 else {
+                        Issue.record("the session's timer was never set")
+                        return
+                    }
+                    await Task.yield()
+                }
                 await clock.advance(by: step)
             }
         }
@@ -245,9 +253,15 @@ struct ModuleSessionTests {
         }
         var resentAt: [Duration] = []
         func untilStill() async {
+            var rounds = 0
             while outcome.withLock({ $0 == nil }) {
                 let sent = await session.retransmissions - before + 1
                 if clock.isAsleepPastNow, copies.total == sent, copies.answered == 0 { break }
+                rounds += 1
+                guard rounds < 100_000 else {
+                    Issue.record("the session did not come to rest: \(sent) copies sent, \(copies.total) with the module")
+                    return
+                }
                 await Task.yield()
             }
             let resent = await session.retransmissions - before

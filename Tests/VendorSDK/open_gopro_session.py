@@ -69,8 +69,9 @@ async def main(target: str, workdir: Path) -> None:
             encoding.append(int(value))
             changed.set()
 
-    async def encoding_becomes(value: int) -> None:
-        while not encoding or encoding[-1] != value:
+    async def encoding_until(seen: Any) -> None:
+        """Returns once what the pushes brought satisfies `seen` (they may all be in already)."""
+        while not seen(encoding):
             changed.clear()
             await changed.wait()
 
@@ -101,8 +102,8 @@ async def main(target: str, workdir: Path) -> None:
         # listener hears the updates that registration brings.
         gopro.register_update(on_update, StatusId.ENCODING)
         shutter = await gopro.ble_command.set_shutter(shutter=Toggle.ENABLE)
-        await asyncio.wait_for(encoding_becomes(1), 10)
-        await asyncio.wait_for(encoding_becomes(0), 10)
+        await asyncio.wait_for(encoding_until(lambda values: 1 in values), 10)
+        await asyncio.wait_for(encoding_until(lambda values: values[-1] == 0), 10)
         report("shutter", ok=shutter.ok, encoding=encoding)
     finally:
         await gopro.close()

@@ -170,11 +170,14 @@ extension GoPro {
         /// Its answer and every later push, `NotifyCOHNStatus`.
         public static let cohnStatus = ProtobufID(feature: 0xF5, action: 0xEF)
 
-        /// The protobuf messages this codec knows. A message whose first two bytes are one of
-        /// them is protobuf; anything else is TLV (Open GoPro's demultiplexing rule). IDs: the
+        /// The protobuf messages a camera sends that this codec knows: answers and pushes only. A
+        /// notification whose first two bytes are one of them is protobuf; anything else is TLV
+        /// (Open GoPro's demultiplexing rule; GoPro's SDK keeps camera-to-client IDs alone too,
+        /// `validResponseProtobufIds` in `parsers/response.py`). With a request's ID here, a
+        /// setting 0x03 refused with status 1 (`03 01`) would read as "pairing finished". IDs: the
         /// ID tables of gopro/OpenGoPro `docs/ble/protocol/id_tables`.
-        public static let known: Set<ProtobufID> = [setCameraControl, setCameraControlResponse, lastCapturedMediaResponse,
-                                                    pairingFinished, pairingFinishedResponse, getCOHNStatus, cohnStatus]
+        public static let fromCamera: Set<ProtobufID> = [setCameraControlResponse, lastCapturedMediaResponse,
+                                                         pairingFinishedResponse, cohnStatus]
 
         public var isResponse: Bool { action & 0x80 != 0 }
 
@@ -202,6 +205,7 @@ extension GoPro {
         case setCameraControl(CameraControl)
         /// Set Local Date Time: the date and time, the UTC offset in minutes, daylight saving.
         case setLocalDateTime(DateTime, utcOffsetMinutes: Int16, daylightSaving: Bool)
+        /// Set Analytics (0x50): the client says it is a third-party one.
         case setThirdPartyClientInfo
         /// Pairing finished (result SUCCESS), with the client's name.
         case pairingFinished(clientName: String)
@@ -255,17 +259,16 @@ extension GoPro {
             case .getStatuses(let ids): [QueryID.getStatusValues.rawValue] + ids.map(\.rawValue)
             case .registerStatusUpdates(let ids): [QueryID.registerStatusUpdates.rawValue] + ids.map(\.rawValue)
             case .setCameraControl(let control):
-                [ProtobufID.setCameraControl.feature, ProtobufID.setCameraControl.action] + Protobuf.varintField(1, UInt64(control.rawValue))
+                ProtobufMessage(id: .setCameraControl, body: Protobuf.varintField(1, UInt64(control.rawValue))).message
             case .setLocalDateTime(let time, let offset, let daylightSaving):
                 // One parameter of 10 bytes, as GoPro's SDK builds it (DateTimeByteParserBuilder).
                 Self.tlv(.setLocalDateTime, time.bytes + [UInt8(truncatingIfNeeded: offset >> 8), UInt8(truncatingIfNeeded: offset),
                                                           daylightSaving ? 1 : 0])
             case .setThirdPartyClientInfo: [CommandID.setThirdPartyClientInfo.rawValue]
             case .pairingFinished(let name):
-                [ProtobufID.pairingFinished.feature, ProtobufID.pairingFinished.action]
-                    + Protobuf.varintField(1, 0) + Protobuf.bytesField(2, Array(name.utf8))
+                ProtobufMessage(id: .pairingFinished, body: Protobuf.varintField(1, 0) + Protobuf.bytesField(2, Array(name.utf8))).message
             case .getCOHNStatus(let register):
-                [ProtobufID.getCOHNStatus.feature, ProtobufID.getCOHNStatus.action] + Protobuf.varintField(1, register ? 1 : 0)
+                ProtobufMessage(id: .getCOHNStatus, body: Protobuf.varintField(1, register ? 1 : 0)).message
             }
         }
 
@@ -486,10 +489,12 @@ extension GoPro {
     /// (`EnumCOHNNetworkState`) and 6 `enabled`; the credentials' fields are left out while it is
     /// unprovisioned. Field numbers: `open_gopro/models/proto/cohn_pb2.py` of GoPro's SDK.
     public struct COHNStatus: Hashable, Sendable {
+        /// Whether the camera has been given a home network (status 1, COHN_PROVISIONED).
         public var provisioned: Bool
         /// `EnumCOHNNetworkState`: 0 Init, 1 Error, 2 Exit, 5 Idle, 27 NetworkConnected,
         /// 28 NetworkDisconnected, 29 ConnectingToNetwork, 30 Invalid.
         public var networkState: UInt64
+        /// Whether the camera joins its home network when it can.
         public var enabled: Bool
 
         public init(provisioned: Bool, networkState: UInt64, enabled: Bool) {
@@ -498,6 +503,8 @@ extension GoPro {
             self.enabled = enabled
         }
 
+        /// Reads a message's body (after feature and action); a field left out reads as 0 or
+        /// false, as protobuf's defaults. Throws for bytes that are not protobuf.
         public init(body: [UInt8]) throws(MalformedMessage) {
             let fields = try Protobuf.Fields(body).varints
             self.init(provisioned: fields[1] == 1, networkState: fields[2] ?? 0, enabled: fields[6] == 1)
@@ -505,8 +512,8 @@ extension GoPro {
 
         /// The whole message, feature and action first.
         public var message: [UInt8] {
-            [ProtobufID.cohnStatus.feature, ProtobufID.cohnStatus.action] + Protobuf.varintField(1, provisioned ? 1 : 0)
-                + Protobuf.varintField(2, networkState) + Protobuf.varintField(6, enabled ? 1 : 0)
+            ProtobufMessage(id: .cohnStatus, body: Protobuf.varintField(1, provisioned ? 1 : 0)
+                + Protobuf.varintField(2, networkState) + Protobuf.varintField(6, enabled ? 1 : 0)).message
         }
     }
 
@@ -519,7 +526,7 @@ extension GoPro {
 
         /// Reads one whole message (after reassembly) notified on `characteristic`.
         public init(message: [UInt8], on characteristic: GATTCharacteristicID) throws(MalformedMessage) {
-            if message.count >= 2, case let id = ProtobufID(feature: message[0], action: message[1]), ProtobufID.known.contains(id) {
+            if message.count >= 2, case let id = ProtobufID(feature: message[0], action: message[1]), ProtobufID.fromCamera.contains(id) {
                 self = .protobuf(ProtobufMessage(id: id, body: Array(message.dropFirst(2))))
                 return
             }
@@ -548,6 +555,7 @@ extension GoPro {
         public var modelNumber: UInt32
         /// `HERO12 Black`.
         public var modelName: String
+        /// 4 bytes, whose meaning is not published.
         public var boardType: UInt32
         public var firmwareVersion: String
         public var serialNumber: String

@@ -91,7 +91,8 @@ public struct GoProDriver: CameraRemoteDriver {
 
     /// Tells the camera pairing is done, so that it leaves its pairing screen, as GoPro's own
     /// SDK does on every connection (`set_pairing_complete` in `WirelessGoPro._open_ble`). Its
-    /// answer does not matter: a camera that does not know the request takes commands anyway.
+    /// answer does not matter, nor its absence: a camera silent to it takes commands anyway.
+    /// Every Open GoPro camera has GP-0091, where it is written.
     private func finishPairing(_ remote: RemoteContext) async throws(CameraError) {
         do {
             _ = try await exchange(.pairingFinished(clientName: Self.clientName), remote, for: "finishing pairing")

@@ -2,7 +2,7 @@
 // every notification parser, plus the advertisement and the requests a simulated body reads.
 // Run by libFuzzer (scripts/fuzz) and over the committed corpus (FuzzCorpusTests).
 //
-// Input layout: byte 0 picks the characteristic; then packets, each as a 1-byte length and that
+// Input layout: byte 0 picks the characteristic (see below); then packets, each as a 1-byte length and that
 // many bytes, fed to one reassembler; every message it completes is parsed. The bytes after
 // byte 0 are also parsed directly as one message. Whatever parses must re-encode to the same
 // bytes: a trap here is a finding.
@@ -12,8 +12,11 @@ import GATT
 
 func fuzzGoPro(_ input: [UInt8]) {
     guard let selector = input.first else { return }
-    let responses = GoPro.responseCharacteristics
-    let characteristic = responses[Int(selector) % responses.count]
+    // A fixed choice, so that the committed corpus keeps reaching the characteristics it was
+    // made for: the three of Control & Query by the selector modulo 3, as always, and camera
+    // management's response for a selector from 0xF0.
+    let controlAndQuery = [GoPro.commandResponse, GoPro.settingsResponse, GoPro.queryResponse]
+    let characteristic = selector >= 0xF0 ? GoPro.networkManagementResponse : controlAndQuery[Int(selector) % controlAndQuery.count]
     let rest = Array(input.dropFirst())
 
     parse(rest, on: characteristic)
