@@ -116,6 +116,17 @@ package func waitUntil(_ instant: ContinuousClock.Instant) async throws(CameraEr
 
 /// Who answered: the module and the camera behind it.
 public struct CameraIdentity: Hashable, Sendable {
+    /// What drives a camera. It is part of the identity, so that it crosses the daemon's API
+    /// with the rest: a client shows a camera the daemon holds as it shows one it opened.
+    public enum Link: Hashable, Sendable {
+        /// An Unleashed module on the camera.
+        case module
+        /// libgphoto2, over USB or PTP/IP.
+        case tethered
+        /// The camera's own Bluetooth remote, of the brand named by its identifier (`gopro`).
+        case ownRemote(brand: String)
+    }
+
     /// The backend's name for the device, e.g. the module's serial number.
     public var name: String
     public var firmwareVersion: String?
@@ -124,14 +135,16 @@ public struct CameraIdentity: Hashable, Sendable {
     public var capabilities: Capabilities
     /// Nil when no camera is attached.
     public var cameraModel: String?
+    public var link: Link
 
     public init(name: String, firmwareVersion: String? = nil, protocolVersion: UInt8? = nil,
-                capabilities: Capabilities, cameraModel: String?) {
+                capabilities: Capabilities, cameraModel: String?, link: Link = .module) {
         self.name = name
         self.firmwareVersion = firmwareVersion
         self.protocolVersion = protocolVersion
         self.capabilities = capabilities
         self.cameraModel = cameraModel
+        self.link = link
     }
 }
 

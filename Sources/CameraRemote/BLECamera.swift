@@ -52,7 +52,8 @@ public actor BLECamera: Camera {
         }
         let model = await connection.model
         let identity = CameraIdentity(name: name, capabilities: driver.capabilities,
-                                      cameraModel: model ?? "\(driver.brand.displayName) camera")
+                                      cameraModel: model ?? "\(driver.brand.displayName) camera",
+                                      link: .ownRemote(brand: driver.brand.rawValue))
         let camera = BLECamera(identity: identity, driver: driver, connection: connection, clock: clock)
         await camera.startPump()
         return camera

@@ -105,7 +105,7 @@ public actor GPhoto2Camera: CameraKit.Camera {
         identity = CameraIdentity(
             name: port, firmwareVersion: value("deviceversion"),
             capabilities: Self.capabilities(widgets: widgets, operations: session.operations),
-            cameraModel: value("cameramodel") ?? value("model") ?? session.model)
+            cameraModel: value("cameramodel") ?? value("model") ?? session.model, link: .tethered)
     }
 
     /// Opens the camera on `port` and keeps the session until ``close()``.

@@ -114,9 +114,10 @@ extension Capabilities: JSONReadable {
 // MARK: - Identity and status
 
 extension CameraIdentity: JSONReadable {
-    /// `{"name", "firmwareVersion", "protocolVersion", "capabilities": ["shoot", …], "cameraModel"}`;
-    /// capabilities this version has no name for go in `otherCapabilityBits`, a bit for each
-    /// by the device's number for it.
+    /// `{"name", "firmwareVersion", "protocolVersion", "capabilities": ["shoot", …], "cameraModel",
+    /// "backend"}` (`backend` as `status --json` names it, with `brand` for `ble`); capabilities
+    /// this version has no name for go in `otherCapabilityBits`, a bit for each by the device's
+    /// number for it.
     public var json: JSONValue {
         var members: [String: JSONValue] = [
             "name": .string(name),
@@ -125,6 +126,13 @@ extension CameraIdentity: JSONReadable {
             "capabilities": .array(capabilities.names.map(JSONValue.string)),
             "cameraModel": .optional(cameraModel),
         ]
+        switch link {
+        case .module: members["backend"] = "unleashed"
+        case .tethered: members["backend"] = "gphoto2"
+        case .ownRemote(let brand):
+            members["backend"] = "ble"
+            members["brand"] = .string(brand)
+        }
         let other = capabilities.unknownCodes.reduce(0) { $0 | 1 << $1 }
         if other != 0 { members["otherCapabilityBits"] = .int(other) }
         return .object(members)
@@ -136,7 +144,7 @@ extension CameraIdentity: JSONReadable {
     }
 
     private enum Member: String, CodingKey {
-        case name, firmwareVersion, protocolVersion, capabilities, cameraModel, otherCapabilityBits
+        case name, firmwareVersion, protocolVersion, capabilities, cameraModel, otherCapabilityBits, backend, brand
     }
 
     init(reading decoder: any Decoder) throws {
@@ -150,7 +158,24 @@ extension CameraIdentity: JSONReadable {
             firmwareVersion: try members.decodeIfPresent(String.self, forKey: .firmwareVersion),
             protocolVersion: try members.decodeIfPresent(UInt8.self, forKey: .protocolVersion),
             capabilities: capabilities,
-            cameraModel: try members.decodeIfPresent(String.self, forKey: .cameraModel))
+            cameraModel: try members.decodeIfPresent(String.self, forKey: .cameraModel),
+            // A daemon from before `backend` was written drives modules only.
+            link: try Self.link(members))
+    }
+
+    private static func link(_ members: KeyedDecodingContainer<Member>) throws -> Link {
+        switch try members.decodeIfPresent(String.self, forKey: .backend) {
+        case nil, "unleashed": return .module
+        case "gphoto2": return .tethered
+        case "ble":
+            guard let brand = try members.decodeIfPresent(String.self, forKey: .brand) else {
+                throw DecodingError.dataCorruptedError(forKey: .brand, in: members,
+                                                       debugDescription: "a camera on its own Bluetooth remote (backend ble) names its brand")
+            }
+            return .ownRemote(brand: brand)
+        case let other?:
+            throw DecodingError.dataCorruptedError(forKey: .backend, in: members, debugDescription: "'\(other)' is not a backend: unleashed, gphoto2 or ble")
+        }
     }
 }
 

@@ -79,7 +79,13 @@ public struct CameraStatusReport: Sendable {
     public static func gather(_ camera: any Camera) async throws(CameraError) -> CameraStatusReport {
         let status = try await camera.status()
         let settings = status.cameraPower == .on ? try await camera.settings() : []
-        let kind: Kind = if camera is GPhoto2Camera { .tethered } else if let remote = camera as? BLECamera { .bluetoothCamera(remote.driver.brand) } else { .module }
+        // From the identity, not the camera's type: a camera the daemon holds comes as a
+        // RemoteCamera, its identity saying what drives it.
+        let kind: Kind = switch camera.identity.link {
+        case .module: .module
+        case .tethered: .tethered
+        case .ownRemote(let brand): CameraBrand(rawValue: brand).map(Kind.bluetoothCamera) ?? .module
+        }
         return CameraStatusReport(identity: camera.identity, status: status, settings: settings, kind: kind)
     }
 

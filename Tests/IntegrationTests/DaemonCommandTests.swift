@@ -213,6 +213,12 @@ struct DaemonJobTests {
         }
         let pictures = try await rig.bluetooth.simulator("CameraPictures", [.string(gopro)]).first?.intValue
         #expect(pictures == 4, "the GoPro counted the job's pictures")
+        // Through the daemon, status names the GoPro's own remote, not a module.
+        let status = try await rig.unleashed("--module", "hero", "status")
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("(GoPro over Bluetooth)") && !status.stdout.contains("Module"), "\(status.stdout)")
+        let json = try await rig.unleashed("--module", "hero", "--json", "status")
+        #expect(json.json?["backend"] as? String == "ble", "\(json.stdout)")
         try await rig.stop()
     }
 

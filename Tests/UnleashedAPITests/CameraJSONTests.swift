@@ -127,6 +127,20 @@ struct CameraJSONTests {
                 "a capability without a name goes out as its device's bit")
         let bare = CameraIdentity(name: "cam", capabilities: [], cameraModel: nil)
         #expect(try CameraIdentity(json: try Self.throughText(bare.json)) == bare)
+        // What drives the camera crosses too, so that a client shows a daemon's camera as its own.
+        for link: CameraIdentity.Link in [.module, .tethered, .ownRemote(brand: "gopro")] {
+            let linked = CameraIdentity(name: "cam", capabilities: [.shoot], cameraModel: "m", link: link)
+            #expect(try CameraIdentity(json: try Self.throughText(linked.json)) == linked)
+        }
+        #expect(CameraIdentity(name: "usb:", capabilities: [], cameraModel: nil, link: .tethered).json["backend"] == "gphoto2")
+        func without(_ key: String, _ json: JSONValue) -> JSONValue {
+            guard case .object(var members) = json else { return json }
+            members[key] = nil
+            return .object(members)
+        }
+        #expect(try CameraIdentity(json: without("backend", bare.json)).link == .module, "a daemon from before the field drove modules only")
+        let sony = CameraIdentity(name: "cam", capabilities: [], cameraModel: nil, link: .ownRemote(brand: "sony")).json
+        #expect(throws: JSONShapeError.self) { try CameraIdentity(json: without("brand", sony)) }
     }
 
     @Test("the values a demo camera gives round-trip", .timeLimit(.minutes(1)))
