@@ -208,7 +208,6 @@ struct ModuleSessionTests {
         /// Counts an answer the module sent.
         func noteAnswer() { counts.withLock { $0.answered += 1 } }
 
-        var none: Bool { counts.withLock { $0.copies.isEmpty } }
         var total: Int { counts.withLock { $0.copies.values.reduce(0, +) } }
         var answered: Int { counts.withLock { $0.answered } }
     }

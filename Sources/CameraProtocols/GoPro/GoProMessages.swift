@@ -287,7 +287,7 @@ extension GoPro {
             switch characteristic {
             case GoPro.command:
                 if message.count >= 2, ProtobufID(feature: message[0], action: message[1]) == .setCameraControl {
-                    let fields = try Protobuf.varintFields(Array(message.dropFirst(2)))
+                    let fields = try Protobuf.Fields(Array(message.dropFirst(2))).varints
                     guard let raw = fields[1], let control = CameraControl(rawValue: UInt8(truncatingIfNeeded: raw)), raw <= 0xFF else {
                         throw MalformedMessage(.gopro, "Set Camera Control without a known control status")
                     }
@@ -479,7 +479,7 @@ extension GoPro {
         /// Field 1 of a response read as `ResponseGeneric.result`; throws when the body is not
         /// protobuf or lacks it.
         public func result() throws(MalformedMessage) -> GenericResult {
-            guard let raw = try Protobuf.varintFields(body)[1] else { throw MalformedMessage(.gopro, "a protobuf response without a result") }
+            guard let raw = try Protobuf.Fields(body).varints[1] else { throw MalformedMessage(.gopro, "a protobuf response without a result") }
             return GenericResult(rawValue: raw) ?? .unknown
         }
     }
@@ -630,11 +630,6 @@ extension GoPro {
 
         static func bytesField(_ number: UInt64, _ value: [UInt8]) -> [UInt8] {
             varint(number << 3 | 2) + varint(UInt64(value.count)) + value
-        }
-
-        /// The varint fields of a message by number (the last wins); throws for malformed bytes.
-        static func varintFields(_ bytes: [UInt8]) throws(MalformedMessage) -> [UInt64: UInt64] {
-            try Fields(bytes).varints
         }
 
         /// A message's varint and length-delimited fields by number (the last wins); fixed-size
